@@ -1,0 +1,59 @@
+package planner
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Problem kinds. Each names a class of reason no plan is possible.
+const (
+	// KindCycle: packages require each other; the message gives the full path
+	// and the field behind every edge. Break the cycle in a document.
+	KindCycle = "cycle"
+	// KindMissing: a requirement that nothing in the directory provides.
+	// Add the archive, or plan cluster-aware if the cluster provides it.
+	KindMissing = "missing"
+	// KindAmbiguous: several archives could satisfy one thing and nothing
+	// says which; resolve with the option the message names.
+	KindAmbiguous = "ambiguous"
+	// KindInvalid: an archive's document or metadata is malformed.
+	KindInvalid = "invalid"
+	// KindVersionConflict: no version in the directory satisfies every
+	// consumer's constraint.
+	KindVersionConflict = "version_conflict"
+	// KindConflict: a package that lost an alternative group is required
+	// directly by another.
+	KindConflict = "conflict"
+)
+
+// Problem is one reason no plan is possible.
+type Problem struct {
+	Kind     string   `json:"kind"`
+	Packages []string `json:"packages"`
+	Message  string   `json:"message"`
+}
+
+// Failure is the result when no plan is possible: every problem found, in a
+// deterministic order.
+type Failure struct {
+	Problems []Problem
+}
+
+func (f *Failure) Error() string {
+	if len(f.Problems) == 1 {
+		return f.Problems[0].Message
+	}
+	msgs := make([]string, len(f.Problems))
+	for i, p := range f.Problems {
+		msgs[i] = p.Message
+	}
+	return fmt.Sprintf("%d problems prevent a plan: %s", len(f.Problems), strings.Join(msgs, "; "))
+}
+
+// AsFailure returns the *Failure inside err, if any.
+func AsFailure(err error) (*Failure, bool) {
+	var f *Failure
+	ok := errors.As(err, &f)
+	return f, ok
+}

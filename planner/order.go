@@ -1,0 +1,256 @@
+package planner
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// order sorts the nodes into levels (level = 1 + the highest level of the
+// packages a node waits for; 0 with none) and, within a level, by name. It
+// reports every cycle with its full path and returns false when there is one.
+func (p *planning) order(nodes map[string]*node) ([]*node, bool) {
+	preds := map[string][]string{}
+	for name, n := range nodes {
+		for _, e := range n.in {
+			preds[name] = append(preds[name], e.From)
+		}
+		slices.Sort(preds[name])
+		preds[name] = slices.Compact(preds[name])
+	}
+	level := map[string]int{}
+	// A package whose level is still being computed is on the current
+	// path: reaching it again means a cycle.
+	const onPath = -1
+	var visit func(name string) bool
+	visit = func(name string) bool {
+		switch l, seen := level[name]; {
+		case seen && l == onPath:
+			return false
+		case seen:
+			return true
+		}
+		level[name] = onPath
+		l := 0
+		for _, pr := range preds[name] {
+			if !visit(pr) {
+				return false
+			}
+			l = max(l, level[pr]+1)
+		}
+		level[name] = l
+		return true
+	}
+	names := sortedKeys(nodes)
+	for _, name := range names {
+		if !visit(name) {
+			p.cycles(nodes)
+			return nil, false
+		}
+	}
+	out := make([]*node, 0, len(nodes))
+	for _, name := range names {
+		out = append(out, nodes[name])
+	}
+	slices.SortStableFunc(out, func(a, b *node) int {
+		return cmp.Or(cmp.Compare(level[a.c.Name], level[b.c.Name]), cmp.Compare(a.c.Name, b.c.Name))
+	})
+	for _, n := range out {
+		n.level = level[n.c.Name]
+		p.plan.Graph.Nodes = append(p.plan.Graph.Nodes, Node{Name: n.c.Name, Version: n.c.Version, Level: level[n.c.Name]})
+	}
+	return out, true
+}
+
+// cycles reports one problem per strongly connected component that holds a
+// cycle, as the shortest cycle through its lexically first package, naming
+// the field behind every edge.
+func (p *planning) cycles(nodes map[string]*node) {
+	for _, comp := range components(nodes) {
+		start := comp[0]
+		inComp := map[string]bool{}
+		for _, n := range comp {
+			inComp[n] = true
+		}
+		path := shortestCycle(nodes, start, inComp)
+		if path == nil {
+			continue // a single package with no edge to itself
+		}
+		hops := []string{start}
+		var because []string
+		for _, e := range path {
+			hops = append(hops, e.From)
+			because = append(because, fmt.Sprintf("%s requires %s (%s)", e.To, e.From, e.Source))
+		}
+		p.problem(KindCycle, comp, "dependency cycle %s (each requires the next): %s; nothing is planned until one of these requirements is removed", strings.Join(hops, " → "), strings.Join(because, ", "))
+	}
+}
+
+// shortestCycle finds, by breadth-first search inside the component along
+// "requires" (from a consumer to what it waits for), the shortest path of
+// edges from start back to start, visiting neighbours in name order so the
+// answer is deterministic.
+func shortestCycle(nodes map[string]*node, start string, inComp map[string]bool) []Edge {
+	type step struct {
+		name string
+		via  *Edge
+		prev *step
+	}
+	seen := map[string]bool{}
+	queue := []*step{{name: start}}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		out := slices.Clone(nodes[s.name].in)
+		slices.SortFunc(out, func(a, b Edge) int {
+			return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.Source.Field, b.Source.Field))
+		})
+		for i := range out {
+			e := out[i]
+			if !inComp[e.From] {
+				continue
+			}
+			next := &step{name: e.From, via: &e, prev: s}
+			if e.From == start {
+				var path []Edge
+				for t := next; t.via != nil; t = t.prev {
+					path = append(path, *t.via)
+				}
+				slices.Reverse(path)
+				return path
+			}
+			if !seen[e.From] {
+				seen[e.From] = true
+				queue = append(queue, next)
+			}
+		}
+	}
+	return nil
+}
+
+// components returns the strongly connected components of the graph
+// (Tarjan), each sorted by name, in order of their first name.
+func components(nodes map[string]*node) [][]string {
+	index, low := map[string]int{}, map[string]int{}
+	onStack := map[string]bool{}
+	var stack []string
+	var out [][]string
+	next := 0
+	var strong func(v string)
+	strong = func(v string) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		onStack[v] = true
+		var succ []string
+		for _, e := range nodes[v].neededBy {
+			succ = append(succ, e.To)
+		}
+		slices.Sort(succ)
+		for _, w := range slices.Compact(succ) {
+			if _, ok := index[w]; !ok {
+				strong(w)
+				low[v] = min(low[v], low[w])
+			} else if onStack[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] == index[v] {
+			var comp []string
+			for {
+				w := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[w] = false
+				comp = append(comp, w)
+				if w == v {
+					break
+				}
+			}
+			slices.Sort(comp)
+			out = append(out, comp)
+		}
+	}
+	for _, v := range sortedKeys(nodes) {
+		if _, ok := index[v]; !ok {
+			strong(v)
+		}
+	}
+	slices.SortFunc(out, func(a, b []string) int { return cmp.Compare(a[0], b[0]) })
+	return out
+}
+
+// emit fills the plan's items, graph edges and mermaid text from the
+// ordered nodes.
+func (p *planning) emit(order []*node) {
+	for _, n := range order {
+		c := n.c
+		after := []string{}
+		for _, e := range n.in {
+			after = append(after, e.From)
+		}
+		slices.Sort(after)
+		after = slices.Compact(after)
+		reasons := []string{"in the directory"}
+		needed := slices.Clone(n.neededBy)
+		slices.SortFunc(needed, compareEdges)
+		for _, e := range needed {
+			reasons = append(reasons, fmt.Sprintf("needed by %s: %s %s (%s)", e.To, e.Kind, e.Source.Value, e.Source))
+		}
+		var b Barrier
+		b.Package = c.Name
+		b.CRDs, b.StorageClasses, b.Namespaces = []string{}, []string{}, []string{}
+		if d := c.Prerequisites; d != nil {
+			b.CRDs = sortedCopy(d.Provides.CRDs)
+			b.StorageClasses = sortedCopy(d.Provides.StorageClasses)
+			b.Namespaces = sortedCopy(d.Provides.Namespaces)
+		}
+		p.plan.Packages = append(p.plan.Packages, Item{
+			Name: c.Name, Version: c.Version, Path: c.Path, SHA256: c.SHA256,
+			Architecture: c.Architecture, Flavor: c.Flavor, Level: n.level, After: after,
+			Reasons: reasons, Action: ActionDeploy, Barrier: b,
+		})
+		p.plan.Graph.Edges = append(p.plan.Graph.Edges, n.in...)
+	}
+	slices.SortFunc(p.plan.Graph.Edges, compareEdges)
+	slices.SortFunc(p.plan.Excluded, func(a, b Excluded) int { return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Reason, b.Reason)) })
+	slices.Sort(p.plan.Warnings)
+	p.plan.Mermaid = mermaid(p.plan)
+}
+
+func compareEdges(a, b Edge) int {
+	return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To), cmp.Compare(a.Kind, b.Kind),
+		cmp.Compare(a.Source.Field, b.Source.Field), cmp.Compare(a.Source.Value, b.Source.Value))
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	if out == nil {
+		return []string{}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// mermaid renders the plan as a flowchart, one subgraph per level.
+func mermaid(plan *Plan) string {
+	var b strings.Builder
+	b.WriteString("flowchart TD\n")
+	byLevel := map[int][]Node{}
+	maxLevel := -1
+	for _, n := range plan.Graph.Nodes {
+		byLevel[n.Level] = append(byLevel[n.Level], n)
+		maxLevel = max(maxLevel, n.Level)
+	}
+	for l := 0; l <= maxLevel; l++ {
+		fmt.Fprintf(&b, "    subgraph level%d [Level %d]\n", l, l)
+		for _, n := range byLevel[l] {
+			fmt.Fprintf(&b, "        %s[\"%s %s\"]\n", mermaidID(n.Name), n.Name, n.Version)
+		}
+		b.WriteString("    end\n")
+	}
+	for _, e := range plan.Graph.Edges {
+		fmt.Fprintf(&b, "    %s -->|%s: %s| %s\n", mermaidID(e.From), e.Kind, e.Source.Value, mermaidID(e.To))
+	}
+	return b.String()
+}

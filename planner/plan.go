@@ -1,0 +1,235 @@
+// Package planner decides which Zarf package archives of a directory to
+// deploy and in what order. It takes the inspected facts (candidates and
+// their PackagePrerequisites) and options, and returns either a Plan, whose
+// items are topologically ordered with a readiness barrier each, or a
+// *Failure listing every problem that prevents one (cycles with their full
+// path, missing prerequisites, ambiguities, invalid documents, version
+// conflicts).
+//
+// It reads no archive, contacts no cluster and keeps no state: the same
+// facts and options give a byte-identical plan.
+package planner
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+)
+
+// Options steer a plan. The zero value plans every candidate of every
+// architecture.
+type Options struct {
+	// Architecture keeps only candidates built for it ("" keeps all).
+	Architecture string `json:"architecture,omitempty"`
+	// Flavor chooses among several flavors of one package name and version.
+	Flavor string `json:"flavor,omitempty"`
+	// Priorities override the priority of a package inside any alternative
+	// group it belongs to.
+	Priorities map[string]int `json:"priorities,omitempty"`
+}
+
+// Plan is the result of planning: the output contract of zarf_bundle_plan.
+type Plan struct {
+	Packages   []Item     `json:"zarf_packages_to_deploy"`
+	Skipped    []Skipped  `json:"skipped"`
+	Excluded   []Excluded `json:"excluded"`
+	Warnings   []string   `json:"warnings"`
+	Graph      Graph      `json:"graph"`
+	Mermaid    string     `json:"mermaid"`
+	PlanDigest string     `json:"plan_digest"`
+}
+
+// Item is one archive to deploy, in deployment order.
+type Item struct {
+	Name         string   `json:"name"`
+	Version      string   `json:"version"`
+	Path         string   `json:"path"`
+	SHA256       string   `json:"sha256"`
+	Architecture string   `json:"architecture"`
+	Flavor       string   `json:"flavor"`
+	Level        int      `json:"level"`
+	After        []string `json:"after"`
+	Reasons      []string `json:"reasons"`
+	Action       string   `json:"action"`
+	Barrier      Barrier  `json:"barrier"`
+}
+
+// Actions an item can carry.
+const (
+	ActionDeploy   = "deploy"
+	ActionUpgrade  = "upgrade"
+	ActionRedeploy = "redeploy"
+)
+
+// Barrier is what must hold after an item is deployed and before the next
+// one starts.
+type Barrier struct {
+	// CRDs must be Established and NamesAccepted.
+	CRDs []string `json:"crds"`
+	// StorageClasses must exist (and their CSI driver, for a CSI provisioner).
+	StorageClasses []string `json:"storage_classes"`
+	// Namespaces must be Active.
+	Namespaces []string `json:"namespaces"`
+	// Package names the zarf deployed-package state that must be healthy.
+	Package string `json:"package"`
+}
+
+// Skipped is a package the cluster already satisfies.
+type Skipped struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Path    string `json:"path"`
+	Reason  string `json:"reason"`
+}
+
+// Excluded is a candidate archive that is not planned, with why.
+type Excluded struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Path    string `json:"path"`
+	Reason  string `json:"reason"`
+}
+
+// Graph is the dependency graph of the planned packages.
+type Graph struct {
+	Nodes []Node `json:"nodes"`
+	Edges []Edge `json:"edges"`
+}
+
+// Node is a planned package.
+type Node struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Level   int    `json:"level"`
+}
+
+// Edge says From deploys before To, of what Kind, and which field of which
+// archive asked for it.
+type Edge struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Kind   string `json:"kind"`
+	Source Source `json:"source"`
+}
+
+// Edge kinds.
+const (
+	EdgePackage      = "package"
+	EdgeAlias        = "alias"
+	EdgeGroup        = "group"
+	EdgeCRD          = "crd"
+	EdgeStorageClass = "storage_class"
+	EdgeCapability   = "capability"
+)
+
+// Source locates the requirement an edge comes from.
+type Source struct {
+	// Archive is the base name of the consumer's archive.
+	Archive string `json:"archive"`
+	// Field is the requirement's path in the document, e.g. requires.crds[0].
+	Field string `json:"field"`
+	// Value is what was required (a package name, CRD, class or capability).
+	Value string `json:"value"`
+}
+
+func (s Source) String() string {
+	return fmt.Sprintf("%s in %s", s.Field, s.Archive)
+}
+
+// New plans candidates with opts. It returns a *Failure when no plan is
+// possible.
+func New(candidates []facts.Candidate, opts Options) (*Plan, error) {
+	p := &planning{opts: opts, plan: &Plan{
+		Packages: []Item{}, Skipped: []Skipped{}, Excluded: []Excluded{}, Warnings: []string{},
+		Graph: Graph{Nodes: []Node{}, Edges: []Edge{}},
+	}}
+	cands := slices.Clone(candidates)
+	slices.SortFunc(cands, compareCandidates)
+	p.plan.PlanDigest = digest(cands, opts)
+
+	chosen := p.choose(cands)
+	if p.failed() {
+		return nil, p.failure()
+	}
+	nodes := p.resolve(chosen)
+	if p.failed() {
+		return nil, p.failure()
+	}
+	order, ok := p.order(nodes)
+	if !ok {
+		return nil, p.failure()
+	}
+	p.emit(order)
+	return p.plan, nil
+}
+
+// planning carries the state of one New call.
+type planning struct {
+	opts     Options
+	plan     *Plan
+	problems []Problem
+}
+
+func (p *planning) failed() bool { return len(p.problems) > 0 }
+
+func (p *planning) problem(kind string, packages []string, format string, args ...any) {
+	pk := slices.Clone(packages)
+	slices.Sort(pk)
+	pk = slices.Compact(pk)
+	p.problems = append(p.problems, Problem{Kind: kind, Packages: pk, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p *planning) failure() *Failure {
+	probs := slices.Clone(p.problems)
+	slices.SortStableFunc(probs, func(a, b Problem) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Message, b.Message))
+	})
+	return &Failure{Problems: slices.CompactFunc(probs, func(a, b Problem) bool {
+		return a.Kind == b.Kind && a.Message == b.Message
+	})}
+}
+
+func (p *planning) exclude(c facts.Candidate, format string, args ...any) {
+	p.plan.Excluded = append(p.plan.Excluded, Excluded{Name: c.Name, Version: c.Version, Path: c.Path, Reason: fmt.Sprintf(format, args...)})
+}
+
+func compareCandidates(a, b facts.Candidate) int {
+	return cmp.Or(cmp.Compare(a.Name, b.Name), compareVersions(b.Version, a.Version),
+		cmp.Compare(a.Flavor, b.Flavor), cmp.Compare(a.Path, b.Path), cmp.Compare(a.SHA256, b.SHA256))
+}
+
+// digest is the sha256 of the planning inputs: every candidate's identity
+// and bytes' hash, and the options.
+func digest(cands []facts.Candidate, opts Options) string {
+	type in struct {
+		Path, SHA256, Name, Version, Architecture, Flavor string
+	}
+	ins := make([]in, 0, len(cands))
+	for _, c := range cands {
+		ins = append(ins, in{c.Path, c.SHA256, c.Name, c.Version, c.Architecture, c.Flavor})
+	}
+	b, err := json.Marshal(struct {
+		Candidates []in
+		Options    Options
+	}{ins, opts})
+	if err != nil { // only plain strings and ints: cannot happen
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func base(path string) string { return filepath.Base(path) }
+
+// mermaidID turns a package name (lowercase letters, digits and dashes) into
+// a mermaid node id.
+func mermaidID(name string) string {
+	return "pkg_" + strings.NewReplacer("-", "_", ".", "_").Replace(name)
+}
