@@ -1,0 +1,76 @@
+# zarf-planner: build, tools, fixtures, demo and tests.
+# `make demo` and `make test` work on a fresh machine (see README.md).
+
+SHELL := /bin/bash
+GO ?= go
+TOOLS := $(CURDIR)/.tools/bin
+VENV := $(CURDIR)/.venv
+ZARF := $(TOOLS)/zarf
+ZARF_VERSION := v0.84.0
+# The build id both binaries carry: a module refuses a daemon of another build.
+BUILD_ID := $(shell cat go.sum $$(find . -name '*.go' -not -path './.tools/*' -not -path './testdata/tools/*' -not -path './.venv/*' | sort) 2>/dev/null | sha256sum | cut -c1-16)
+LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID=$(BUILD_ID)
+export ANSIBLE_LIBRARY := $(CURDIR)/bin/library
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+
+.PHONY: all build tools fixtures demo test test-go vet venv proto clean
+
+all: build
+
+build: bin/zarf-planner bin/library/zarf_bundle_plan bin/library/zarf_bundle_plan.yml
+
+bin/zarf-planner: FORCE
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./daemon
+
+bin/library/zarf_bundle_plan: FORCE
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./module
+
+bin/library/%.yml: module/%.yml
+	@mkdir -p $(@D)
+	cp $< $@
+
+FORCE:
+
+# The real zarf CLI, built once from the Go module proxy into .tools/bin.
+tools: $(ZARF)
+
+$(ZARF): testdata/tools/zarf/go.mod testdata/tools/zarf/go.sum
+	@mkdir -p $(TOOLS)
+	cd testdata/tools/zarf && CGO_ENABLED=0 $(GO) build -trimpath \
+		-ldflags '-s -w -X github.com/zarf-dev/zarf/src/config.CLIVersion=$(ZARF_VERSION)' \
+		-o $(ZARF) github.com/zarf-dev/zarf
+	$(ZARF) version
+
+# Rebuild the committed example and test archives from their sources.
+fixtures: $(ZARF)
+	ZARF=$(ZARF) ./testdata/build-fixtures.sh
+
+# ansible-core (and later molecule) from PyPI into a git-ignored venv.
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: playbooks/requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r playbooks/requirements.txt
+	touch $@
+
+demo: build venv
+	$(VENV)/bin/ansible-playbook playbooks/plan-example.yml
+
+vet:
+	$(GO) vet ./...
+
+test-go:
+	PATH=$(VENV)/bin:$$PATH $(GO) test -count=1 ./...
+
+test: build venv vet test-go
+
+# Regenerate the gRPC contract from daemon/contract/plannerpb/planner.proto.
+proto:
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
+	cd daemon/contract/plannerpb && PATH=$(TOOLS):$$PATH protoc --go_out=. --go_opt=paths=source_relative \
+		--go-grpc_out=. --go-grpc_opt=paths=source_relative planner.proto
+
+clean:
+	rm -rf bin

@@ -1,0 +1,260 @@
+// Package cli is the zarf-planner command line: `serve` runs the daemon the
+// Ansible modules talk to, and the human commands (`plan`, ...) work in
+// process. Exit codes: 0 success, 1 no plan possible or a runtime failure,
+// 2 a usage error.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/colonel-byte/zarf-planner/daemon/contract"
+	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
+	"github.com/colonel-byte/zarf-planner/daemon/service"
+	"github.com/colonel-byte/zarf-planner/planner"
+)
+
+// Exit codes.
+const (
+	ExitOK     = 0
+	ExitFailed = 1
+	ExitUsage  = 2
+)
+
+// UsageError is a mistake in the command line.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// errNoPlan reports that the plan failed after its document was printed.
+var errNoPlan = errors.New("no plan is possible")
+
+// Run executes the command line and returns the process exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	var ue *UsageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, errNoPlan):
+		return ExitFailed
+	case errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag"):
+		fmt.Fprintf(stderr, "zarf-planner: %v\nRun 'zarf-planner --help' for usage.\n", err)
+		return ExitUsage
+	default:
+		fmt.Fprintf(stderr, "zarf-planner: %v\n", err)
+		return ExitFailed
+	}
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "zarf-planner",
+		Short:         "Plan the deployment order of a directory of Zarf packages",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
+	root.AddCommand(newPlan(), newServe(), newDaemon())
+	return root
+}
+
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return &UsageError{fmt.Errorf("expected %s, got %d arguments", what, len(args))}
+		}
+		return nil
+	}
+}
+
+func newPlan() *cobra.Command {
+	var output, arch, flavor string
+	var priorities map[string]int
+	cmd := &cobra.Command{
+		Use:   "plan DIR",
+		Short: "Plan a directory of Zarf package archives (in process)",
+		Long: "Reads every archive in DIR, resolves their PackagePrerequisites and prints the\n" +
+			"ordered zarf_packages_to_deploy. Exits 1 when no plan is possible, printing\n" +
+			"failed, msg and errors.",
+		Args: exactArgs(1, "one directory"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "json" && output != "yaml" && output != "text" {
+				return &UsageError{fmt.Errorf("-o must be json, yaml or text, not %q", output)}
+			}
+			dir, err := filepath.Abs(args[0])
+			if err != nil {
+				return err
+			}
+			res, err := service.Plan(cmd.Context(), service.Request{Path: dir, Options: planner.Options{Architecture: arch, Flavor: flavor, Priorities: priorities}})
+			if err != nil {
+				return err
+			}
+			if err := render(cmd.OutOrStdout(), output, res); err != nil {
+				return err
+			}
+			if res.Failed {
+				return errNoPlan
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: json, yaml or text")
+	cmd.Flags().StringVar(&arch, "arch", "", "target architecture (default: this host's)")
+	cmd.Flags().StringVar(&flavor, "flavor", "", "flavor to choose when a package comes in several")
+	cmd.Flags().StringToIntVar(&priorities, "priority", nil, "priority of a package inside alternative groups, NAME=N (repeatable)")
+	return cmd
+}
+
+func newServe() *cobra.Command {
+	var stateDir string
+	var idle time.Duration
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the daemon the Ansible modules reattach to",
+		Long: "Serves the Planner over go-plugin (gRPC on a unix socket), publishes its\n" +
+			"reattach config in <state-dir>/daemon.json and exits after --idle-timeout\n" +
+			"without requests, or on SIGTERM after in-flight requests finish.",
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return lifecycle.Serve(cmd.Context(), lifecycle.ServeOptions{StateDir: stateDir, IdleTimeout: idle, Impl: service.Daemon{}})
+		},
+	}
+	cmd.Flags().StringVar(&stateDir, "state-dir", os.Getenv(lifecycle.EnvStateDir), "state directory (env "+lifecycle.EnvStateDir+"; default $XDG_RUNTIME_DIR/zarf-planner or the user cache dir)")
+	cmd.Flags().DurationVar(&idle, "idle-timeout", lifecycle.DefaultIdleTimeout, "exit after this long without a request")
+	return cmd
+}
+
+func newDaemon() *cobra.Command {
+	var stateDir string
+	cmd := &cobra.Command{Use: "daemon", Short: "Inspect or stop the running daemon"}
+	cmd.PersistentFlags().StringVar(&stateDir, "state-dir", "", "state directory (env "+lifecycle.EnvStateDir+"; default $XDG_RUNTIME_DIR/zarf-planner or the user cache dir)")
+	dir := func() (string, error) {
+		if stateDir != "" {
+			return filepath.Abs(stateDir)
+		}
+		return lifecycle.DefaultStateDir()
+	}
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show the daemon of the state directory (exit 1 when none answers)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := dir()
+			if err != nil {
+				return err
+			}
+			s, st, err := lifecycle.Status(cmd.Context(), d)
+			if err != nil {
+				return fmt.Errorf("no daemon answers for %s: %w", d, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "pid %d, build %s, protocol %d, up since %s, %d requests\nsocket %s\nlog %s\n",
+				st.Pid, st.BuildId, st.ProtocolVersion, s.Started.Format(time.RFC3339), st.Requests, s.Addr, filepath.Join(d, lifecycle.LogFile))
+			return nil
+		},
+	}
+	stop := &cobra.Command{
+		Use:   "stop",
+		Short: "Ask the daemon to finish in-flight requests and exit",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := dir()
+			if err != nil {
+				return err
+			}
+			pid, err := lifecycle.Stop(cmd.Context(), d, 30*time.Second)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "stopped daemon pid %d\n", pid)
+			return nil
+		},
+	}
+	cmd.AddCommand(status, stop)
+	return cmd
+}
+
+func render(w io.Writer, format string, res *service.Result) error {
+	b, err := res.JSON()
+	if err != nil {
+		return err
+	}
+	switch format {
+	case "json":
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case "yaml":
+		y, err := yaml.JSONToYAML(b)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(y)
+		return err
+	}
+	return renderText(w, res)
+}
+
+func renderText(w io.Writer, res *service.Result) error {
+	if res.Failed {
+		fmt.Fprintf(w, "No plan is possible.\n")
+		if len(res.Errors) == 0 {
+			fmt.Fprintf(w, "  %s\n", res.Msg)
+		}
+		for _, p := range res.Errors {
+			fmt.Fprintf(w, "  [%s] %s\n", p.Kind, p.Message)
+		}
+		for _, warn := range res.Warnings {
+			fmt.Fprintf(w, "warning: %s\n", warn)
+		}
+		return nil
+	}
+	p := res.Plan
+	fmt.Fprintf(w, "Deploy %d packages in this order (plan %s):\n", len(p.Packages), short(p.PlanDigest))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #\tLEVEL\tPACKAGE\tVERSION\tAFTER\tARCHIVE")
+	for i, it := range p.Packages {
+		after := strings.Join(it.After, ",")
+		if after == "" {
+			after = "-"
+		}
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\n", i+1, it.Level, it.Name, it.Version, after, filepath.Base(it.Path))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, e := range p.Excluded {
+		fmt.Fprintf(w, "excluded %s %s (%s): %s\n", e.Name, e.Version, filepath.Base(e.Path), e.Reason)
+	}
+	for _, warn := range p.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	for _, ig := range res.Ignored {
+		fmt.Fprintf(w, "ignored %s: %s\n", filepath.Base(ig.Path), ig.Reason)
+	}
+	return nil
+}
+
+func short(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}
+
+// Version is the build identifier shared with the module.
+func Version() string { return contract.BuildID }

@@ -1,0 +1,95 @@
+// Package contract is the wire contract between the zarf-planner daemon and
+// its clients: the go-plugin handshake, the plugin map, and the gRPC adapters
+// for the Planner service defined in plannerpb. It holds no planning logic,
+// so the Ansible module can import it and stay small.
+package contract
+
+import (
+	"context"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+)
+
+// ProtocolVersion is bumped whenever the Planner service changes
+// incompatibly. Clients refuse a daemon of another protocol.
+const ProtocolVersion = 1
+
+// PluginName is the name the Planner is dispensed under.
+const PluginName = "planner"
+
+// BuildID identifies the build of a binary. The Makefile sets it (to a
+// digest of the sources) in both the daemon and the module, so a module
+// can tell it is talking to a daemon of another build. Unset, it is "dev".
+var BuildID = "dev"
+
+// Handshake is the go-plugin handshake shared by daemon and clients.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  ProtocolVersion,
+	MagicCookieKey:   "ZARF_PLANNER_PLUGIN",
+	MagicCookieValue: "b8c3f0a4-zarf-planner-daemon",
+}
+
+// Planner is what the daemon serves. Every method takes the caller's
+// context first: its deadline and cancellation reach the daemon.
+type Planner interface {
+	Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error)
+	Status(ctx context.Context) (*plannerpb.StatusResponse, error)
+}
+
+// Plugins is the plugin map for go-plugin. On the daemon side Impl is set;
+// clients use it with Impl nil.
+func Plugins(impl Planner) plugin.PluginSet {
+	return plugin.PluginSet{PluginName: &grpcPlugin{impl: impl}}
+}
+
+// grpcPlugin adapts Planner to go-plugin's GRPCPlugin.
+type grpcPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	impl Planner
+}
+
+func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	plannerpb.RegisterPlannerServer(s, &server{impl: p.impl})
+	return nil
+}
+
+func (p *grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return &Client{rpc: plannerpb.NewPlannerClient(c)}, nil
+}
+
+// server exposes a Planner as the gRPC service.
+type server struct {
+	plannerpb.UnimplementedPlannerServer
+	impl Planner
+}
+
+func (s *server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
+	return s.impl.Plan(ctx, req)
+}
+
+func (s *server) Status(ctx context.Context, _ *plannerpb.StatusRequest) (*plannerpb.StatusResponse, error) {
+	return s.impl.Status(ctx)
+}
+
+// Client is the client side of the Planner service.
+type Client struct {
+	rpc plannerpb.PlannerClient
+}
+
+// Plan calls the daemon's Plan.
+func (c *Client) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
+	return c.rpc.Plan(ctx, req)
+}
+
+// Status calls the daemon's Status.
+func (c *Client) Status(ctx context.Context) (*plannerpb.StatusResponse, error) {
+	return c.rpc.Status(ctx, &plannerpb.StatusRequest{})
+}
+
+// ShutdownMethod is go-plugin's controller RPC that stops a plugin server.
+// A go-plugin client calls it from Close and Kill; the daemon refuses it,
+// because the daemon is shared and a short-lived client must never stop it.
+const ShutdownMethod = "/plugin.GRPCController/Shutdown"

@@ -1,0 +1,194 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/colonel-byte/zarf-planner/daemon/contract"
+	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+)
+
+// echo is a trivial Planner for exercising the daemon's lifecycle.
+type echo struct{ delay time.Duration }
+
+func (e echo) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
+	select {
+	case <-time.After(e.delay):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return &plannerpb.PlanResponse{Result: []byte(`{"path":"` + req.GetPath() + `"}`)}, nil
+}
+
+func (echo) Status(context.Context) (*plannerpb.StatusResponse, error) {
+	return &plannerpb.StatusResponse{}, nil
+}
+
+func shortDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "zpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// serve runs a daemon in process until the test ends and waits for its
+// state file.
+func serve(t *testing.T, dir string, idle time.Duration, impl contract.Planner) <-chan error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	finished := make(chan struct{})
+	go func() {
+		done <- Serve(ctx, ServeOptions{StateDir: dir, IdleTimeout: idle, Impl: impl, Logger: hclog.NewNullLogger()})
+		close(finished)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-finished:
+		case <-time.After(10 * time.Second):
+			t.Error("daemon did not stop")
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := ReadState(dir); err == nil {
+			return done
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Serve returned early: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatal("no state file")
+	return nil
+}
+
+func TestGoPluginCloseDoesNotStopTheSharedDaemon(t *testing.T) {
+	dir := shortDir(t)
+	serve(t, dir, time.Minute, echo{})
+	s, err := ReadState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A careless client: go-plugin's own Close sends the controller's
+	// Shutdown.
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig: contract.Handshake, Plugins: contract.Plugins(nil), Logger: hclog.NewNullLogger(),
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Reattach:         &plugin.ReattachConfig{Protocol: plugin.ProtocolGRPC, ProtocolVersion: 1, Addr: &net.UnixAddr{Net: "unix", Name: s.Addr}, Pid: s.Pid, Test: true},
+	})
+	proto, err := client.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proto.Close(); err != nil {
+		t.Logf("close: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	c, err := Connect(context.Background(), Options{StateDir: dir})
+	if err != nil {
+		t.Fatalf("daemon gone after a client's Close: %v", err)
+	}
+	defer c.Close()
+	resp, err := c.Planner.Plan(context.Background(), &plannerpb.PlanRequest{Path: "/x"})
+	if err != nil || string(resp.Result) != `{"path":"/x"}` {
+		t.Errorf("Plan = %v, %v", resp, err)
+	}
+	if c.Started {
+		t.Error("Connect started a new daemon; want the running one")
+	}
+}
+
+func TestIdleDaemonExitsAndCleansUp(t *testing.T) {
+	dir := shortDir(t)
+	done := serve(t, dir, 300*time.Millisecond, echo{})
+	s, _ := ReadState(dir)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("daemon still up long after its idle timeout")
+	}
+	if _, err := ReadState(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("state file after exit: %v; want none", err)
+	}
+	if _, err := os.Stat(s.Addr); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("socket %s after exit: %v; want none", s.Addr, err)
+	}
+}
+
+func TestInFlightRequestFinishesBeforeExit(t *testing.T) {
+	dir := shortDir(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, ServeOptions{StateDir: dir, IdleTimeout: time.Minute, Impl: echo{delay: 500 * time.Millisecond}, Logger: hclog.NewNullLogger()})
+	}()
+	var c *Conn
+	var err error
+	for range 500 {
+		if c, err = Connect(context.Background(), Options{StateDir: dir, DaemonPath: "/bin/false"}); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c == nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer c.Close()
+	result := make(chan error, 1)
+	go func() {
+		_, err := c.Planner.Plan(context.Background(), &plannerpb.PlanRequest{Path: "/slow"})
+		result <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel() // like SIGTERM: drain, then exit
+	if err := <-result; err != nil {
+		t.Errorf("in-flight request failed during shutdown: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
+
+func TestSecondServeOnOneDirectoryFails(t *testing.T) {
+	dir := shortDir(t)
+	serve(t, dir, time.Minute, echo{})
+	err := Serve(context.Background(), ServeOptions{StateDir: dir, Impl: echo{}, Logger: hclog.NewNullLogger()})
+	if err == nil || !strings.Contains(err.Error(), "already serves state directory") {
+		t.Errorf("second Serve = %v; want an already-serving error", err)
+	}
+}
+
+func TestStateDirMustBePrivate(t *testing.T) {
+	dir := filepath.Join(shortDir(t), "open")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureStateDir(dir); err == nil || !strings.Contains(err.Error(), "writable by group or others") {
+		t.Errorf("EnsureStateDir(0777) = %v; want a refusal", err)
+	}
+	if _, err := Connect(context.Background(), Options{StateDir: dir}); err == nil {
+		t.Error("Connect used a world-writable state directory")
+	}
+}

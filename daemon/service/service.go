@@ -1,0 +1,175 @@
+// Package service plans a directory end to end: it reads the archives with
+// inspect, decides with planner, and renders the output contract document
+// that the CLI prints and the daemon returns to the modules. It is the one
+// place both paths share, so the CLI and the module give the same answer.
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/colonel-byte/zarf-planner/daemon/contract"
+	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/planner"
+)
+
+// Result is the output contract: a plan, or a failure with its errors.
+type Result struct {
+	// Plan is set on success.
+	Plan *planner.Plan
+	// Failed, Msg and Errors describe a failure; Errors lists every problem.
+	Failed bool
+	Msg    string
+	Errors []planner.Problem
+	// Warnings are the failure's warnings (on success they are the plan's).
+	Warnings []string
+	// Ignored lists the directory's files that are not archive candidates.
+	Ignored []inspect.Skipped
+}
+
+// MarshalJSON renders the contract document: the plan's fields and
+// ignored, or failed, msg, errors, warnings and ignored.
+func (r *Result) MarshalJSON() ([]byte, error) {
+	ignored := r.Ignored
+	if ignored == nil {
+		ignored = []inspect.Skipped{}
+	}
+	if r.Plan != nil && !r.Failed {
+		return json.Marshal(struct {
+			*planner.Plan
+			Ignored []inspect.Skipped `json:"ignored"`
+		}{r.Plan, ignored})
+	}
+	errs, warnings := r.Errors, r.Warnings
+	if errs == nil {
+		errs = []planner.Problem{}
+	}
+	if warnings == nil {
+		warnings = []string{}
+	}
+	return json.Marshal(struct {
+		Failed   bool              `json:"failed"`
+		Msg      string            `json:"msg"`
+		Errors   []planner.Problem `json:"errors"`
+		Warnings []string          `json:"warnings"`
+		Ignored  []inspect.Skipped `json:"ignored"`
+	}{true, r.Msg, errs, warnings, ignored})
+}
+
+// Request is one plan request.
+type Request struct {
+	Path    string
+	Options planner.Options
+}
+
+// FromProto converts a wire request.
+func FromProto(r *plannerpb.PlanRequest) Request {
+	req := Request{Path: r.GetPath(), Options: planner.Options{Architecture: r.GetArchitecture(), Flavor: r.GetFlavor()}}
+	if len(r.GetPriorities()) > 0 {
+		req.Options.Priorities = map[string]int{}
+		for k, v := range r.GetPriorities() {
+			req.Options.Priorities[k] = int(v)
+		}
+	}
+	return req
+}
+
+// Plan plans a directory. It returns an error only when ctx ends; every
+// other problem is a Result with Failed set.
+func Plan(ctx context.Context, req Request) (*Result, error) {
+	if req.Options.Architecture == "" {
+		req.Options.Architecture = runtime.GOARCH
+	}
+	dir, err := inspect.ReadDir(ctx, req.Path)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return fail(fmt.Sprintf("cannot plan %s: %v", req.Path, err), nil, nil, nil), nil
+	}
+	var warnings []string
+	for _, w := range dir.Warnings {
+		warnings = append(warnings, fmt.Sprintf("skipped %s: %s", filepath.Base(w.Path), w.Reason))
+	}
+	if len(dir.Invalid) > 0 {
+		var probs []planner.Problem
+		for _, inv := range dir.Invalid {
+			probs = append(probs, planner.Problem{Kind: planner.KindInvalid, Packages: []string{inv.Package}, Message: inv.Error()})
+		}
+		return fail(summary(probs), probs, warnings, dir.Ignored), nil
+	}
+	plan, err := planner.New(dir.Candidates, req.Options)
+	if err != nil {
+		f, ok := planner.AsFailure(err)
+		if !ok {
+			return fail(err.Error(), nil, warnings, dir.Ignored), nil
+		}
+		return fail(summary(f.Problems), f.Problems, warnings, dir.Ignored), nil
+	}
+	plan.Warnings = append(plan.Warnings, warnings...)
+	slices.Sort(plan.Warnings)
+	return &Result{Plan: plan, Ignored: dir.Ignored}, nil
+}
+
+func fail(msg string, probs []planner.Problem, warnings []string, ignored []inspect.Skipped) *Result {
+	return &Result{Failed: true, Msg: msg, Errors: probs, Warnings: warnings, Ignored: ignored}
+}
+
+// summary is the one-line msg of a failure.
+func summary(probs []planner.Problem) string {
+	if len(probs) == 1 {
+		return "no plan is possible: " + probs[0].Message
+	}
+	kinds := map[string]int{}
+	var msgs []string
+	for _, p := range probs {
+		kinds[p.Kind]++
+		msgs = append(msgs, p.Message)
+	}
+	var parts []string
+	for _, k := range []string{planner.KindInvalid, planner.KindCycle, planner.KindMissing, planner.KindAmbiguous, planner.KindVersionConflict, planner.KindConflict} {
+		if n := kinds[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	return fmt.Sprintf("no plan is possible (%s): %s", strings.Join(parts, ", "), strings.Join(msgs, "; "))
+}
+
+// JSON renders a result as the contract document.
+func (r *Result) JSON() ([]byte, error) {
+	return r.MarshalJSON()
+}
+
+// Daemon implements contract.Planner for the daemon: it plans in process.
+type Daemon struct{}
+
+var _ contract.Planner = Daemon{}
+
+// Plan answers a plan request.
+func (Daemon) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
+	if !filepath.IsAbs(req.GetPath()) {
+		res := fail(fmt.Sprintf("path %q must be absolute when sent to the daemon", req.GetPath()), nil, nil, nil)
+		b, err := res.JSON()
+		return &plannerpb.PlanResponse{Result: b, Failed: true}, err
+	}
+	res, err := Plan(ctx, FromProto(req))
+	if err != nil {
+		return nil, err
+	}
+	b, err := res.JSON()
+	if err != nil {
+		return nil, fmt.Errorf("rendering the plan: %w", err)
+	}
+	return &plannerpb.PlanResponse{Result: b, Failed: res.Failed}, nil
+}
+
+// Status is answered by the lifecycle layer, which knows the process.
+func (Daemon) Status(context.Context) (*plannerpb.StatusResponse, error) {
+	return &plannerpb.StatusResponse{BuildId: contract.BuildID, ProtocolVersion: contract.ProtocolVersion}, nil
+}

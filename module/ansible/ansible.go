@@ -1,0 +1,303 @@
+// Package ansible implements what a binary Ansible module needs from
+// AnsibleModule: reading the flat JSON args file, validating options against
+// a typed spec (required, defaults, choices, unknown options), honouring the
+// internal _ansible_* keys, and printing exactly one JSON result. It knows
+// nothing of planning.
+package ansible
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Option types, as AnsibleModule names them.
+const (
+	TypeStr  = "str"
+	TypePath = "path"
+	TypeInt  = "int"
+	TypeBool = "bool"
+	TypeDict = "dict"
+	TypeList = "list"
+)
+
+// Option describes one module option.
+type Option struct {
+	Type     string
+	Required bool
+	Default  any
+	Choices  []string
+	NoLog    bool
+	// Elements is the type of a list's elements or a dict's values.
+	Elements string
+}
+
+// Spec is a module's argument spec.
+type Spec map[string]Option
+
+// Invocation is what the module was called with, for the result's
+// invocation.module_args.
+type Invocation struct {
+	ModuleName string
+	CheckMode  bool
+	Diff       bool
+	NoLog      bool
+	Params     map[string]any
+}
+
+// ReadArgs reads the args file Ansible passes as argv[1].
+func ReadArgs(argv []string) (map[string]any, error) {
+	if len(argv) < 2 {
+		return nil, fmt.Errorf("no arguments file: this is an Ansible module; run it from a playbook, or as %s ARGS.json", filepath.Base(argv[0]))
+	}
+	b, err := os.ReadFile(argv[1])
+	if err != nil {
+		return nil, fmt.Errorf("reading the arguments file: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var raw map[string]any
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("the arguments file %s is not a JSON object: %w", argv[1], err)
+	}
+	if raw == nil {
+		raw = map[string]any{}
+	}
+	return raw, nil
+}
+
+// Validate checks raw arguments against the spec, converting types and
+// filling defaults. Unknown _ansible_* keys are ignored; any other unknown
+// option is an error naming it and the valid ones.
+func (s Spec) Validate(raw map[string]any) (*Invocation, error) {
+	inv := &Invocation{Params: map[string]any{}}
+	var unknown []string
+	for k, v := range raw {
+		if strings.HasPrefix(k, "_ansible_") {
+			switch k {
+			case "_ansible_check_mode":
+				inv.CheckMode = truthy(v)
+			case "_ansible_diff":
+				inv.Diff = truthy(v)
+			case "_ansible_no_log":
+				inv.NoLog = truthy(v)
+			case "_ansible_module_name":
+				inv.ModuleName, _ = v.(string)
+			}
+			continue
+		}
+		if _, ok := s[k]; !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return inv, fmt.Errorf("Unsupported parameters for (%s) module: %s. Supported parameters include: %s", inv.ModuleName, strings.Join(unknown, ", "), strings.Join(s.names(), ", "))
+	}
+	var missing []string
+	for _, name := range s.names() {
+		opt := s[name]
+		v, ok := raw[name]
+		if !ok || v == nil {
+			if opt.Required {
+				missing = append(missing, name)
+				continue
+			}
+			inv.Params[name] = opt.Default
+			continue
+		}
+		cv, err := convert(v, opt.Type, opt.Elements)
+		if err != nil {
+			return inv, fmt.Errorf("argument '%s' is of type %s and we were unable to convert to %s: %v", name, jsonType(v), opt.Type, err)
+		}
+		if len(opt.Choices) > 0 {
+			if str, _ := cv.(string); !slices.Contains(opt.Choices, str) {
+				return inv, fmt.Errorf("value of %s must be one of: %s, got: %v", name, strings.Join(opt.Choices, ", "), cv)
+			}
+		}
+		inv.Params[name] = cv
+	}
+	if len(missing) > 0 {
+		return inv, fmt.Errorf("missing required arguments: %s", strings.Join(missing, ", "))
+	}
+	return inv, nil
+}
+
+func (s Spec) names() []string {
+	out := make([]string, 0, len(s))
+	for k := range s {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ModuleArgs is the invocation.module_args of a result: the validated
+// parameters with no_log options masked.
+func (s Spec) ModuleArgs(inv *Invocation) map[string]any {
+	out := map[string]any{}
+	for k, v := range inv.Params {
+		if s[k].NoLog && v != nil {
+			v = "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func convert(v any, typ, elements string) (any, error) {
+	switch typ {
+	case TypeStr, TypePath:
+		var str string
+		switch x := v.(type) {
+		case string:
+			str = x
+		case json.Number:
+			str = x.String()
+		case bool:
+			str = strconv.FormatBool(x)
+		default:
+			return nil, fmt.Errorf("%s is not a string", jsonType(v))
+		}
+		if typ == TypePath && str != "" {
+			str = expandPath(str)
+		}
+		return str, nil
+	case TypeInt:
+		switch x := v.(type) {
+		case json.Number:
+			i, err := x.Int64()
+			if err != nil {
+				f, ferr := x.Float64()
+				if ferr != nil || f != math.Trunc(f) {
+					return nil, fmt.Errorf("%s is not a whole number", x)
+				}
+				i = int64(f)
+			}
+			return i, nil
+		case string:
+			i, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%q is not a whole number", x)
+			}
+			return i, nil
+		}
+		return nil, fmt.Errorf("%s is not a number", jsonType(v))
+	case TypeBool:
+		switch x := v.(type) {
+		case bool:
+			return x, nil
+		case string, json.Number:
+			switch strings.ToLower(fmt.Sprint(x)) {
+			case "yes", "on", "1", "true", "y", "t":
+				return true, nil
+			case "no", "off", "0", "false", "n", "f":
+				return false, nil
+			}
+		}
+		return nil, fmt.Errorf("%v is not a boolean", v)
+	case TypeDict:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s is not a dictionary", jsonType(v))
+		}
+		if elements == "" {
+			return m, nil
+		}
+		out := map[string]any{}
+		for k, e := range m {
+			ce, err := convert(e, elements, "")
+			if err != nil {
+				return nil, fmt.Errorf("value of key %s: %w", k, err)
+			}
+			out[k] = ce
+		}
+		return out, nil
+	case TypeList:
+		var l []any
+		switch x := v.(type) {
+		case []any:
+			l = x
+		case string:
+			for _, part := range strings.Split(x, ",") {
+				l = append(l, strings.TrimSpace(part))
+			}
+		default:
+			return nil, fmt.Errorf("%s is not a list", jsonType(v))
+		}
+		if elements == "" {
+			return l, nil
+		}
+		out := make([]any, 0, len(l))
+		for i, e := range l {
+			ce, err := convert(e, elements, "")
+			if err != nil {
+				return nil, fmt.Errorf("element %d: %w", i, err)
+			}
+			out = append(out, ce)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown option type %q", typ)
+}
+
+// expandPath expands ~ and environment variables, as AnsibleModule does for
+// type path.
+func expandPath(p string) string {
+	p = os.ExpandEnv(p)
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, strings.TrimPrefix(p, "~"))
+		}
+	}
+	return p
+}
+
+func truthy(v any) bool {
+	b, err := convert(v, TypeBool, "")
+	return err == nil && b.(bool)
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "str"
+	case json.Number:
+		return "int"
+	case bool:
+		return "bool"
+	case map[string]any:
+		return "dict"
+	case []any:
+		return "list"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// Print writes result as the module's single JSON object.
+func Print(w io.Writer, result map[string]any) error {
+	if _, ok := result["changed"]; !ok {
+		result["changed"] = false
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(result)
+}
+
+// Fail prints a failure result with msg.
+func Fail(w io.Writer, msg string, extra map[string]any) error {
+	r := map[string]any{"failed": true, "changed": false, "msg": msg}
+	for k, v := range extra {
+		r[k] = v
+	}
+	return Print(w, r)
+}

@@ -1,0 +1,145 @@
+// Package playbooks_test runs the example playbooks through real
+// ansible-playbook (from the .venv that `make venv` installs) against the
+// binaries that `make build` puts in bin/. Run it through `make test`.
+package playbooks_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
+)
+
+var root, _ = filepath.Abs("..")
+
+// tool finds an Ansible command in the repository's .venv, then PATH.
+func tool(t *testing.T, name string) string {
+	t.Helper()
+	if p := filepath.Join(root, ".venv", "bin", name); fileExists(p) {
+		return p
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s not found in .venv or PATH: run `make test` (it installs ansible-core into .venv)", name)
+	}
+	return p
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func built(t *testing.T) {
+	t.Helper()
+	for _, b := range []string{"bin/zarf-planner", "bin/library/zarf_bundle_plan", "bin/library/zarf_bundle_plan.yml"} {
+		if !fileExists(filepath.Join(root, b)) {
+			t.Fatalf("%s is missing: run `make test` (it builds first)", b)
+		}
+	}
+}
+
+func ansibleEnv(state string) []string {
+	return append(os.Environ(),
+		"ANSIBLE_CONFIG="+filepath.Join(root, "ansible.cfg"),
+		"ANSIBLE_LIBRARY="+filepath.Join(root, "bin", "library"),
+		"ANSIBLE_NOCOLOR=1",
+		lifecycle.EnvStateDir+"="+state,
+	)
+}
+
+func privateStateDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "zpb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = lifecycle.Stop(context.Background(), dir, 10*time.Second)
+		os.RemoveAll(dir)
+	})
+	return dir
+}
+
+// TestPlanExamplePlaybookMatchesTheCLI runs playbooks/plan-example.yml and
+// compares the module's zarf_packages_to_deploy with `zarf-planner plan -o
+// json` of the same directory.
+func TestPlanExamplePlaybookMatchesTheCLI(t *testing.T) {
+	built(t)
+	state := privateStateDir(t)
+	out := filepath.Join(t.TempDir(), "plan.json")
+	cmd := exec.Command(tool(t, "ansible-playbook"), "playbooks/plan-example.yml", "-e", "plan_output_file="+out)
+	cmd.Dir = root
+	cmd.Env = ansibleEnv(state)
+	log, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ansible-playbook: %v\n%s", err, log)
+	}
+	if !strings.Contains(string(log), "level 4 workload-app 2.3.0") || !strings.Contains(string(log), "failed=0") {
+		t.Errorf("playbook output does not show the plan:\n%s", log)
+	}
+	var fromModule map[string]any
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &fromModule); err != nil {
+		t.Fatal(err)
+	}
+	cli := exec.Command(filepath.Join(root, "bin", "zarf-planner"), "plan", filepath.Join(root, "examples", "bundles", "reference-stack"), "-o", "json")
+	cliOut, err := cli.Output()
+	if err != nil {
+		t.Fatalf("zarf-planner plan: %v", err)
+	}
+	var fromCLI map[string]any
+	if err := json.Unmarshal(cliOut, &fromCLI); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"zarf_packages_to_deploy", "excluded", "graph", "mermaid", "plan_digest", "ignored"} {
+		if !reflect.DeepEqual(fromModule[key], fromCLI[key]) {
+			t.Errorf("%s differs between the module and the CLI:\nmodule %v\ncli    %v", key, fromModule[key], fromCLI[key])
+		}
+	}
+	if fromModule["changed"] != false {
+		t.Errorf("changed = %v; want false", fromModule["changed"])
+	}
+}
+
+// TestFailingPlanFailsThePlay checks that a cycle fails the task with the
+// cycle's path in its message.
+func TestFailingPlanFailsThePlay(t *testing.T) {
+	built(t)
+	state := privateStateDir(t)
+	cmd := exec.Command(tool(t, "ansible"), "localhost", "-m", "zarf_bundle_plan",
+		"-a", "path="+filepath.Join(root, "testdata", "bundles", "cycle")+" daemon_path="+filepath.Join(root, "bin", "zarf-planner"))
+	cmd.Dir = root
+	cmd.Env = ansibleEnv(state)
+	log, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("ansible succeeded on a cycle:\n%s", log)
+	}
+	for _, want := range []string{"FAILED", "alpha → beta → gamma → alpha", `"kind": "cycle"`} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("output does not say %q:\n%s", want, log)
+		}
+	}
+}
+
+func TestAnsibleDocRendersTheModule(t *testing.T) {
+	built(t)
+	cmd := exec.Command(tool(t, "ansible-doc"), "-M", filepath.Join(root, "bin", "library"), "zarf_bundle_plan")
+	cmd.Env = append(os.Environ(), "ANSIBLE_NOCOLOR=1", "PAGER=cat")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ansible-doc: %v\n%s", err, out)
+	}
+	for _, want := range []string{"MODULE zarf_bundle_plan", "Reads every Zarf package archive", "daemon_path", "zarf_packages_to_deploy", "EXAMPLES", "check_mode"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("ansible-doc output lacks %q:\n%s", want, out)
+		}
+	}
+}
