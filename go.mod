@@ -18,6 +18,7 @@ require (
 )
 
 require (
+	github.com/crillab/gophersat v1.4.0 // indirect
 	github.com/fatih/color v1.19.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/hashicorp/yamux v0.1.2 // indirect

@@ -42,7 +42,13 @@ var planSpec = merge(daemonOptions, ansible.Spec{
 	"mode":         {Type: ansible.TypeStr, Default: "standalone", Choices: []string{"standalone"}},
 	"architecture": {Type: ansible.TypeStr},
 	"flavor":       {Type: ansible.TypeStr},
-	"priorities":   {Type: ansible.TypeDict, Elements: ansible.TypeInt},
+	"priorities":       {Type: ansible.TypeDict, Elements: ansible.TypeInt},
+	"select":           {Type: ansible.TypeDict, Elements: ansible.TypeStr},
+	"packages":         {Type: ansible.TypeList, Elements: ansible.TypeStr},
+	"exclude":          {Type: ansible.TypeList, Elements: ansible.TypeStr},
+	"constraints":      {Type: ansible.TypeDict, Elements: ansible.TypeStr},
+	"force":            {Type: ansible.TypeList, Elements: ansible.TypeStr},
+	"version_strategy": {Type: ansible.TypeStr, Default: "newest_satisfying", Choices: []string{"newest_satisfying", "newest_only"}},
 })
 
 func merge(specs ...ansible.Spec) ansible.Spec {
@@ -112,11 +118,20 @@ func plan(ctx context.Context, raw map[string]any, stdout io.Writer) int {
 		return fail("cannot reach the zarf-planner daemon: %v", err)
 	}
 	defer conn.Close()
-	req := &plannerpb.PlanRequest{Path: dir, Architecture: str(args["architecture"]), Flavor: str(args["flavor"])}
+	req := &plannerpb.PlanRequest{
+		Path: dir, Architecture: str(args["architecture"]), Flavor: str(args["flavor"]),
+		Select: strMap(args["select"]), Constraints: strMap(args["constraints"]),
+		Packages: strList(args["packages"]), Exclude: strList(args["exclude"]), Force: strList(args["force"]),
+		VersionStrategy: str(args["version_strategy"]),
+	}
 	if p, ok := args["priorities"].(map[string]any); ok {
 		req.Priorities = map[string]int32{}
 		for k, v := range p {
-			req.Priorities[k] = int32(v.(int64))
+			n, _ := v.(int64)
+			if n != int64(int32(n)) {
+				return fail("priorities.%s is %d, outside the range of a priority", k, n)
+			}
+			req.Priorities[k] = int32(n)
 		}
 	}
 	resp, err := conn.Planner.Plan(ctx, req)
@@ -137,6 +152,30 @@ func plan(ctx context.Context, raw map[string]any, stdout io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+func strMap(v any) map[string]string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, e := range m {
+		out[k] = str(e)
+	}
+	return out
+}
+
+func strList(v any) []string {
+	l, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(l))
+	for _, e := range l {
+		out = append(out, str(e))
+	}
+	return out
 }
 
 func str(v any) string {

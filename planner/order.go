@@ -191,11 +191,18 @@ func (p *planning) emit(order []*node) {
 		}
 		slices.Sort(after)
 		after = slices.Compact(after)
-		reasons := []string{"in the directory"}
-		needed := slices.Clone(n.neededBy)
-		slices.SortFunc(needed, compareEdges)
-		for _, e := range needed {
-			reasons = append(reasons, fmt.Sprintf("needed by %s: %s %s (%s)", e.To, e.Kind, e.Source.Value, e.Source))
+		reasons := slices.Clone(n.reasons)
+		if len(reasons) > 1 {
+			first := reasons[0]
+			rest := slices.Compact(slices.Sorted(slices.Values(reasons[1:])))
+			if strings.HasPrefix(first, "needed by") || strings.HasPrefix(first, "its ") {
+				reasons = slices.Compact(slices.Sorted(slices.Values(reasons)))
+			} else {
+				reasons = append([]string{first}, rest...)
+			}
+		}
+		if reasons == nil {
+			reasons = []string{}
 		}
 		var b Barrier
 		b.Package = c.Name
@@ -252,5 +259,26 @@ func mermaid(plan *Plan) string {
 	for _, e := range plan.Graph.Edges {
 		fmt.Fprintf(&b, "    %s -->|%s: %s| %s\n", mermaidID(e.From), e.Kind, e.Source.Value, mermaidID(e.To))
 	}
+	return b.String()
+}
+
+// DOT renders the plan's graph in Graphviz DOT, one rank per level.
+func (plan *Plan) DOT() string {
+	var b strings.Builder
+	b.WriteString("digraph plan {\n    rankdir=TB;\n    node [shape=box];\n")
+	byLevel := map[int][]string{}
+	maxLevel := -1
+	for _, n := range plan.Graph.Nodes {
+		fmt.Fprintf(&b, "    %q [label=\"%s %s\\nlevel %d\"];\n", n.Name, n.Name, n.Version, n.Level)
+		byLevel[n.Level] = append(byLevel[n.Level], fmt.Sprintf("%q", n.Name))
+		maxLevel = max(maxLevel, n.Level)
+	}
+	for l := 0; l <= maxLevel; l++ {
+		fmt.Fprintf(&b, "    { rank=same; %s }\n", strings.Join(byLevel[l], "; "))
+	}
+	for _, e := range plan.Graph.Edges {
+		fmt.Fprintf(&b, "    %q -> %q [label=%q];\n", e.From, e.To, e.Kind+": "+e.Source.Value)
+	}
+	b.WriteString("}\n")
 	return b.String()
 }

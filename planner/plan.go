@@ -24,16 +24,45 @@ import (
 )
 
 // Options steer a plan. The zero value plans every candidate of every
-// architecture.
+// architecture, standalone.
 type Options struct {
 	// Architecture keeps only candidates built for it ("" keeps all).
 	Architecture string `json:"architecture,omitempty"`
 	// Flavor chooses among several flavors of one package name and version.
 	Flavor string `json:"flavor,omitempty"`
+	// Select settles a group (key: its id) or an alias set (key: its names
+	// joined with commas) on one package name. It wins over every other
+	// preference.
+	Select map[string]string `json:"select,omitempty"`
 	// Priorities override the priority of a package inside any alternative
-	// group it belongs to.
+	// group or alias set it belongs to.
 	Priorities map[string]int `json:"priorities,omitempty"`
+	// Packages limits the roots to these names (plus what they need);
+	// empty plans every name in the directory.
+	Packages []string `json:"packages,omitempty"`
+	// Exclude removes names; planning fails if something needs them.
+	Exclude []string `json:"exclude,omitempty"`
+	// Constraints pin names to a semver range, as if the operator were one
+	// more consumer.
+	Constraints map[string]string `json:"constraints,omitempty"`
+	// Force plans names even when the cluster already has them.
+	Force []string `json:"force,omitempty"`
+	// VersionStrategy is StrategyNewestSatisfying (default) or
+	// StrategyNewestOnly.
+	VersionStrategy string `json:"version_strategy,omitempty"`
+	// Cluster is what the target cluster already has; nil plans standalone.
+	Cluster *facts.Cluster `json:"cluster,omitempty"`
 }
+
+// Version strategies.
+const (
+	// StrategyNewestSatisfying picks, per name, the newest version that
+	// satisfies every planned consumer, stepping down when needed.
+	StrategyNewestSatisfying = "newest_satisfying"
+	// StrategyNewestOnly allows only the newest version of each name and
+	// fails instead of stepping down.
+	StrategyNewestOnly = "newest_only"
+)
 
 // Plan is the result of planning: the output contract of zarf_bundle_plan.
 type Plan struct {
@@ -150,18 +179,26 @@ func New(candidates []facts.Candidate, opts Options) (*Plan, error) {
 		Packages: []Item{}, Skipped: []Skipped{}, Excluded: []Excluded{}, Warnings: []string{},
 		Graph: Graph{Nodes: []Node{}, Edges: []Edge{}},
 	}}
+	if opts.VersionStrategy == "" {
+		opts.VersionStrategy = StrategyNewestSatisfying
+	}
 	cands := slices.Clone(candidates)
 	slices.SortFunc(cands, compareCandidates)
 	p.plan.PlanDigest = digest(cands, opts)
 
-	chosen := p.choose(cands)
+	kept := p.filter(cands)
 	if p.failed() {
 		return nil, p.failure()
 	}
-	nodes := p.resolve(chosen)
+	m := p.build(kept)
 	if p.failed() {
 		return nil, p.failure()
 	}
+	sel, ok := p.selectPackages(m)
+	if !ok {
+		return nil, p.failure()
+	}
+	nodes := p.edges(m, sel)
 	order, ok := p.order(nodes)
 	if !ok {
 		return nil, p.failure()

@@ -196,7 +196,7 @@ func TestFailures(t *testing.T) {
 		{
 			name:     "two aliases present are ambiguous",
 			cands:    []facts.Candidate{pkg("init", "1.0.0", nil), pkg("init-slim", "1.0.0", nil), pkg("app", "1.0.0", func(p *facts.Prerequisites) { p.Requires.Packages = []facts.PackageRequirement{{Names: []string{"init", "init-slim"}}} })},
-			wantKind: KindAmbiguous, count: 1, want: []string{"init and init-slim"},
+			wantKind: KindAmbiguous, count: 1, want: []string{"init (priority 0) or init-slim (priority 0)", `select: {"init,init-slim": init}`},
 		},
 		{
 			name: "no version satisfies every consumer",
@@ -204,7 +204,7 @@ func TestFailures(t *testing.T) {
 				pkg("cm", "1.14.0", nil),
 				pkg("legacy", "0.5.0", func(p *facts.Prerequisites) { p.Requires.Packages = []facts.PackageRequirement{{Name: "cm", Version: "<=1.13.5"}} }),
 			},
-			wantKind: KindVersionConflict, count: 1, want: []string{"legacy 0.5.0 requires cm <=1.13.5 (requires.packages[0].version", "holds cm 1.14.0 only"},
+			wantKind: KindVersionConflict, count: 1, want: []string{"legacy 0.5.0 requires cm <=1.13.5 (requires.packages[0] in", "the directory holds cm 1.14.0 only"},
 		},
 		{
 			name:     "document naming another package is invalid",
@@ -277,7 +277,7 @@ func TestMissingListsEveryItem(t *testing.T) {
 		t.Fatal("want a failure")
 	}
 	msg := f.Error()
-	for _, item := range []string{"package db (requires.packages[0]", "csi-a, csi-b", "CRD widgets.example.com (requires.crds[0]", "storage class fast (requires.storage_classes[0]", "capability mesh (requires.capabilities[0]"} {
+	for _, item := range []string{"requires db (requires.packages[0]", "group storage (csi-a or csi-b)", "CRD widgets.example.com (requires.crds[0]", "storage class fast (requires.storage_classes[0]", "capability mesh (requires.capabilities[0]"} {
 		if !strings.Contains(msg, item) {
 			t.Errorf("failure does not list %q: %s", item, msg)
 		}
@@ -298,13 +298,13 @@ func TestSelection(t *testing.T) {
 		{
 			name:  "higher priority wins the group and the loser is excluded",
 			cands: []facts.Candidate{pkg("csi-rook-ceph", "1.0.0", nil), pkg("csi-longhorn", "1.0.0", nil), storageConsumer},
-			want:  []string{"csi-rook-ceph", "app"}, wantExcluded: map[string]string{"csi-longhorn": "lost alternative group storage of app to csi-rook-ceph (priority 100 > 50)"},
+			want:  []string{"csi-rook-ceph", "app"}, wantExcluded: map[string]string{"csi-longhorn": "not chosen for group storage (csi-rook-ceph or csi-longhorn) of app 1.0.0: csi-rook-ceph won group storage by priority (100 > 50)"},
 		},
 		{
 			name:  "priorities option overrides the document",
 			cands: []facts.Candidate{pkg("csi-rook-ceph", "1.0.0", nil), pkg("csi-longhorn", "1.0.0", nil), storageConsumer},
 			opts:  Options{Priorities: map[string]int{"csi-longhorn": 500}},
-			want:  []string{"csi-longhorn", "app"}, wantExcluded: map[string]string{"csi-rook-ceph": "to csi-longhorn (priority 500 > 100)"},
+			want:  []string{"csi-longhorn", "app"}, wantExcluded: map[string]string{"csi-rook-ceph": ": csi-longhorn won group storage by priority (500 > 100)"},
 		},
 		{
 			name: "newest version satisfying the consumer (seed: 1.13.0 for <=1.13.5)",

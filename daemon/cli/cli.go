@@ -70,7 +70,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
-	root.AddCommand(newPlan(), newServe(), newDaemon())
+	root.AddCommand(newPlan(), newWhy(), newGraph(), newServe(), newDaemon())
 	return root
 }
 
@@ -83,9 +83,41 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
+// planFlags are the planning options every planning command takes.
+type planFlags struct {
+	arch, flavor, strategy   string
+	selects, constraints     map[string]string
+	priorities               map[string]int
+	packages, exclude, force []string
+}
+
+func (f *planFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.arch, "arch", "", "target architecture (default: this host's)")
+	fl.StringVar(&f.flavor, "flavor", "", "flavor to choose when a package comes in several")
+	fl.StringToStringVar(&f.selects, "select", nil, "settle a group (by id) or alias set (names joined with commas) on a package, GROUP=NAME (repeatable)")
+	fl.StringToIntVar(&f.priorities, "priority", nil, "priority of a package inside alternative groups, NAME=N (repeatable)")
+	fl.StringSliceVar(&f.packages, "packages", nil, "plan only these packages and what they need (comma-separated or repeated)")
+	fl.StringSliceVar(&f.exclude, "exclude", nil, "never plan these packages; fails if something needs them")
+	fl.StringToStringVar(&f.constraints, "constraint", nil, "pin a package to a semver range, NAME=RANGE (repeatable)")
+	fl.StringSliceVar(&f.force, "force", nil, "plan these packages even when the cluster already has them")
+	fl.StringVar(&f.strategy, "version-strategy", "", "newest_satisfying (default: step down a version when a consumer needs it) or newest_only (fail instead)")
+}
+
+func (f *planFlags) request(dir string) (service.Request, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return service.Request{}, err
+	}
+	return service.Request{Path: abs, Options: planner.Options{
+		Architecture: f.arch, Flavor: f.flavor, Select: f.selects, Priorities: f.priorities,
+		Packages: f.packages, Exclude: f.exclude, Constraints: f.constraints, Force: f.force, VersionStrategy: f.strategy,
+	}}, nil
+}
+
 func newPlan() *cobra.Command {
-	var output, arch, flavor string
-	var priorities map[string]int
+	var output string
+	var flags planFlags
 	cmd := &cobra.Command{
 		Use:   "plan DIR",
 		Short: "Plan a directory of Zarf package archives (in process)",
@@ -97,11 +129,11 @@ func newPlan() *cobra.Command {
 			if output != "json" && output != "yaml" && output != "text" {
 				return &UsageError{fmt.Errorf("-o must be json, yaml or text, not %q", output)}
 			}
-			dir, err := filepath.Abs(args[0])
+			req, err := flags.request(args[0])
 			if err != nil {
 				return err
 			}
-			res, err := service.Plan(cmd.Context(), service.Request{Path: dir, Options: planner.Options{Architecture: arch, Flavor: flavor, Priorities: priorities}})
+			res, err := service.Plan(cmd.Context(), req)
 			if err != nil {
 				return err
 			}
@@ -115,9 +147,72 @@ func newPlan() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: json, yaml or text")
-	cmd.Flags().StringVar(&arch, "arch", "", "target architecture (default: this host's)")
-	cmd.Flags().StringVar(&flavor, "flavor", "", "flavor to choose when a package comes in several")
-	cmd.Flags().StringToIntVar(&priorities, "priority", nil, "priority of a package inside alternative groups, NAME=N (repeatable)")
+	flags.register(cmd)
+	return cmd
+}
+
+func newWhy() *cobra.Command {
+	var flags planFlags
+	cmd := &cobra.Command{
+		Use:   "why NAME DIR",
+		Short: "Say why a package is planned, left out, or skipped",
+		Args:  exactArgs(2, "a package name and a directory"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req, err := flags.request(args[1])
+			if err != nil {
+				return err
+			}
+			res, err := service.Plan(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			lines, found := service.Why(res, args[0])
+			for _, l := range lines {
+				fmt.Fprintln(cmd.OutOrStdout(), l)
+			}
+			if !found {
+				return errNoPlan
+			}
+			return nil
+		},
+	}
+	flags.register(cmd)
+	return cmd
+}
+
+func newGraph() *cobra.Command {
+	var format string
+	var flags planFlags
+	cmd := &cobra.Command{
+		Use:   "graph DIR",
+		Short: "Print the dependency graph of the plan (mermaid or dot)",
+		Args:  exactArgs(1, "one directory"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "mermaid" && format != "dot" {
+				return &UsageError{fmt.Errorf("--format must be mermaid or dot, not %q", format)}
+			}
+			req, err := flags.request(args[0])
+			if err != nil {
+				return err
+			}
+			res, err := service.Plan(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			if res.Failed {
+				_ = renderText(cmd.OutOrStdout(), res)
+				return errNoPlan
+			}
+			if format == "dot" {
+				fmt.Fprint(cmd.OutOrStdout(), res.Plan.DOT())
+			} else {
+				fmt.Fprint(cmd.OutOrStdout(), res.Plan.Mermaid)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid or dot")
+	flags.register(cmd)
 	return cmd
 }
 

@@ -76,7 +76,7 @@ func TestPlanFailuresExitOneWithErrors(t *testing.T) {
 		wantMsg  []string
 	}{
 		{"cycle", "cycle", []string{"alpha", "beta", "gamma"}, []string{"alpha → beta → gamma → alpha"}},
-		{"missing", "missing", []string{"app"}, []string{"database", "gadgets.example.com", "fast-ssd", "service-mesh", "csi-rook-ceph, csi-longhorn"}},
+		{"missing", "missing", []string{"app"}, []string{"database", "gadgets.example.com", "fast-ssd", "service-mesh", "group storage (csi-rook-ceph or csi-longhorn)"}},
 		{"malformed", "invalid", []string{"broken"}, []string{"zarf-package-broken-amd64-1.0.0.tar.zst", "requires.packages[0].nmae"}},
 		{"ambiguous", "ambiguous", []string{"csi-longhorn", "csi-rook-ceph", "workload"}, []string{"group storage", "priorities"}},
 	}
@@ -146,5 +146,42 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	code, out, _ := run(t, "plan", "/nonexistent/bundle", "-o", "json")
 	if code != ExitFailed || !strings.Contains(out, "listing the package directory") {
 		t.Errorf("missing directory: exit %d %s", code, out)
+	}
+}
+
+func TestPlanningFlags(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     []string
+	}{
+		{"select settles a tie", []string{"plan", "../../testdata/bundles/ambiguous", "--select", "storage=csi-longhorn"}, ExitOK, []string{"csi-longhorn", "workload"}},
+		{"priority settles a tie", []string{"plan", "../../testdata/bundles/ambiguous", "--priority", "csi-rook-ceph=10", "-o", "json"}, ExitOK, []string{`"name":"csi-rook-ceph"`, "csi-rook-ceph won group storage by priority (10 > 0)"}},
+		{"newest_only fails naming both versions", []string{"plan", "../../testdata/bundles/versions", "--version-strategy", "newest_only"}, ExitFailed, []string{"1.14.0 and 1.13.0", "newest_only"}},
+		{"an operator constraint", []string{"plan", "../../testdata/bundles/versions", "--constraint", "operator-cert-manager=>=1.14.0"}, ExitFailed, []string{"the operator requested operator-cert-manager >=1.14.0 (option constraints)"}},
+		{"packages limits the plan", []string{"plan", "../../examples/bundles/reference-stack", "--packages", "csi-rook-ceph"}, ExitOK, []string{"Deploy 2 packages", "not needed"}},
+		{"exclude of a needed package", []string{"plan", "../../examples/bundles/reference-stack", "--exclude", "init"}, ExitFailed, []string{"the operator excluded init (option exclude)"}},
+		{"an option naming an absent package", []string{"plan", "../../examples/bundles/reference-stack", "--force", "nginx"}, ExitFailed, []string{"option force names package nginx, which the directory does not hold"}},
+		{"why a package is planned", []string{"why", "operator-cert-manager", "../../testdata/bundles/versions"}, ExitOK, []string{"operator-cert-manager 1.13.0 is planned, step 1 of 2", "needed by legacy-app 0.5.0", "operator-cert-manager 1.14.0 (zarf-package-operator-cert-manager-amd64-1.14.0.tar.zst) is not planned: operator-cert-manager 1.13.0 is chosen instead"}},
+		{"why a package lost its group", []string{"why", "csi-longhorn", "../../testdata/bundles/ambiguous", "--select", "storage=csi-rook-ceph"}, ExitOK, []string{"csi-longhorn 1.0.0", "is not planned: not chosen for group storage", "csi-rook-ceph was selected for group storage by the operator (option select)"}},
+		{"why a package blocks the plan", []string{"why", "beta", "../../testdata/bundles/cycle"}, ExitOK, []string{"beta is part of a problem that prevents any plan [cycle]"}},
+		{"why an absent package", []string{"why", "nginx", "../../examples/bundles/reference-stack"}, ExitFailed, []string{"the directory holds no package named nginx"}},
+		{"graph as mermaid", []string{"graph", "../../examples/bundles/reference-stack"}, ExitOK, []string{"flowchart TD", "pkg_init -->|package: init| pkg_operator_cert_manager"}},
+		{"graph as dot", []string{"graph", "../../examples/bundles/reference-stack", "--format", "dot"}, ExitOK, []string{"digraph plan {", `"csi-rook-ceph" -> "workload-app" [label="group: csi-rook-ceph"]`}},
+		{"graph format checked", []string{"graph", "../../examples/bundles/reference-stack", "--format", "png"}, ExitUsage, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := run(t, tt.args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d; want %d\n%s%s", code, tt.wantCode, out, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output does not say %q:\n%s", w, out)
+				}
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,7 +42,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		ignored = []inspect.Skipped{}
 	}
 	if r.Plan != nil && !r.Failed {
-		return json.Marshal(struct {
+		return marshal(struct {
 			*planner.Plan
 			Ignored []inspect.Skipped `json:"ignored"`
 		}{r.Plan, ignored})
@@ -53,13 +54,25 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	if warnings == nil {
 		warnings = []string{}
 	}
-	return json.Marshal(struct {
+	return marshal(struct {
 		Failed   bool              `json:"failed"`
 		Msg      string            `json:"msg"`
 		Errors   []planner.Problem `json:"errors"`
 		Warnings []string          `json:"warnings"`
 		Ignored  []inspect.Skipped `json:"ignored"`
 	}{true, r.Msg, errs, warnings, ignored})
+}
+
+// marshal renders JSON without escaping <, > and &, which constraints such
+// as ">=1.14" are full of.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // Request is one plan request.
@@ -70,7 +83,11 @@ type Request struct {
 
 // FromProto converts a wire request.
 func FromProto(r *plannerpb.PlanRequest) Request {
-	req := Request{Path: r.GetPath(), Options: planner.Options{Architecture: r.GetArchitecture(), Flavor: r.GetFlavor()}}
+	req := Request{Path: r.GetPath(), Options: planner.Options{
+		Architecture: r.GetArchitecture(), Flavor: r.GetFlavor(),
+		Select: r.GetSelect(), Packages: r.GetPackages(), Exclude: r.GetExclude(),
+		Constraints: r.GetConstraints(), Force: r.GetForce(), VersionStrategy: r.GetVersionStrategy(),
+	}}
 	if len(r.GetPriorities()) > 0 {
 		req.Options.Priorities = map[string]int{}
 		for k, v := range r.GetPriorities() {
@@ -172,4 +189,49 @@ func (Daemon) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.
 // Status is answered by the lifecycle layer, which knows the process.
 func (Daemon) Status(context.Context) (*plannerpb.StatusResponse, error) {
 	return &plannerpb.StatusResponse{BuildId: contract.BuildID, ProtocolVersion: contract.ProtocolVersion}, nil
+}
+
+// Why explains, in lines for a person, what a result says about one
+// package: planned (where and why), left out (each archive and why),
+// skipped, or named by a failure. found is false when the result does not
+// mention the package at all.
+func Why(res *Result, name string) (lines []string, found bool) {
+	if res.Failed {
+		for _, p := range res.Errors {
+			if slices.Contains(p.Packages, name) {
+				lines = append(lines, fmt.Sprintf("%s is part of a problem that prevents any plan [%s]: %s", name, p.Kind, p.Message))
+			}
+		}
+		if len(lines) == 0 {
+			return []string{fmt.Sprintf("no plan is possible (%s), and no problem names %s", res.Msg, name)}, false
+		}
+		return lines, true
+	}
+	p := res.Plan
+	for i, it := range p.Packages {
+		if it.Name != name {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%s %s is planned, step %d of %d at level %d (%s):", it.Name, it.Version, i+1, len(p.Packages), it.Level, filepath.Base(it.Path)))
+		for _, r := range it.Reasons {
+			lines = append(lines, "  - "+r)
+		}
+		if len(it.After) > 0 {
+			lines = append(lines, "  it waits for "+strings.Join(it.After, ", "))
+		}
+	}
+	for _, s := range p.Skipped {
+		if s.Name == name {
+			lines = append(lines, fmt.Sprintf("%s %s is skipped: %s", s.Name, s.Version, s.Reason))
+		}
+	}
+	for _, e := range p.Excluded {
+		if e.Name == name {
+			lines = append(lines, fmt.Sprintf("%s %s (%s) is not planned: %s", e.Name, e.Version, filepath.Base(e.Path), e.Reason))
+		}
+	}
+	if len(lines) == 0 {
+		return []string{fmt.Sprintf("the directory holds no package named %s", name)}, false
+	}
+	return lines, true
 }

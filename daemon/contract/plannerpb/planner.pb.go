@@ -33,9 +33,21 @@ type PlanRequest struct {
 	// Flavor to choose when a package comes in several.
 	Flavor string `protobuf:"bytes,3,opt,name=flavor,proto3" json:"flavor,omitempty"`
 	// Priority per package name inside alternative groups.
-	Priorities    map[string]int32 `protobuf:"bytes,4,rep,name=priorities,proto3" json:"priorities,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Priorities map[string]int32 `protobuf:"bytes,4,rep,name=priorities,proto3" json:"priorities,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// Group id (or alias names joined with commas) → the package to choose.
+	Select map[string]string `protobuf:"bytes,5,rep,name=select,proto3" json:"select,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Limit the roots to these names (plus what they need).
+	Packages []string `protobuf:"bytes,6,rep,name=packages,proto3" json:"packages,omitempty"`
+	// Names that must not be planned.
+	Exclude []string `protobuf:"bytes,7,rep,name=exclude,proto3" json:"exclude,omitempty"`
+	// Name → semver range the operator pins it to.
+	Constraints map[string]string `protobuf:"bytes,8,rep,name=constraints,proto3" json:"constraints,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Names to plan even when the cluster already has them.
+	Force []string `protobuf:"bytes,9,rep,name=force,proto3" json:"force,omitempty"`
+	// newest_satisfying (default) or newest_only.
+	VersionStrategy string `protobuf:"bytes,10,opt,name=version_strategy,json=versionStrategy,proto3" json:"version_strategy,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PlanRequest) Reset() {
@@ -94,6 +106,48 @@ func (x *PlanRequest) GetPriorities() map[string]int32 {
 		return x.Priorities
 	}
 	return nil
+}
+
+func (x *PlanRequest) GetSelect() map[string]string {
+	if x != nil {
+		return x.Select
+	}
+	return nil
+}
+
+func (x *PlanRequest) GetPackages() []string {
+	if x != nil {
+		return x.Packages
+	}
+	return nil
+}
+
+func (x *PlanRequest) GetExclude() []string {
+	if x != nil {
+		return x.Exclude
+	}
+	return nil
+}
+
+func (x *PlanRequest) GetConstraints() map[string]string {
+	if x != nil {
+		return x.Constraints
+	}
+	return nil
+}
+
+func (x *PlanRequest) GetForce() []string {
+	if x != nil {
+		return x.Force
+	}
+	return nil
+}
+
+func (x *PlanRequest) GetVersionStrategy() string {
+	if x != nil {
+		return x.VersionStrategy
+	}
+	return ""
 }
 
 type PlanResponse struct {
@@ -272,17 +326,30 @@ var File_planner_proto protoreflect.FileDescriptor
 
 const file_planner_proto_rawDesc = "" +
 	"\n" +
-	"\rplanner.proto\x12\x0ezarfplanner.v1\"\xe9\x01\n" +
+	"\rplanner.proto\x12\x0ezarfplanner.v1\"\xec\x04\n" +
 	"\vPlanRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\"\n" +
 	"\farchitecture\x18\x02 \x01(\tR\farchitecture\x12\x16\n" +
 	"\x06flavor\x18\x03 \x01(\tR\x06flavor\x12K\n" +
 	"\n" +
 	"priorities\x18\x04 \x03(\v2+.zarfplanner.v1.PlanRequest.PrioritiesEntryR\n" +
-	"priorities\x1a=\n" +
+	"priorities\x12?\n" +
+	"\x06select\x18\x05 \x03(\v2'.zarfplanner.v1.PlanRequest.SelectEntryR\x06select\x12\x1a\n" +
+	"\bpackages\x18\x06 \x03(\tR\bpackages\x12\x18\n" +
+	"\aexclude\x18\a \x03(\tR\aexclude\x12N\n" +
+	"\vconstraints\x18\b \x03(\v2,.zarfplanner.v1.PlanRequest.ConstraintsEntryR\vconstraints\x12\x14\n" +
+	"\x05force\x18\t \x03(\tR\x05force\x12)\n" +
+	"\x10version_strategy\x18\n" +
+	" \x01(\tR\x0fversionStrategy\x1a=\n" +
 	"\x0fPrioritiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\">\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a9\n" +
+	"\vSelectEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
+	"\x10ConstraintsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\">\n" +
 	"\fPlanResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
 	"\x06failed\x18\x02 \x01(\bR\x06failed\"\x0f\n" +
@@ -309,25 +376,29 @@ func file_planner_proto_rawDescGZIP() []byte {
 	return file_planner_proto_rawDescData
 }
 
-var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_planner_proto_goTypes = []any{
 	(*PlanRequest)(nil),    // 0: zarfplanner.v1.PlanRequest
 	(*PlanResponse)(nil),   // 1: zarfplanner.v1.PlanResponse
 	(*StatusRequest)(nil),  // 2: zarfplanner.v1.StatusRequest
 	(*StatusResponse)(nil), // 3: zarfplanner.v1.StatusResponse
 	nil,                    // 4: zarfplanner.v1.PlanRequest.PrioritiesEntry
+	nil,                    // 5: zarfplanner.v1.PlanRequest.SelectEntry
+	nil,                    // 6: zarfplanner.v1.PlanRequest.ConstraintsEntry
 }
 var file_planner_proto_depIdxs = []int32{
 	4, // 0: zarfplanner.v1.PlanRequest.priorities:type_name -> zarfplanner.v1.PlanRequest.PrioritiesEntry
-	0, // 1: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
-	2, // 2: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
-	1, // 3: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
-	3, // 4: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
-	3, // [3:5] is the sub-list for method output_type
-	1, // [1:3] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	5, // 1: zarfplanner.v1.PlanRequest.select:type_name -> zarfplanner.v1.PlanRequest.SelectEntry
+	6, // 2: zarfplanner.v1.PlanRequest.constraints:type_name -> zarfplanner.v1.PlanRequest.ConstraintsEntry
+	0, // 3: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
+	2, // 4: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
+	1, // 5: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
+	3, // 6: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
+	5, // [5:7] is the sub-list for method output_type
+	3, // [3:5] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_planner_proto_init() }
@@ -341,7 +412,7 @@ func file_planner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_planner_proto_rawDesc), len(file_planner_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

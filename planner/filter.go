@@ -10,10 +10,9 @@ import (
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
-// choose validates the candidates, filters them by architecture and flavor,
-// and picks one archive per package name: the newest version that satisfies
-// every constraint the other chosen packages put on it.
-func (p *planning) choose(cands []facts.Candidate) map[string]facts.Candidate {
+// filter validates the candidates and keeps those of the target
+// architecture and selected flavor. Identical copies collapse to one.
+func (p *planning) filter(cands []facts.Candidate) []facts.Candidate {
 	var kept []facts.Candidate
 	for _, c := range cands {
 		if !p.valid(c) {
@@ -25,45 +24,7 @@ func (p *planning) choose(cands []facts.Candidate) map[string]facts.Candidate {
 		}
 		kept = append(kept, c)
 	}
-	kept = p.flavors(kept)
-
-	byName := map[string][]facts.Candidate{} // versions, newest first
-	for _, c := range kept {
-		byName[c.Name] = append(byName[c.Name], c)
-	}
-	chosen := map[string]facts.Candidate{}
-	for name, vs := range byName {
-		chosen[name] = vs[0]
-	}
-	// Step down a package's version while a chosen consumer's constraint
-	// rules it out. Each step only ever lowers a version, so this ends.
-	for changed := true; changed; {
-		changed = false
-		for _, name := range sortedKeys(byName) {
-			cons := constraintsOn(name, chosen)
-			if len(cons) == 0 || satisfiesAll(chosen[name].Version, cons) {
-				continue
-			}
-			next, ok := newestSatisfying(byName[name], cons)
-			if !ok {
-				p.versionConflict(name, byName[name], cons)
-				delete(byName, name)
-				continue
-			}
-			if next.Path != chosen[name].Path {
-				chosen[name] = next
-				changed = true
-			}
-		}
-	}
-	for name, vs := range byName {
-		for _, c := range vs {
-			if c.Path != chosen[name].Path {
-				p.exclude(c, "%s %s is chosen instead (newest version satisfying every consumer)", name, chosen[name].Version)
-			}
-		}
-	}
-	return chosen
+	return p.flavors(kept)
 }
 
 // valid reports whether a candidate's identity is well formed, recording an
@@ -87,8 +48,7 @@ func (p *planning) valid(c facts.Candidate) bool {
 }
 
 // flavors keeps, for each name and version, the archive of the selected
-// flavor; several flavors with no selector are ambiguous. Identical copies
-// (same sha256) collapse to one with a warning.
+// flavor; several flavors with no selector are ambiguous.
 func (p *planning) flavors(cands []facts.Candidate) []facts.Candidate {
 	type key struct{ name, version string }
 	groups := map[key][]facts.Candidate{}
@@ -102,8 +62,7 @@ func (p *planning) flavors(cands []facts.Candidate) []facts.Candidate {
 	}
 	var out []facts.Candidate
 	for _, k := range keys {
-		g := groups[k]
-		g = p.dedupe(g)
+		g := p.dedupe(groups[k])
 		if len(g) == 1 {
 			out = append(out, g[0])
 			continue
@@ -113,8 +72,7 @@ func (p *planning) flavors(cands []facts.Candidate) []facts.Candidate {
 			flavors = append(flavors, fmt.Sprintf("%q (%s)", c.Flavor, base(c.Path)))
 		}
 		if p.opts.Flavor != "" {
-			i := slices.IndexFunc(g, func(c facts.Candidate) bool { return c.Flavor == p.opts.Flavor })
-			if i >= 0 {
+			if i := slices.IndexFunc(g, func(c facts.Candidate) bool { return c.Flavor == p.opts.Flavor }); i >= 0 {
 				out = append(out, g[i])
 				for j, c := range g {
 					if j != i {
@@ -159,72 +117,6 @@ func distinctFlavors(g []facts.Candidate) bool {
 		seen[c.Flavor] = true
 	}
 	return true
-}
-
-// constraint is a version constraint a consumer puts on a package name.
-type constraint struct {
-	consumer facts.Candidate
-	field    string
-	text     string
-	c        *semver.Constraints
-}
-
-// constraintsOn lists the constraints chosen consumers put on name through
-// requires.packages entries naming it.
-func constraintsOn(name string, chosen map[string]facts.Candidate) []constraint {
-	var out []constraint
-	for _, consumer := range sortedKeys(chosen) {
-		c := chosen[consumer]
-		if c.Prerequisites == nil {
-			continue
-		}
-		for i, r := range c.Prerequisites.Requires.Packages {
-			if r.Version == "" || !slices.Contains(r.Alternatives(), name) {
-				continue
-			}
-			sc, err := semver.NewConstraint(r.Version)
-			if err != nil { // Decode validated it; keep going if a caller built facts by hand
-				continue
-			}
-			out = append(out, constraint{consumer: c, field: fmt.Sprintf("requires.packages[%d].version", i), text: r.Version, c: sc})
-		}
-	}
-	return out
-}
-
-func satisfiesAll(version string, cons []constraint) bool {
-	v, err := semver.NewVersion(version)
-	if err != nil {
-		return false
-	}
-	for _, c := range cons {
-		if !c.c.Check(v) {
-			return false
-		}
-	}
-	return true
-}
-
-func newestSatisfying(versions []facts.Candidate, cons []constraint) (facts.Candidate, bool) {
-	for _, c := range versions {
-		if satisfiesAll(c.Version, cons) {
-			return c, true
-		}
-	}
-	return facts.Candidate{}, false
-}
-
-func (p *planning) versionConflict(name string, versions []facts.Candidate, cons []constraint) {
-	var held, wants []string
-	pk := []string{name}
-	for _, v := range versions {
-		held = append(held, v.Version)
-	}
-	for _, c := range cons {
-		wants = append(wants, fmt.Sprintf("%s %s requires %s %s (%s in %s)", c.consumer.Name, c.consumer.Version, name, c.text, c.field, base(c.consumer.Path)))
-		pk = append(pk, c.consumer.Name)
-	}
-	p.problem(KindVersionConflict, pk, "%s; the directory holds %s %s only, which does not satisfy all of them", strings.Join(wants, " and "), name, strings.Join(held, ", "))
 }
 
 // compareVersions orders semantic versions; unparsable ones sort after and

@@ -1,0 +1,53 @@
+package facts
+
+// Cluster is what a target cluster already has, as far as planning cares.
+// A cluster-aware plan takes it as input (inspect builds it from a live
+// cluster, or it is loaded from a saved snapshot); a standalone plan has
+// none. Only Healthy packages satisfy anything.
+type Cluster struct {
+	// Name identifies the cluster in messages (a kubeconfig context, or a
+	// snapshot file).
+	Name              string             `json:"name,omitempty"`
+	KubernetesVersion string             `json:"kubernetes_version,omitempty"`
+	Packages          []InstalledPackage `json:"packages,omitempty"`
+	// CRDs lists the CRDs that are Established.
+	CRDs           []string `json:"crds,omitempty"`
+	StorageClasses []string `json:"storage_classes,omitempty"`
+	// Capabilities are provided by installed packages (their documents'
+	// provides.capabilities, when known).
+	Capabilities []string `json:"capabilities,omitempty"`
+}
+
+// InstalledPackage is a Zarf package deployed on the cluster.
+type InstalledPackage struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// AggregateChecksum identifies the build deployed.
+	AggregateChecksum string `json:"aggregate_checksum,omitempty"`
+	// Healthy is true when every required component succeeded and the
+	// status is current (observedGeneration == generation).
+	Healthy bool `json:"healthy"`
+	// Reason says what is wrong when not Healthy.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Installed returns the healthy installed package of that name, if any.
+func (c *Cluster) Installed(name string) (InstalledPackage, bool) {
+	if c == nil {
+		return InstalledPackage{}, false
+	}
+	for _, p := range c.Packages {
+		if p.Name == name && p.Healthy {
+			return p, true
+		}
+	}
+	return InstalledPackage{}, false
+}
+
+// Where names the cluster for a message.
+func (c *Cluster) Where() string {
+	if c == nil || c.Name == "" {
+		return "the cluster"
+	}
+	return "cluster " + c.Name
+}

@@ -1,0 +1,427 @@
+package planner
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+)
+
+// cand is a candidate archive in the resolution model; id is its SAT
+// variable (1-based).
+type cand struct {
+	facts.Candidate
+	id      int
+	version *semver.Version
+	reqs    []*req
+}
+
+func (c *cand) label() string { return c.Name + " " + c.Version }
+
+// req is one requirement of one candidate, compiled: the candidates that
+// satisfy it, or the cluster fact that does.
+type req struct {
+	owner *cand
+	kind  string // an Edge kind
+	field string // e.g. requires.packages[0] or requires.crds[1]
+	// what is the thing required, for sentences: "package cm <=1.13.5",
+	// "one of init, init-slim", "CRD certificates.cert-manager.io".
+	what string
+	// target is the package name a package, alias or group requirement
+	// settled on ("" for crd, storage class, capability).
+	target     string
+	constraint string
+	value      string
+	providers  []*cand
+	// byCluster, when set, says which cluster fact satisfies it.
+	byCluster string
+	// losers are the candidates of the names that lost this group or alias
+	// set; the owner excludes them.
+	losers   []*cand
+	settled  string // how a group or alias set was settled, for reasons
+	names    []string
+	anyNamed bool // some name it accepts is in the directory at all
+}
+
+// model is the resolution problem: candidates, their requirements, the
+// roots and what the operator forbade.
+type model struct {
+	cands    []*cand
+	byName   map[string][]*cand // newest first
+	names    []string
+	roots    []string
+	rootWhy  string
+	forbid   map[*cand]string // candidate → why it may not be chosen
+	cluster  *facts.Cluster
+	required map[string]bool // names some requirement targets (for excluded reasons)
+}
+
+// build compiles the kept candidates and the options into a model. It
+// records option errors and ambiguities as problems.
+func (p *planning) build(kept []facts.Candidate) *model {
+	m := &model{byName: map[string][]*cand{}, forbid: map[*cand]string{}, cluster: p.opts.Cluster, required: map[string]bool{}}
+	for _, c := range kept {
+		v, _ := semver.NewVersion(c.Version) // filter validated it
+		cc := &cand{Candidate: c, version: v}
+		m.cands = append(m.cands, cc)
+		m.byName[c.Name] = append(m.byName[c.Name], cc)
+	}
+	slices.SortStableFunc(m.cands, func(a, b *cand) int { return cmp.Or(cmp.Compare(a.Name, b.Name), b.version.Compare(a.version)) })
+	for i, c := range m.cands {
+		c.id = i + 1
+	}
+	for name, cs := range m.byName {
+		slices.SortStableFunc(cs, func(a, b *cand) int { return b.version.Compare(a.version) })
+		m.byName[name] = cs
+	}
+	m.names = sortedKeys(m.byName)
+	p.checkOptions(m)
+	if p.failed() {
+		return m
+	}
+	p.forbidden(m)
+	for _, c := range m.cands {
+		p.compile(m, c)
+	}
+	p.chooseRoots(m)
+	return m
+}
+
+// checkOptions rejects options that name packages the directory does not
+// hold: a typo must not silently plan something else.
+func (p *planning) checkOptions(m *model) {
+	check := func(option, name string) {
+		if _, ok := m.byName[name]; !ok {
+			p.problem(KindInvalid, []string{name}, "option %s names package %s, which the directory does not hold (it holds %s)", option, name, strings.Join(m.names, ", "))
+		}
+	}
+	for _, n := range p.opts.Packages {
+		check("packages", n)
+	}
+	for _, n := range p.opts.Exclude {
+		check("exclude", n)
+	}
+	for _, n := range p.opts.Force {
+		check("force", n)
+	}
+	for _, n := range sortedKeys(p.opts.Constraints) {
+		check("constraints", n)
+		if _, err := semver.NewConstraint(p.opts.Constraints[n]); err != nil {
+			p.problem(KindInvalid, []string{n}, "option constraints: %s=%q is not a semver range: %v", n, p.opts.Constraints[n], err)
+		}
+	}
+	for _, n := range sortedKeys(p.opts.Priorities) {
+		check("priorities", n)
+	}
+	for _, k := range sortedKeys(p.opts.Select) {
+		check("select", p.opts.Select[k])
+	}
+	switch p.opts.VersionStrategy {
+	case "", StrategyNewestSatisfying, StrategyNewestOnly:
+	default:
+		p.problem(KindInvalid, nil, "option version_strategy is %q; use %s or %s", p.opts.VersionStrategy, StrategyNewestSatisfying, StrategyNewestOnly)
+	}
+}
+
+// forbidden marks the candidates the operator ruled out: excluded names,
+// versions outside an operator constraint, and (newest_only) every version
+// but the newest.
+func (p *planning) forbidden(m *model) {
+	for _, n := range p.opts.Exclude {
+		for _, c := range m.byName[n] {
+			m.forbid[c] = fmt.Sprintf("the operator excluded %s (option exclude)", n)
+		}
+	}
+	for _, n := range sortedKeys(p.opts.Constraints) {
+		sc, err := semver.NewConstraint(p.opts.Constraints[n])
+		if err != nil {
+			continue
+		}
+		for _, c := range m.byName[n] {
+			if _, done := m.forbid[c]; !done && !sc.Check(c.version) {
+				m.forbid[c] = fmt.Sprintf("the operator requested %s %s (option constraints), which %s does not satisfy", n, p.opts.Constraints[n], c.Version)
+			}
+		}
+	}
+	if p.opts.VersionStrategy == StrategyNewestOnly {
+		for _, n := range m.names {
+			for _, c := range m.byName[n][1:] {
+				if _, done := m.forbid[c]; !done {
+					m.forbid[c] = fmt.Sprintf("version_strategy newest_only allows only %s %s, the newest in the directory", n, m.byName[n][0].Version)
+				}
+			}
+		}
+	}
+}
+
+// compile turns a candidate's document into requirements.
+func (p *planning) compile(m *model, c *cand) {
+	d := c.Prerequisites
+	if d == nil {
+		return
+	}
+	groups := map[string][]int{} // id → indexes of its entries
+	var order []string
+	for i, r := range d.Requires.Packages {
+		if r.ID != "" {
+			if _, ok := groups[r.ID]; !ok {
+				order = append(order, r.ID)
+			}
+			groups[r.ID] = append(groups[r.ID], i)
+			continue
+		}
+		field := fmt.Sprintf("requires.packages[%d]", i)
+		if r.Name != "" {
+			c.reqs = append(c.reqs, p.packageReq(m, c, EdgePackage, field, r.Name, r.Version, ""))
+			continue
+		}
+		alts := make([]alternative, 0, len(r.Names))
+		for _, n := range r.Names {
+			alts = append(alts, alternative{name: n, version: r.Version, field: field})
+		}
+		c.reqs = append(c.reqs, p.settle(m, c, EdgeAlias, strings.Join(r.Names, ","), field, alts))
+	}
+	for _, id := range order {
+		var alts []alternative
+		for _, i := range groups[id] {
+			r := d.Requires.Packages[i]
+			prio := 0
+			if r.Priority != nil {
+				prio = *r.Priority
+			}
+			for _, n := range r.Alternatives() {
+				alts = append(alts, alternative{name: n, version: r.Version, priority: prio, field: fmt.Sprintf("requires.packages[%d]", i)})
+			}
+		}
+		c.reqs = append(c.reqs, p.settle(m, c, EdgeGroup, id, alts[0].field, alts))
+	}
+	provided := []struct {
+		kind, field, what string
+		wants             []string
+		has               func(*facts.Prerequisites) []string
+		cluster           []string
+	}{
+		{EdgeCRD, "requires.crds", "CRD", d.Requires.CRDs, func(d *facts.Prerequisites) []string { return d.Provides.CRDs }, clusterList(m.cluster, func(c *facts.Cluster) []string { return c.CRDs })},
+		{EdgeStorageClass, "requires.storage_classes", "storage class", d.Requires.StorageClasses, func(d *facts.Prerequisites) []string { return d.Provides.StorageClasses }, clusterList(m.cluster, func(c *facts.Cluster) []string { return c.StorageClasses })},
+		{EdgeCapability, "requires.capabilities", "capability", d.Requires.Capabilities, func(d *facts.Prerequisites) []string { return d.Provides.Capabilities }, clusterList(m.cluster, func(c *facts.Cluster) []string { return c.Capabilities })},
+	}
+	for _, k := range provided {
+		for i, want := range k.wants {
+			r := &req{owner: c, kind: k.kind, field: fmt.Sprintf("%s[%d]", k.field, i), what: k.what + " " + want, value: want}
+			for _, o := range m.cands {
+				if o.Name != c.Name && o.Prerequisites != nil && slices.Contains(k.has(o.Prerequisites), want) {
+					r.providers = append(r.providers, o)
+				}
+			}
+			r.anyNamed = len(r.providers) > 0
+			if slices.Contains(k.cluster, want) {
+				r.byCluster = fmt.Sprintf("%s %s is present on %s", k.what, want, m.cluster.Where())
+			}
+			c.reqs = append(c.reqs, r)
+		}
+	}
+}
+
+func clusterList(c *facts.Cluster, f func(*facts.Cluster) []string) []string {
+	if c == nil {
+		return nil
+	}
+	return f(c)
+}
+
+// packageReq compiles a requirement on one package name.
+func (p *planning) packageReq(m *model, owner *cand, kind, field, name, constraint, settled string) *req {
+	r := &req{owner: owner, kind: kind, field: field, target: name, constraint: constraint, value: name, settled: settled}
+	r.what = name
+	if constraint != "" {
+		r.what += " " + constraint
+	}
+	m.required[name] = true
+	var sc *semver.Constraints
+	if constraint != "" {
+		sc, _ = semver.NewConstraint(constraint) // Decode validated it
+	}
+	_, r.anyNamed = m.byName[name]
+	for _, c := range m.byName[name] {
+		if sc == nil || sc.Check(c.version) {
+			r.providers = append(r.providers, c)
+		}
+	}
+	if inst, ok := m.cluster.Installed(name); ok {
+		if v, err := semver.NewVersion(inst.Version); err == nil && (sc == nil || sc.Check(v)) {
+			r.byCluster = fmt.Sprintf("%s %s is installed and healthy on %s", name, inst.Version, m.cluster.Where())
+		}
+	}
+	return r
+}
+
+// alternative is one package that can satisfy a group or alias set.
+type alternative struct {
+	name     string
+	version  string
+	priority int
+	field    string
+}
+
+// settle decides which alternative of a group (kind group, key its id) or
+// alias set (kind alias, key its names) a consumer gets: the operator's
+// select, else one already installed and healthy on the cluster, else the
+// highest priority; the only one present needs no decision. A tie is an
+// ambiguity problem.
+func (p *planning) settle(m *model, owner *cand, kind, key, field string, alts []alternative) *req {
+	var all []string
+	for _, a := range alts {
+		all = append(all, a.name)
+	}
+	what := fmt.Sprintf("one of %s", strings.Join(all, ", "))
+	where := fmt.Sprintf("%s %s (%s)", owner.Name, owner.Version, base(owner.Path))
+	label := "aliases " + strings.Join(all, ", ")
+	if kind == EdgeGroup {
+		what = fmt.Sprintf("group %s (%s)", key, strings.Join(all, " or "))
+		label = "group " + key
+	}
+	var here []alternative
+	for _, a := range alts {
+		if prio, ok := p.opts.Priorities[a.name]; ok {
+			a.priority = prio
+		}
+		_, inDir := m.byName[a.name]
+		_, installed := m.cluster.Installed(a.name)
+		if inDir || installed {
+			here = append(here, a)
+		}
+	}
+	pick := func(a alternative, how string) *req {
+		r := p.packageReq(m, owner, kind, a.field, a.name, a.version, how)
+		r.what, r.names = what, all
+		if kind == EdgeGroup {
+			r.field = fmt.Sprintf("%s (id %s)", a.field, key)
+		}
+		for _, o := range here {
+			if o.name != a.name {
+				r.losers = append(r.losers, m.byName[o.name]...)
+			}
+		}
+		return r
+	}
+	none := &req{owner: owner, kind: kind, field: field, what: what, names: all}
+	if kind == EdgeGroup {
+		none.field = fmt.Sprintf("%s (id %s)", field, key)
+	}
+	if sel, ok := p.selectFor(kind, key, all); ok {
+		i := slices.IndexFunc(alts, func(a alternative) bool { return a.name == sel })
+		if i < 0 {
+			p.problem(KindInvalid, []string{owner.Name, sel}, "option select chooses %s for %s of %s, but %s is not one of its alternatives (%s)", sel, label, where, sel, strings.Join(all, ", "))
+			return none
+		}
+		a := alts[i]
+		if prio, ok := p.opts.Priorities[a.name]; ok {
+			a.priority = prio
+		}
+		return pick(a, fmt.Sprintf("%s was selected for %s by the operator (option select)", a.name, label))
+	}
+	switch len(here) {
+	case 0:
+		for _, n := range all {
+			m.required[n] = true
+		}
+		return none
+	case 1:
+		return pick(here[0], "")
+	}
+	var installed []alternative
+	for _, a := range here {
+		if _, ok := m.cluster.Installed(a.name); ok {
+			installed = append(installed, a)
+		}
+	}
+	if len(installed) == 1 {
+		inst, _ := m.cluster.Installed(installed[0].name)
+		return pick(installed[0], fmt.Sprintf("%s %s is installed and healthy on %s, so %s is satisfied there", inst.Name, inst.Version, m.cluster.Where(), label))
+	}
+	slices.SortStableFunc(here, func(a, b alternative) int { return cmp.Or(cmp.Compare(b.priority, a.priority), cmp.Compare(a.name, b.name)) })
+	if here[0].priority == here[1].priority {
+		var tied []string
+		for _, a := range here {
+			if a.priority == here[0].priority {
+				tied = append(tied, fmt.Sprintf("%s (priority %d)", a.name, a.priority))
+			}
+		}
+		key := key
+		if kind == EdgeAlias {
+			key = strings.Join(all, ",")
+		}
+		p.problem(KindAmbiguous, append([]string{owner.Name}, all...), "%s of %s can be satisfied by %s with equal priority; choose with select (e.g. select: {%q: %s}) or priorities (e.g. priorities: {%s: 100}), or remove one archive",
+			label, where, strings.Join(tied, " or "), key, here[0].name, here[0].name)
+		return none
+	}
+	return pick(here[0], fmt.Sprintf("%s won %s by priority (%d > %d)", here[0].name, label, here[0].priority, here[1].priority))
+}
+
+// selectFor finds the operator's select entry for a group id, or for an
+// alias set keyed by its names joined with commas (in any order).
+func (p *planning) selectFor(kind, key string, names []string) (string, bool) {
+	if len(p.opts.Select) == 0 {
+		return "", false
+	}
+	if kind == EdgeGroup {
+		s, ok := p.opts.Select[key]
+		return s, ok
+	}
+	want := slices.Sorted(slices.Values(names))
+	for k, v := range p.opts.Select {
+		parts := strings.Split(k, ",")
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
+		}
+		slices.Sort(parts)
+		if slices.Equal(parts, want) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// chooseRoots decides which names must be planned: the operator's packages,
+// else every name in the directory except those the operator excluded and
+// those that lost a group or alias set.
+func (p *planning) chooseRoots(m *model) {
+	if len(p.opts.Packages) > 0 {
+		m.roots = slices.Sorted(slices.Values(p.opts.Packages))
+		m.roots = slices.Compact(m.roots)
+		m.rootWhy = "requested by the operator (option packages)"
+		return
+	}
+	lost := map[string]bool{}
+	for _, c := range m.cands {
+		for _, r := range c.reqs {
+			for _, l := range r.losers {
+				lost[l.Name] = true
+			}
+		}
+	}
+	for _, n := range m.names {
+		if !lost[n] && !slices.Contains(p.opts.Exclude, n) {
+			m.roots = append(m.roots, n)
+		}
+	}
+	m.rootWhy = "in the directory"
+}
+
+// satisfiedBy reports whether a selection satisfies r (by the cluster or a
+// selected provider).
+func (r *req) satisfiedBy(sel map[string]*cand) bool {
+	if r.byCluster != "" {
+		return true
+	}
+	for _, pr := range r.providers {
+		if sel[pr.Name] == pr {
+			return true
+		}
+	}
+	return false
+}

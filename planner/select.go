@@ -1,0 +1,451 @@
+package planner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/crillab/gophersat/solver"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+)
+
+// maxSolves bounds the solver calls one selection may make after its first
+// solution. Past it the plan is still valid, only perhaps not the most
+// preferred, and says so in a warning.
+const maxSolves = 400
+
+// solverMu serialises gophersat: its solver shares a package-level buffer,
+// so two solvers must never run at once.
+var solverMu sync.Mutex
+
+// selectPackages picks one candidate per planned name. The preferences, in
+// order, are the settled groups (select, cluster, priority; see settle),
+// the newest version that satisfies every selected consumer, and the fewest
+// packages beyond the roots. It first tries the preferred selection
+// directly; when that fails it searches with the SAT solver, and when no
+// selection exists it explains why.
+func (p *planning) selectPackages(m *model) (map[string]*cand, bool) {
+	dead := m.propagate()
+	if sel, ok := m.greedy(dead); ok {
+		return sel, true
+	}
+	cnf := m.encode()
+	model, ok := solve(m, cnf.all(), nil)
+	if !ok {
+		p.explain(m, dead, cnf)
+		return nil, false
+	}
+	sel, exhausted := m.refine(cnf.all(), model, dead)
+	if exhausted {
+		p.plan.Warnings = append(p.plan.Warnings, fmt.Sprintf("the search for the preferred selection stopped after %d solver calls: the plan satisfies every requirement but may not use the newest possible versions", maxSolves))
+	}
+	return sel, true
+}
+
+// propagate finds the candidates that can never be chosen: forbidden ones,
+// and those with a requirement no live candidate and no cluster fact can
+// satisfy, repeated until nothing changes. It returns each with the
+// requirement that killed it (nil when forbidden).
+func (m *model) propagate() map[*cand]*req {
+	dead := map[*cand]*req{}
+	for c := range m.forbid {
+		dead[c] = nil
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, c := range m.cands {
+			if _, isDead := dead[c]; isDead {
+				continue
+			}
+			for _, r := range c.reqs {
+				if r.byCluster != "" {
+					continue
+				}
+				alive := slices.ContainsFunc(r.providers, func(pr *cand) bool { _, d := dead[pr]; return !d })
+				if !alive {
+					dead[c] = r
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	return dead
+}
+
+// greedy builds the preferred selection directly: from the roots, each
+// needed name at its newest live version, pulling in providers; while a
+// selected consumer's constraint rules out a selected version, that name
+// steps down. It reports false when this does not reach a selection that
+// satisfies every clause; the SAT search then decides.
+func (m *model) greedy(dead map[*cand]*req) (map[string]*cand, bool) {
+	caps := map[string]int{} // name → lowest index (newest) still allowed
+	for range len(m.cands) + 1 {
+		sel := map[string]*cand{}
+		var queue []*cand
+		choose := func(name string, r *req) *cand {
+			for i, c := range m.byName[name] {
+				if _, d := dead[c]; d || i < caps[name] || (r != nil && !slices.Contains(r.providers, c)) {
+					continue
+				}
+				sel[name] = c
+				queue = append(queue, c)
+				return c
+			}
+			return nil
+		}
+		for _, n := range m.roots {
+			if choose(n, nil) == nil {
+				return nil, false
+			}
+		}
+		for len(queue) > 0 {
+			c := queue[0]
+			queue = queue[1:]
+			for _, r := range c.reqs {
+				if r.satisfiedBy(sel) {
+					continue
+				}
+				if r.target != "" {
+					if sel[r.target] == nil && choose(r.target, r) == nil {
+						return nil, false
+					}
+					continue
+				}
+				if !slices.ContainsFunc(r.providers, func(pr *cand) bool { return sel[pr.Name] == nil && choose(pr.Name, r) != nil }) {
+					return nil, false
+				}
+			}
+		}
+		stepped := false
+		for _, name := range sortedKeys(sel) {
+			c := sel[name]
+			for _, r := range c.reqs {
+				if r.satisfiedBy(sel) || r.target == "" || sel[r.target] == nil {
+					continue
+				}
+				// Step the target down to the newest live version every
+				// selected consumer accepts.
+				target := r.target
+				cur := slices.Index(m.byName[target], sel[target])
+				next := -1
+				for i := cur + 1; i < len(m.byName[target]); i++ {
+					t := m.byName[target][i]
+					if _, d := dead[t]; !d && acceptedByAll(t, sel) {
+						next = i
+						break
+					}
+				}
+				if next < 0 {
+					return nil, false
+				}
+				caps[target] = next
+				stepped = true
+				break
+			}
+			if stepped {
+				break
+			}
+		}
+		if !stepped {
+			return sel, m.satisfies(sel)
+		}
+	}
+	return nil, false
+}
+
+// acceptedByAll reports whether every selected consumer's requirement on
+// t's name accepts t.
+func acceptedByAll(t *cand, sel map[string]*cand) bool {
+	for _, c := range sel {
+		for _, r := range c.reqs {
+			if r.target == t.Name && r.byCluster == "" && !slices.Contains(r.providers, t) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// satisfies checks a selection against every clause of the model.
+func (m *model) satisfies(sel map[string]*cand) bool {
+	for _, cl := range m.encode().all() {
+		ok := false
+		for _, lit := range cl {
+			c := m.cands[abs(lit)-1]
+			if (lit > 0) == (sel[c.Name] == c) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func abs(i int) int {
+	if i < 0 {
+		return -i
+	}
+	return i
+}
+
+// group kinds of clauses, for explanations.
+const (
+	groupRoot   = "root"
+	groupReq    = "requirement"
+	groupLoser  = "loser"
+	groupOne    = "one version"
+	groupForbid = "forbidden"
+)
+
+// clauseGroup is the clauses one human-level constraint compiles to.
+type clauseGroup struct {
+	kind    string
+	name    string // the package name it is about
+	r       *req
+	c       *cand
+	clauses [][]int
+}
+
+// cnf is the model as SAT clauses, grouped by the constraint they encode.
+type cnf struct {
+	groups []*clauseGroup
+}
+
+func (f *cnf) all() [][]int {
+	var out [][]int
+	for _, g := range f.groups {
+		out = append(out, g.clauses...)
+	}
+	return out
+}
+
+// encode compiles the model: one variable per candidate; a root must be
+// chosen in some version; a chosen candidate needs one provider of each
+// requirement (unless the cluster satisfies it) and none of the losers of
+// its groups; at most one version per name; forbidden candidates are never
+// chosen.
+func (m *model) encode() *cnf {
+	f := &cnf{}
+	for _, n := range m.roots {
+		var cl []int
+		for _, c := range m.byName[n] {
+			cl = append(cl, c.id)
+		}
+		f.groups = append(f.groups, &clauseGroup{kind: groupRoot, name: n, clauses: [][]int{cl}})
+	}
+	for _, c := range m.cands {
+		for _, r := range c.reqs {
+			if r.byCluster == "" {
+				cl := []int{-c.id}
+				for _, pr := range r.providers {
+					cl = append(cl, pr.id)
+				}
+				f.groups = append(f.groups, &clauseGroup{kind: groupReq, name: c.Name, r: r, c: c, clauses: [][]int{cl}})
+			}
+			if len(r.losers) > 0 {
+				g := &clauseGroup{kind: groupLoser, name: c.Name, r: r, c: c}
+				for _, l := range r.losers {
+					g.clauses = append(g.clauses, []int{-c.id, -l.id})
+				}
+				f.groups = append(f.groups, g)
+			}
+		}
+	}
+	for _, n := range m.names {
+		cs := m.byName[n]
+		if len(cs) < 2 {
+			continue
+		}
+		g := &clauseGroup{kind: groupOne, name: n}
+		for i := range cs {
+			for j := i + 1; j < len(cs); j++ {
+				g.clauses = append(g.clauses, []int{-cs[i].id, -cs[j].id})
+			}
+		}
+		f.groups = append(f.groups, g)
+	}
+	for _, c := range m.cands {
+		if _, ok := m.forbid[c]; ok {
+			f.groups = append(f.groups, &clauseGroup{kind: groupForbid, name: c.Name, c: c, clauses: [][]int{{-c.id}}})
+		}
+	}
+	return f
+}
+
+// solve runs a fresh gophersat solver on the clauses plus extra. It
+// returns the model (index = variable - 1) when satisfiable.
+func solve(m *model, clauses, extra [][]int) ([]bool, bool) {
+	all := clauses
+	if len(extra) > 0 {
+		all = append(slices.Clip(clauses), extra...)
+	}
+	for _, cl := range all {
+		if len(cl) == 0 {
+			return nil, false
+		}
+	}
+	solverMu.Lock()
+	defer solverMu.Unlock()
+	pb := solver.ParseSliceNb(all, len(m.cands))
+	if pb.Status == solver.Unsat {
+		return nil, false
+	}
+	s := solver.New(pb)
+	if s.Solve() != solver.Sat {
+		return nil, false
+	}
+	return s.Model(), true
+}
+
+func (m *model) selection(model []bool) map[string]*cand {
+	sel := map[string]*cand{}
+	for _, c := range m.cands {
+		if model[c.id-1] {
+			sel[c.Name] = c
+		}
+	}
+	return sel
+}
+
+// refine improves a solver's model toward the preferences, name by name in
+// lexical order: first the newest version each chosen name can have (given
+// the names already settled), then dropping chosen names beyond the roots
+// that nothing needs. Each step is one fresh solver call; the steps stop at
+// maxSolves (exhausted is then true).
+func (m *model) refine(clauses [][]int, model []bool, dead map[*cand]*req) (sel map[string]*cand, exhausted bool) {
+	sel = m.selection(model)
+	var fixed [][]int
+	calls := 0
+	only := func(name string, keep *cand) [][]int {
+		var out [][]int
+		for _, c := range m.byName[name] {
+			if c != keep {
+				out = append(out, []int{-c.id})
+			}
+		}
+		return out
+	}
+	for _, name := range m.names {
+		cur := sel[name]
+		if cur == nil {
+			continue
+		}
+		improved := false
+		for _, better := range m.byName[name] {
+			if better == cur {
+				break
+			}
+			if _, d := dead[better]; d {
+				continue
+			}
+			if calls >= maxSolves {
+				return sel, true
+			}
+			calls++
+			try := append(slices.Clip(fixed), only(name, better)...)
+			if md, ok := solve(m, clauses, try); ok {
+				fixed, sel, improved = try, m.selection(md), true
+				break
+			}
+		}
+		if !improved {
+			fixed = append(fixed, only(name, sel[name])...)
+		}
+	}
+	for _, name := range m.names {
+		if sel[name] == nil || slices.Contains(m.roots, name) {
+			continue
+		}
+		if calls >= maxSolves {
+			return sel, true
+		}
+		calls++
+		try := append(slices.Clip(fixed), only(name, nil)...)
+		if md, ok := solve(m, clauses, try); ok {
+			fixed, sel = try, m.selection(md)
+		}
+	}
+	return sel, false
+}
+
+// node is a planned package with its edges.
+type node struct {
+	c        facts.Candidate
+	in       []Edge // edges whose To is this package
+	neededBy []Edge // edges whose From is this package
+	level    int
+	reasons  []string
+}
+
+// edges turns the selection into graph nodes and typed edges, and records
+// why every other candidate is not planned.
+func (p *planning) edges(m *model, sel map[string]*cand) map[string]*node {
+	nodes := map[string]*node{}
+	for _, name := range sortedKeys(sel) {
+		nodes[name] = &node{c: sel[name].Candidate}
+		if slices.Contains(m.roots, name) {
+			nodes[name].reasons = append(nodes[name].reasons, m.rootWhy)
+		}
+	}
+	for _, name := range sortedKeys(sel) {
+		c := sel[name]
+		for _, r := range c.reqs {
+			src := Source{Archive: base(c.Path), Field: r.field, Value: r.value}
+			var from []*cand
+			for _, pr := range r.providers {
+				if sel[pr.Name] == pr {
+					from = append(from, pr)
+				}
+			}
+			if len(from) == 0 && r.byCluster != "" {
+				nodes[name].reasons = append(nodes[name].reasons, fmt.Sprintf("its %s (%s) is satisfied on the cluster: %s", r.what, r.field, r.byCluster))
+				continue
+			}
+			for _, f := range from {
+				e := Edge{From: f.Name, To: name, Kind: r.kind, Source: src}
+				nodes[name].in = append(nodes[name].in, e)
+				nodes[f.Name].neededBy = append(nodes[f.Name].neededBy, e)
+				why := fmt.Sprintf("needed by %s %s: %s (%s)", c.Name, c.Version, r.what, src)
+				if r.settled != "" {
+					why += "; " + r.settled
+				}
+				nodes[f.Name].reasons = append(nodes[f.Name].reasons, why)
+			}
+		}
+	}
+	losers := map[*cand]string{}
+	for _, c := range m.cands {
+		if sel[c.Name] != c {
+			continue
+		}
+		for _, r := range c.reqs {
+			for _, l := range r.losers {
+				if _, seen := losers[l]; !seen {
+					losers[l] = fmt.Sprintf("not chosen for %s of %s %s: %s", r.what, c.Name, c.Version, r.settled)
+				}
+			}
+		}
+	}
+	for _, c := range m.cands {
+		switch chosen := sel[c.Name]; {
+		case chosen == c:
+		case m.forbid[c] != "":
+			p.exclude(c.Candidate, "%s", m.forbid[c])
+		case losers[c] != "":
+			p.exclude(c.Candidate, "%s", losers[c])
+		case chosen != nil:
+			p.exclude(c.Candidate, "%s %s is chosen instead (the newest version that satisfies every consumer)", c.Name, chosen.Version)
+		case len(p.opts.Packages) > 0:
+			p.exclude(c.Candidate, "not needed: nothing planned requires it and the operator limited the plan to %s (option packages)", strings.Join(m.roots, ", "))
+		default:
+			p.exclude(c.Candidate, "not needed: nothing planned requires it")
+		}
+	}
+	return nodes
+}
