@@ -13,7 +13,7 @@ LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID
 export ANSIBLE_LIBRARY := $(CURDIR)/bin/library
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: all build tools fixtures demo test test-go vet venv proto clean
+.PHONY: all build tools fixtures demo test test-go vet venv proto clean bench-planner
 
 all: build
 
@@ -63,6 +63,12 @@ test-go:
 	PATH=$(VENV)/bin:$$PATH $(GO) test -count=1 ./...
 
 test: build venv vet test-go
+
+# Planner speed on synthetic problems, against deppy and a bare gophersat
+# Solve of the same clauses, in one run (bench-only module: the product
+# does not depend on deppy). Results: docs/benchmarks.md.
+bench-planner:
+	cd testdata/bench/planner && $(GO) run .
 
 # Regenerate the gRPC contract from daemon/contract/plannerpb/planner.proto.
 proto:

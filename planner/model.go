@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/crillab/gophersat/solver"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
@@ -58,6 +60,14 @@ type model struct {
 	forbid   map[*cand]string // candidate → why it may not be chosen
 	cluster  *facts.Cluster
 	required map[string]bool // names some requirement targets (for excluded reasons)
+	provides map[provided][]*cand
+
+	reverseOnce         sync.Once
+	providerOf, loserOf map[*cand][]*req
+
+	hintOnce    sync.Once
+	hintLits    []solver.Lit
+	hintWeights []int
 }
 
 // build compiles the kept candidates and the options into a model. It
@@ -65,7 +75,7 @@ type model struct {
 func (p *planning) build(kept []facts.Candidate) *model {
 	m := &model{byName: map[string][]*cand{}, forbid: map[*cand]string{}, cluster: p.opts.Cluster, required: map[string]bool{}}
 	for _, c := range kept {
-		v, _ := semver.NewVersion(c.Version) // filter validated it
+		v, _ := p.version(c.Version) // filter validated it
 		cc := &cand{Candidate: c, version: v}
 		m.cands = append(m.cands, cc)
 		m.byName[c.Name] = append(m.byName[c.Name], cc)
@@ -84,6 +94,7 @@ func (p *planning) build(kept []facts.Candidate) *model {
 		return m
 	}
 	p.forbidden(m)
+	m.provides = providerIndex(m.cands)
 	for _, c := range m.cands {
 		p.compile(m, c)
 	}
@@ -199,21 +210,20 @@ func (p *planning) compile(m *model, c *cand) {
 		}
 		c.reqs = append(c.reqs, p.settle(m, c, EdgeGroup, id, alts[0].field, alts))
 	}
-	provided := []struct {
+	kinds := []struct {
 		kind, field, what string
 		wants             []string
-		has               func(*facts.Prerequisites) []string
 		cluster           []string
 	}{
-		{EdgeCRD, "requires.crds", "CRD", d.Requires.CRDs, func(d *facts.Prerequisites) []string { return d.Provides.CRDs }, clusterList(m.cluster, func(c *facts.Cluster) []string { return c.CRDs })},
-		{EdgeStorageClass, "requires.storage_classes", "storage class", d.Requires.StorageClasses, func(d *facts.Prerequisites) []string { return d.Provides.StorageClasses }, clusterList(m.cluster, func(c *facts.Cluster) []string { return c.StorageClasses })},
-		{EdgeCapability, "requires.capabilities", "capability", d.Requires.Capabilities, func(d *facts.Prerequisites) []string { return d.Provides.Capabilities }, clusterList(m.cluster, func(c *facts.Cluster) []string { return c.Capabilities })},
+		{EdgeCRD, "requires.crds", "CRD", d.Requires.CRDs, clusterList(m.cluster, func(c *facts.Cluster) []string { return c.CRDs })},
+		{EdgeStorageClass, "requires.storage_classes", "storage class", d.Requires.StorageClasses, clusterList(m.cluster, func(c *facts.Cluster) []string { return c.StorageClasses })},
+		{EdgeCapability, "requires.capabilities", "capability", d.Requires.Capabilities, clusterList(m.cluster, func(c *facts.Cluster) []string { return c.Capabilities })},
 	}
-	for _, k := range provided {
+	for _, k := range kinds {
 		for i, want := range k.wants {
 			r := &req{owner: c, kind: k.kind, field: fmt.Sprintf("%s[%d]", k.field, i), what: k.what + " " + want, value: want}
-			for _, o := range m.cands {
-				if o.Name != c.Name && o.Prerequisites != nil && slices.Contains(k.has(o.Prerequisites), want) {
+			for _, o := range m.provides[provided{k.kind, want}] {
+				if o.Name != c.Name {
 					r.providers = append(r.providers, o)
 				}
 			}
@@ -224,6 +234,30 @@ func (p *planning) compile(m *model, c *cand) {
 			c.reqs = append(c.reqs, r)
 		}
 	}
+}
+
+// provided is one thing a package can provide: a CRD, storage class or
+// capability (by edge kind) and its name.
+type provided struct{ kind, name string }
+
+// providerIndex maps everything provided to its providers, in model order.
+func providerIndex(cands []*cand) map[provided][]*cand {
+	idx := map[provided][]*cand{}
+	for _, c := range cands {
+		d := c.Prerequisites
+		if d == nil {
+			continue
+		}
+		for _, k := range []struct {
+			kind  string
+			names []string
+		}{{EdgeCRD, d.Provides.CRDs}, {EdgeStorageClass, d.Provides.StorageClasses}, {EdgeCapability, d.Provides.Capabilities}} {
+			for _, n := range slices.Compact(slices.Sorted(slices.Values(k.names))) {
+				idx[provided{k.kind, n}] = append(idx[provided{k.kind, n}], c)
+			}
+		}
+	}
+	return idx
 }
 
 func clusterList(c *facts.Cluster, f func(*facts.Cluster) []string) []string {
@@ -243,7 +277,7 @@ func (p *planning) packageReq(m *model, owner *cand, kind, field, name, constrai
 	m.required[name] = true
 	var sc *semver.Constraints
 	if constraint != "" {
-		sc, _ = semver.NewConstraint(constraint) // Decode validated it
+		sc, _ = p.constraint(constraint) // Decode validated it
 	}
 	_, r.anyNamed = m.byName[name]
 	for _, c := range m.byName[name] {

@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
+
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
@@ -183,7 +185,7 @@ func New(candidates []facts.Candidate, opts Options) (*Plan, error) {
 		opts.VersionStrategy = StrategyNewestSatisfying
 	}
 	cands := slices.Clone(candidates)
-	slices.SortFunc(cands, compareCandidates)
+	sortCandidates(cands)
 	p.plan.PlanDigest = digest(cands, opts)
 
 	kept := p.filter(cands)
@@ -212,6 +214,43 @@ type planning struct {
 	opts     Options
 	plan     *Plan
 	problems []Problem
+	// parsed versions and constraints, by their text: bundles repeat them.
+	versions    map[string]parsedVersion
+	constraints map[string]parsedConstraint
+}
+
+type parsedVersion struct {
+	v   *semver.Version
+	err error
+}
+
+type parsedConstraint struct {
+	c   *semver.Constraints
+	err error
+}
+
+func (p *planning) version(s string) (*semver.Version, error) {
+	if pv, ok := p.versions[s]; ok {
+		return pv.v, pv.err
+	}
+	if p.versions == nil {
+		p.versions = map[string]parsedVersion{}
+	}
+	v, err := semver.NewVersion(s)
+	p.versions[s] = parsedVersion{v, err}
+	return v, err
+}
+
+func (p *planning) constraint(s string) (*semver.Constraints, error) {
+	if pc, ok := p.constraints[s]; ok {
+		return pc.c, pc.err
+	}
+	if p.constraints == nil {
+		p.constraints = map[string]parsedConstraint{}
+	}
+	c, err := semver.NewConstraint(s)
+	p.constraints[s] = parsedConstraint{c, err}
+	return c, err
 }
 
 func (p *planning) failed() bool { return len(p.problems) > 0 }
@@ -237,9 +276,37 @@ func (p *planning) exclude(c facts.Candidate, format string, args ...any) {
 	p.plan.Excluded = append(p.plan.Excluded, Excluded{Name: c.Name, Version: c.Version, Path: c.Path, Reason: fmt.Sprintf(format, args...)})
 }
 
-func compareCandidates(a, b facts.Candidate) int {
-	return cmp.Or(cmp.Compare(a.Name, b.Name), compareVersions(b.Version, a.Version),
-		cmp.Compare(a.Flavor, b.Flavor), cmp.Compare(a.Path, b.Path), cmp.Compare(a.SHA256, b.SHA256))
+// sortCandidates orders candidates by name, newest version first, flavor,
+// path and hash, so nothing downstream depends on the input's order. Each
+// version is parsed once.
+func sortCandidates(cands []facts.Candidate) {
+	type keyed struct {
+		c facts.Candidate
+		v *semver.Version // nil when not semver: sorts after, lexically
+	}
+	ks := make([]keyed, len(cands))
+	for i, c := range cands {
+		ks[i].c = c
+		ks[i].v, _ = semver.NewVersion(c.Version)
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		byVersion := 0
+		switch {
+		case a.v != nil && b.v != nil:
+			byVersion = b.v.Compare(a.v)
+		case a.v != nil:
+			byVersion = -1
+		case b.v != nil:
+			byVersion = 1
+		default:
+			byVersion = cmp.Compare(a.c.Version, b.c.Version)
+		}
+		return cmp.Or(cmp.Compare(a.c.Name, b.c.Name), byVersion,
+			cmp.Compare(a.c.Flavor, b.c.Flavor), cmp.Compare(a.c.Path, b.c.Path), cmp.Compare(a.c.SHA256, b.c.SHA256))
+	})
+	for i := range ks {
+		cands[i] = ks[i].c
+	}
 }
 
 // digest is the sha256 of the planning inputs: every candidate's identity

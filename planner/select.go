@@ -14,7 +14,7 @@ import (
 // maxSolves bounds the solver calls one selection may make after its first
 // solution. Past it the plan is still valid, only perhaps not the most
 // preferred, and says so in a warning.
-const maxSolves = 400
+const maxSolves = 64
 
 // solverMu serialises gophersat: its solver shares a package-level buffer,
 // so two solvers must never run at once.
@@ -119,54 +119,50 @@ func (m *model) greedy(dead map[*cand]*req) (map[string]*cand, bool) {
 				}
 			}
 		}
-		stepped := false
-		for _, name := range sortedKeys(sel) {
-			c := sel[name]
+		// Every selected consumer's requirements, by the name they target.
+		on := map[string][]*req{}
+		for _, c := range sel {
 			for _, r := range c.reqs {
-				if r.satisfiedBy(sel) || r.target == "" || sel[r.target] == nil {
-					continue
+				if r.target != "" && r.byCluster == "" {
+					on[r.target] = append(on[r.target], r)
 				}
-				// Step the target down to the newest live version every
-				// selected consumer accepts.
-				target := r.target
-				cur := slices.Index(m.byName[target], sel[target])
-				next := -1
-				for i := cur + 1; i < len(m.byName[target]); i++ {
-					t := m.byName[target][i]
-					if _, d := dead[t]; !d && acceptedByAll(t, sel) {
-						next = i
-						break
-					}
-				}
-				if next < 0 {
-					return nil, false
-				}
-				caps[target] = next
-				stepped = true
-				break
 			}
-			if stepped {
-				break
+		}
+		accepted := func(t *cand) bool {
+			for _, r := range on[t.Name] {
+				if !slices.Contains(r.providers, t) {
+					return false
+				}
 			}
+			return true
+		}
+		stepped := false
+		for _, target := range sortedKeys(on) {
+			t := sel[target]
+			if t == nil || accepted(t) {
+				continue
+			}
+			// Step the target down to the newest live version every
+			// selected consumer accepts.
+			next := -1
+			versions := m.byName[target]
+			for i := slices.Index(versions, t) + 1; i < len(versions); i++ {
+				if _, d := dead[versions[i]]; !d && accepted(versions[i]) {
+					next = i
+					break
+				}
+			}
+			if next < 0 {
+				return nil, false
+			}
+			caps[target] = next
+			stepped = true
 		}
 		if !stepped {
 			return sel, m.satisfies(sel)
 		}
 	}
 	return nil, false
-}
-
-// acceptedByAll reports whether every selected consumer's requirement on
-// t's name accepts t.
-func acceptedByAll(t *cand, sel map[string]*cand) bool {
-	for _, c := range sel {
-		for _, r := range c.reqs {
-			if r.target == t.Name && r.byCluster == "" && !slices.Contains(r.providers, t) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // satisfies checks a selection against every clause of the model.
@@ -296,11 +292,41 @@ func solve(m *model, clauses, extra [][]int) ([]bool, bool) {
 	if pb.Status == solver.Unsat {
 		return nil, false
 	}
+	if lits, weights := m.hint(); len(lits) > 0 {
+		// Only a hint: gophersat starts these variables false and decides
+		// them first. Solve never optimises, so the cost cannot slow it.
+		pb.SetCostFunc(lits, weights)
+	}
 	s := solver.New(pb)
 	if s.Solve() != solver.Sat {
 		return nil, false
 	}
 	return s.Model(), true
+}
+
+// hint lists what the preferences would rather not choose: older versions
+// (the older, the heavier) and packages beyond the roots. It is computed
+// once per model.
+func (m *model) hint() ([]solver.Lit, []int) {
+	m.hintOnce.Do(func() {
+		roots := map[string]bool{}
+		for _, r := range m.roots {
+			roots[r] = true
+		}
+		for _, n := range m.names {
+			for rank, c := range m.byName[n] {
+				w := 2 * rank
+				if !roots[n] {
+					w++
+				}
+				if w > 0 {
+					m.hintLits = append(m.hintLits, solver.IntToLit(int32(c.id)))
+					m.hintWeights = append(m.hintWeights, w)
+				}
+			}
+		}
+	})
+	return m.hintLits, m.hintWeights
 }
 
 func (m *model) selection(model []bool) map[string]*cand {
@@ -313,13 +339,16 @@ func (m *model) selection(model []bool) map[string]*cand {
 	return sel
 }
 
-// refine improves a solver's model toward the preferences, name by name in
-// lexical order: first the newest version each chosen name can have (given
-// the names already settled), then dropping chosen names beyond the roots
-// that nothing needs. Each step is one fresh solver call; the steps stop at
-// maxSolves (exhausted is then true).
+// refine improves a solver's model toward the preferences without
+// breaking any clause. First, cheaply, one name at a time (in lexical
+// order, until nothing changes): move a chosen name to a newer live version
+// when every clause touching it still holds, and drop a chosen name beyond
+// the roots when nothing chosen needs it. Then, with fresh solver calls
+// (at most maxSolves), for each name still below its newest live version,
+// ask whether some newer version fits with everything settled so far.
 func (m *model) refine(clauses [][]int, model []bool, dead map[*cand]*req) (sel map[string]*cand, exhausted bool) {
 	sel = m.selection(model)
+	m.improveLocally(sel, dead)
 	var fixed [][]int
 	calls := 0
 	only := func(name string, keep *cand) [][]int {
@@ -351,6 +380,7 @@ func (m *model) refine(clauses [][]int, model []bool, dead map[*cand]*req) (sel 
 			try := append(slices.Clip(fixed), only(name, better)...)
 			if md, ok := solve(m, clauses, try); ok {
 				fixed, sel, improved = try, m.selection(md), true
+				m.improveLocally(sel, dead)
 				break
 			}
 		}
@@ -358,20 +388,95 @@ func (m *model) refine(clauses [][]int, model []bool, dead map[*cand]*req) (sel 
 			fixed = append(fixed, only(name, sel[name])...)
 		}
 	}
-	for _, name := range m.names {
-		if sel[name] == nil || slices.Contains(m.roots, name) {
-			continue
+	return sel, false
+}
+
+// improveLocally upgrades and drops chosen names while every clause holds;
+// see refine.
+func (m *model) improveLocally(sel map[string]*cand, dead map[*cand]*req) {
+	providerOf, loserOf := m.reverse()
+	roots := map[string]bool{}
+	for _, r := range m.roots {
+		roots[r] = true
+	}
+	// consumersHold reports whether every chosen consumer that cur served
+	// is still served once sel reflects the change.
+	consumersHold := func(cur *cand) bool {
+		for _, r := range providerOf[cur] {
+			if sel[r.owner.Name] == r.owner && !r.satisfiedBy(sel) {
+				return false
+			}
 		}
-		if calls >= maxSolves {
-			return sel, true
+		return true
+	}
+	fits := func(c *cand) bool {
+		for _, r := range c.reqs {
+			if !r.satisfiedBy(sel) {
+				return false
+			}
+			for _, l := range r.losers {
+				if sel[l.Name] == l {
+					return false
+				}
+			}
 		}
-		calls++
-		try := append(slices.Clip(fixed), only(name, nil)...)
-		if md, ok := solve(m, clauses, try); ok {
-			fixed, sel = try, m.selection(md)
+		for _, r := range loserOf[c] {
+			if sel[r.owner.Name] == r.owner {
+				return false
+			}
+		}
+		return true
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, name := range m.names {
+			cur := sel[name]
+			if cur == nil {
+				continue
+			}
+			for _, better := range m.byName[name] {
+				if better == cur {
+					break
+				}
+				if _, d := dead[better]; d {
+					continue
+				}
+				sel[name] = better
+				if fits(better) && consumersHold(cur) {
+					changed = true
+					break
+				}
+				sel[name] = cur
+			}
+			if cur := sel[name]; !roots[name] {
+				delete(sel, name)
+				if consumersHold(cur) {
+					changed = true
+				} else {
+					sel[name] = cur
+				}
+			}
 		}
 	}
-	return sel, false
+}
+
+// reverse indexes, for each candidate, the requirements it can satisfy and
+// those that rule it out as a loser.
+func (m *model) reverse() (providerOf, loserOf map[*cand][]*req) {
+	m.reverseOnce.Do(func() {
+		m.providerOf, m.loserOf = map[*cand][]*req{}, map[*cand][]*req{}
+		for _, c := range m.cands {
+			for _, r := range c.reqs {
+				for _, pr := range r.providers {
+					m.providerOf[pr] = append(m.providerOf[pr], r)
+				}
+				for _, l := range r.losers {
+					m.loserOf[l] = append(m.loserOf[l], r)
+				}
+			}
+		}
+	})
+	return m.providerOf, m.loserOf
 }
 
 // node is a planned package with its edges.

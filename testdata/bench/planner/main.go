@@ -1,0 +1,186 @@
+// Command planner-bench times the zarf-planner planner on synthetic
+// problems (names × 10 versions) and, on the same instances in the same
+// run, deppy v0.3.0's solver and a plain gophersat Solve of the same
+// clauses. It prints a markdown table with the ratios.
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/crillab/gophersat/solver"
+	"github.com/operator-framework/deppy/pkg/deppy"
+	"github.com/operator-framework/deppy/pkg/deppy/constraint"
+	"github.com/operator-framework/deppy/pkg/deppy/input"
+	deppysolver "github.com/operator-framework/deppy/pkg/deppy/solver"
+
+	"github.com/colonel-byte/zarf-planner/planner"
+	"github.com/colonel-byte/zarf-planner/planner/synth"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "planner-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// median runs f n times and returns the median duration.
+func median(n int, f func() error) (time.Duration, error) {
+	var ds []time.Duration
+	for range n {
+		start := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		ds = append(ds, time.Since(start))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2], nil
+}
+
+func run() error {
+	fmt.Println("| names × versions | plan | explain unsat | plan (tangled, SAT search) | gophersat Solve, same clauses | deppy Solve, same clauses | deppy unsat | deppy / plan | plan / gophersat |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	for _, size := range []int{100, 1000, 2000} {
+		runs := 5
+		if size >= 2000 {
+			runs = 3
+		}
+		sat := synth.Problem(size, 10, synth.Realistic, false)
+		unsat := synth.Problem(size, 10, synth.Realistic, true)
+		tangled := synth.Problem(size, 10, synth.Tangled, false)
+		plan, err := median(runs, func() error { _, err := planner.New(sat, planner.Options{}); return err })
+		if err != nil {
+			return fmt.Errorf("plan %d: %w", size, err)
+		}
+		explain, err := median(runs, func() error {
+			if _, err := planner.New(unsat, planner.Options{}); err == nil {
+				return fmt.Errorf("unsat variant planned")
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		tangledT, err := median(runs, func() error { _, err := planner.New(tangled, planner.Options{}); return err })
+		if err != nil {
+			return fmt.Errorf("tangled %d: %w", size, err)
+		}
+		enc, err := planner.Encode(sat, planner.Options{})
+		if err != nil {
+			return err
+		}
+		clauses := flatten(enc)
+		gs, err := median(runs, func() error {
+			s := solver.New(solver.ParseSliceNb(clauses, len(enc.Vars)))
+			if s.Solve() != solver.Sat {
+				return fmt.Errorf("gophersat: unsat")
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		vars := deppyVars(enc)
+		dp, err := median(runs, func() error {
+			s, err := deppysolver.New()
+			if err != nil {
+				return err
+			}
+			_, err = s.Solve(vars)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("deppy %d: %w", size, err)
+		}
+		encU, err := planner.Encode(unsat, planner.Options{})
+		if err != nil {
+			return err
+		}
+		varsU := deppyVars(encU)
+		dpU, err := median(runs, func() error {
+			s, err := deppysolver.New()
+			if err != nil {
+				return err
+			}
+			if _, err := s.Solve(varsU); err == nil {
+				return fmt.Errorf("deppy solved the unsat variant")
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("| %d × 10 | %s | %s | %s | %s | %s | %s | %.2f× | %.1f× |\n", size,
+			ms(plan), ms(explain), ms(tangledT), ms(gs), ms(dp), ms(dpU), float64(dp)/float64(plan), float64(plan)/float64(gs))
+	}
+	return nil
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+func flatten(e *planner.Encoding) [][]int {
+	var out [][]int
+	for _, g := range e.Groups {
+		out = append(out, g.Clauses...)
+	}
+	return out
+}
+
+// deppyVars expresses the same encoding in deppy's terms: a mandatory
+// variable per root depending on its versions (newest first, deppy's
+// preference order), each requirement as a dependency, losers as
+// conflicts, forbidden versions as prohibited, and at most one version per
+// name.
+func deppyVars(e *planner.Encoding) []deppy.Variable {
+	id := func(v int) deppy.Identifier { return deppy.Identifier(e.Vars[v-1]) }
+	vars := make([]*input.SimpleVariable, len(e.Vars))
+	for i := range e.Vars {
+		vars[i] = input.NewSimpleVariable(id(i + 1))
+	}
+	var extra []deppy.Variable
+	for gi, g := range e.Groups {
+		switch g.Kind {
+		case "root":
+			var ids []deppy.Identifier
+			for _, v := range g.Clauses[0] {
+				ids = append(ids, id(v))
+			}
+			extra = append(extra, input.NewSimpleVariable(deppy.Identifier(fmt.Sprintf("root-%d", gi)), constraint.Mandatory(), constraint.Dependency(ids...)))
+		case "requirement":
+			cl := g.Clauses[0]
+			var ids []deppy.Identifier
+			for _, v := range cl[1:] {
+				ids = append(ids, id(v))
+			}
+			vars[-cl[0]-1].AddConstraint(constraint.Dependency(ids...))
+		case "loser":
+			for _, cl := range g.Clauses {
+				vars[-cl[0]-1].AddConstraint(constraint.Conflict(id(-cl[1])))
+			}
+		case "forbidden":
+			vars[-g.Clauses[0][0]-1].AddConstraint(constraint.Prohibited())
+		case "one version":
+			seen := map[int]bool{}
+			var ids []deppy.Identifier
+			for _, cl := range g.Clauses {
+				for _, l := range cl {
+					if !seen[-l] {
+						seen[-l] = true
+						ids = append(ids, id(-l))
+					}
+				}
+			}
+			extra = append(extra, input.NewSimpleVariable(deppy.Identifier(fmt.Sprintf("one-%d", gi)), constraint.AtMost(1, ids...)))
+		}
+	}
+	out := make([]deppy.Variable, 0, len(vars)+len(extra))
+	for _, v := range vars {
+		out = append(out, v)
+	}
+	return append(out, extra...)
+}
+
