@@ -13,7 +13,7 @@ LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID
 export ANSIBLE_LIBRARY := $(CURDIR)/bin/library
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: all build tools fixtures demo test test-go vet venv proto clean bench-planner
+.PHONY: all build tools fixtures demo test test-go vet venv proto clean bench-planner fuzz
 
 all: build
 
@@ -62,7 +62,13 @@ vet:
 test-go:
 	PATH=$(VENV)/bin:$$PATH $(GO) test -count=1 ./...
 
-test: build venv vet test-go
+# A short fuzz run of each input reader (archives, prerequisites documents).
+FUZZTIME ?= 10s
+fuzz:
+	$(GO) test ./inspect -run XXX -fuzz FuzzReadStream -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
+	$(GO) test ./planner/facts -run XXX -fuzz FuzzDecode -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
+
+test: build venv vet test-go fuzz
 
 # Planner speed on synthetic problems, against deppy and a bare gophersat
 # Solve of the same clauses, in one run (bench-only module: the product

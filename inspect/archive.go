@@ -17,6 +17,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/zarf-dev/zarf/src/api/v1alpha1"
@@ -33,6 +34,8 @@ const (
 	// until zarf.yaml (usually later in the stream) says which file in it is
 	// the prerequisites document.
 	MaxDocumentationTar = 16 << 20
+	// MaxChecksums caps checksums.txt (one line per file in the package).
+	MaxChecksums = 8 << 20
 )
 
 // ErrNotZarfPackage marks a file that is a readable archive but not a Zarf
@@ -64,79 +67,181 @@ func (e *InvalidError) Unwrap() error { return e.Err }
 // zstdMagic starts every zstd frame.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// ReadArchive reads one Zarf package archive (.tar.zst or .tar) as a single
-// stream: it hashes the bytes and decompresses them in the same pass, keeps
-// zarf.yaml and documentation.tar, and skips everything else. It returns an
-// error wrapping ErrUnreadable or ErrNotZarfPackage, or an *InvalidError.
-func ReadArchive(ctx context.Context, file string) (facts.Candidate, error) {
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return facts.Candidate{}, fmt.Errorf("%w: %s: %w", ErrUnreadable, file, err)
-	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return facts.Candidate{}, fmt.Errorf("%w: %w", ErrUnreadable, err)
-	}
-	defer f.Close()
-	c, err := readStream(ctx, f, filepath.Base(abs))
-	c.Path = abs
-	return c, err
+// ErrIntegrity marks an archive whose embedded checksums do not match
+// what it holds (documentation.tar against checksums.txt, checksums.txt
+// against zarf.yaml's aggregateChecksum, or a split package against its
+// .part000). Planning warns and goes on without it. Component and image
+// checksums are zarf's to verify when it deploys.
+var ErrIntegrity = errors.New("integrity check failed")
+
+// Archive is one inspected archive: the candidate and anything worth a
+// warning that did not stop it being used.
+type Archive struct {
+	Candidate facts.Candidate
+	Warnings  []string
 }
 
-func readStream(ctx context.Context, r io.Reader, name string) (facts.Candidate, error) {
+// maxWindow caps the zstd window an archive may ask for (zarf writes 8 MiB
+// windows), so a hostile frame header cannot make us allocate gigabytes.
+const maxWindow = 64 << 20
+
+// Decoders and read buffers are reused across archives: a directory of a
+// thousand packages should not allocate a thousand decoders.
+var (
+	decoders = sync.Pool{}
+	readers  = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1<<20) }}
+)
+
+func getDecoder(r io.Reader) (*zstd.Decoder, error) {
+	if d, ok := decoders.Get().(*zstd.Decoder); ok {
+		if err := d.Reset(r); err != nil {
+			d.Close()
+			return nil, err
+		}
+		return d, nil
+	}
+	return zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxWindow))
+}
+
+func putDecoder(d *zstd.Decoder) {
+	if err := d.Reset(nil); err != nil {
+		d.Close()
+		return
+	}
+	decoders.Put(d)
+}
+
+// ReadArchive reads one Zarf package archive; see Inspect.
+func ReadArchive(ctx context.Context, file string) (facts.Candidate, error) {
+	a, err := Inspect(ctx, file)
+	return a.Candidate, err
+}
+
+// Inspect reads one Zarf package archive (.tar.zst, .tar, or a split
+// package's .part000 with its parts) as a single stream: it hashes the
+// bytes and decompresses them in the same pass, keeps zarf.yaml,
+// checksums.txt and documentation.tar, skips everything else, and checks
+// the embedded checksums. It returns an error wrapping ErrUnreadable,
+// ErrNotZarfPackage or ErrIntegrity, or an *InvalidError.
+func Inspect(ctx context.Context, file string) (Archive, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return Archive{}, fmt.Errorf("%w: %s: %w", ErrUnreadable, file, err)
+	}
+	name := filepath.Base(abs)
+	var r io.Reader
+	var split *splitReader
+	if strings.HasSuffix(abs, ".part000") {
+		if split, err = openSplit(abs); err != nil {
+			return Archive{}, err
+		}
+		defer split.Close()
+		r = split
+	} else {
+		f, err := os.Open(abs)
+		if err != nil {
+			return Archive{}, fmt.Errorf("%w: %w", ErrUnreadable, err)
+		}
+		defer f.Close()
+		r = f
+	}
+	c, n, err := readStream(ctx, r, name)
+	c.Path = abs
+	a := Archive{Candidate: c}
+	if split != nil {
+		a.Warnings = split.warnings
+		if err == nil || errors.Is(err, ErrUnreadable) {
+			// A wrong size or hash explains a broken stream better than
+			// the stream's own error does.
+			if n != split.meta.Bytes {
+				return a, fmt.Errorf("%w: split package %s: its parts hold %d bytes, its .part000 says %d", ErrIntegrity, name, n, split.meta.Bytes)
+			}
+			if err == nil && c.SHA256 != split.meta.Sha256Sum {
+				return a, fmt.Errorf("%w: split package %s: its parts hash to sha256 %s, its .part000 says %s", ErrIntegrity, name, c.SHA256, split.meta.Sha256Sum)
+			}
+		}
+	}
+	return a, err
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// readStream reads an archive stream; it returns the candidate (without
+// Path) and the number of bytes read.
+func readStream(ctx context.Context, r io.Reader, name string) (facts.Candidate, int64, error) {
 	h := sha256.New()
-	br := bufio.NewReaderSize(io.TeeReader(r, h), 1<<20)
+	counted := &countingReader{r: r}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(io.TeeReader(counted, h))
+	defer func() {
+		br.Reset(nil)
+		readers.Put(br)
+	}()
 	head, err := br.Peek(len(zstdMagic))
 	if err != nil {
-		return facts.Candidate{}, fmt.Errorf("%w: %s: reading the first bytes: %w", ErrUnreadable, name, err)
+		return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: reading the first bytes: %w", ErrUnreadable, name, err)
 	}
 	var tr *tar.Reader
 	if bytes.Equal(head, zstdMagic) {
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(false))
+		zr, err := getDecoder(br)
 		if err != nil {
-			return facts.Candidate{}, fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
+			return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
 		}
-		defer zr.Close()
+		defer putDecoder(zr)
 		tr = tar.NewReader(zr)
 	} else {
 		tr = tar.NewReader(br)
 	}
-	var zarfYAML, docTar []byte
+	var zarfYAML, docTar, checksums []byte
 	for {
 		if err := ctx.Err(); err != nil {
-			return facts.Candidate{}, err
+			return facts.Candidate{}, counted.n, err
 		}
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return facts.Candidate{}, fmt.Errorf("%w: %s: reading the tar stream: %w", ErrUnreadable, name, err)
+			return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: reading the tar stream: %w", ErrUnreadable, name, err)
 		}
 		switch path.Clean(hdr.Name) {
 		case "zarf.yaml":
 			if zarfYAML, err = readCapped(tr, hdr, MaxZarfYAML); err != nil {
-				return facts.Candidate{}, fmt.Errorf("%w: %s: zarf.yaml: %w", ErrUnreadable, name, err)
+				return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: zarf.yaml: %w", ErrUnreadable, name, err)
 			}
 		case "documentation.tar":
 			if docTar, err = readCapped(tr, hdr, MaxDocumentationTar); err != nil {
-				return facts.Candidate{}, fmt.Errorf("%w: %s: documentation.tar: %w", ErrUnreadable, name, err)
+				return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: documentation.tar: %w", ErrUnreadable, name, err)
+			}
+		case "checksums.txt":
+			if checksums, err = readCapped(tr, hdr, MaxChecksums); err != nil {
+				return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: checksums.txt: %w", ErrUnreadable, name, err)
 			}
 		}
 	}
 	// Drain what follows the tar end marker so the hash covers every byte.
 	if _, err := io.Copy(io.Discard, br); err != nil {
-		return facts.Candidate{}, fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
+		return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
 	}
 	if zarfYAML == nil {
-		return facts.Candidate{}, fmt.Errorf("%w: %s holds no zarf.yaml", ErrNotZarfPackage, name)
+		return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s holds no zarf.yaml", ErrNotZarfPackage, name)
 	}
 	var pkg v1alpha1.ZarfPackage
 	if err := yaml.Unmarshal(zarfYAML, &pkg); err != nil {
-		return facts.Candidate{}, fmt.Errorf("%w: %s: zarf.yaml does not parse: %w", ErrNotZarfPackage, name, err)
+		return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: zarf.yaml does not parse: %w", ErrNotZarfPackage, name, err)
 	}
 	if pkg.Metadata.Name == "" {
-		return facts.Candidate{}, fmt.Errorf("%w: %s: zarf.yaml has no metadata.name", ErrNotZarfPackage, name)
+		return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: zarf.yaml has no metadata.name", ErrNotZarfPackage, name)
 	}
 	c := facts.Candidate{
 		SHA256:            hex.EncodeToString(h.Sum(nil)),
@@ -150,18 +255,21 @@ func readStream(ctx context.Context, r io.Reader, name string) (facts.Candidate,
 	if c.Architecture == "" {
 		c.Architecture = pkg.Build.Architecture
 	}
+	if err := verify(name, pkg.Metadata.AggregateChecksum, checksums, docTar); err != nil {
+		return c, counted.n, err
+	}
 	docPath, ok := pkg.Documentation[facts.DocumentationKey]
 	if !ok {
-		return c, nil
+		return c, counted.n, nil
 	}
 	fileName := documentationFileName(pkg.Documentation, facts.DocumentationKey)
 	if docTar == nil {
-		return c, &InvalidError{Archive: name, Package: c.Name, Field: "documentation." + facts.DocumentationKey,
+		return c, counted.n, &InvalidError{Archive: name, Package: c.Name, Field: "documentation." + facts.DocumentationKey,
 			Err: fmt.Errorf("zarf.yaml documentation.%s names %s but the archive holds no documentation.tar", facts.DocumentationKey, docPath)}
 	}
 	doc, err := findInTar(docTar, fileName, facts.MaxDocumentSize)
 	if err != nil {
-		return c, &InvalidError{Archive: name, Package: c.Name, Err: fmt.Errorf("documentation.tar: %w", err)}
+		return c, counted.n, &InvalidError{Archive: name, Package: c.Name, Err: fmt.Errorf("documentation.tar: %w", err)}
 	}
 	p, err := facts.Decode(doc)
 	if err != nil {
@@ -170,10 +278,41 @@ func readStream(ctx context.Context, r io.Reader, name string) (facts.Candidate,
 		if errors.As(err, &fe) {
 			inv.Field = fe.Field
 		}
-		return c, inv
+		return c, counted.n, inv
 	}
 	c.Prerequisites = p
-	return c, nil
+	return c, counted.n, nil
+}
+
+// verify checks checksums.txt against zarf.yaml's aggregateChecksum, and
+// documentation.tar against its line in checksums.txt.
+func verify(name, aggregate string, checksums, docTar []byte) error {
+	if aggregate == "" {
+		return fmt.Errorf("%w: %s: zarf.yaml has no metadata.aggregateChecksum, so its contents cannot be verified; rebuild it with a current zarf", ErrIntegrity, name)
+	}
+	if checksums == nil {
+		return fmt.Errorf("%w: %s holds no checksums.txt although zarf.yaml has an aggregateChecksum", ErrIntegrity, name)
+	}
+	if got := sha256.Sum256(checksums); hex.EncodeToString(got[:]) != aggregate {
+		return fmt.Errorf("%w: %s: checksums.txt hashes to sha256 %x, zarf.yaml metadata.aggregateChecksum says %s", ErrIntegrity, name, got, aggregate)
+	}
+	if docTar == nil {
+		return nil
+	}
+	want := ""
+	for _, line := range strings.Split(string(checksums), "\n") {
+		sum, file, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if ok && strings.TrimSpace(file) == "documentation.tar" {
+			want = sum
+		}
+	}
+	if want == "" {
+		return fmt.Errorf("%w: %s: documentation.tar is not listed in checksums.txt", ErrIntegrity, name)
+	}
+	if got := sha256.Sum256(docTar); hex.EncodeToString(got[:]) != want {
+		return fmt.Errorf("%w: %s: documentation.tar hashes to sha256 %x, checksums.txt says %s", ErrIntegrity, name, got, want)
+	}
+	return nil
 }
 
 // documentationFileName is the name zarf gives a documentation file inside

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -30,68 +31,94 @@ func archiveName(name, version string) string {
 }
 
 // TestCommittedArchivesMatchTheirSources guards against archives that were
-// not rebuilt after a source changed (`make fixtures` rebuilds them).
+// not rebuilt after a source changed (`make fixtures` rebuilds them): every
+// archive in a bundle must come from a source of that bundle with the same
+// name, version, description and prerequisites, and every source must have
+// produced an archive.
 func TestCommittedArchivesMatchTheirSources(t *testing.T) {
 	seen := 0
 	for _, root := range bundleRoots {
-		srcs, err := filepath.Glob(filepath.Join(root, "sources", "*", "*", "zarf.yaml"))
+		bundles, err := filepath.Glob(filepath.Join(root, "sources", "*"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, zy := range srcs {
-			pkgDir := filepath.Dir(zy)
-			bundle := filepath.Base(filepath.Dir(pkgDir))
-			t.Run(bundle+"/"+filepath.Base(pkgDir), func(t *testing.T) {
+		for _, bundleSrc := range bundles {
+			bundle := filepath.Base(bundleSrc)
+			sources := map[string]string{} // name@version → package source dir
+			zys, _ := filepath.Glob(filepath.Join(bundleSrc, "*", "zarf.yaml"))
+			for _, zy := range zys {
+				var src v1alpha1.ZarfPackage
 				b, err := os.ReadFile(zy)
 				if err != nil {
 					t.Fatal(err)
 				}
-				var src v1alpha1.ZarfPackage
 				if err := yaml.Unmarshal(b, &src); err != nil {
 					t.Fatal(err)
 				}
-				archive := filepath.Join(root, "bundles", bundle, archiveName(src.Metadata.Name, src.Metadata.Version))
-				c, readErr := ReadArchive(context.Background(), archive)
-				var inv *InvalidError
-				if readErr != nil && !errors.As(readErr, &inv) {
-					t.Fatalf("reading %s: %v (run make fixtures)", archive, readErr)
-				}
-				if c.Name != src.Metadata.Name || c.Version != src.Metadata.Version || c.Description != src.Metadata.Description {
-					t.Errorf("archive holds %s %s %q; source says %s %s %q", c.Name, c.Version, c.Description, src.Metadata.Name, src.Metadata.Version, src.Metadata.Description)
-				}
-				if c.Architecture != "amd64" || c.AggregateChecksum == "" {
-					t.Errorf("architecture %q aggregateChecksum %q; want amd64 and a checksum", c.Architecture, c.AggregateChecksum)
-				}
-				docPath, hasDoc := src.Documentation[facts.DocumentationKey]
-				if !hasDoc {
-					if c.Prerequisites != nil || readErr != nil {
-						t.Errorf("source has no prerequisites; archive gave %+v, %v", c.Prerequisites, readErr)
+				sources[src.Metadata.Name+"@"+src.Metadata.Version] = filepath.Dir(zy)
+			}
+			d, err := ReadDir(context.Background(), filepath.Join(root, "bundles", bundle))
+			if err != nil {
+				t.Fatalf("%s: %v (run make fixtures)", bundle, err)
+			}
+			if len(d.Excluded) > 0 {
+				t.Errorf("%s: unusable archives %+v (run make fixtures)", bundle, d.Excluded)
+			}
+			built := map[string]bool{}
+			check := func(archive string, c facts.Candidate, readErr error) {
+				t.Run(bundle+"/"+filepath.Base(archive), func(t *testing.T) {
+					key := c.Name + "@" + c.Version
+					dir, ok := sources[key]
+					if !ok {
+						t.Fatalf("archive holds %s, which no source in %s describes (run make fixtures)", key, bundleSrc)
 					}
-					return
-				}
-				doc, err := os.ReadFile(filepath.Join(pkgDir, docPath))
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, decodeErr := facts.Decode(doc)
-				if decodeErr != nil {
-					if inv == nil || !strings.Contains(readErr.Error(), decodeErr.Error()) {
-						t.Errorf("source document is invalid (%v); archive error %v should carry it", decodeErr, readErr)
+					built[key] = true
+					b, _ := os.ReadFile(filepath.Join(dir, "zarf.yaml"))
+					var src v1alpha1.ZarfPackage
+					_ = yaml.Unmarshal(b, &src)
+					if c.Description != src.Metadata.Description || c.AggregateChecksum == "" {
+						t.Errorf("archive description %q checksum %q; source says %q", c.Description, c.AggregateChecksum, src.Metadata.Description)
 					}
-					return
+					docPath, hasDoc := src.Documentation[facts.DocumentationKey]
+					if !hasDoc {
+						if c.Prerequisites != nil || readErr != nil {
+							t.Errorf("source has no prerequisites; archive gave %+v, %v", c.Prerequisites, readErr)
+						}
+						return
+					}
+					doc, err := os.ReadFile(filepath.Join(dir, docPath))
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, decodeErr := facts.Decode(doc)
+					if decodeErr != nil {
+						if readErr == nil || !strings.Contains(readErr.Error(), decodeErr.Error()) {
+							t.Errorf("source document is invalid (%v); archive error %v should carry it", decodeErr, readErr)
+						}
+						return
+					}
+					if !reflect.DeepEqual(c.Prerequisites, want) {
+						t.Errorf("archive prerequisites %+v; source %+v (run make fixtures)", c.Prerequisites, want)
+					}
+				})
+				seen++
+			}
+			for _, c := range d.Candidates {
+				check(c.Path, c, nil)
+			}
+			for _, inv := range d.Invalid {
+				c, _ := ReadArchive(context.Background(), filepath.Join(root, "bundles", bundle, inv.Archive))
+				check(inv.Archive, c, inv)
+			}
+			for key := range sources {
+				if !built[key] {
+					t.Errorf("%s: source %s has no archive (run make fixtures)", bundle, key)
 				}
-				if readErr != nil {
-					t.Fatalf("reading %s: %v", archive, readErr)
-				}
-				if !reflect.DeepEqual(c.Prerequisites, want) {
-					t.Errorf("archive prerequisites %+v; source %+v (run make fixtures)", c.Prerequisites, want)
-				}
-			})
-			seen++
+			}
 		}
 	}
-	if seen < 6 {
-		t.Fatalf("found %d fixture sources; want the reference stack and the test bundles", seen)
+	if seen < 20 {
+		t.Fatalf("checked %d archives; want the reference stack and every test bundle", seen)
 	}
 }
 
@@ -185,7 +212,33 @@ func write(t *testing.T, dir, name string, b []byte) string {
 	return p
 }
 
-const hostileZarfYAML = "kind: ZarfPackageConfig\nmetadata: {name: hostile, version: 1.0.0, architecture: amd64}\ndocumentation: {prerequisites: docs/prerequisites.yaml}\ncomponents: [{name: a, required: true}]\n"
+// zarfTar builds a consistent package tar around a documentation.tar
+// (nil for none): checksums.txt lists it, and zarf.yaml carries the
+// aggregate checksum, as zarf writes them. tamper may edit the parts after
+// the checksums are computed.
+func zarfTar(t *testing.T, docTar []byte, tamper func(checksums, zarfYAML *string, doc *[]byte)) []byte {
+	t.Helper()
+	checksums := "add1e0fe5db42febb659ba6cd79f93eaddfc0a6c213687ed3fd2cf6cd92a27dd components/a.tar\n"
+	if docTar != nil {
+		sum := sha256.Sum256(docTar)
+		checksums = fmt.Sprintf("%x documentation.tar\n", sum) + checksums
+	}
+	agg := sha256.Sum256([]byte(checksums))
+	zarfYAML := fmt.Sprintf("kind: ZarfPackageConfig\nmetadata: {name: hostile, version: 1.0.0, architecture: amd64, aggregateChecksum: %x}\ndocumentation: {prerequisites: docs/prerequisites.yaml}\ncomponents: [{name: a, required: true}]\n", agg)
+	if tamper != nil {
+		tamper(&checksums, &zarfYAML, &docTar)
+	}
+	entries := [][2]string{{"checksums.txt", checksums}}
+	if docTar != nil {
+		entries = append(entries, [2]string{"documentation.tar", string(docTar)})
+	}
+	return tarOf(t, append(entries, [2]string{"zarf.yaml", zarfYAML}))
+}
+
+// aliasBomb expands to 9^8 strings if aliases were followed naively.
+const aliasBomb = "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\n"
+
+var validDoc = "apiVersion: colonel-byte.dev/v1alpha1\nkind: PackagePrerequisites\nmetadata: {package: hostile, version: 1.0.0}\n"
 
 func TestReadArchiveRejects(t *testing.T) {
 	dir := t.TempDir()
@@ -202,19 +255,28 @@ func TestReadArchiveRejects(t *testing.T) {
 	}{
 		{"a tarball without zarf.yaml", "notes.tar", tarOf(t, [][2]string{{"hello.txt", "hi"}}), ErrNotZarfPackage, "holds no zarf.yaml"},
 		{"a zarf.yaml that is not a package", "odd.tar", tarOf(t, [][2]string{{"zarf.yaml", "kind: Other\n"}}), ErrNotZarfPackage, "no metadata.name"},
+		{"a zarf.yaml alias bomb", "bomb.tar", tarOf(t, [][2]string{{"zarf.yaml", aliasBomb}}), ErrNotZarfPackage, "excessive aliasing"},
 		{"a truncated archive", "cut.tar.zst", good[:len(good)/2], ErrUnreadable, "cut.tar.zst"},
 		{"random bytes", "noise.tar.zst", bytes.Repeat([]byte{0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3}, 50), ErrUnreadable, "noise.tar.zst"},
 		{"an empty file", "empty.tar", nil, ErrUnreadable, "empty.tar"},
-		{"documentation with a parent path", "evil.tar", tarOf(t, [][2]string{
-			{"documentation.tar", string(tarOf(t, [][2]string{{"../prerequisites.yaml", "x"}}))}, {"zarf.yaml", hostileZarfYAML},
-		}), nil, `unsafe path "../prerequisites.yaml"`},
-		{"documentation with an absolute path", "abs.tar", tarOf(t, [][2]string{
-			{"documentation.tar", string(tarOf(t, [][2]string{{"/etc/prerequisites.yaml", "x"}}))}, {"zarf.yaml", hostileZarfYAML},
-		}), nil, `unsafe path "/etc/prerequisites.yaml"`},
-		{"documentation with a link", "link.tar", tarOf(t, [][2]string{
-			{"documentation.tar", string(tarOf(t, [][2]string{{"prerequisites.yaml@symlink", "/etc/passwd"}}))}, {"zarf.yaml", hostileZarfYAML},
-		}), nil, `holds a link "prerequisites.yaml"`},
-		{"documentation declared but absent", "nodoc.tar", tarOf(t, [][2]string{{"zarf.yaml", hostileZarfYAML}}), nil, "holds no documentation.tar"},
+		{"documentation with a parent path", "evil.tar", zarfTar(t, tarOf(t, [][2]string{{"../prerequisites.yaml", "x"}}), nil), nil, `unsafe path "../prerequisites.yaml"`},
+		{"documentation with an absolute path", "abs.tar", zarfTar(t, tarOf(t, [][2]string{{"/etc/prerequisites.yaml", "x"}}), nil), nil, `unsafe path "/etc/prerequisites.yaml"`},
+		{"documentation with a link", "link.tar", zarfTar(t, tarOf(t, [][2]string{{"prerequisites.yaml@symlink", "/etc/passwd"}}), nil), nil, `holds a link "prerequisites.yaml"`},
+		{"documentation declared but absent", "nodoc.tar", zarfTar(t, nil, nil), nil, "holds no documentation.tar"},
+		{"documentation.tar changed after checksums", "tampered.tar", zarfTar(t, tarOf(t, [][2]string{{"prerequisites.yaml", validDoc}}), func(_, _ *string, doc *[]byte) {
+			*doc = tarOf(t, [][2]string{{"prerequisites.yaml", validDoc + "requires: {crds: [x]}\n"}})
+		}), ErrIntegrity, "documentation.tar hashes to sha256"},
+		{"checksums.txt changed after zarf.yaml", "resummed.tar", zarfTar(t, tarOf(t, [][2]string{{"prerequisites.yaml", validDoc}}), func(sums, _ *string, _ *[]byte) {
+			*sums += "0000 extra\n"
+		}), ErrIntegrity, "checksums.txt hashes to sha256"},
+		{"documentation.tar not in checksums.txt", "unlisted.tar", zarfTar(t, tarOf(t, [][2]string{{"prerequisites.yaml", validDoc}}), func(sums, zy *string, _ *[]byte) {
+			*sums = "add1e0fe5db42febb659ba6cd79f93eaddfc0a6c213687ed3fd2cf6cd92a27dd components/a.tar\n"
+			agg := sha256.Sum256([]byte(*sums))
+			*zy = regexp.MustCompile(`aggregateChecksum: [0-9a-f]+`).ReplaceAllString(*zy, fmt.Sprintf("aggregateChecksum: %x", agg))
+		}), ErrIntegrity, "documentation.tar is not listed in checksums.txt"},
+		{"no aggregate checksum", "unsummed.tar", zarfTar(t, nil, func(_, zy *string, _ *[]byte) {
+			*zy = regexp.MustCompile(`, aggregateChecksum: [0-9a-f]+`).ReplaceAllString(*zy, "")
+		}), ErrIntegrity, "has no metadata.aggregateChecksum"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -283,8 +345,8 @@ func TestReadDir(t *testing.T) {
 	if len(d.Ignored) != 5 {
 		t.Errorf("ignored = %+v; want README, 2 .sha256, .sig and the directory", d.Ignored)
 	}
-	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0].Reason, "not a Zarf package") || filepath.Base(d.Warnings[0].Path) != "stray.tar" {
-		t.Errorf("warnings = %+v; want stray.tar as not a Zarf package", d.Warnings)
+	if len(d.Excluded) != 1 || !strings.Contains(d.Excluded[0].Reason, "not a Zarf package") || filepath.Base(d.Excluded[0].Path) != "stray.tar" {
+		t.Errorf("excluded = %+v; want stray.tar as not a Zarf package", d.Excluded)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

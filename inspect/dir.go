@@ -28,16 +28,26 @@ type Directory struct {
 	// Invalid are Zarf packages whose PackagePrerequisites document is
 	// malformed; they prevent a plan.
 	Invalid []*InvalidError
-	// Warnings are archive candidates that could not be used (unreadable,
-	// not a Zarf package); planning goes on without them.
-	Warnings []Skipped
+	// Excluded are archive candidates that could not be used (unreadable,
+	// truncated, not a Zarf package, failing an integrity check, a split
+	// package missing parts); planning goes on without them, with a
+	// warning each.
+	Excluded []Skipped
 	// Ignored are files that are not archive candidates (companions such as
-	// .sha256, .sig, README.md, and directories).
+	// .sha256, .sig, README.md, the data parts of split packages, and
+	// directories).
 	Ignored []Skipped
+	// Notices are warnings about archives that were used anyway (such as a
+	// split package's extra part).
+	Notices []string
 }
 
-// IsCandidate reports whether a file name looks like a package archive.
+// IsCandidate reports whether a file name looks like a package archive: a
+// .tar.zst, a .tar, or a split package's .part000.
 func IsCandidate(name string) bool {
+	if base, n, ok := splitBase(name); ok {
+		return n == 0 && base != ""
+	}
 	return strings.HasSuffix(name, ".tar.zst") || strings.HasSuffix(name, ".tar")
 }
 
@@ -54,21 +64,30 @@ func ReadDir(ctx context.Context, dir string) (*Directory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing the package directory: %w", err)
 	}
-	d := &Directory{Candidates: []facts.Candidate{}, Invalid: []*InvalidError{}, Warnings: []Skipped{}, Ignored: []Skipped{}}
+	d := &Directory{Candidates: []facts.Candidate{}, Invalid: []*InvalidError{}, Excluded: []Skipped{}, Ignored: []Skipped{}, Notices: []string{}}
+	names := map[string]bool{}
+	for _, e := range entries {
+		names[e.Name()] = true
+	}
 	var files []string
 	for _, e := range entries { // os.ReadDir sorts by name
 		p := filepath.Join(abs, e.Name())
+		base, part, isPart := splitBase(e.Name())
 		switch {
 		case e.IsDir():
 			d.Ignored = append(d.Ignored, Skipped{Path: p, Reason: "a directory (only files directly inside the package directory are planned)"})
+		case isPart && part > 0 && names[base+".part000"]:
+			d.Ignored = append(d.Ignored, Skipped{Path: p, Reason: fmt.Sprintf("part %d of split package %s.part000, read with it", part, base)})
+		case isPart && part > 0:
+			d.Excluded = append(d.Excluded, Skipped{Path: p, Reason: fmt.Sprintf("part %d of a split package whose metadata %s.part000 is missing; copy it next to the parts", part, base)})
 		case !IsCandidate(e.Name()):
-			d.Ignored = append(d.Ignored, Skipped{Path: p, Reason: "not a package archive (only .tar.zst and .tar files are)"})
+			d.Ignored = append(d.Ignored, Skipped{Path: p, Reason: "not a package archive (only .tar.zst, .tar and split .part000 files are)"})
 		default:
 			files = append(files, p)
 		}
 	}
 	type result struct {
-		c   facts.Candidate
+		a   Archive
 		err error
 	}
 	results := make([]result, len(files))
@@ -76,11 +95,11 @@ func ReadDir(ctx context.Context, dir string) (*Directory, error) {
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, f := range files {
 		g.Go(func() error {
-			c, err := ReadArchive(gctx, f)
+			a, err := Inspect(gctx, f)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			results[i] = result{c, err}
+			results[i] = result{a, err}
 			return nil
 		})
 	}
@@ -89,15 +108,17 @@ func ReadDir(ctx context.Context, dir string) (*Directory, error) {
 	}
 	for i, r := range results {
 		var inv *InvalidError
+		d.Notices = append(d.Notices, r.a.Warnings...)
 		switch {
 		case r.err == nil:
-			d.Candidates = append(d.Candidates, r.c)
+			d.Candidates = append(d.Candidates, r.a.Candidate)
 		case errors.As(r.err, &inv):
 			d.Invalid = append(d.Invalid, inv)
 		default:
-			d.Warnings = append(d.Warnings, Skipped{Path: files[i], Reason: r.err.Error()})
+			d.Excluded = append(d.Excluded, Skipped{Path: files[i], Reason: r.err.Error()})
 		}
 	}
+	slices.SortFunc(d.Excluded, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
 	slices.SortFunc(d.Invalid, func(a, b *InvalidError) int { return strings.Compare(a.Archive, b.Archive) })
 	return d, nil
 }

@@ -6,6 +6,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/planner"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
 // Exit codes.
@@ -70,7 +72,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
-	root.AddCommand(newPlan(), newWhy(), newGraph(), newServe(), newDaemon())
+	root.AddCommand(newInspect(), newPlan(), newWhy(), newGraph(), newServe(), newDaemon())
 	return root
 }
 
@@ -149,6 +151,112 @@ func newPlan() *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: json, yaml or text")
 	flags.register(cmd)
 	return cmd
+}
+
+func newInspect() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "inspect DIR",
+		Short: "List every archive of a directory and what it declares, and every file left out and why",
+		Args:  exactArgs(1, "one directory"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "json" && output != "yaml" && output != "table" {
+				return &UsageError{fmt.Errorf("-o must be json, yaml or table, not %q", output)}
+			}
+			in, err := service.Inspect(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			switch output {
+			case "json", "yaml":
+				b, err := json.Marshal(in)
+				if err != nil {
+					return err
+				}
+				if output == "yaml" {
+					if b, err = yaml.JSONToYAML(b); err != nil {
+						return err
+					}
+					_, err = w.Write(b)
+					return err
+				}
+				_, err = fmt.Fprintf(w, "%s\n", b)
+				return err
+			}
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "PACKAGE\tVERSION\tARCH\tFLAVOR\tREQUIRES\tPROVIDES\tARCHIVE")
+			for _, c := range in.Candidates {
+				req, prov := summary(c.Prerequisites)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Version, c.Architecture, dash(c.Flavor), req, prov, filepath.Base(c.Path))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, inv := range in.Invalid {
+				fmt.Fprintf(w, "invalid %s: %s\n", inv.Archive, inv.Error)
+			}
+			for _, e := range in.Excluded {
+				fmt.Fprintf(w, "excluded %s: %s\n", filepath.Base(e.Path), e.Reason)
+			}
+			for _, ig := range in.Ignored {
+				fmt.Fprintf(w, "ignored %s: %s\n", filepath.Base(ig.Path), ig.Reason)
+			}
+			for _, warn := range in.Warnings {
+				fmt.Fprintf(w, "warning: %s\n", warn)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: json, yaml or table")
+	return cmd
+}
+
+// summary condenses a document into its requirements and what it provides.
+func summary(p *facts.Prerequisites) (requires, provides string) {
+	if p == nil {
+		return "-", "-"
+	}
+	var req, prov []string
+	for _, r := range p.Requires.Packages {
+		s := strings.Join(r.Alternatives(), "|")
+		if r.ID != "" {
+			s = r.ID + ":" + s
+		}
+		if r.Version != "" {
+			s += " " + r.Version
+		}
+		req = append(req, s)
+	}
+	for _, c := range p.Requires.CRDs {
+		req = append(req, "crd:"+c)
+	}
+	for _, c := range p.Requires.StorageClasses {
+		req = append(req, "sc:"+c)
+	}
+	for _, c := range p.Requires.Capabilities {
+		req = append(req, "cap:"+c)
+	}
+	for _, c := range p.Provides.CRDs {
+		prov = append(prov, "crd:"+c)
+	}
+	for _, c := range p.Provides.StorageClasses {
+		prov = append(prov, "sc:"+c)
+	}
+	for _, c := range p.Provides.Capabilities {
+		prov = append(prov, "cap:"+c)
+	}
+	for _, c := range p.Provides.Namespaces {
+		prov = append(prov, "ns:"+c)
+	}
+	return dash(strings.Join(req, ",")), dash(strings.Join(prov, ","))
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func newWhy() *cobra.Command {

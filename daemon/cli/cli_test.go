@@ -185,3 +185,38 @@ func TestPlanningFlags(t *testing.T) {
 		})
 	}
 }
+
+func TestInspectAndForms(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     []string
+	}{
+		{"inspect lists every candidate and every file left out", []string{"inspect", "../../testdata/bundles/forms"}, ExitOK,
+			[]string{"big-app     1.0.0    amd64", "hardened", "arm64", "zarf-package-plain-tar-amd64-1.0.0.tar", "ignored zarf-package-big-app-amd64-1.0.0.tar.zst.part002: part 2 of split package"}},
+		{"inspect as json names an invalid document's field", []string{"inspect", "../../testdata/bundles/malformed", "-o", "json"}, ExitOK,
+			[]string{`"invalid":[{"archive":"zarf-package-broken-amd64-1.0.0.tar.zst","package":"broken","field":"requires.packages[0].nmae"`}},
+		{"inspect of the example reports companions", []string{"inspect", "../../examples/bundles/reference-stack", "-o", "yaml"}, ExitOK,
+			[]string{"reason: not a package archive", ".tar.zst.sha256"}},
+		{"several flavors without a selector", []string{"plan", "../../testdata/bundles/forms"}, ExitFailed,
+			[]string{`flavored 1.0.0 is in the directory in several flavors: "hardened"`, "set the flavor option"}},
+		{"a flavor selector and the host architecture", []string{"plan", "../../testdata/bundles/forms", "--flavor", "upstream", "--arch", "amd64"}, ExitOK,
+			[]string{"Deploy 4 packages", "zarf-package-big-app-amd64-1.0.0.tar.zst.part000", "excluded multi-arch 1.0.0 (zarf-package-multi-arch-arm64-1.0.0.tar.zst): architecture arm64 does not match"}},
+		{"another architecture leaves the amd64-only packages missing", []string{"plan", "../../testdata/bundles/forms", "--arch", "arm64"}, ExitOK,
+			[]string{"Deploy 1 packages", "zarf-package-multi-arch-arm64-1.0.0.tar.zst"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := run(t, tt.args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d; want %d\n%s%s", code, tt.wantCode, out, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output does not say %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}

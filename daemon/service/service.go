@@ -18,6 +18,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
 // Result is the output contract: a plan, or a failure with its errors.
@@ -110,8 +111,8 @@ func Plan(ctx context.Context, req Request) (*Result, error) {
 		}
 		return fail(fmt.Sprintf("cannot plan %s: %v", req.Path, err), nil, nil, nil), nil
 	}
-	var warnings []string
-	for _, w := range dir.Warnings {
+	warnings := slices.Clone(dir.Notices)
+	for _, w := range dir.Excluded {
 		warnings = append(warnings, fmt.Sprintf("skipped %s: %s", filepath.Base(w.Path), w.Reason))
 	}
 	if len(dir.Invalid) > 0 {
@@ -234,4 +235,56 @@ func Why(res *Result, name string) (lines []string, found bool) {
 		return []string{fmt.Sprintf("the directory holds no package named %s", name)}, false
 	}
 	return lines, true
+}
+
+// Inspection lists what a directory holds: every candidate archive, and
+// every file that is not one or could not be used, with the reason.
+type Inspection struct {
+	Directory  string            `json:"directory"`
+	Candidates []Inspected       `json:"candidates"`
+	Invalid    []InvalidArchive  `json:"invalid"`
+	Excluded   []inspect.Skipped `json:"excluded"`
+	Ignored    []inspect.Skipped `json:"ignored"`
+	Warnings   []string          `json:"warnings"`
+}
+
+// Inspected is one readable Zarf package.
+type Inspected struct {
+	Name              string               `json:"name"`
+	Version           string               `json:"version"`
+	Architecture      string               `json:"architecture"`
+	Flavor            string               `json:"flavor"`
+	Description       string               `json:"description,omitempty"`
+	Path              string               `json:"path"`
+	SHA256            string               `json:"sha256"`
+	AggregateChecksum string               `json:"aggregate_checksum"`
+	Prerequisites     *facts.Prerequisites `json:"prerequisites"`
+}
+
+// InvalidArchive is a Zarf package with a malformed prerequisites document.
+type InvalidArchive struct {
+	Archive string `json:"archive"`
+	Package string `json:"package"`
+	Field   string `json:"field,omitempty"`
+	Error   string `json:"error"`
+}
+
+// Inspect reads a directory without planning.
+func Inspect(ctx context.Context, dir string) (*Inspection, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	d, err := inspect.ReadDir(ctx, abs)
+	if err != nil {
+		return nil, err
+	}
+	in := &Inspection{Directory: abs, Candidates: []Inspected{}, Invalid: []InvalidArchive{}, Excluded: d.Excluded, Ignored: d.Ignored, Warnings: d.Notices}
+	for _, c := range d.Candidates {
+		in.Candidates = append(in.Candidates, Inspected{c.Name, c.Version, c.Architecture, c.Flavor, c.Description, c.Path, c.SHA256, c.AggregateChecksum, c.Prerequisites})
+	}
+	for _, inv := range d.Invalid {
+		in.Invalid = append(in.Invalid, InvalidArchive{Archive: inv.Archive, Package: inv.Package, Field: inv.Field, Error: inv.Error()})
+	}
+	return in, nil
 }

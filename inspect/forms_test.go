@@ -1,0 +1,218 @@
+package inspect
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const formsDir = "../testdata/bundles/forms"
+const bigApp = "zarf-package-big-app-amd64-1.0.0.tar.zst"
+
+// copyForms copies the forms bundle into a temporary directory, except
+// the files skip names.
+func copyForms(t *testing.T, skip ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	entries, err := os.ReadDir(formsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if slices.Contains(skip, e.Name()) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(formsDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, dir, e.Name(), b)
+	}
+	return dir
+}
+
+func TestEveryArchiveForm(t *testing.T) {
+	d, err := ReadDir(context.Background(), formsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{} // base name → name/arch/flavor
+	for _, c := range d.Candidates {
+		got[filepath.Base(c.Path)] = c.Name + "/" + c.Architecture + "/" + c.Flavor
+	}
+	want := map[string]string{
+		bigApp + ".part000": "big-app/amd64/",
+		"zarf-package-flavored-amd64-1.0.0-hardened.tar.zst": "flavored/amd64/hardened",
+		"zarf-package-flavored-amd64-1.0.0-upstream.tar.zst": "flavored/amd64/upstream",
+		"zarf-package-multi-arch-amd64-1.0.0.tar.zst":        "multi-arch/amd64/",
+		"zarf-package-multi-arch-arm64-1.0.0.tar.zst":        "multi-arch/arm64/",
+		"zarf-package-plain-tar-amd64-1.0.0.tar":             "plain-tar/amd64/",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s read as %q; want %q", k, got[k], v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("candidates %v; want exactly %v", got, want)
+	}
+	parts := 0
+	for _, ig := range d.Ignored {
+		if strings.Contains(ig.Reason, "of split package "+bigApp+".part000, read with it") {
+			parts++
+		}
+	}
+	if parts != 3 || len(d.Excluded) != 0 || len(d.Notices) != 0 {
+		t.Errorf("ignored %+v excluded %+v notices %v; want the 3 data parts ignored and nothing else", d.Ignored, d.Excluded, d.Notices)
+	}
+}
+
+func TestSplitPackageReadsAsOneStream(t *testing.T) {
+	a, err := Inspect(context.Background(), filepath.Join(formsDir, bigApp+".part000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta SplitMetadata
+	b, _ := os.ReadFile(filepath.Join(formsDir, bigApp+".part000"))
+	if err := json.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if a.Candidate.SHA256 != meta.Sha256Sum || meta.Count != 3 {
+		t.Errorf("sha256 %s; part000 says %s over %d parts", a.Candidate.SHA256, meta.Sha256Sum, meta.Count)
+	}
+	// The same bytes as the parts joined.
+	h := sha256.New()
+	for _, p := range []string{"part001", "part002", "part003"} {
+		f, err := os.Open(filepath.Join(formsDir, bigApp+"."+p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(h, f)
+		f.Close()
+	}
+	if hex.EncodeToString(h.Sum(nil)) != a.Candidate.SHA256 {
+		t.Error("the candidate's sha256 is not the sha256 of the joined parts")
+	}
+	if a.Candidate.Prerequisites == nil || a.Candidate.Prerequisites.Requires.Packages[0].Name != "multi-arch" {
+		t.Errorf("prerequisites %+v", a.Candidate.Prerequisites)
+	}
+}
+
+func TestSplitPackageProblems(t *testing.T) {
+	t.Run("a missing part excludes the package and names the part", func(t *testing.T) {
+		dir := copyForms(t, bigApp+".part002")
+		d, err := ReadDir(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Excluded) != 1 || !strings.Contains(d.Excluded[0].Reason, bigApp+".part002 is missing") || !strings.Contains(d.Excluded[0].Reason, "counts 3 parts") {
+			t.Fatalf("excluded = %+v; want big-app excluded naming part002", d.Excluded)
+		}
+		for _, c := range d.Candidates {
+			if c.Name == "big-app" {
+				t.Error("big-app is still a candidate")
+			}
+		}
+	})
+	t.Run("an extra part is a warning naming it, and the package is used", func(t *testing.T) {
+		dir := copyForms(t)
+		write(t, dir, bigApp+".part004", []byte("stray"))
+		d, err := ReadDir(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Notices) != 1 || !strings.Contains(d.Notices[0], bigApp+".part004 is not one of the 3 parts") {
+			t.Errorf("notices = %v; want one naming part004", d.Notices)
+		}
+		if !hasCandidate(d, "big-app") {
+			t.Error("big-app was not used")
+		}
+	})
+	t.Run("a corrupted part fails the integrity check", func(t *testing.T) {
+		dir := copyForms(t)
+		p := filepath.Join(dir, bigApp+".part003")
+		b, _ := os.ReadFile(p)
+		b[len(b)-10] ^= 0xff
+		write(t, dir, bigApp+".part003", b)
+		_, err := Inspect(context.Background(), filepath.Join(dir, bigApp+".part000"))
+		if !errors.Is(err, ErrIntegrity) && !errors.Is(err, ErrUnreadable) {
+			t.Fatalf("error %v; want an integrity or unreadable error", err)
+		}
+	})
+	t.Run("a truncated part fails on size", func(t *testing.T) {
+		dir := copyForms(t)
+		b, _ := os.ReadFile(filepath.Join(dir, bigApp+".part003"))
+		write(t, dir, bigApp+".part003", b[:len(b)-1000])
+		_, err := Inspect(context.Background(), filepath.Join(dir, bigApp+".part000"))
+		if err == nil || !strings.Contains(err.Error(), "big-app") {
+			t.Fatalf("error %v; want one naming the split package", err)
+		}
+	})
+	t.Run("parts without their part000", func(t *testing.T) {
+		dir := copyForms(t, bigApp+".part000")
+		d, err := ReadDir(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Excluded) != 3 || !strings.Contains(d.Excluded[0].Reason, "whose metadata "+bigApp+".part000 is missing") {
+			t.Errorf("excluded = %+v; want the three orphan parts", d.Excluded)
+		}
+	})
+	t.Run("a part000 that is not split metadata", func(t *testing.T) {
+		dir := copyForms(t)
+		write(t, dir, bigApp+".part000", []byte(`{"hello": "world"}`))
+		_, err := Inspect(context.Background(), filepath.Join(dir, bigApp+".part000"))
+		if !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), "not zarf split-package metadata") {
+			t.Fatalf("error %v", err)
+		}
+	})
+}
+
+func TestUnreadableFileIsAWarning(t *testing.T) {
+	if os.Geteuid() == 0 {
+		// root reads anything; use a directory entry that cannot be opened
+		// as a file instead.
+		dir := copyForms(t)
+		p := filepath.Join(dir, "zarf-package-broken-amd64-1.0.0.tar.zst")
+		if err := os.Symlink(filepath.Join(dir, "nowhere"), p); err != nil {
+			t.Fatal(err)
+		}
+		d, err := ReadDir(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Excluded) != 1 || !strings.Contains(d.Excluded[0].Reason, "no such file") {
+			t.Errorf("excluded = %+v; want the dangling archive", d.Excluded)
+		}
+		return
+	}
+	dir := copyForms(t)
+	p := filepath.Join(dir, "zarf-package-plain-tar-amd64-1.0.0.tar")
+	if err := os.Chmod(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	d, err := ReadDir(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Excluded) != 1 || !strings.Contains(d.Excluded[0].Reason, "permission denied") {
+		t.Errorf("excluded = %+v; want the unreadable archive", d.Excluded)
+	}
+}
+
+func hasCandidate(d *Directory, name string) bool {
+	for _, c := range d.Candidates {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,146 @@
+package inspect
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// SplitMetadata is the JSON document zarf writes as a split package's
+// .part000 (zarf's split.SplitFileMetadata): the whole archive's sha256,
+// size and number of data parts.
+type SplitMetadata struct {
+	Sha256Sum string
+	Bytes     int64
+	Count     int
+}
+
+// maxSplitMetadata caps the .part000 document.
+const maxSplitMetadata = 64 << 10
+
+// partRE matches a split part's suffix and captures its number.
+var partRE = regexp.MustCompile(`\.part(\d{3,})$`)
+
+// splitBase returns the archive name a split part belongs to and the part
+// number, or ok false when name is not a part.
+func splitBase(name string) (base string, n int, ok bool) {
+	m := partRE.FindStringSubmatchIndex(name)
+	if m == nil {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(name[m[2]:m[3]])
+	if err != nil {
+		return "", 0, false
+	}
+	base = name[:m[0]]
+	if !strings.HasSuffix(base, ".tar.zst") && !strings.HasSuffix(base, ".tar") {
+		return "", 0, false
+	}
+	return base, n, true
+}
+
+// splitReader reads a split package's data parts in order as one stream,
+// without joining them on disk.
+type splitReader struct {
+	meta     SplitMetadata
+	parts    []string
+	files    []*os.File
+	r        io.Reader
+	warnings []string
+}
+
+// openSplit opens the split package whose metadata is part000. Every data
+// part the metadata counts must exist; a part beyond the count is a warning
+// and is not read.
+func openSplit(part000 string) (_ *splitReader, err error) {
+	name := filepath.Base(part000)
+	f, err := os.Open(part000)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxSplitMetadata+1))
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
+	}
+	var meta SplitMetadata
+	if len(b) > maxSplitMetadata || json.Unmarshal(b, &meta) != nil || meta.Count < 1 || meta.Bytes < 0 || len(meta.Sha256Sum) != 64 {
+		return nil, fmt.Errorf("%w: %s is not zarf split-package metadata (a JSON object with Sha256Sum, Bytes and Count)", ErrUnreadable, name)
+	}
+	base := strings.TrimSuffix(part000, ".part000")
+	present, err := filepath.Glob(globEscape(base) + ".part*")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
+	}
+	have := map[int]string{}
+	for _, p := range present {
+		if b, n, ok := splitBase(p); ok && b == base && n > 0 {
+			have[n] = p
+		}
+	}
+	s := &splitReader{meta: meta}
+	var missing []string
+	for i := 1; i <= meta.Count; i++ {
+		p, ok := have[i]
+		if !ok {
+			missing = append(missing, fmt.Sprintf("%s.part%03d", filepath.Base(base), i))
+			continue
+		}
+		s.parts = append(s.parts, p)
+	}
+	for _, n := range slices.Sorted(maps.Keys(have)) {
+		if n > meta.Count {
+			s.warnings = append(s.warnings, fmt.Sprintf("%s is not one of the %d parts %s counts; it was not read", filepath.Base(have[n]), meta.Count, name))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: split package %s counts %d parts but %s is missing; copy the missing parts next to it", ErrUnreadable, name, meta.Count, strings.Join(missing, ", "))
+	}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	readers := make([]io.Reader, 0, len(s.parts))
+	for _, p := range s.parts {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
+		}
+		s.files = append(s.files, f)
+		readers = append(readers, f)
+	}
+	s.r = io.MultiReader(readers...)
+	return s, nil
+}
+
+func (s *splitReader) Read(p []byte) (int, error) { return s.r.Read(p) }
+
+// Close closes every part.
+func (s *splitReader) Close() error {
+	var errs []error
+	for _, f := range s.files {
+		errs = append(errs, f.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// globEscape escapes the glob metacharacters of a literal path.
+func globEscape(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
