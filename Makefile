@@ -13,7 +13,7 @@ LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID
 export ANSIBLE_LIBRARY := $(CURDIR)/bin/library
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: all build tools fixtures demo test test-go vet venv proto clean bench-planner fuzz
+.PHONY: all build tools fixtures demo test test-go vet venv proto clean bench-planner bench-inspect fuzz
 
 all: build
 
@@ -75,6 +75,11 @@ test: build venv vet test-go fuzz
 # does not depend on deppy). Results: docs/benchmarks.md.
 bench-planner:
 	cd testdata/bench/planner && $(GO) run .
+
+# Archive inspection speed against zstd -dc and the zarf CLI, one run.
+# Builds its archives with the zarf CLI once (.cache/bench/inspect).
+bench-inspect: tools bin/zarf-planner
+	python3 testdata/bench/inspect/bench.py
 
 # Regenerate the gRPC contract from daemon/contract/plannerpb/planner.proto.
 proto:

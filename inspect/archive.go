@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/zarf-dev/zarf/src/api/v1alpha1"
@@ -138,9 +139,9 @@ func Inspect(ctx context.Context, file string) (Archive, error) {
 		defer split.Close()
 		r = split
 	} else {
-		f, err := os.Open(abs)
+		f, err := openRegular(abs)
 		if err != nil {
-			return Archive{}, fmt.Errorf("%w: %w", ErrUnreadable, err)
+			return Archive{}, err
 		}
 		defer f.Close()
 		r = f
@@ -162,6 +163,24 @@ func Inspect(ctx context.Context, file string) (Archive, error) {
 		}
 	}
 	return a, err
+}
+
+// openRegular opens a regular file (following symlinks) for reading. A
+// FIFO, device or socket named like an archive is refused before open(2),
+// which could block forever on it.
+func openRegular(path string) (*os.File, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrUnreadable, filepath.Base(path), fi.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	}
+	return f, nil
 }
 
 // countingReader counts the bytes read through it.
@@ -229,9 +248,19 @@ func readStream(ctx context.Context, r io.Reader, name string) (facts.Candidate,
 			}
 		}
 	}
-	// Drain what follows the tar end marker so the hash covers every byte.
-	if _, err := io.Copy(io.Discard, br); err != nil {
-		return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
+	// Drain what follows the tar end marker so the hash covers every byte,
+	// in chunks so a cancelled context stops a long tail too.
+	for {
+		if err := ctx.Err(); err != nil {
+			return facts.Candidate{}, counted.n, err
+		}
+		n, err := io.CopyN(io.Discard, br, 8<<20)
+		if errors.Is(err, io.EOF) || (err == nil && n == 0) {
+			break
+		}
+		if err != nil {
+			return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
+		}
 	}
 	if zarfYAML == nil {
 		return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s holds no zarf.yaml", ErrNotZarfPackage, name)

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 const formsDir = "../testdata/bundles/forms"
@@ -215,4 +217,49 @@ func hasCandidate(d *Directory, name string) bool {
 		}
 	}
 	return false
+}
+
+func TestNonRegularFilesDoNotBlock(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "zarf-package-pipe-amd64-1.0.0.tar.zst")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *Directory, 1)
+	go func() {
+		d, _ := ReadDir(context.Background(), dir)
+		done <- d
+	}()
+	select {
+	case d := <-done:
+		if len(d.Excluded) != 1 || !strings.Contains(d.Excluded[0].Reason, "is not a regular file") {
+			t.Errorf("excluded = %+v; want the FIFO refused", d.Excluded)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadDir blocked on a FIFO")
+	}
+}
+
+func TestCancellationStopsALongRead(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "zarf-package-huge-amd64-1.0.0.tar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 64 GiB of zeros, sparse on disk: a valid (empty) tar followed by a
+	// tail that would take a minute to hash.
+	if err := f.Truncate(64 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = ReadDir(ctx, dir)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ReadDir = %v; want the deadline", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("ReadDir returned %s after its deadline", took)
+	}
 }

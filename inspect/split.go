@@ -62,9 +62,9 @@ type splitReader struct {
 // and is not read.
 func openSplit(part000 string) (_ *splitReader, err error) {
 	name := filepath.Base(part000)
-	f, err := os.Open(part000)
+	f, err := openRegular(part000)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
+		return nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxSplitMetadata+1))
 	f.Close()
@@ -111,9 +111,9 @@ func openSplit(part000 string) (_ *splitReader, err error) {
 	}()
 	readers := make([]io.Reader, 0, len(s.parts))
 	for _, p := range s.parts {
-		f, err := os.Open(p)
+		f, err := openRegular(p)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
+			return nil, err
 		}
 		s.files = append(s.files, f)
 		readers = append(readers, f)
