@@ -13,23 +13,39 @@ LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID
 export ANSIBLE_LIBRARY := $(CURDIR)/bin/library
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: all build tools fixtures demo test test-go vet venv proto clean bench-planner bench-inspect fuzz
+.PHONY: all build tools fixtures demo test test-go vet venv proto clean bench-planner bench-inspect fuzz collection
 
 all: build
 
-build: bin/zarf-planner bin/library/zarf_bundle_plan bin/library/zarf_bundle_plan.yml
+MODULES := zarf_bundle_plan zarf_readiness_barrier zarf_bundle_cache
+
+build: bin/zarf-planner $(addprefix bin/library/,$(MODULES)) $(addsuffix .yml,$(addprefix bin/library/,$(MODULES)))
 
 bin/zarf-planner: FORCE
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./daemon
 
-bin/library/zarf_bundle_plan: FORCE
+# One module binary, installed under each module name.
+bin/module: FORCE
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./module
+
+bin/library/%: bin/module
+	@mkdir -p $(@D)
+	cp $< $@
 
 bin/library/%.yml: module/%.yml
 	@mkdir -p $(@D)
 	cp $< $@
 
 FORCE:
+
+# An installable collection tarball: bin/colonel_byte-zarf_planner-<version>.tar.gz
+COLLECTION_DIR := $(CURDIR)/.cache/collection
+collection: build venv
+	rm -rf $(COLLECTION_DIR) && mkdir -p $(COLLECTION_DIR)/plugins/modules
+	cp -r module/collection/. $(COLLECTION_DIR)/
+	cp $(addprefix bin/library/,$(MODULES)) $(addsuffix .yml,$(addprefix bin/library/,$(MODULES))) $(COLLECTION_DIR)/plugins/modules/
+	rm -f bin/colonel_byte-zarf_planner-*.tar.gz
+	cd $(COLLECTION_DIR) && $(VENV)/bin/ansible-galaxy collection build --force --output-path $(CURDIR)/bin
 
 # The real zarf CLI, built once from the Go module proxy into .tools/bin.
 tools: $(ZARF)
@@ -68,7 +84,7 @@ fuzz:
 	$(GO) test ./inspect -run XXX -fuzz FuzzReadStream -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 	$(GO) test ./planner/facts -run XXX -fuzz FuzzDecode -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
 
-test: build venv vet test-go fuzz
+test: build venv collection vet test-go fuzz
 
 # Planner speed on synthetic problems, against deppy and a bare gophersat
 # Solve of the same clauses, in one run (bench-only module: the product

@@ -1,22 +1,28 @@
-// Command zarf_bundle_plan is the Ansible binary module of zarf-planner. It
-// reads its arguments file, reattaches to (or starts) the local zarf-planner
-// daemon over go-plugin, forwards the request and prints exactly one JSON
-// result. It holds no planning, cache or Kubernetes code: those live in the
-// daemon. The module name comes from _ansible_module_name, else from the
-// binary's own name, so one binary can serve several modules.
+// Command zarf_bundle_plan is the Ansible binary module of zarf-planner: one
+// binary installed under each module name (zarf_bundle_plan,
+// zarf_readiness_barrier, zarf_bundle_cache). It reads its arguments file,
+// reattaches to (or starts) the local zarf-planner daemon over go-plugin,
+// forwards the request and prints exactly one JSON result. It holds no
+// planning, cache or Kubernetes code: those live in the daemon. The module
+// name comes from _ansible_module_name, else from the binary's own name.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
@@ -30,35 +36,63 @@ func main() {
 	os.Exit(code)
 }
 
+// Module names.
+const (
+	modPlan    = "zarf_bundle_plan"
+	modBarrier = "zarf_readiness_barrier"
+	modCache   = "zarf_bundle_cache"
+)
+
 // daemonOptions are shared by every module that talks to the daemon.
-var daemonOptions = ansible.Spec{
+var daemonOptions = map[string]ansible.Option{
 	"daemon_path": {Type: ansible.TypePath},
 	"state_dir":   {Type: ansible.TypePath},
 	"timeout":     {Type: ansible.TypeInt, Default: int64(300)},
 }
 
-var planSpec = merge(daemonOptions, ansible.Spec{
-	"path":         {Type: ansible.TypePath, Required: true},
-	"mode":         {Type: ansible.TypeStr, Default: "standalone", Choices: []string{"standalone"}},
-	"architecture": {Type: ansible.TypeStr},
-	"flavor":       {Type: ansible.TypeStr},
-	"priorities":       {Type: ansible.TypeDict, Elements: ansible.TypeInt},
-	"select":           {Type: ansible.TypeDict, Elements: ansible.TypeStr},
-	"packages":         {Type: ansible.TypeList, Elements: ansible.TypeStr},
-	"exclude":          {Type: ansible.TypeList, Elements: ansible.TypeStr},
-	"constraints":      {Type: ansible.TypeDict, Elements: ansible.TypeStr},
-	"force":            {Type: ansible.TypeList, Elements: ansible.TypeStr},
-	"version_strategy": {Type: ansible.TypeStr, Default: "newest_satisfying", Choices: []string{"newest_satisfying", "newest_only"}},
-})
-
-func merge(specs ...ansible.Spec) ansible.Spec {
-	out := ansible.Spec{}
-	for _, s := range specs {
-		for k, v := range s {
-			out[k] = v
-		}
-	}
+func with(opts map[string]ansible.Option) map[string]ansible.Option {
+	out := maps.Clone(daemonOptions)
+	maps.Copy(out, opts)
 	return out
+}
+
+var specs = map[string]ansible.Spec{
+	modPlan: {Options: with(map[string]ansible.Option{
+		"path":             {Type: ansible.TypePath, Required: true},
+		"mode":             {Type: ansible.TypeStr, Default: "standalone", Choices: []string{"standalone"}},
+		"architecture":     {Type: ansible.TypeStr},
+		"flavor":           {Type: ansible.TypeStr},
+		"priorities":       {Type: ansible.TypeDict, Elements: ansible.TypeInt},
+		"select":           {Type: ansible.TypeDict, Elements: ansible.TypeStr},
+		"packages":         {Type: ansible.TypeList, Elements: ansible.TypeStr},
+		"exclude":          {Type: ansible.TypeList, Elements: ansible.TypeStr},
+		"constraints":      {Type: ansible.TypeDict, Elements: ansible.TypeStr},
+		"force":            {Type: ansible.TypeList, Elements: ansible.TypeStr},
+		"version_strategy": {Type: ansible.TypeStr, Default: "newest_satisfying", Choices: []string{"newest_satisfying", "newest_only"}},
+	})},
+	modBarrier: {
+		Options: with(map[string]ansible.Option{
+			"barrier":    {Type: ansible.TypeDict},
+			"checks":     {Type: ansible.TypeList, Elements: ansible.TypeDict},
+			"kubeconfig": {Type: ansible.TypePath},
+			"context":    {Type: ansible.TypeStr},
+			"timeout":    {Type: ansible.TypeInt, Default: int64(600)},
+		}),
+		MutuallyExclusive: [][]string{{"barrier", "checks"}},
+		RequiredOneOf:     [][]string{{"barrier", "checks"}},
+	},
+	modCache: {Options: with(map[string]ansible.Option{
+		"path":      {Type: ansible.TypePath, Required: true},
+		"state":     {Type: ansible.TypeStr, Default: "present", Choices: []string{"present", "absent"}},
+		"prune":     {Type: ansible.TypeBool, Default: false},
+		"cache_dir": {Type: ansible.TypePath},
+	})},
+}
+
+// unavailable says why a module cannot work yet in this build.
+var unavailable = map[string]string{
+	modBarrier: "zarf_readiness_barrier is not available in this version of zarf-planner: waiting on a live cluster arrives with cluster-aware planning; until then wait with kubernetes.core.k8s_info retries",
+	modCache:   "zarf_bundle_cache is not available in this version of zarf-planner: the archive cache has not landed yet; zarf_bundle_plan reads the archives directly meanwhile",
 }
 
 func run(ctx context.Context, argv []string, stdout io.Writer) int {
@@ -69,13 +103,22 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 	}
 	name := moduleName(raw, argv[0])
 	raw["_ansible_module_name"] = name
-	switch name {
-	case "zarf_bundle_plan":
-		return plan(ctx, raw, stdout)
-	default:
-		_ = ansible.Fail(stdout, fmt.Sprintf("this binary implements the zarf_bundle_plan module, not %q", name), nil)
+	spec, ok := specs[name]
+	if !ok {
+		_ = ansible.Fail(stdout, fmt.Sprintf("this binary implements the modules %s, %s and %s, not %q; install it under one of those names", modPlan, modBarrier, modCache, name), nil)
 		return 1
 	}
+	inv, err := spec.Validate(raw)
+	invocation := map[string]any{"module_args": spec.ModuleArgs(inv)}
+	if err != nil {
+		_ = ansible.Fail(stdout, err.Error(), map[string]any{"invocation": invocation})
+		return 1
+	}
+	if why, ok := unavailable[name]; ok {
+		_ = ansible.Fail(stdout, why, map[string]any{"invocation": invocation})
+		return 1
+	}
+	return plan(ctx, inv, invocation, stdout)
 }
 
 // moduleName is the short module name: from _ansible_module_name (which
@@ -91,14 +134,10 @@ func moduleName(raw map[string]any, argv0 string) string {
 	return name
 }
 
-func plan(ctx context.Context, raw map[string]any, stdout io.Writer) int {
-	inv, err := planSpec.Validate(raw)
-	if err != nil {
-		_ = ansible.Fail(stdout, err.Error(), map[string]any{"invocation": map[string]any{"module_args": planSpec.ModuleArgs(inv)}})
-		return 1
-	}
+// plan runs zarf_bundle_plan. Planning only reads, so check mode changes
+// nothing and there is never a diff.
+func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]any, stdout io.Writer) int {
 	args := inv.Params
-	invocation := map[string]any{"module_args": planSpec.ModuleArgs(inv)}
 	fail := func(format string, a ...any) int {
 		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
 		return 1
@@ -135,8 +174,18 @@ func plan(ctx context.Context, raw map[string]any, stdout io.Writer) int {
 		}
 	}
 	resp, err := conn.Planner.Plan(ctx, req)
+	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable && strings.Contains(st.Message(), lifecycle.Draining) {
+		// The daemon began to drain (idle timeout) just before this call
+		// and refused it without doing any work: start over once.
+		_ = conn.Close()
+		if conn, err = lifecycle.Connect(ctx, lifecycle.Options{StateDir: str(args["state_dir"]), DaemonPath: str(args["daemon_path"])}); err != nil {
+			return fail("cannot reach the zarf-planner daemon: %v", err)
+		}
+		defer conn.Close()
+		resp, err = conn.Planner.Plan(ctx, req)
+	}
 	if err != nil {
-		return fail("planning %s in the zarf-planner daemon (pid %d) failed: %v", dir, conn.State.Pid, err)
+		return fail("%s", callError(err, ctx, conn, dir, timeout))
 	}
 	var result map[string]any
 	dec := json.NewDecoder(strings.NewReader(string(resp.GetResult())))
@@ -152,6 +201,21 @@ func plan(ctx context.Context, raw map[string]any, stdout io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// callError explains a failed daemon call: our deadline, our interruption,
+// or a daemon that went away.
+func callError(err error, ctx context.Context, conn *lifecycle.Conn, dir string, timeout time.Duration) string {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Sprintf("planning %s did not finish within timeout=%s; the daemon (pid %d) stopped the work; raise timeout", dir, timeout, conn.State.Pid)
+	case ctx.Err() != nil:
+		return fmt.Sprintf("planning %s was interrupted; the daemon (pid %d) stopped the work", dir, conn.State.Pid)
+	}
+	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
+		return fmt.Sprintf("the zarf-planner daemon (pid %d) stopped answering while planning %s (%s); see its log in %s; the next call starts a fresh daemon", conn.State.Pid, dir, st.Message(), conn.StateDir)
+	}
+	return fmt.Sprintf("planning %s in the zarf-planner daemon (pid %d) failed: %v", dir, conn.State.Pid, err)
 }
 
 func strMap(v any) map[string]string {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,9 +21,9 @@ import (
 // The tests run the real binaries: the module as Ansible runs it (argv[1]
 // is the args file) and the daemon it starts.
 var (
-	moduleBin string
-	daemonBin string
-	exampleDir string
+	moduleBin, daemonBin           string
+	otherModuleBin, otherDaemonBin string // built with another build id
+	exampleDir                     string
 )
 
 func TestMain(m *testing.M) {
@@ -35,9 +36,13 @@ func TestMain(m *testing.M) {
 		defer os.RemoveAll(tmp)
 		moduleBin = filepath.Join(tmp, "zarf_bundle_plan")
 		daemonBin = filepath.Join(tmp, "zarf-planner")
-		for bin, pkg := range map[string]string{moduleBin: ".", daemonBin: "../daemon"} {
-			if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-				fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, out)
+		otherModuleBin = filepath.Join(tmp, "other", "zarf_bundle_plan")
+		otherDaemonBin = filepath.Join(tmp, "other", "zarf-planner")
+		other := "-ldflags=-X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID=other-build"
+		for _, b := range [][]string{{moduleBin, "."}, {daemonBin, "../daemon"}, {otherModuleBin, ".", other}, {otherDaemonBin, "../daemon", other}} {
+			args := append([]string{"build", "-o", b[0]}, b[2:]...)
+			if out, err := exec.Command("go", append(args, b[1])...).CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b[1], err, out)
 				return 1
 			}
 		}
@@ -65,16 +70,38 @@ func stateDir(t *testing.T) string {
 // result and exit code.
 func runModule(t *testing.T, args map[string]any, env ...string) (map[string]any, int) {
 	t.Helper()
+	return runBinary(t, moduleBin, args, env...)
+}
+
+func runBinary(t *testing.T, bin string, args map[string]any, env ...string) (map[string]any, int) {
+	t.Helper()
+	cmd := moduleCommand(t, bin, args, env...)
+	return finish(t, cmd)
+}
+
+func moduleCommand(t *testing.T, bin string, args map[string]any, env ...string) *exec.Cmd {
+	t.Helper()
 	b, _ := json.Marshal(args)
 	argsFile := filepath.Join(t.TempDir(), "args")
 	if err := os.WriteFile(argsFile, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(moduleBin, argsFile)
+	cmd := exec.Command(bin, argsFile)
 	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	cmd.Stdout, cmd.Stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	return cmd
+}
+
+// finish runs (or waits for) cmd and decodes its one JSON result.
+func finish(t *testing.T, cmd *exec.Cmd) (map[string]any, int) {
+	t.Helper()
+	var err error
+	if cmd.Process == nil {
+		err = cmd.Run()
+	} else {
+		err = cmd.Wait()
+	}
+	stdout, stderr := cmd.Stdout.(*bytes.Buffer), cmd.Stderr.(*bytes.Buffer)
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -82,7 +109,7 @@ func runModule(t *testing.T, args map[string]any, env ...string) (map[string]any
 		t.Fatal(err)
 	}
 	var res map[string]any
-	dec := json.NewDecoder(&stdout)
+	dec := json.NewDecoder(stdout)
 	if err := dec.Decode(&res); err != nil {
 		t.Fatalf("module printed no JSON object (%v); stderr: %s", err, stderr.String())
 	}
@@ -167,10 +194,12 @@ func TestStaleStateFileIsReplaced(t *testing.T) {
 	}
 }
 
-func TestConcurrentFirstCallersStartOneDaemon(t *testing.T) {
+func TestFiftyConcurrentCallersShareOneDaemon(t *testing.T) {
 	state := stateDir(t)
-	const n = 8
+	const n = 50
 	pids := make([]int, n)
+	plans := make([]string, n)
+	started := make([]bool, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
@@ -179,14 +208,205 @@ func TestConcurrentFirstCallersStartOneDaemon(t *testing.T) {
 				t.Errorf("call %d failed: %v", i, res["msg"])
 				return
 			}
-			pids[i], _ = daemonPid(t, res)
+			pids[i], started[i] = daemonPid(t, res)
+			b, _ := json.Marshal(res["zarf_packages_to_deploy"])
+			plans[i] = string(b)
 		})
 	}
 	wg.Wait()
-	for i, p := range pids {
-		if p != pids[0] {
-			t.Errorf("call %d reached daemon pid %d; call 0 reached %d", i, p, pids[0])
+	starters := 0
+	for i := range n {
+		if pids[i] != pids[0] {
+			t.Errorf("call %d reached daemon pid %d; call 0 reached %d", i, pids[i], pids[0])
 		}
+		if plans[i] != plans[0] {
+			t.Errorf("call %d got another plan:\n%s\nwant\n%s", i, plans[i], plans[0])
+		}
+		if started[i] {
+			starters++
+		}
+	}
+	if starters != 1 {
+		t.Errorf("%d calls say they started the daemon; want exactly 1", starters)
+	}
+}
+
+// hugeDir holds one archive candidate that takes long to read: a sparse
+// 64 GiB file of zeros (an empty tar followed by a long tail to hash).
+func hugeDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "zarf-package-huge-amd64-1.0.0.tar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(64 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return dir
+}
+
+// waitInflight polls the daemon until it serves want requests.
+func waitInflight(t *testing.T, state string, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, st, err := lifecycle.Status(context.Background(), state); err == nil && st.Inflight == want {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_, st, err := lifecycle.Status(context.Background(), state)
+	t.Fatalf("daemon never had %d requests in flight (status %v, %v)", want, st, err)
+}
+
+func TestTimeoutCancelsTheDaemonsWork(t *testing.T) {
+	state := stateDir(t)
+	args := planArgs(hugeDir(t), state)
+	args["timeout"] = 2
+	start := time.Now()
+	res, code := runModule(t, args)
+	if code == 0 || !strings.Contains(res["msg"].(string), "did not finish within timeout=2s") {
+		t.Fatalf("code %d msg %v; want the timeout named", code, res["msg"])
+	}
+	if took := time.Since(start); took > 8*time.Second {
+		t.Errorf("the module returned after %s", took)
+	}
+	waitInflight(t, state, 0) // the daemon stopped reading
+}
+
+func TestInterruptedModuleCancelsTheDaemonsWork(t *testing.T) {
+	state := stateDir(t)
+	runModule(t, planArgs(exampleDir, state)) // start the daemon first
+	cmd := moduleCommand(t, moduleBin, planArgs(hugeDir(t), state))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitInflight(t, state, 1)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	res, code := finish(t, cmd)
+	if code == 0 || !strings.Contains(res["msg"].(string), "was interrupted") {
+		t.Fatalf("code %d msg %v; want an interruption", code, res["msg"])
+	}
+	waitInflight(t, state, 0)
+}
+
+func TestDaemonKilledMidCall(t *testing.T) {
+	state := stateDir(t)
+	runModule(t, planArgs(exampleDir, state))
+	s, err := lifecycle.ReadState(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := moduleCommand(t, moduleBin, planArgs(hugeDir(t), state))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitInflight(t, state, 1)
+	if err := syscall.Kill(s.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	res, code := finish(t, cmd)
+	if code == 0 || !strings.Contains(res["msg"].(string), fmt.Sprintf("daemon (pid %d) stopped answering", s.Pid)) || !strings.Contains(res["msg"].(string), "the next call starts a fresh daemon") {
+		t.Fatalf("code %d msg %v; want the dead daemon named", code, res["msg"])
+	}
+	next, code := runModule(t, planArgs(exampleDir, state))
+	if code != 0 {
+		t.Fatalf("next call failed: %v", next["msg"])
+	}
+	if pid, started := daemonPid(t, next); !started || pid == s.Pid {
+		t.Errorf("next call reached pid %d (started %v); want a fresh daemon", pid, started)
+	}
+}
+
+func TestDaemonOfAnotherBuildIsReplaced(t *testing.T) {
+	state := stateDir(t)
+	old, _ := runBinary(t, otherModuleBin, map[string]any{"path": exampleDir, "daemon_path": otherDaemonBin, "state_dir": state})
+	oldPid, _ := daemonPid(t, old)
+	res, code := runModule(t, planArgs(exampleDir, state))
+	if code != 0 {
+		t.Fatalf("call failed: %v", res["msg"])
+	}
+	pid, started := daemonPid(t, res)
+	if !started || pid == oldPid {
+		t.Fatalf("reached pid %d (started %v); want a new daemon replacing pid %d", pid, started, oldPid)
+	}
+	if syscall.Kill(oldPid, 0) == nil {
+		t.Errorf("the old daemon pid %d still runs", oldPid)
+	}
+	log, _ := os.ReadFile(filepath.Join(state, lifecycle.LogFile))
+	if !strings.Contains(string(log), "draining on signal") {
+		t.Errorf("the old daemon did not drain:\n%s", log)
+	}
+}
+
+func TestSilentSocketIsReplacedWithoutKillingItsPid(t *testing.T) {
+	state := stateDir(t)
+	bystander := exec.Command("sleep", "60")
+	if err := bystander.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer bystander.Process.Kill()
+	stale := lifecycle.State{Pid: bystander.Process.Pid, Network: "unix", Addr: filepath.Join(state, "gone.sock"), ProtocolVersion: 1, BuildID: "dev"}
+	if err := lifecycle.WriteState(state, stale); err != nil {
+		t.Fatal(err)
+	}
+	res, code := runModule(t, planArgs(exampleDir, state))
+	if code != 0 {
+		t.Fatalf("call failed: %v", res["msg"])
+	}
+	if pid, started := daemonPid(t, res); !started || pid == stale.Pid {
+		t.Errorf("reached pid %d (started %v); want a fresh daemon", pid, started)
+	}
+	if err := bystander.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the unrelated process named by the stale state file was killed: %v", err)
+	}
+}
+
+func TestCheckModeGivesTheSamePlan(t *testing.T) {
+	state := stateDir(t)
+	normal, _ := runModule(t, planArgs(exampleDir, state))
+	args := planArgs(exampleDir, state)
+	args["_ansible_check_mode"] = true
+	args["_ansible_diff"] = true
+	check, code := runModule(t, args)
+	if code != 0 || check["changed"] != false {
+		t.Fatalf("check mode: code %d changed %v", code, check["changed"])
+	}
+	a, _ := json.Marshal(normal["zarf_packages_to_deploy"])
+	b, _ := json.Marshal(check["zarf_packages_to_deploy"])
+	if string(a) != string(b) {
+		t.Errorf("check mode planned differently")
+	}
+	if _, ok := check["diff"]; ok {
+		t.Errorf("a read-only plan returned a diff: %v", check["diff"])
+	}
+}
+
+func TestTheOtherModules(t *testing.T) {
+	tests := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"barrier options are mutually exclusive", map[string]any{"_ansible_module_name": "zarf_readiness_barrier", "barrier": map[string]any{}, "checks": []any{}}, "parameters are mutually exclusive: barrier|checks"},
+		{"barrier needs one of them", map[string]any{"_ansible_module_name": "zarf_readiness_barrier"}, "one of the following is required: barrier, checks"},
+		{"barrier says it is not available yet", map[string]any{"_ansible_module_name": "colonel_byte.zarf_planner.zarf_readiness_barrier", "barrier": map[string]any{"crds": []any{"a.example.com"}}}, "zarf_readiness_barrier is not available in this version"},
+		{"cache needs a path", map[string]any{"_ansible_module_name": "zarf_bundle_cache"}, "missing required arguments: path"},
+		{"cache state is a choice", map[string]any{"_ansible_module_name": "zarf_bundle_cache", "path": "/x", "state": "warm"}, "value of state must be one of: present, absent, got: warm"},
+		{"cache says it is not available yet", map[string]any{"_ansible_module_name": "zarf_bundle_cache", "path": "/x", "prune": "yes"}, "zarf_bundle_cache is not available in this version"},
+		{"an unknown module name", map[string]any{"_ansible_module_name": "zarf_bundle_deploy"}, `implements the modules zarf_bundle_plan, zarf_readiness_barrier and zarf_bundle_cache, not "zarf_bundle_deploy"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, code := runModule(t, tt.args)
+			if code == 0 || res["failed"] != true || !strings.Contains(res["msg"].(string), tt.want) {
+				t.Fatalf("code %d result %v; want a failure saying %q", code, res, tt.want)
+			}
+		})
 	}
 }
 

@@ -129,17 +129,54 @@ func TestFailingPlanFailsThePlay(t *testing.T) {
 	}
 }
 
-func TestAnsibleDocRendersTheModule(t *testing.T) {
+func TestAnsibleDocRendersEveryModule(t *testing.T) {
 	built(t)
-	cmd := exec.Command(tool(t, "ansible-doc"), "-M", filepath.Join(root, "bin", "library"), "zarf_bundle_plan")
-	cmd.Env = append(os.Environ(), "ANSIBLE_NOCOLOR=1", "PAGER=cat")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("ansible-doc: %v\n%s", err, out)
+	for _, tt := range []struct{ module, says string }{
+		{"zarf_bundle_plan", "Reads every Zarf package archive"},
+		{"zarf_readiness_barrier", "mutually exclusive"},
+		{"zarf_bundle_cache", "Reads every archive of"},
+	} {
+		t.Run(tt.module, func(t *testing.T) {
+			cmd := exec.Command(tool(t, "ansible-doc"), "-M", filepath.Join(root, "bin", "library"), tt.module)
+			cmd.Env = append(os.Environ(), "ANSIBLE_NOCOLOR=1", "PAGER=cat")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("ansible-doc: %v\n%s", err, out)
+			}
+			for _, want := range []string{"MODULE " + tt.module, tt.says, "daemon_path", "EXAMPLES", "check_mode", "diff_mode", "RETURN VALUES"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("ansible-doc output lacks %q:\n%s", want, out)
+				}
+			}
+		})
 	}
-	for _, want := range []string{"MODULE zarf_bundle_plan", "Reads every Zarf package archive", "daemon_path", "zarf_packages_to_deploy", "EXAMPLES", "check_mode"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("ansible-doc output lacks %q:\n%s", want, out)
-		}
+}
+
+// TestCollectionInstallsAndRunsByFQCN installs the tarball `make
+// collection` builds and runs a playbook that calls the module by its
+// fully qualified name, with nothing else on the module path.
+func TestCollectionInstallsAndRunsByFQCN(t *testing.T) {
+	built(t)
+	tarballs, _ := filepath.Glob(filepath.Join(root, "bin", "colonel_byte-zarf_planner-*.tar.gz"))
+	if len(tarballs) != 1 {
+		t.Fatalf("collection tarballs %v: run `make test` (it runs make collection)", tarballs)
+	}
+	collections := t.TempDir()
+	install := exec.Command(tool(t, "ansible-galaxy"), "collection", "install", tarballs[0], "-p", collections)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("ansible-galaxy collection install: %v\n%s", err, out)
+	}
+	env := []string{"ANSIBLE_NOCOLOR=1", "PAGER=cat", "ANSIBLE_COLLECTIONS_PATH=" + collections, lifecycle.EnvStateDir + "=" + privateStateDir(t)}
+	doc := exec.Command(tool(t, "ansible-doc"), "colonel_byte.zarf_planner.zarf_bundle_plan")
+	doc.Env = append(os.Environ(), env...)
+	if out, err := doc.CombinedOutput(); err != nil || !strings.Contains(string(out), "colonel_byte.zarf_planner.zarf_bundle_plan") {
+		t.Errorf("ansible-doc by FQCN: %v\n%s", err, out)
+	}
+	play := exec.Command(tool(t, "ansible-playbook"), "-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter="+tool(t, "python3"), "playbooks/plan-fqcn.yml")
+	play.Dir = root
+	play.Env = append(os.Environ(), env...)
+	out, err := play.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "failed=0") {
+		t.Fatalf("ansible-playbook plan-fqcn.yml: %v\n%s", err, out)
 	}
 }

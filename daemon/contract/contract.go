@@ -36,6 +36,7 @@ var Handshake = plugin.HandshakeConfig{
 // context first: its deadline and cancellation reach the daemon.
 type Planner interface {
 	Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error)
+	Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error)
 	Status(ctx context.Context) (*plannerpb.StatusResponse, error)
 }
 
@@ -70,6 +71,10 @@ func (s *server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planner
 	return s.impl.Plan(ctx, req)
 }
 
+func (s *server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
+	return s.impl.Inspect(ctx, req)
+}
+
 func (s *server) Status(ctx context.Context, _ *plannerpb.StatusRequest) (*plannerpb.StatusResponse, error) {
 	return s.impl.Status(ctx)
 }
@@ -82,6 +87,11 @@ type Client struct {
 // Plan calls the daemon's Plan.
 func (c *Client) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
 	return c.rpc.Plan(ctx, req)
+}
+
+// Inspect calls the daemon's Inspect.
+func (c *Client) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
+	return c.rpc.Inspect(ctx, req)
 }
 
 // Status calls the daemon's Status.

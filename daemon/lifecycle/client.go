@@ -44,7 +44,9 @@ type Conn struct {
 	State   State
 	// Started is true when this call started the daemon.
 	Started bool
-	conn    *grpc.ClientConn
+	// StateDir is the daemon's state directory (its log is there).
+	StateDir string
+	conn     *grpc.ClientConn
 }
 
 // Close drops the connection. It never asks the daemon to stop: go-plugin's
@@ -194,7 +196,7 @@ func dial(ctx context.Context, dir string) (*Conn, *plannerpb.StatusResponse, er
 		_ = gc.Conn.Close()
 		return nil, nil, fmt.Errorf("the socket %s is answered by pid %d, not the daemon pid %d of the state file", s.Addr, st.Pid, s.Pid)
 	}
-	return &Conn{Planner: p, State: *s, conn: gc.Conn}, st, nil
+	return &Conn{Planner: p, State: *s, StateDir: dir, conn: gc.Conn}, st, nil
 }
 
 // buildMismatch is a live daemon of another build: retire asks it to drain

@@ -30,6 +30,10 @@ func (e echo) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.
 	return &plannerpb.PlanResponse{Result: []byte(`{"path":"` + req.GetPath() + `"}`)}, nil
 }
 
+func (echo) Inspect(_ context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
+	return &plannerpb.InspectResponse{Result: []byte(req.GetPath())}, nil
+}
+
 func (echo) Status(context.Context) (*plannerpb.StatusResponse, error) {
 	return &plannerpb.StatusResponse{}, nil
 }

@@ -23,6 +23,10 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 )
 
+// Draining is the message of the UNAVAILABLE answer a draining daemon gives
+// to new requests; a client may start over with a fresh daemon.
+const Draining = "the zarf-planner daemon is shutting down; retry to start a fresh one"
+
 // DefaultIdleTimeout is how long a daemon waits without a request before it
 // exits.
 const DefaultIdleTimeout = 10 * time.Minute
@@ -204,13 +208,18 @@ func (t *tracker) gracefulStop() {
 }
 
 func (t *tracker) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	if info.FullMethod == contract.ShutdownMethod {
+	switch info.FullMethod {
+	case contract.ShutdownMethod:
 		return nil, status.Error(codes.PermissionDenied, "this zarf-planner daemon is shared by every caller; stop it with `zarf-planner daemon stop`")
+	case plannerpb.Planner_Status_FullMethodName:
+		// A status probe is not work: it neither counts as a request nor
+		// keeps an idle daemon alive.
+		return h(ctx, req)
 	}
 	t.mu.Lock()
 	if t.draining {
 		t.mu.Unlock()
-		return nil, status.Error(codes.Unavailable, "the zarf-planner daemon is shutting down; retry to start a fresh one")
+		return nil, status.Error(codes.Unavailable, Draining)
 	}
 	t.inflight++
 	t.requests++
@@ -266,12 +275,17 @@ func (t *tracker) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planne
 	return t.impl.Plan(ctx, req)
 }
 
+// Inspect passes the request to the implementation.
+func (t *tracker) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
+	return t.impl.Inspect(ctx, req)
+}
+
 // Status answers for the daemon itself: its pid, build and counters.
 func (t *tracker) Status(context.Context) (*plannerpb.StatusResponse, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return &plannerpb.StatusResponse{
 		Pid: int64(t.pid), BuildId: contract.BuildID, ProtocolVersion: contract.ProtocolVersion,
-		StartedUnix: t.started.Unix(), Requests: t.requests,
+		StartedUnix: t.started.Unix(), Requests: t.requests, Inflight: int64(t.inflight),
 	}, nil
 }

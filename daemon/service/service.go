@@ -14,6 +14,9 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/inspect"
@@ -185,6 +188,25 @@ func (Daemon) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.
 		return nil, fmt.Errorf("rendering the plan: %w", err)
 	}
 	return &plannerpb.PlanResponse{Result: b, Failed: res.Failed}, nil
+}
+
+// Inspect answers an inspect request.
+func (Daemon) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
+	if !filepath.IsAbs(req.GetPath()) {
+		return nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", req.GetPath())
+	}
+	in, err := Inspect(ctx, req.GetPath())
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, status.Errorf(codes.FailedPrecondition, "inspecting %s: %v", req.GetPath(), err)
+	}
+	b, err := marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	return &plannerpb.InspectResponse{Result: b}, nil
 }
 
 // Status is answered by the lifecycle layer, which knows the process.

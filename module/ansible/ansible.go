@@ -40,7 +40,15 @@ type Option struct {
 }
 
 // Spec is a module's argument spec.
-type Spec map[string]Option
+type Spec struct {
+	Options map[string]Option
+	// MutuallyExclusive lists sets of options of which at most one may be
+	// given.
+	MutuallyExclusive [][]string
+	// RequiredOneOf lists sets of options of which at least one must be
+	// given.
+	RequiredOneOf [][]string
+}
 
 // Invocation is what the module was called with, for the result's
 // invocation.module_args.
@@ -93,7 +101,7 @@ func (s Spec) Validate(raw map[string]any) (*Invocation, error) {
 			}
 			continue
 		}
-		if _, ok := s[k]; !ok {
+		if _, ok := s.Options[k]; !ok {
 			unknown = append(unknown, k)
 		}
 	}
@@ -101,9 +109,26 @@ func (s Spec) Validate(raw map[string]any) (*Invocation, error) {
 		slices.Sort(unknown)
 		return inv, fmt.Errorf("Unsupported parameters for (%s) module: %s. Supported parameters include: %s", inv.ModuleName, strings.Join(unknown, ", "), strings.Join(s.names(), ", "))
 	}
+	given := func(name string) bool { v, ok := raw[name]; return ok && v != nil }
+	for _, set := range s.MutuallyExclusive {
+		var both []string
+		for _, n := range set {
+			if given(n) {
+				both = append(both, n)
+			}
+		}
+		if len(both) > 1 {
+			return inv, fmt.Errorf("parameters are mutually exclusive: %s", strings.Join(set, "|"))
+		}
+	}
+	for _, set := range s.RequiredOneOf {
+		if !slices.ContainsFunc(set, given) {
+			return inv, fmt.Errorf("one of the following is required: %s", strings.Join(set, ", "))
+		}
+	}
 	var missing []string
 	for _, name := range s.names() {
-		opt := s[name]
+		opt := s.Options[name]
 		v, ok := raw[name]
 		if !ok || v == nil {
 			if opt.Required {
@@ -131,8 +156,8 @@ func (s Spec) Validate(raw map[string]any) (*Invocation, error) {
 }
 
 func (s Spec) names() []string {
-	out := make([]string, 0, len(s))
-	for k := range s {
+	out := make([]string, 0, len(s.Options))
+	for k := range s.Options {
 		out = append(out, k)
 	}
 	slices.Sort(out)
@@ -144,7 +169,7 @@ func (s Spec) names() []string {
 func (s Spec) ModuleArgs(inv *Invocation) map[string]any {
 	out := map[string]any{}
 	for k, v := range inv.Params {
-		if s[k].NoLog && v != nil {
+		if s.Options[k].NoLog && v != nil {
 			v = "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
 		}
 		out[k] = v

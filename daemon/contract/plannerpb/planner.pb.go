@@ -24,6 +24,328 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type InspectRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Directory holding the archives; absolute.
+	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InspectRequest) Reset() {
+	*x = InspectRequest{}
+	mi := &file_planner_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InspectRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InspectRequest) ProtoMessage() {}
+
+func (x *InspectRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InspectRequest.ProtoReflect.Descriptor instead.
+func (*InspectRequest) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *InspectRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type InspectResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The JSON document `zarf-planner inspect -o json` prints.
+	Result        []byte `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InspectResponse) Reset() {
+	*x = InspectResponse{}
+	mi := &file_planner_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InspectResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InspectResponse) ProtoMessage() {}
+
+func (x *InspectResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InspectResponse.ProtoReflect.Descriptor instead.
+func (*InspectResponse) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *InspectResponse) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type CacheWarmRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Directories whose archives to cache; absolute.
+	Paths []string `protobuf:"bytes,1,rep,name=paths,proto3" json:"paths,omitempty"`
+	// Drop cache entries of archives no longer under the paths.
+	Prune bool `protobuf:"varint,2,opt,name=prune,proto3" json:"prune,omitempty"`
+	// Report what would change without writing.
+	CheckMode     bool `protobuf:"varint,3,opt,name=check_mode,json=checkMode,proto3" json:"check_mode,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CacheWarmRequest) Reset() {
+	*x = CacheWarmRequest{}
+	mi := &file_planner_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CacheWarmRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CacheWarmRequest) ProtoMessage() {}
+
+func (x *CacheWarmRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CacheWarmRequest.ProtoReflect.Descriptor instead.
+func (*CacheWarmRequest) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *CacheWarmRequest) GetPaths() []string {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+func (x *CacheWarmRequest) GetPrune() bool {
+	if x != nil {
+		return x.Prune
+	}
+	return false
+}
+
+func (x *CacheWarmRequest) GetCheckMode() bool {
+	if x != nil {
+		return x.CheckMode
+	}
+	return false
+}
+
+type CacheWarmResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The JSON document of the result (added, removed, stats).
+	Result        []byte `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	Changed       bool   `protobuf:"varint,2,opt,name=changed,proto3" json:"changed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CacheWarmResponse) Reset() {
+	*x = CacheWarmResponse{}
+	mi := &file_planner_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CacheWarmResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CacheWarmResponse) ProtoMessage() {}
+
+func (x *CacheWarmResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CacheWarmResponse.ProtoReflect.Descriptor instead.
+func (*CacheWarmResponse) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *CacheWarmResponse) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *CacheWarmResponse) GetChanged() bool {
+	if x != nil {
+		return x.Changed
+	}
+	return false
+}
+
+type WaitRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The barrier (a plan item's barrier, as JSON) to wait for.
+	Barrier []byte `protobuf:"bytes,1,opt,name=barrier,proto3" json:"barrier,omitempty"`
+	// Kubeconfig path and context chosen by the caller (never the daemon's
+	// own environment).
+	Kubeconfig    string `protobuf:"bytes,2,opt,name=kubeconfig,proto3" json:"kubeconfig,omitempty"`
+	Context       string `protobuf:"bytes,3,opt,name=context,proto3" json:"context,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitRequest) Reset() {
+	*x = WaitRequest{}
+	mi := &file_planner_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitRequest) ProtoMessage() {}
+
+func (x *WaitRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitRequest.ProtoReflect.Descriptor instead.
+func (*WaitRequest) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *WaitRequest) GetBarrier() []byte {
+	if x != nil {
+		return x.Barrier
+	}
+	return nil
+}
+
+func (x *WaitRequest) GetKubeconfig() string {
+	if x != nil {
+		return x.Kubeconfig
+	}
+	return ""
+}
+
+func (x *WaitRequest) GetContext() string {
+	if x != nil {
+		return x.Context
+	}
+	return ""
+}
+
+type WaitResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The JSON document of the result (each check, its state and wait time).
+	Result        []byte `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	Failed        bool   `protobuf:"varint,2,opt,name=failed,proto3" json:"failed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitResponse) Reset() {
+	*x = WaitResponse{}
+	mi := &file_planner_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitResponse) ProtoMessage() {}
+
+func (x *WaitResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitResponse.ProtoReflect.Descriptor instead.
+func (*WaitResponse) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *WaitResponse) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *WaitResponse) GetFailed() bool {
+	if x != nil {
+		return x.Failed
+	}
+	return false
+}
+
 type PlanRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Directory holding the archives; absolute.
@@ -52,7 +374,7 @@ type PlanRequest struct {
 
 func (x *PlanRequest) Reset() {
 	*x = PlanRequest{}
-	mi := &file_planner_proto_msgTypes[0]
+	mi := &file_planner_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -64,7 +386,7 @@ func (x *PlanRequest) String() string {
 func (*PlanRequest) ProtoMessage() {}
 
 func (x *PlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[0]
+	mi := &file_planner_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -77,7 +399,7 @@ func (x *PlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
 func (*PlanRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{0}
+	return file_planner_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PlanRequest) GetPath() string {
@@ -166,7 +488,7 @@ type PlanResponse struct {
 
 func (x *PlanResponse) Reset() {
 	*x = PlanResponse{}
-	mi := &file_planner_proto_msgTypes[1]
+	mi := &file_planner_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -178,7 +500,7 @@ func (x *PlanResponse) String() string {
 func (*PlanResponse) ProtoMessage() {}
 
 func (x *PlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[1]
+	mi := &file_planner_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -191,7 +513,7 @@ func (x *PlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
 func (*PlanResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{1}
+	return file_planner_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PlanResponse) GetResult() []byte {
@@ -216,7 +538,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_planner_proto_msgTypes[2]
+	mi := &file_planner_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -228,7 +550,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[2]
+	mi := &file_planner_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -241,7 +563,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{2}
+	return file_planner_proto_rawDescGZIP(), []int{8}
 }
 
 type StatusResponse struct {
@@ -252,14 +574,16 @@ type StatusResponse struct {
 	ProtocolVersion uint32 `protobuf:"varint,3,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	StartedUnix     int64  `protobuf:"varint,4,opt,name=started_unix,json=startedUnix,proto3" json:"started_unix,omitempty"`
 	// Requests served since start.
-	Requests      uint64 `protobuf:"varint,5,opt,name=requests,proto3" json:"requests,omitempty"`
+	Requests uint64 `protobuf:"varint,5,opt,name=requests,proto3" json:"requests,omitempty"`
+	// Requests being served now.
+	Inflight      int64 `protobuf:"varint,6,opt,name=inflight,proto3" json:"inflight,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_planner_proto_msgTypes[3]
+	mi := &file_planner_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -271,7 +595,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[3]
+	mi := &file_planner_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -284,7 +608,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{3}
+	return file_planner_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StatusResponse) GetPid() int64 {
@@ -322,11 +646,39 @@ func (x *StatusResponse) GetRequests() uint64 {
 	return 0
 }
 
+func (x *StatusResponse) GetInflight() int64 {
+	if x != nil {
+		return x.Inflight
+	}
+	return 0
+}
+
 var File_planner_proto protoreflect.FileDescriptor
 
 const file_planner_proto_rawDesc = "" +
 	"\n" +
-	"\rplanner.proto\x12\x0ezarfplanner.v1\"\xec\x04\n" +
+	"\rplanner.proto\x12\x0ezarfplanner.v1\"$\n" +
+	"\x0eInspectRequest\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\")\n" +
+	"\x0fInspectResponse\x12\x16\n" +
+	"\x06result\x18\x01 \x01(\fR\x06result\"]\n" +
+	"\x10CacheWarmRequest\x12\x14\n" +
+	"\x05paths\x18\x01 \x03(\tR\x05paths\x12\x14\n" +
+	"\x05prune\x18\x02 \x01(\bR\x05prune\x12\x1d\n" +
+	"\n" +
+	"check_mode\x18\x03 \x01(\bR\tcheckMode\"E\n" +
+	"\x11CacheWarmResponse\x12\x16\n" +
+	"\x06result\x18\x01 \x01(\fR\x06result\x12\x18\n" +
+	"\achanged\x18\x02 \x01(\bR\achanged\"a\n" +
+	"\vWaitRequest\x12\x18\n" +
+	"\abarrier\x18\x01 \x01(\fR\abarrier\x12\x1e\n" +
+	"\n" +
+	"kubeconfig\x18\x02 \x01(\tR\n" +
+	"kubeconfig\x12\x18\n" +
+	"\acontext\x18\x03 \x01(\tR\acontext\">\n" +
+	"\fWaitResponse\x12\x16\n" +
+	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
+	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xec\x04\n" +
 	"\vPlanRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\"\n" +
 	"\farchitecture\x18\x02 \x01(\tR\farchitecture\x12\x16\n" +
@@ -353,15 +705,19 @@ const file_planner_proto_rawDesc = "" +
 	"\fPlanResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
 	"\x06failed\x18\x02 \x01(\bR\x06failed\"\x0f\n" +
-	"\rStatusRequest\"\xa7\x01\n" +
+	"\rStatusRequest\"\xc3\x01\n" +
 	"\x0eStatusResponse\x12\x10\n" +
 	"\x03pid\x18\x01 \x01(\x03R\x03pid\x12\x19\n" +
 	"\bbuild_id\x18\x02 \x01(\tR\abuildId\x12)\n" +
 	"\x10protocol_version\x18\x03 \x01(\rR\x0fprotocolVersion\x12!\n" +
 	"\fstarted_unix\x18\x04 \x01(\x03R\vstartedUnix\x12\x1a\n" +
-	"\brequests\x18\x05 \x01(\x04R\brequests2\x95\x01\n" +
+	"\brequests\x18\x05 \x01(\x04R\brequests\x12\x1a\n" +
+	"\binflight\x18\x06 \x01(\x03R\binflight2\xf6\x02\n" +
 	"\aPlanner\x12A\n" +
-	"\x04Plan\x12\x1b.zarfplanner.v1.PlanRequest\x1a\x1c.zarfplanner.v1.PlanResponse\x12G\n" +
+	"\x04Plan\x12\x1b.zarfplanner.v1.PlanRequest\x1a\x1c.zarfplanner.v1.PlanResponse\x12J\n" +
+	"\aInspect\x12\x1e.zarfplanner.v1.InspectRequest\x1a\x1f.zarfplanner.v1.InspectResponse\x12P\n" +
+	"\tCacheWarm\x12 .zarfplanner.v1.CacheWarmRequest\x1a!.zarfplanner.v1.CacheWarmResponse\x12A\n" +
+	"\x04Wait\x12\x1b.zarfplanner.v1.WaitRequest\x1a\x1c.zarfplanner.v1.WaitResponse\x12G\n" +
 	"\x06Status\x12\x1d.zarfplanner.v1.StatusRequest\x1a\x1e.zarfplanner.v1.StatusResponseB@Z>github.com/colonel-byte/zarf-planner/daemon/contract/plannerpbb\x06proto3"
 
 var (
@@ -376,29 +732,41 @@ func file_planner_proto_rawDescGZIP() []byte {
 	return file_planner_proto_rawDescData
 }
 
-var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_planner_proto_goTypes = []any{
-	(*PlanRequest)(nil),    // 0: zarfplanner.v1.PlanRequest
-	(*PlanResponse)(nil),   // 1: zarfplanner.v1.PlanResponse
-	(*StatusRequest)(nil),  // 2: zarfplanner.v1.StatusRequest
-	(*StatusResponse)(nil), // 3: zarfplanner.v1.StatusResponse
-	nil,                    // 4: zarfplanner.v1.PlanRequest.PrioritiesEntry
-	nil,                    // 5: zarfplanner.v1.PlanRequest.SelectEntry
-	nil,                    // 6: zarfplanner.v1.PlanRequest.ConstraintsEntry
+	(*InspectRequest)(nil),    // 0: zarfplanner.v1.InspectRequest
+	(*InspectResponse)(nil),   // 1: zarfplanner.v1.InspectResponse
+	(*CacheWarmRequest)(nil),  // 2: zarfplanner.v1.CacheWarmRequest
+	(*CacheWarmResponse)(nil), // 3: zarfplanner.v1.CacheWarmResponse
+	(*WaitRequest)(nil),       // 4: zarfplanner.v1.WaitRequest
+	(*WaitResponse)(nil),      // 5: zarfplanner.v1.WaitResponse
+	(*PlanRequest)(nil),       // 6: zarfplanner.v1.PlanRequest
+	(*PlanResponse)(nil),      // 7: zarfplanner.v1.PlanResponse
+	(*StatusRequest)(nil),     // 8: zarfplanner.v1.StatusRequest
+	(*StatusResponse)(nil),    // 9: zarfplanner.v1.StatusResponse
+	nil,                       // 10: zarfplanner.v1.PlanRequest.PrioritiesEntry
+	nil,                       // 11: zarfplanner.v1.PlanRequest.SelectEntry
+	nil,                       // 12: zarfplanner.v1.PlanRequest.ConstraintsEntry
 }
 var file_planner_proto_depIdxs = []int32{
-	4, // 0: zarfplanner.v1.PlanRequest.priorities:type_name -> zarfplanner.v1.PlanRequest.PrioritiesEntry
-	5, // 1: zarfplanner.v1.PlanRequest.select:type_name -> zarfplanner.v1.PlanRequest.SelectEntry
-	6, // 2: zarfplanner.v1.PlanRequest.constraints:type_name -> zarfplanner.v1.PlanRequest.ConstraintsEntry
-	0, // 3: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
-	2, // 4: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
-	1, // 5: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
-	3, // 6: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
-	5, // [5:7] is the sub-list for method output_type
-	3, // [3:5] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	10, // 0: zarfplanner.v1.PlanRequest.priorities:type_name -> zarfplanner.v1.PlanRequest.PrioritiesEntry
+	11, // 1: zarfplanner.v1.PlanRequest.select:type_name -> zarfplanner.v1.PlanRequest.SelectEntry
+	12, // 2: zarfplanner.v1.PlanRequest.constraints:type_name -> zarfplanner.v1.PlanRequest.ConstraintsEntry
+	6,  // 3: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
+	0,  // 4: zarfplanner.v1.Planner.Inspect:input_type -> zarfplanner.v1.InspectRequest
+	2,  // 5: zarfplanner.v1.Planner.CacheWarm:input_type -> zarfplanner.v1.CacheWarmRequest
+	4,  // 6: zarfplanner.v1.Planner.Wait:input_type -> zarfplanner.v1.WaitRequest
+	8,  // 7: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
+	7,  // 8: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
+	1,  // 9: zarfplanner.v1.Planner.Inspect:output_type -> zarfplanner.v1.InspectResponse
+	3,  // 10: zarfplanner.v1.Planner.CacheWarm:output_type -> zarfplanner.v1.CacheWarmResponse
+	5,  // 11: zarfplanner.v1.Planner.Wait:output_type -> zarfplanner.v1.WaitResponse
+	9,  // 12: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
+	8,  // [8:13] is the sub-list for method output_type
+	3,  // [3:8] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_planner_proto_init() }
@@ -412,7 +780,7 @@ func file_planner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_planner_proto_rawDesc), len(file_planner_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

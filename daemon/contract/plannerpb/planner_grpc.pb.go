@@ -22,8 +22,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Planner_Plan_FullMethodName   = "/zarfplanner.v1.Planner/Plan"
-	Planner_Status_FullMethodName = "/zarfplanner.v1.Planner/Status"
+	Planner_Plan_FullMethodName      = "/zarfplanner.v1.Planner/Plan"
+	Planner_Inspect_FullMethodName   = "/zarfplanner.v1.Planner/Inspect"
+	Planner_CacheWarm_FullMethodName = "/zarfplanner.v1.Planner/CacheWarm"
+	Planner_Wait_FullMethodName      = "/zarfplanner.v1.Planner/Wait"
+	Planner_Status_FullMethodName    = "/zarfplanner.v1.Planner/Status"
 )
 
 // PlannerClient is the client API for Planner service.
@@ -37,6 +40,16 @@ type PlannerClient interface {
 	// deployment. A plan that cannot be made is a normal response with
 	// failed set, not an RPC error.
 	Plan(ctx context.Context, in *PlanRequest, opts ...grpc.CallOption) (*PlanResponse, error)
+	// Inspect lists what a directory holds without planning.
+	Inspect(ctx context.Context, in *InspectRequest, opts ...grpc.CallOption) (*InspectResponse, error)
+	// CacheWarm reads archives into the cache ahead of air-gapped planning.
+	// Not served by this version (the cache has not landed): it answers
+	// UNIMPLEMENTED.
+	CacheWarm(ctx context.Context, in *CacheWarmRequest, opts ...grpc.CallOption) (*CacheWarmResponse, error)
+	// Wait enforces a plan item's readiness barrier on a live cluster. Not
+	// served by this version (cluster access has not landed): it answers
+	// UNIMPLEMENTED.
+	Wait(ctx context.Context, in *WaitRequest, opts ...grpc.CallOption) (*WaitResponse, error)
 	// Status says which daemon answers: its pid, build and counters.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 }
@@ -53,6 +66,36 @@ func (c *plannerClient) Plan(ctx context.Context, in *PlanRequest, opts ...grpc.
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PlanResponse)
 	err := c.cc.Invoke(ctx, Planner_Plan_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *plannerClient) Inspect(ctx context.Context, in *InspectRequest, opts ...grpc.CallOption) (*InspectResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InspectResponse)
+	err := c.cc.Invoke(ctx, Planner_Inspect_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *plannerClient) CacheWarm(ctx context.Context, in *CacheWarmRequest, opts ...grpc.CallOption) (*CacheWarmResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CacheWarmResponse)
+	err := c.cc.Invoke(ctx, Planner_CacheWarm_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *plannerClient) Wait(ctx context.Context, in *WaitRequest, opts ...grpc.CallOption) (*WaitResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WaitResponse)
+	err := c.cc.Invoke(ctx, Planner_Wait_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +123,16 @@ type PlannerServer interface {
 	// deployment. A plan that cannot be made is a normal response with
 	// failed set, not an RPC error.
 	Plan(context.Context, *PlanRequest) (*PlanResponse, error)
+	// Inspect lists what a directory holds without planning.
+	Inspect(context.Context, *InspectRequest) (*InspectResponse, error)
+	// CacheWarm reads archives into the cache ahead of air-gapped planning.
+	// Not served by this version (the cache has not landed): it answers
+	// UNIMPLEMENTED.
+	CacheWarm(context.Context, *CacheWarmRequest) (*CacheWarmResponse, error)
+	// Wait enforces a plan item's readiness barrier on a live cluster. Not
+	// served by this version (cluster access has not landed): it answers
+	// UNIMPLEMENTED.
+	Wait(context.Context, *WaitRequest) (*WaitResponse, error)
 	// Status says which daemon answers: its pid, build and counters.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	mustEmbedUnimplementedPlannerServer()
@@ -94,6 +147,15 @@ type UnimplementedPlannerServer struct{}
 
 func (UnimplementedPlannerServer) Plan(context.Context, *PlanRequest) (*PlanResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Plan not implemented")
+}
+func (UnimplementedPlannerServer) Inspect(context.Context, *InspectRequest) (*InspectResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Inspect not implemented")
+}
+func (UnimplementedPlannerServer) CacheWarm(context.Context, *CacheWarmRequest) (*CacheWarmResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CacheWarm not implemented")
+}
+func (UnimplementedPlannerServer) Wait(context.Context, *WaitRequest) (*WaitResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Wait not implemented")
 }
 func (UnimplementedPlannerServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Status not implemented")
@@ -137,6 +199,60 @@ func _Planner_Plan_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Planner_Inspect_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InspectRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServer).Inspect(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Planner_Inspect_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServer).Inspect(ctx, req.(*InspectRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Planner_CacheWarm_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CacheWarmRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServer).CacheWarm(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Planner_CacheWarm_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServer).CacheWarm(ctx, req.(*CacheWarmRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Planner_Wait_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WaitRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServer).Wait(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Planner_Wait_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServer).Wait(ctx, req.(*WaitRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Planner_Status_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(StatusRequest)
 	if err := dec(in); err != nil {
@@ -165,6 +281,18 @@ var Planner_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Plan",
 			Handler:    _Planner_Plan_Handler,
+		},
+		{
+			MethodName: "Inspect",
+			Handler:    _Planner_Inspect_Handler,
+		},
+		{
+			MethodName: "CacheWarm",
+			Handler:    _Planner_CacheWarm_Handler,
+		},
+		{
+			MethodName: "Wait",
+			Handler:    _Planner_Wait_Handler,
 		},
 		{
 			MethodName: "Status",
