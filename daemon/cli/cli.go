@@ -228,27 +228,19 @@ func summary(p *facts.Prerequisites) (requires, provides string) {
 		}
 		req = append(req, s)
 	}
-	for _, c := range p.Requires.CRDs {
-		req = append(req, "crd:"+c)
+	prefixed := func(out []string, prefix string, names []string) []string {
+		for _, n := range names {
+			out = append(out, prefix+n)
+		}
+		return out
 	}
-	for _, c := range p.Requires.StorageClasses {
-		req = append(req, "sc:"+c)
-	}
-	for _, c := range p.Requires.Capabilities {
-		req = append(req, "cap:"+c)
-	}
-	for _, c := range p.Provides.CRDs {
-		prov = append(prov, "crd:"+c)
-	}
-	for _, c := range p.Provides.StorageClasses {
-		prov = append(prov, "sc:"+c)
-	}
-	for _, c := range p.Provides.Capabilities {
-		prov = append(prov, "cap:"+c)
-	}
-	for _, c := range p.Provides.Namespaces {
-		prov = append(prov, "ns:"+c)
-	}
+	req = prefixed(req, "crd:", p.Requires.CRDs)
+	req = prefixed(req, "sc:", p.Requires.StorageClasses)
+	req = prefixed(req, "cap:", p.Requires.Capabilities)
+	prov = prefixed(prov, "crd:", p.Provides.CRDs)
+	prov = prefixed(prov, "sc:", p.Provides.StorageClasses)
+	prov = prefixed(prov, "cap:", p.Provides.Capabilities)
+	prov = prefixed(prov, "ns:", p.Provides.Namespaces)
 	return dash(strings.Join(req, ",")), dash(strings.Join(prov, ","))
 }
 
