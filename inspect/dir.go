@@ -40,6 +40,16 @@ type Directory struct {
 	// Notices are warnings about archives that were used anyway (such as a
 	// split package's extra part).
 	Notices []string
+	// Counts say how many archives came from the cache and how many were
+	// read.
+	Counts Counts
+}
+
+// Options steer ReadDirWith.
+type Options struct {
+	// Cache, when set, answers for archives that have not changed and
+	// records the outcome of those read.
+	Cache Cache
 }
 
 // IsCandidate reports whether a file name looks like a package archive: a
@@ -51,11 +61,18 @@ func IsCandidate(name string) bool {
 	return strings.HasSuffix(name, ".tar.zst") || strings.HasSuffix(name, ".tar")
 }
 
-// ReadDir inspects every archive candidate directly inside dir (not its
-// subdirectories), in parallel, at most GOMAXPROCS at a time. The result
-// does not depend on the order files are listed or finish. It fails only
-// when dir itself cannot be listed or ctx ends.
+// ReadDir inspects every archive candidate directly inside dir, without a
+// cache; see ReadDirWith.
 func ReadDir(ctx context.Context, dir string) (*Directory, error) {
+	return ReadDirWith(ctx, dir, Options{})
+}
+
+// ReadDirWith inspects every archive candidate directly inside dir (not its
+// subdirectories), in parallel, at most GOMAXPROCS at a time. The result
+// does not depend on the order files are listed or finish, nor on whether
+// a cache answered. It fails only when dir itself cannot be listed or ctx
+// ends.
+func ReadDirWith(ctx context.Context, dir string, opts Options) (*Directory, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s: %w", dir, err)
@@ -87,19 +104,27 @@ func ReadDir(ctx context.Context, dir string) (*Directory, error) {
 		}
 	}
 	type result struct {
-		a   Archive
-		err error
+		a      Archive
+		err    error
+		counts Counts
 	}
 	results := make([]result, len(files))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, f := range files {
 		g.Go(func() error {
-			a, err := Inspect(gctx, f)
+			var r result
+			if opts.Cache != nil {
+				r.a, r.err = inspectCached(gctx, f, opts.Cache, &r.counts)
+			} else {
+				r.counts.Read++
+				r.a, r.err = Inspect(gctx, f)
+			}
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			results[i] = result{a, err}
+			r.counts.Archives++
+			results[i] = r
 			return nil
 		})
 	}
@@ -108,6 +133,7 @@ func ReadDir(ctx context.Context, dir string) (*Directory, error) {
 	}
 	for i, r := range results {
 		var inv *InvalidError
+		d.Counts.Add(r.counts)
 		d.Notices = append(d.Notices, r.a.Warnings...)
 		switch {
 		case r.err == nil:

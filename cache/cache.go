@@ -1,0 +1,573 @@
+// Package cache keeps what inspect learned of each archive in a Badger
+// database, keyed by the archive's sha256, with a path index (absolute path
+// and the stat of its files) so that planning an unchanged directory only
+// stats files. It implements inspect.Cache. It knows nothing of planning:
+// it stores and returns inspect outcomes.
+//
+// One process opens a cache directory at a time: Open takes a lock beside
+// Badger's own and says clearly who holds it. A directory Badger cannot
+// open is moved aside and rebuilt (it is a cache); entries that do not
+// decode or do not match their key are dropped when read; a schema number
+// guards the shape of every value.
+package cache
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/gofrs/flock"
+
+	"github.com/colonel-byte/zarf-planner/inspect"
+)
+
+// Schema is the shape of the values this version writes. Opening a cache
+// written with another schema drops every entry.
+const Schema = 1
+
+// EnvDir overrides the default cache directory.
+const EnvDir = "ZARF_PLANNER_CACHE_DIR"
+
+// ErrInUse reports a cache directory another process has open.
+var ErrInUse = errors.New("cache directory in use")
+
+// Key layout. Every value is JSON.
+var (
+	keySchema = []byte("meta/schema")
+	prefixSHA = "sha/"  // sha/<sha256> → entry
+	prefixPth = "path/" // path/<absolute path> → pathEntry
+	prefixSz  = "size/" // size/<bytes>/<sha256> → empty
+)
+
+// entry is what the cache keeps per archive content.
+type entry struct {
+	Schema  int             `json:"schema"`
+	Outcome inspect.Outcome `json:"outcome"`
+	Added   time.Time       `json:"added"`
+	Used    time.Time       `json:"used"`
+}
+
+// pathEntry maps a path and its stat to content.
+type pathEntry struct {
+	Schema      int                 `json:"schema"`
+	Fingerprint inspect.Fingerprint `json:"fingerprint"`
+	SHA256      string              `json:"sha256"`
+}
+
+// Cache is an open cache directory.
+type Cache struct {
+	dir    string
+	db     *badger.DB
+	lock   *flock.Flock
+	schema int
+	now    func() time.Time
+
+	hits, misses atomic.Int64
+	closeOnce    sync.Once
+}
+
+// DefaultDir is $ZARF_PLANNER_CACHE_DIR, else <user cache dir>/zarf-planner/cache.
+func DefaultDir() (string, error) {
+	if d := os.Getenv(EnvDir); d != "" {
+		return filepath.Abs(d)
+	}
+	c, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("finding a cache directory (set %s): %w", EnvDir, err)
+	}
+	return filepath.Join(c, "zarf-planner", "cache"), nil
+}
+
+// Open opens (creating it if needed) the cache in dir. warn receives
+// notices such as a corrupt directory moved aside; it may be nil.
+func Open(dir string, warn func(string)) (*Cache, error) {
+	return open(dir, Schema, warn)
+}
+
+func open(dir string, schema int, warn func(string)) (c *Cache, err error) {
+	if warn == nil {
+		warn = func(string) {}
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the cache's parent directory: %w", err)
+	}
+	lock := flock.New(dir + ".lock")
+	ok, err := lock.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("locking cache %s: %w", dir, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: %s is open in another process (a zarf-planner daemon or CLI); use that daemon, stop it with `zarf-planner daemon stop`, or choose another cache_dir", ErrInUse, dir)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, lock.Unlock())
+		}
+	}()
+	_, statErr := os.Stat(dir)
+	existed := statErr == nil
+	db, err := badger.Open(options(dir))
+	if err != nil && !existed {
+		return nil, fmt.Errorf("creating cache %s: %w", dir, err)
+	}
+	if err != nil {
+		// We hold the lock, so no other zarf-planner has it open: Badger
+		// cannot read what is there. It is a cache; keep it aside for a
+		// post-mortem and start empty.
+		aside := fmt.Sprintf("%s.corrupt-%s", dir, time.Now().UTC().Format("20060102T150405"))
+		if rerr := os.Rename(dir, aside); rerr != nil {
+			return nil, fmt.Errorf("opening cache %s: %w (and moving it aside failed: %v)", dir, err, rerr)
+		}
+		warn(fmt.Sprintf("cache %s could not be opened (%v); moved it to %s and started an empty cache", dir, err, aside))
+		if db, err = badger.Open(options(dir)); err != nil {
+			return nil, fmt.Errorf("opening a fresh cache at %s: %w", dir, err)
+		}
+	}
+	c = &Cache{dir: dir, db: db, lock: lock, schema: schema, now: time.Now}
+	if err := c.checkSchema(warn); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return c, nil
+}
+
+// options are sized for a cache of small values: the defaults reserve
+// hundreds of MiB.
+func options(dir string) badger.Options {
+	return badger.DefaultOptions(dir).
+		WithLogger(nil).
+		WithMemTableSize(4 << 20).
+		WithNumMemtables(2).
+		WithBlockCacheSize(8 << 20).
+		WithIndexCacheSize(0).
+		WithValueLogFileSize(32 << 20).
+		WithValueThreshold(64 << 10).
+		WithNumVersionsToKeep(1).
+		WithSyncWrites(false)
+}
+
+// checkSchema drops every entry when the cache was written with another
+// schema, then records ours.
+func (c *Cache) checkSchema(warn func(string)) error {
+	var have int
+	err := c.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(keySchema)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return it.Value(func(v []byte) error {
+			have, _ = strconv.Atoi(string(v))
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("reading the cache schema: %w", err)
+	}
+	if have == c.schema {
+		return nil
+	}
+	if have != 0 {
+		warn(fmt.Sprintf("cache %s was written with schema %d; this version uses %d, so its entries were dropped", c.dir, have, c.schema))
+		if err := c.db.DropAll(); err != nil {
+			return fmt.Errorf("dropping entries of schema %d: %w", have, err)
+		}
+	}
+	return c.db.Update(func(txn *badger.Txn) error {
+		return txn.Set(keySchema, []byte(strconv.Itoa(c.schema)))
+	})
+}
+
+// Dir is the cache directory.
+func (c *Cache) Dir() string { return c.dir }
+
+// Close flushes and closes the cache and releases its lock.
+func (c *Cache) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		err = errors.Join(c.db.Close(), c.lock.Unlock())
+	})
+	return err
+}
+
+var _ inspect.Cache = (*Cache)(nil)
+
+// Lookup implements inspect.Cache.
+func (c *Cache) Lookup(fp inspect.Fingerprint) (inspect.Outcome, bool) {
+	var pe pathEntry
+	if !c.get([]byte(prefixPth+fp.Path), &pe) || pe.Schema != c.schema || pe.Fingerprint.Path != fp.Path || !sameFiles(pe.Fingerprint, fp) {
+		c.misses.Add(1)
+		return inspect.Outcome{}, false
+	}
+	o, ok := c.content(pe.SHA256)
+	if !ok {
+		c.misses.Add(1)
+		return inspect.Outcome{}, false
+	}
+	c.hits.Add(1)
+	return o, true
+}
+
+// LookupContent implements inspect.Cache.
+func (c *Cache) LookupContent(sha string) (inspect.Outcome, bool) {
+	o, ok := c.content(sha)
+	if ok {
+		c.hits.Add(1)
+	} else {
+		c.misses.Add(1)
+	}
+	return o, ok
+}
+
+// content returns the outcome kept for a sha256, validating it, and marks
+// it used (at most once an hour, to keep warm reads free of writes).
+func (c *Cache) content(sha string) (inspect.Outcome, bool) {
+	key := []byte(prefixSHA + sha)
+	var e entry
+	if !c.get(key, &e) {
+		return inspect.Outcome{}, false
+	}
+	if e.Schema != c.schema || e.Outcome.SHA256 != sha || !validOutcome(e.Outcome) {
+		_ = c.db.Update(func(txn *badger.Txn) error { return txn.Delete(key) })
+		return inspect.Outcome{}, false
+	}
+	if now := c.now(); now.Sub(e.Used) > time.Hour {
+		e.Used = now
+		if b, err := json.Marshal(e); err == nil {
+			_ = c.db.Update(func(txn *badger.Txn) error { return txn.Set(key, b) })
+		}
+	}
+	return e.Outcome, true
+}
+
+// validOutcome rejects values that decoded but cannot be what we wrote.
+func validOutcome(o inspect.Outcome) bool {
+	switch o.Kind {
+	case inspect.OutcomeOK:
+		return o.Candidate.Name != "" && o.Candidate.SHA256 == o.SHA256
+	case inspect.OutcomeInvalid:
+		return o.Problem != ""
+	case inspect.OutcomeIntegrity, inspect.OutcomeNotZarf:
+		return o.Reason != ""
+	}
+	return false
+}
+
+// get reads and decodes one value; a value that does not decode is deleted
+// and reported as absent.
+func (c *Cache) get(key []byte, v any) bool {
+	var raw []byte
+	err := c.db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get(key)
+		if err != nil {
+			return err
+		}
+		raw, err = it.ValueCopy(nil)
+		return err
+	})
+	if err != nil {
+		return false
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		_ = c.db.Update(func(txn *badger.Txn) error { return txn.Delete(key) })
+		return false
+	}
+	return true
+}
+
+func sameFiles(a, b inspect.Fingerprint) bool {
+	if len(a.Files) != len(b.Files) {
+		return false
+	}
+	for i := range a.Files {
+		if a.Files[i] != b.Files[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// HasSize implements inspect.Cache.
+func (c *Cache) HasSize(size int64) bool {
+	prefix := []byte(fmt.Sprintf("%s%d/", prefixSz, size))
+	found := false
+	_ = c.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		opts.Prefix = prefix
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		it.Rewind()
+		found = it.Valid()
+		return nil
+	})
+	return found
+}
+
+// Store implements inspect.Cache: the content entry, the path index and
+// the size index are written in one transaction, so a crash loses at most
+// this entry.
+func (c *Cache) Store(fp inspect.Fingerprint, o inspect.Outcome) error {
+	if len(o.SHA256) != 64 || !validOutcome(o) {
+		return fmt.Errorf("refusing to cache an incomplete outcome for %s", fp.Path)
+	}
+	now := c.now()
+	e := entry{Schema: c.schema, Outcome: o, Added: now, Used: now}
+	var old entry
+	if c.get([]byte(prefixSHA+o.SHA256), &old) && old.Schema == c.schema {
+		e.Added = old.Added
+	}
+	eb, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	pb, err := json.Marshal(pathEntry{Schema: c.schema, Fingerprint: fp, SHA256: o.SHA256})
+	if err != nil {
+		return err
+	}
+	return c.db.Update(func(txn *badger.Txn) error {
+		if err := txn.Set([]byte(prefixSHA+o.SHA256), eb); err != nil {
+			return err
+		}
+		if err := txn.Set([]byte(prefixPth+fp.Path), pb); err != nil {
+			return err
+		}
+		return txn.Set([]byte(fmt.Sprintf("%s%d/%s", prefixSz, fp.Size(), o.SHA256)), nil)
+	})
+}
+
+// Known reports whether the cache answers for an archive as it is now,
+// without reading it (what a warm-up in check mode would skip).
+func (c *Cache) Known(fp inspect.Fingerprint) bool {
+	var pe pathEntry
+	if !c.get([]byte(prefixPth+fp.Path), &pe) || pe.Schema != c.schema || !sameFiles(pe.Fingerprint, fp) {
+		return false
+	}
+	var e entry
+	return c.get([]byte(prefixSHA+pe.SHA256), &e)
+}
+
+// Paths lists the indexed paths under dir (all when dir is "").
+func (c *Cache) Paths(dir string) ([]string, error) {
+	var out []string
+	prefix := prefixPth
+	if dir != "" {
+		prefix += strings.TrimSuffix(dir, "/") + "/"
+	}
+	err := c.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		opts.Prefix = []byte(prefix)
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			p := string(it.Item().Key()[len(prefixPth):])
+			if dir == "" || filepath.Dir(p) == filepath.Clean(dir) {
+				out = append(out, p)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Forget removes the path index entries of paths, and the content entries
+// no remaining path refers to. It returns the paths removed.
+func (c *Cache) Forget(paths []string) ([]string, error) {
+	var removed []string
+	shas := map[string]bool{}
+	for _, p := range paths {
+		var pe pathEntry
+		if !c.get([]byte(prefixPth+p), &pe) {
+			continue
+		}
+		shas[pe.SHA256] = true
+		if err := c.db.Update(func(txn *badger.Txn) error { return txn.Delete([]byte(prefixPth + p)) }); err != nil {
+			return removed, err
+		}
+		removed = append(removed, p)
+	}
+	if len(shas) == 0 {
+		return removed, nil
+	}
+	// Keep content still referenced by another path.
+	all, err := c.Paths("")
+	if err != nil {
+		return removed, err
+	}
+	for _, p := range all {
+		var pe pathEntry
+		if c.get([]byte(prefixPth+p), &pe) {
+			delete(shas, pe.SHA256)
+		}
+	}
+	return removed, c.dropContent(shas)
+}
+
+func (c *Cache) dropContent(shas map[string]bool) error {
+	if len(shas) == 0 {
+		return nil
+	}
+	return c.db.Update(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		opts.Prefix = []byte(prefixSz)
+		it := txn.NewIterator(opts)
+		var sizeKeys [][]byte
+		for it.Rewind(); it.Valid(); it.Next() {
+			k := it.Item().KeyCopy(nil)
+			if i := bytes.LastIndexByte(k, '/'); i >= 0 && shas[string(k[i+1:])] {
+				sizeKeys = append(sizeKeys, k)
+			}
+		}
+		it.Close()
+		for _, k := range sizeKeys {
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		for sha := range shas {
+			if err := txn.Delete([]byte(prefixSHA + sha)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Stats describe a cache.
+type Stats struct {
+	Dir     string `json:"dir"`
+	Schema  int    `json:"schema"`
+	Entries int    `json:"entries"`
+	Paths   int    `json:"paths"`
+	Bytes   int64  `json:"bytes"`
+	Hits    int64  `json:"hits"`
+	Misses  int64  `json:"misses"`
+}
+
+// Stats counts entries and reports the on-disk size and this process's
+// hits and misses.
+func (c *Cache) Stats() (Stats, error) {
+	s := Stats{Dir: c.dir, Schema: c.schema, Hits: c.hits.Load(), Misses: c.misses.Load()}
+	err := c.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues = false
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			k := it.Item().Key()
+			switch {
+			case bytes.HasPrefix(k, []byte(prefixSHA)):
+				s.Entries++
+			case bytes.HasPrefix(k, []byte(prefixPth)):
+				s.Paths++
+			}
+		}
+		return nil
+	})
+	lsm, vlog := c.db.Size()
+	s.Bytes = lsm + vlog
+	return s, err
+}
+
+// GC drops content entries not used within maxAge (0: no age limit), then
+// the least recently used until the kept entries' values fit in maxBytes
+// (0: no size limit), with their path and size index entries, and reclaims
+// value-log space. It returns how many entries it dropped.
+func (c *Cache) GC(maxBytes int64, maxAge time.Duration) (int, error) {
+	type kept struct {
+		sha  string
+		used time.Time
+		size int
+	}
+	var all []kept
+	err := c.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = []byte(prefixSHA)
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			var e entry
+			err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &e) })
+			sha := string(it.Item().Key()[len(prefixSHA):])
+			if err != nil {
+				e.Used = time.Time{} // undecodable: oldest, dropped first
+			}
+			all = append(all, kept{sha, e.Used, int(it.Item().ValueSize())})
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	drop := map[string]bool{}
+	now := c.now()
+	var total int64
+	for _, k := range all {
+		if maxAge > 0 && now.Sub(k.used) > maxAge {
+			drop[k.sha] = true
+		} else {
+			total += int64(k.size)
+		}
+	}
+	if maxBytes > 0 && total > maxBytes {
+		byUse := slices.Clone(all)
+		slices.SortStableFunc(byUse, func(a, b kept) int { return cmp.Or(a.used.Compare(b.used), cmp.Compare(a.sha, b.sha)) })
+		for _, k := range byUse {
+			if total <= maxBytes {
+				break
+			}
+			if !drop[k.sha] {
+				drop[k.sha] = true
+				total -= int64(k.size)
+			}
+		}
+	}
+	if len(drop) == 0 {
+		return 0, nil
+	}
+	paths, err := c.Paths("")
+	if err != nil {
+		return 0, err
+	}
+	var stale []string
+	for _, p := range paths {
+		var pe pathEntry
+		if c.get([]byte(prefixPth+p), &pe) && drop[pe.SHA256] {
+			stale = append(stale, p)
+		}
+	}
+	if err := c.db.Update(func(txn *badger.Txn) error {
+		for _, p := range stale {
+			if err := txn.Delete([]byte(prefixPth + p)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	if err := c.dropContent(drop); err != nil {
+		return 0, err
+	}
+	for c.db.RunValueLogGC(0.5) == nil {
+	}
+	return len(drop), nil
+}

@@ -1,0 +1,260 @@
+package inspect
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+)
+
+// FileStat is what stat says of one file, enough to tell it changed.
+type FileStat struct {
+	Name    string `json:"name"`
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"mtime_ns"`
+	Inode   uint64 `json:"inode"`
+	Device  uint64 `json:"device"`
+}
+
+// Fingerprint identifies an archive's files as they are now, without
+// reading them: its path and the stat of every file it is made of (one, or
+// a split package's .part000 and its parts).
+type Fingerprint struct {
+	Path  string     `json:"path"`
+	Files []FileStat `json:"files"`
+}
+
+// Size is the number of archive bytes the fingerprint covers (the data
+// parts of a split package, else the file).
+func (f Fingerprint) Size() int64 {
+	if len(f.Files) == 1 {
+		return f.Files[0].Size
+	}
+	var n int64
+	for _, s := range f.Files[1:] {
+		n += s.Size
+	}
+	return n
+}
+
+// Outcome kinds a cache may keep: each follows from the archive's bytes
+// alone.
+const (
+	OutcomeOK        = "ok"
+	OutcomeInvalid   = "invalid"
+	OutcomeIntegrity = "integrity"
+	OutcomeNotZarf   = "not-zarf"
+)
+
+// Outcome is what reading one archive yielded, in a form a cache can keep
+// and give back: the candidate (without its path), or why it could not be
+// used.
+type Outcome struct {
+	Kind      string          `json:"kind"`
+	SHA256    string          `json:"sha256"`
+	Candidate facts.Candidate `json:"candidate"`
+	Warnings  []string        `json:"warnings,omitempty"`
+	// Field and Problem describe an invalid document; Reason an archive
+	// that failed an integrity check or is not a Zarf package.
+	Field   string `json:"field,omitempty"`
+	Problem string `json:"problem,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Cache is what ReadDir needs from a cache of outcomes (the cache package
+// provides one). Implementations must be safe for concurrent use.
+type Cache interface {
+	// Lookup returns the outcome recorded for a fingerprint, when the
+	// files are exactly as they were.
+	Lookup(fp Fingerprint) (Outcome, bool)
+	// LookupContent returns an outcome recorded for an archive with these
+	// bytes, under any path (a renamed or copied archive).
+	LookupContent(sha256 string) (Outcome, bool)
+	// HasSize reports whether an archive of this many bytes is recorded,
+	// so that hashing a changed file first may save reading it.
+	HasSize(size int64) bool
+	// Store records an outcome for a fingerprint.
+	Store(fp Fingerprint, o Outcome) error
+}
+
+// Counts say how the archives of a ReadDir were obtained.
+type Counts struct {
+	Archives int `json:"archives"`
+	// Hits were answered from the cache by their stat alone.
+	Hits int `json:"hits"`
+	// ContentHits were hashed and found in the cache by content.
+	ContentHits int `json:"content_hits"`
+	// Read were read in full (decompressed and parsed).
+	Read int `json:"read"`
+	// Stored outcomes were added to the cache.
+	Stored int `json:"stored"`
+}
+
+// Add accumulates counts.
+func (c *Counts) Add(o Counts) {
+	c.Archives += o.Archives
+	c.Hits += o.Hits
+	c.ContentHits += o.ContentHits
+	c.Read += o.Read
+	c.Stored += o.Stored
+}
+
+// Fingerprinting stats an archive candidate and, for a split package, its
+// data parts (whatever parts exist: a part added or removed changes it).
+func Fingerprinting(path string) (Fingerprint, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Fingerprint{}, err
+	}
+	fp := Fingerprint{Path: abs}
+	files := []string{abs}
+	if strings.HasSuffix(abs, ".part000") {
+		base := strings.TrimSuffix(abs, ".part000")
+		parts, err := filepath.Glob(globEscape(base) + ".part*")
+		if err != nil {
+			return Fingerprint{}, err
+		}
+		for _, p := range parts {
+			if b, n, ok := splitBase(p); ok && b == base && n > 0 {
+				files = append(files, p)
+			}
+		}
+	}
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			return Fingerprint{}, err
+		}
+		st := FileStat{Name: filepath.Base(f), Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+		if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+			st.Inode, st.Device = sys.Ino, uint64(sys.Dev)
+		}
+		fp.Files = append(fp.Files, st)
+	}
+	return fp, nil
+}
+
+// outcomeOf turns what Inspect returned into a cacheable outcome; ok is
+// false when the result depends on more than the bytes (an unreadable
+// file, a cancelled read) and must not be cached.
+func outcomeOf(a Archive, err error) (Outcome, bool) {
+	o := Outcome{SHA256: a.Candidate.SHA256, Candidate: a.Candidate, Warnings: a.Warnings}
+	o.Candidate.Path = ""
+	var inv *InvalidError
+	switch {
+	case err == nil:
+		o.Kind = OutcomeOK
+	case errors.As(err, &inv):
+		o.Kind, o.Field, o.Problem = OutcomeInvalid, inv.Field, inv.Err.Error()
+	case errors.Is(err, ErrIntegrity):
+		o.Kind, o.Reason = OutcomeIntegrity, err.Error()
+	case errors.Is(err, ErrNotZarfPackage):
+		o.Kind, o.Reason = OutcomeNotZarf, err.Error()
+	default:
+		return Outcome{}, false
+	}
+	return o, len(o.SHA256) == 64
+}
+
+// result turns a cached outcome back into what Inspect would return for
+// the archive at path.
+func (o Outcome) result(path string) (Archive, error) {
+	c := o.Candidate
+	c.Path = path
+	a := Archive{Candidate: c, Warnings: o.Warnings}
+	switch o.Kind {
+	case OutcomeOK:
+		return a, nil
+	case OutcomeInvalid:
+		return a, &InvalidError{Archive: filepath.Base(path), Package: c.Name, Field: o.Field, Err: errors.New(o.Problem)}
+	case OutcomeIntegrity:
+		return a, errorText{ErrIntegrity, o.Reason}
+	default:
+		return a, errorText{ErrNotZarfPackage, o.Reason}
+	}
+}
+
+// errorText is a recorded error message that still matches its sentinel.
+type errorText struct {
+	sentinel error
+	text     string
+}
+
+func (e errorText) Error() string { return e.text }
+func (e errorText) Unwrap() error { return e.sentinel }
+
+// inspectCached answers from the cache when it can: by stat alone when the
+// files are unchanged; by content after one hash when an archive of the
+// same size is known (a rename or a copy); else it reads the archive and
+// records the outcome.
+func inspectCached(ctx context.Context, path string, c Cache, counts *Counts) (Archive, error) {
+	fp, err := Fingerprinting(path)
+	if err != nil {
+		return Inspect(ctx, path) // let Inspect report it as it would
+	}
+	if o, ok := c.Lookup(fp); ok {
+		counts.Hits++
+		return o.result(fp.Path)
+	}
+	if !strings.HasSuffix(path, ".part000") && c.HasSize(fp.Size()) {
+		if sum, err := hashFile(ctx, fp.Path); err == nil {
+			if o, ok := c.LookupContent(sum); ok && o.Kind != OutcomeIntegrity && o.Kind != OutcomeNotZarf {
+				counts.ContentHits++
+				if c.Store(fp, o) == nil {
+					counts.Stored++
+				}
+				return o.result(fp.Path)
+			}
+		}
+	}
+	counts.Read++
+	a, err := Inspect(ctx, path)
+	if o, ok := outcomeOf(a, err); ok {
+		if after, ferr := Fingerprinting(path); ferr == nil && equalFingerprints(after, fp) && c.Store(fp, o) == nil {
+			counts.Stored++
+		}
+	}
+	return a, err
+}
+
+func equalFingerprints(a, b Fingerprint) bool {
+	if a.Path != b.Path || len(a.Files) != len(b.Files) {
+		return false
+	}
+	for i := range a.Files {
+		if a.Files[i] != b.Files[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// hashFile returns the sha256 of a regular file, honouring ctx.
+func hashFile(ctx context.Context, path string) (string, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	for {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		n, err := io.CopyN(h, f, 8<<20)
+		if errors.Is(err, io.EOF) || (err == nil && n == 0) {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
