@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -50,6 +51,36 @@ type Options struct {
 	// Cache, when set, answers for archives that have not changed and
 	// records the outcome of those read.
 	Cache Cache
+	// Progress, when set, is told after each archive (from any goroutine,
+	// one call at a time).
+	Progress func(Progress)
+}
+
+// Progress says how far a ReadDirWith has come.
+type Progress struct {
+	Done, Total int
+	// Bytes of the archives done so far.
+	Bytes int64
+}
+
+// CandidatePaths lists the archive candidates directly inside dir, in name
+// order, without reading them.
+func CandidatePaths(dir string) ([]string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return nil, fmt.Errorf("listing the package directory: %w", err)
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() && IsCandidate(e.Name()) {
+			out = append(out, filepath.Join(abs, e.Name()))
+		}
+	}
+	return out, nil
 }
 
 // IsCandidate reports whether a file name looks like a package archive: a
@@ -109,6 +140,8 @@ func ReadDirWith(ctx context.Context, dir string, opts Options) (*Directory, err
 		counts Counts
 	}
 	results := make([]result, len(files))
+	var progressMu sync.Mutex
+	progress := Progress{Total: len(files)}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i, f := range files {
@@ -125,6 +158,15 @@ func ReadDirWith(ctx context.Context, dir string, opts Options) (*Directory, err
 			}
 			r.counts.Archives++
 			results[i] = r
+			if opts.Progress != nil {
+				progressMu.Lock()
+				progress.Done++
+				if fp, err := Fingerprinting(f); err == nil {
+					progress.Bytes += fp.Size()
+				}
+				opts.Progress(progress)
+				progressMu.Unlock()
+			}
 			return nil
 		})
 	}

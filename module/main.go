@@ -69,6 +69,8 @@ var specs = map[string]ansible.Spec{
 		"constraints":      {Type: ansible.TypeDict, Elements: ansible.TypeStr},
 		"force":            {Type: ansible.TypeList, Elements: ansible.TypeStr},
 		"version_strategy": {Type: ansible.TypeStr, Default: "newest_satisfying", Choices: []string{"newest_satisfying", "newest_only"}},
+		"cache_dir":        {Type: ansible.TypePath},
+		"use_cache":        {Type: ansible.TypeBool, Default: true},
 	})},
 	modBarrier: {
 		Options: with(map[string]ansible.Option{
@@ -92,7 +94,6 @@ var specs = map[string]ansible.Spec{
 // unavailable says why a module cannot work yet in this build.
 var unavailable = map[string]string{
 	modBarrier: "zarf_readiness_barrier is not available in this version of zarf-planner: waiting on a live cluster arrives with cluster-aware planning; until then wait with kubernetes.core.k8s_info retries",
-	modCache:   "zarf_bundle_cache is not available in this version of zarf-planner: the archive cache has not landed yet; zarf_bundle_plan reads the archives directly meanwhile",
 }
 
 func run(ctx context.Context, argv []string, stdout io.Writer) int {
@@ -118,7 +119,76 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 		_ = ansible.Fail(stdout, why, map[string]any{"invocation": invocation})
 		return 1
 	}
+	if name == modCache {
+		return warm(ctx, inv, invocation, stdout)
+	}
 	return plan(ctx, inv, invocation, stdout)
+}
+
+// connect bounds the call by the module's timeout and reaches the daemon.
+func connect(ctx context.Context, args map[string]any) (context.Context, context.CancelFunc, *lifecycle.Conn, error) {
+	timeout := time.Duration(args["timeout"].(int64)) * time.Second
+	if timeout <= 0 {
+		return nil, nil, nil, fmt.Errorf("timeout must be a positive number of seconds, got %d", args["timeout"])
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	conn, err := lifecycle.Connect(ctx, lifecycle.Options{StateDir: str(args["state_dir"]), DaemonPath: str(args["daemon_path"])})
+	if err != nil {
+		cancel()
+		return nil, nil, nil, fmt.Errorf("cannot reach the zarf-planner daemon: %w", err)
+	}
+	return ctx, cancel, conn, nil
+}
+
+// warm runs zarf_bundle_cache: it caches (state present) or forgets
+// (state absent) a directory's archives. changed is true only when entries
+// were added or removed; check mode reports the same and writes nothing.
+func warm(ctx context.Context, inv *ansible.Invocation, invocation map[string]any, stdout io.Writer) int {
+	args := inv.Params
+	fail := func(format string, a ...any) int {
+		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
+		return 1
+	}
+	dir, err := filepath.Abs(str(args["path"]))
+	if err != nil {
+		return fail("resolving path %s: %v", args["path"], err)
+	}
+	ctx, cancel, conn, err := connect(ctx, args)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer cancel()
+	defer conn.Close()
+	resp, err := conn.Planner.CacheWarm(ctx, &plannerpb.CacheWarmRequest{
+		Paths: []string{dir}, Prune: args["prune"].(bool), CheckMode: inv.CheckMode,
+		CacheDir: str(args["cache_dir"]), Forget: str(args["state"]) == "absent",
+	})
+	if err != nil {
+		if st, ok := status.FromError(err); ok && st.Code() == codes.FailedPrecondition {
+			return fail("%s", st.Message())
+		}
+		return fail("%s", callError(err, ctx, conn, dir, 0))
+	}
+	var result map[string]any
+	dec := json.NewDecoder(strings.NewReader(string(resp.GetResult())))
+	dec.UseNumber()
+	if err := dec.Decode(&result); err != nil {
+		return fail("the daemon (pid %d) returned a result that is not JSON: %v", conn.State.Pid, err)
+	}
+	result["changed"] = resp.GetChanged()
+	result["invocation"] = invocation
+	if inv.Diff && resp.GetChanged() {
+		var lines []string
+		for _, a := range result["added"].([]any) {
+			lines = append(lines, "+ "+str(a))
+		}
+		for _, r := range result["removed"].([]any) {
+			lines = append(lines, "- "+str(r))
+		}
+		result["diff"] = map[string]any{"prepared": strings.Join(lines, "\n") + "\n"}
+	}
+	_ = ansible.Print(stdout, result)
+	return 0
 }
 
 // moduleName is the short module name: from _ansible_module_name (which
@@ -162,6 +232,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		Select: strMap(args["select"]), Constraints: strMap(args["constraints"]),
 		Packages: strList(args["packages"]), Exclude: strList(args["exclude"]), Force: strList(args["force"]),
 		VersionStrategy: str(args["version_strategy"]),
+		CacheDir: str(args["cache_dir"]), NoCache: !args["use_cache"].(bool),
 	}
 	if p, ok := args["priorities"].(map[string]any); ok {
 		req.Priorities = map[string]int32{}
@@ -205,17 +276,17 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 
 // callError explains a failed daemon call: our deadline, our interruption,
 // or a daemon that went away.
-func callError(err error, ctx context.Context, conn *lifecycle.Conn, dir string, timeout time.Duration) string {
+func callError(err error, ctx context.Context, conn *lifecycle.Conn, dir string, _ time.Duration) string {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Sprintf("planning %s did not finish within timeout=%s; the daemon (pid %d) stopped the work; raise timeout", dir, timeout, conn.State.Pid)
+		return fmt.Sprintf("working on %s did not finish within the timeout; the daemon (pid %d) stopped the work; raise timeout", dir, conn.State.Pid)
 	case ctx.Err() != nil:
-		return fmt.Sprintf("planning %s was interrupted; the daemon (pid %d) stopped the work", dir, conn.State.Pid)
+		return fmt.Sprintf("working on %s was interrupted; the daemon (pid %d) stopped the work", dir, conn.State.Pid)
 	}
 	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
-		return fmt.Sprintf("the zarf-planner daemon (pid %d) stopped answering while planning %s (%s); see its log in %s; the next call starts a fresh daemon", conn.State.Pid, dir, st.Message(), conn.StateDir)
+		return fmt.Sprintf("the zarf-planner daemon (pid %d) stopped answering while working on %s (%s); see its log in %s; the next call starts a fresh daemon", conn.State.Pid, dir, st.Message(), conn.StateDir)
 	}
-	return fmt.Sprintf("planning %s in the zarf-planner daemon (pid %d) failed: %v", dir, conn.State.Pid, err)
+	return fmt.Sprintf("working on %s in the zarf-planner daemon (pid %d) failed: %v", dir, conn.State.Pid, err)
 }
 
 func strMap(v any) map[string]string {

@@ -267,7 +267,7 @@ func TestTimeoutCancelsTheDaemonsWork(t *testing.T) {
 	args["timeout"] = 2
 	start := time.Now()
 	res, code := runModule(t, args)
-	if code == 0 || !strings.Contains(res["msg"].(string), "did not finish within timeout=2s") {
+	if code == 0 || !strings.Contains(res["msg"].(string), "did not finish within the timeout") {
 		t.Fatalf("code %d msg %v; want the timeout named", code, res["msg"])
 	}
 	if took := time.Since(start); took > 8*time.Second {
@@ -397,7 +397,6 @@ func TestTheOtherModules(t *testing.T) {
 		{"barrier says it is not available yet", map[string]any{"_ansible_module_name": "colonel_byte.zarf_planner.zarf_readiness_barrier", "barrier": map[string]any{"crds": []any{"a.example.com"}}}, "zarf_readiness_barrier is not available in this version"},
 		{"cache needs a path", map[string]any{"_ansible_module_name": "zarf_bundle_cache"}, "missing required arguments: path"},
 		{"cache state is a choice", map[string]any{"_ansible_module_name": "zarf_bundle_cache", "path": "/x", "state": "warm"}, "value of state must be one of: present, absent, got: warm"},
-		{"cache says it is not available yet", map[string]any{"_ansible_module_name": "zarf_bundle_cache", "path": "/x", "prune": "yes"}, "zarf_bundle_cache is not available in this version"},
 		{"an unknown module name", map[string]any{"_ansible_module_name": "zarf_bundle_deploy"}, `implements the modules zarf_bundle_plan, zarf_readiness_barrier and zarf_bundle_cache, not "zarf_bundle_deploy"`},
 	}
 	for _, tt := range tests {
@@ -436,7 +435,7 @@ func TestArgumentAndDaemonErrors(t *testing.T) {
 		want []string
 	}{
 		{"unknown option names it and the valid ones", map[string]any{"path": exampleDir, "pth": 1, "_ansible_foo": true},
-			nil, []string{"Unsupported parameters for (zarf_bundle_plan) module: pth", "Supported parameters include: architecture, constraints, daemon_path"}},
+			nil, []string{"Unsupported parameters for (zarf_bundle_plan) module: pth", "Supported parameters include: architecture, cache_dir, constraints, daemon_path"}},
 		{"path is required", map[string]any{"_ansible_module_name": "zarf_bundle_plan"}, nil, []string{"missing required arguments: path"}},
 		{"mode is a choice", map[string]any{"path": exampleDir, "mode": "cluster"}, nil, []string{"value of mode must be one of: standalone, got: cluster"}},
 		{"timeout must be an int", map[string]any{"path": exampleDir, "timeout": "soon"}, nil, []string{"argument 'timeout' is of type str", "to int"}},
@@ -458,5 +457,103 @@ func TestArgumentAndDaemonErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func cacheArgs(dir, state, cacheDir string) map[string]any {
+	return map[string]any{"path": dir, "daemon_path": daemonBin, "state_dir": state, "cache_dir": cacheDir, "_ansible_module_name": "zarf_bundle_cache"}
+}
+
+func TestCacheModuleIsIdempotent(t *testing.T) {
+	state, cacheDir := stateDir(t), filepath.Join(t.TempDir(), "cache")
+	check := cacheArgs(exampleDir, state, cacheDir)
+	check["_ansible_check_mode"], check["_ansible_diff"] = true, true
+	res, code := runModule(t, check)
+	if code != 0 || res["changed"] != true || len(res["added"].([]any)) != 6 || !strings.Contains(res["diff"].(map[string]any)["prepared"].(string), "+ "+exampleDir) {
+		t.Fatalf("check mode: code %d %v; want 6 to add, changed, a diff", code, res)
+	}
+	first, _ := runModule(t, cacheArgs(exampleDir, state, cacheDir))
+	if first["changed"] != true || len(first["added"].([]any)) != 6 {
+		t.Fatalf("first warm %v; want 6 added (check mode must not have written)", first)
+	}
+	second, _ := runModule(t, cacheArgs(exampleDir, state, cacheDir))
+	if second["changed"] != false || len(second["added"].([]any)) != 0 || second["unchanged"].(float64) != 6 {
+		t.Fatalf("second warm %v; want no change", second)
+	}
+	absent := cacheArgs(exampleDir, state, cacheDir)
+	absent["state"] = "absent"
+	gone, _ := runModule(t, absent)
+	if gone["changed"] != true || len(gone["removed"].([]any)) != 6 {
+		t.Fatalf("state absent %v; want 6 removed", gone)
+	}
+	again, _ := runModule(t, absent)
+	if again["changed"] != false {
+		t.Fatalf("second state absent %v; want no change", again)
+	}
+}
+
+// TestWarmThenPlanReadsNothing is the air-gapped flow: after a warm-up the
+// plan is answered from the cache, and the daemon's counters prove no
+// archive was read again.
+func TestWarmThenPlanReadsNothing(t *testing.T) {
+	state, cacheDir := stateDir(t), filepath.Join(t.TempDir(), "cache")
+	runModule(t, cacheArgs(exampleDir, state, cacheDir))
+	_, before, err := lifecycle.Status(context.Background(), state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := planArgs(exampleDir, state)
+	args["cache_dir"] = cacheDir
+	res, code := runModule(t, args)
+	if code != 0 || len(res["zarf_packages_to_deploy"].([]any)) != 6 {
+		t.Fatalf("plan after warm: %v", res["msg"])
+	}
+	_, after, _ := lifecycle.Status(context.Background(), state)
+	if after.ArchivesRead != before.ArchivesRead || after.CacheHits != before.CacheHits+6 {
+		t.Errorf("archives read %d → %d, cache hits %d → %d; want nothing read and 6 hits", before.ArchivesRead, after.ArchivesRead, before.CacheHits, after.CacheHits)
+	}
+	uncached := planArgs(exampleDir, state)
+	uncached["use_cache"] = false
+	plain, _ := runModule(t, uncached)
+	a, _ := json.Marshal(res["zarf_packages_to_deploy"])
+	b, _ := json.Marshal(plain["zarf_packages_to_deploy"])
+	if string(a) != string(b) || res["plan_digest"] != plain["plan_digest"] {
+		t.Error("the plan from the cache differs from the plan that read every archive")
+	}
+}
+
+func TestConcurrentWarmAndPlanShareOneDaemon(t *testing.T) {
+	state, cacheDir := stateDir(t), filepath.Join(t.TempDir(), "cache")
+	forms, _ := filepath.Abs("../testdata/bundles/forms")
+	var wg sync.WaitGroup
+	errs := make(chan string, 40)
+	for i := range 20 {
+		wg.Go(func() {
+			dir := exampleDir
+			if i%2 == 1 {
+				dir = forms
+			}
+			res, code := runModule(t, cacheArgs(dir, state, cacheDir))
+			if code != 0 {
+				errs <- fmt.Sprintf("warm %d: %v", i, res["msg"])
+			}
+		})
+		wg.Go(func() {
+			args := planArgs(exampleDir, state)
+			args["cache_dir"] = cacheDir
+			res, code := runModule(t, args)
+			if code != 0 || len(res["zarf_packages_to_deploy"].([]any)) != 6 {
+				errs <- fmt.Sprintf("plan %d: %v", i, res["msg"])
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	last, _ := runModule(t, cacheArgs(exampleDir, state, cacheDir))
+	if last["changed"] != false || last["cache"].(map[string]any)["entries"].(float64) != 12 {
+		t.Errorf("after the storm: %v; want both directories cached once (12 archives)", last["cache"])
 	}
 }

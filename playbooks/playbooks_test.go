@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 )
 
@@ -45,6 +46,7 @@ func built(t *testing.T) {
 
 func ansibleEnv(state string) []string {
 	return append(os.Environ(),
+		cache.EnvDir+"="+filepath.Join(state, "cache"),
 		"ANSIBLE_CONFIG="+filepath.Join(root, "ansible.cfg"),
 		"ANSIBLE_LIBRARY="+filepath.Join(root, "bin", "library"),
 		"ANSIBLE_NOCOLOR=1",
@@ -178,5 +180,36 @@ func TestCollectionInstallsAndRunsByFQCN(t *testing.T) {
 	out, err := play.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "failed=0") {
 		t.Fatalf("ansible-playbook plan-fqcn.yml: %v\n%s", err, out)
+	}
+}
+
+// TestWarmCachePlaybookIsIdempotent runs playbooks/warm-cache.yml twice
+// through ansible-playbook: the first run changes the cache, the second
+// reports changed=0.
+func TestWarmCachePlaybookIsIdempotent(t *testing.T) {
+	built(t)
+	state := privateStateDir(t)
+	env := append(ansibleEnv(state), cache.EnvDir+"="+filepath.Join(t.TempDir(), "cache"))
+	recap := func() string {
+		cmd := exec.Command(tool(t, "ansible-playbook"), "playbooks/warm-cache.yml")
+		cmd.Dir = root
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("ansible-playbook warm-cache.yml: %v\n%s", err, out)
+		}
+		i := strings.Index(string(out), "PLAY RECAP")
+		if i < 0 {
+			t.Fatalf("no recap:\n%s", out)
+		}
+		return string(out)
+	}
+	first := recap()
+	if !strings.Contains(first, "changed=1") || !strings.Contains(first, "added 6, removed 0, unchanged 0") {
+		t.Errorf("first run should add the six archives:\n%s", first)
+	}
+	second := recap()
+	if !strings.Contains(second, "changed=0") || !strings.Contains(second, "added 0, removed 0, unchanged 6") {
+		t.Errorf("second run should change nothing:\n%s", second)
 	}
 }

@@ -16,12 +16,16 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
+	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
+	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
@@ -72,7 +76,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
-	root.AddCommand(newInspect(), newPlan(), newWhy(), newGraph(), newServe(), newDaemon())
+	root.AddCommand(newInspect(), newPlan(), newWhy(), newGraph(), newCache(), newServe(), newDaemon())
 	return root
 }
 
@@ -91,6 +95,86 @@ type planFlags struct {
 	selects, constraints     map[string]string
 	priorities               map[string]int
 	packages, exclude, force []string
+	source                   sourceFlags
+}
+
+// sourceFlags say where archives are read: through a running daemon (and
+// its cache), else in process with the cache opened here.
+type sourceFlags struct {
+	stateDir, cacheDir string
+	noCache            bool
+}
+
+func (s *sourceFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&s.stateDir, "state-dir", "", "daemon state directory to look for a running daemon in (env "+lifecycle.EnvStateDir+")")
+	fl.StringVar(&s.cacheDir, "cache-dir", "", "archive cache directory (env "+cache.EnvDir+"; default under the user cache dir)")
+	fl.BoolVar(&s.noCache, "no-cache", false, "read every archive; neither use nor fill the cache")
+}
+
+// daemon returns a connection to a running daemon of this build, or nil.
+func (s *sourceFlags) daemon(ctx context.Context) *lifecycle.Conn {
+	actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	c, err := lifecycle.Attach(actx, s.stateDir)
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+// openCache opens the cache in this process, or returns nil with a notice
+// on stderr when it cannot (or --no-cache).
+func (s *sourceFlags) openCache(stderr io.Writer) *cache.Cache {
+	if s.noCache {
+		return nil
+	}
+	dir := s.cacheDir
+	if dir == "" {
+		var err error
+		if dir, err = cache.DefaultDir(); err != nil {
+			fmt.Fprintf(stderr, "zarf-planner: reading archives without a cache: %v\n", err)
+			return nil
+		}
+	}
+	c, err := cache.Open(dir, func(w string) { fmt.Fprintf(stderr, "zarf-planner: %s\n", w) })
+	if err != nil {
+		fmt.Fprintf(stderr, "zarf-planner: reading archives without a cache: %v\n", err)
+		return nil
+	}
+	return c
+}
+
+// plan plans dir through a running daemon, else in process.
+func (f *planFlags) plan(cmd *cobra.Command, dir string) (*service.Result, error) {
+	req, err := f.request(dir)
+	if err != nil {
+		return nil, err
+	}
+	ctx := cmd.Context()
+	if conn := f.source.daemon(ctx); conn != nil {
+		defer conn.Close()
+		o := req.Options
+		pr := &plannerpb.PlanRequest{Path: req.Path, Architecture: o.Architecture, Flavor: o.Flavor, Select: o.Select,
+			Packages: o.Packages, Exclude: o.Exclude, Constraints: o.Constraints, Force: o.Force, VersionStrategy: o.VersionStrategy,
+			CacheDir: f.source.cacheDir, NoCache: f.source.noCache}
+		if len(o.Priorities) > 0 {
+			pr.Priorities = map[string]int32{}
+			for k, v := range o.Priorities {
+				pr.Priorities[k] = int32(v)
+			}
+		}
+		resp, err := conn.Planner.Plan(ctx, pr)
+		if err != nil {
+			return nil, fmt.Errorf("planning through the daemon (pid %d): %w", conn.State.Pid, err)
+		}
+		return service.DecodeResult(resp.GetResult())
+	}
+	if c := f.source.openCache(cmd.ErrOrStderr()); c != nil {
+		defer c.Close()
+		req.Cache = c
+	}
+	return service.Plan(ctx, req)
 }
 
 func (f *planFlags) register(cmd *cobra.Command) {
@@ -104,6 +188,7 @@ func (f *planFlags) register(cmd *cobra.Command) {
 	fl.StringToStringVar(&f.constraints, "constraint", nil, "pin a package to a semver range, NAME=RANGE (repeatable)")
 	fl.StringSliceVar(&f.force, "force", nil, "plan these packages even when the cluster already has them")
 	fl.StringVar(&f.strategy, "version-strategy", "", "newest_satisfying (default: step down a version when a consumer needs it) or newest_only (fail instead)")
+	f.source.register(cmd)
 }
 
 func (f *planFlags) request(dir string) (service.Request, error) {
@@ -131,11 +216,7 @@ func newPlan() *cobra.Command {
 			if output != "json" && output != "yaml" && output != "text" {
 				return &UsageError{fmt.Errorf("-o must be json, yaml or text, not %q", output)}
 			}
-			req, err := flags.request(args[0])
-			if err != nil {
-				return err
-			}
-			res, err := service.Plan(cmd.Context(), req)
+			res, err := flags.plan(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -155,6 +236,7 @@ func newPlan() *cobra.Command {
 
 func newInspect() *cobra.Command {
 	var output string
+	var source sourceFlags
 	cmd := &cobra.Command{
 		Use:   "inspect DIR",
 		Short: "List every archive of a directory and what it declares, and every file left out and why",
@@ -163,7 +245,7 @@ func newInspect() *cobra.Command {
 			if output != "json" && output != "yaml" && output != "table" {
 				return &UsageError{fmt.Errorf("-o must be json, yaml or table, not %q", output)}
 			}
-			in, err := service.Inspect(cmd.Context(), args[0])
+			in, err := source.inspect(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -209,7 +291,34 @@ func newInspect() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: json, yaml or table")
+	source.register(cmd)
 	return cmd
+}
+
+// inspect reads dir through a running daemon, else in process.
+func (s *sourceFlags) inspect(cmd *cobra.Command, dir string) (*service.Inspection, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if conn := s.daemon(cmd.Context()); conn != nil {
+		defer conn.Close()
+		resp, err := conn.Planner.Inspect(cmd.Context(), &plannerpb.InspectRequest{Path: abs, CacheDir: s.cacheDir, NoCache: s.noCache})
+		if err != nil {
+			return nil, fmt.Errorf("inspecting through the daemon (pid %d): %w", conn.State.Pid, err)
+		}
+		var in service.Inspection
+		if err := json.Unmarshal(resp.GetResult(), &in); err != nil {
+			return nil, err
+		}
+		return &in, nil
+	}
+	var c inspect.Cache
+	if cc := s.openCache(cmd.ErrOrStderr()); cc != nil {
+		defer cc.Close()
+		c = cc
+	}
+	return service.Inspect(cmd.Context(), abs, c)
 }
 
 // summary condenses a document into its requirements and what it provides.
@@ -258,11 +367,7 @@ func newWhy() *cobra.Command {
 		Short: "Say why a package is planned, left out, or skipped",
 		Args:  exactArgs(2, "a package name and a directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req, err := flags.request(args[1])
-			if err != nil {
-				return err
-			}
-			res, err := service.Plan(cmd.Context(), req)
+			res, err := flags.plan(cmd, args[1])
 			if err != nil {
 				return err
 			}
@@ -291,11 +396,7 @@ func newGraph() *cobra.Command {
 			if format != "mermaid" && format != "dot" {
 				return &UsageError{fmt.Errorf("--format must be mermaid or dot, not %q", format)}
 			}
-			req, err := flags.request(args[0])
-			if err != nil {
-				return err
-			}
-			res, err := service.Plan(cmd.Context(), req)
+			res, err := flags.plan(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -317,7 +418,7 @@ func newGraph() *cobra.Command {
 }
 
 func newServe() *cobra.Command {
-	var stateDir string
+	var stateDir, cacheDir string
 	var idle time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -326,12 +427,21 @@ func newServe() *cobra.Command {
 			"reattach config in <state-dir>/daemon.json and exits after --idle-timeout\n" +
 			"without requests, or on SIGTERM after in-flight requests finish.",
 		Args: exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return lifecycle.Serve(cmd.Context(), lifecycle.ServeOptions{StateDir: stateDir, IdleTimeout: idle, Impl: service.Daemon{}})
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if cacheDir == "" {
+				if cacheDir, err = cache.DefaultDir(); err != nil {
+					return err
+				}
+			}
+			log := hclog.New(&hclog.LoggerOptions{Name: "zarf-planner", Output: cmd.ErrOrStderr(), Level: hclog.Info})
+			d := service.NewDaemon(cacheDir, func(w string) { log.Warn(w) })
+			defer func() { err = errors.Join(err, d.Close()) }()
+			return lifecycle.Serve(cmd.Context(), lifecycle.ServeOptions{StateDir: stateDir, IdleTimeout: idle, Impl: d, Logger: log})
 		},
 	}
 	cmd.Flags().StringVar(&stateDir, "state-dir", os.Getenv(lifecycle.EnvStateDir), "state directory (env "+lifecycle.EnvStateDir+"; default $XDG_RUNTIME_DIR/zarf-planner or the user cache dir)")
 	cmd.Flags().DurationVar(&idle, "idle-timeout", lifecycle.DefaultIdleTimeout, "exit after this long without a request")
+	cmd.Flags().StringVar(&cacheDir, "cache-dir", os.Getenv(cache.EnvDir), "default archive cache directory (env "+cache.EnvDir+"; default under the user cache dir)")
 	return cmd
 }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -218,5 +220,38 @@ func TestInspectAndForms(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMain keeps the tests away from any daemon or cache of the machine
+// they run on.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "zp-cli")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("ZARF_PLANNER_STATE_DIR", filepath.Join(dir, "state"))
+	os.Setenv("ZARF_PLANNER_CACHE_DIR", filepath.Join(dir, "cache"))
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func TestPlanIsTheSameWithAndWithoutTheCache(t *testing.T) {
+	dir := "../../testdata/bundles/forms"
+	t.Setenv("ZARF_PLANNER_CACHE_DIR", filepath.Join(t.TempDir(), "cache"))
+	_, plain, _ := run(t, "plan", dir, "--flavor", "upstream", "-o", "json", "--no-cache")
+	_, cold, _ := run(t, "plan", dir, "--flavor", "upstream", "-o", "json")
+	_, warm, _ := run(t, "plan", dir, "--flavor", "upstream", "-o", "json")
+	if plain != cold || cold != warm || !strings.Contains(warm, "zarf_packages_to_deploy") {
+		t.Errorf("plans differ:\nno cache %s\ncold %s\nwarm %s", plain, cold, warm)
+	}
+	code, out, _ := run(t, "cache", "warm", dir)
+	if code != 0 || !strings.Contains(out, "added 0, removed 0, unchanged 6") {
+		t.Errorf("cache warm after two plans (exit %d): %s", code, out)
+	}
+	code, out, _ = run(t, "cache", "stats")
+	if code != 0 || !strings.Contains(out, "6 archives under 6 paths") {
+		t.Errorf("cache stats (exit %d): %s", code, out)
 	}
 }

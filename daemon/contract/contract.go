@@ -37,6 +37,7 @@ var Handshake = plugin.HandshakeConfig{
 type Planner interface {
 	Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error)
 	Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error)
+	CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error)
 	Status(ctx context.Context) (*plannerpb.StatusResponse, error)
 }
 
@@ -75,6 +76,10 @@ func (s *server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 	return s.impl.Inspect(ctx, req)
 }
 
+func (s *server) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
+	return s.impl.CacheWarm(ctx, req)
+}
+
 func (s *server) Status(ctx context.Context, _ *plannerpb.StatusRequest) (*plannerpb.StatusResponse, error) {
 	return s.impl.Status(ctx)
 }
@@ -92,6 +97,11 @@ func (c *Client) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planner
 // Inspect calls the daemon's Inspect.
 func (c *Client) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
 	return c.rpc.Inspect(ctx, req)
+}
+
+// CacheWarm calls the daemon's CacheWarm.
+func (c *Client) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
+	return c.rpc.CacheWarm(ctx, req)
 }
 
 // Status calls the daemon's Status.

@@ -106,6 +106,19 @@ func Connect(ctx context.Context, opts Options) (*Conn, error) {
 	return c, nil
 }
 
+// Attach reattaches to the daemon of the state directory if one of this
+// build answers; it never starts one.
+func Attach(ctx context.Context, stateDir string) (*Conn, error) {
+	dir := stateDir
+	if dir == "" {
+		var err error
+		if dir, err = DefaultStateDir(); err != nil {
+			return nil, err
+		}
+	}
+	return attach(ctx, dir)
+}
+
 // FindDaemon resolves the daemon binary: explicit, else PATH. Its error
 // says everywhere it looked.
 func FindDaemon(explicit string) (string, error) {

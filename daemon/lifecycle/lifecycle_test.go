@@ -34,6 +34,10 @@ func (echo) Inspect(_ context.Context, req *plannerpb.InspectRequest) (*plannerp
 	return &plannerpb.InspectResponse{Result: []byte(req.GetPath())}, nil
 }
 
+func (echo) CacheWarm(context.Context, *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
+	return &plannerpb.CacheWarmResponse{}, nil
+}
+
 func (echo) Status(context.Context) (*plannerpb.StatusResponse, error) {
 	return &plannerpb.StatusResponse{}, nil
 }

@@ -280,12 +280,21 @@ func (t *tracker) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*
 	return t.impl.Inspect(ctx, req)
 }
 
-// Status answers for the daemon itself: its pid, build and counters.
-func (t *tracker) Status(context.Context) (*plannerpb.StatusResponse, error) {
+// CacheWarm passes the request to the implementation.
+func (t *tracker) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
+	return t.impl.CacheWarm(ctx, req)
+}
+
+// Status answers for the daemon itself (pid, build, requests) with the
+// implementation's counters.
+func (t *tracker) Status(ctx context.Context) (*plannerpb.StatusResponse, error) {
+	st, err := t.impl.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return &plannerpb.StatusResponse{
-		Pid: int64(t.pid), BuildId: contract.BuildID, ProtocolVersion: contract.ProtocolVersion,
-		StartedUnix: t.started.Unix(), Requests: t.requests, Inflight: int64(t.inflight),
-	}, nil
+	st.Pid, st.BuildId, st.ProtocolVersion = int64(t.pid), contract.BuildID, contract.ProtocolVersion
+	st.StartedUnix, st.Requests, st.Inflight = t.started.Unix(), t.requests, int64(t.inflight)
+	return st, nil
 }

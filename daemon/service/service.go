@@ -14,10 +14,6 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
-	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner"
@@ -36,6 +32,9 @@ type Result struct {
 	Warnings []string
 	// Ignored lists the directory's files that are not archive candidates.
 	Ignored []inspect.Skipped
+	// Counts say how the archives were obtained (not part of the
+	// document: the cache never changes a plan).
+	Counts inspect.Counts
 }
 
 // MarshalJSON renders the contract document: the plan's fields and
@@ -83,6 +82,8 @@ func marshal(v any) ([]byte, error) {
 type Request struct {
 	Path    string
 	Options planner.Options
+	// Cache, when set, answers for unchanged archives and records the rest.
+	Cache inspect.Cache
 }
 
 // FromProto converts a wire request.
@@ -107,7 +108,7 @@ func Plan(ctx context.Context, req Request) (*Result, error) {
 	if req.Options.Architecture == "" {
 		req.Options.Architecture = runtime.GOARCH
 	}
-	dir, err := inspect.ReadDir(ctx, req.Path)
+	dir, err := inspect.ReadDirWith(ctx, req.Path, inspect.Options{Cache: req.Cache})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -135,7 +136,7 @@ func Plan(ctx context.Context, req Request) (*Result, error) {
 	}
 	plan.Warnings = append(plan.Warnings, warnings...)
 	slices.Sort(plan.Warnings)
-	return &Result{Plan: plan, Ignored: dir.Ignored}, nil
+	return &Result{Plan: plan, Ignored: dir.Ignored, Counts: dir.Counts}, nil
 }
 
 func fail(msg string, probs []planner.Problem, warnings []string, ignored []inspect.Skipped) *Result {
@@ -165,53 +166,6 @@ func summary(probs []planner.Problem) string {
 // JSON renders a result as the contract document.
 func (r *Result) JSON() ([]byte, error) {
 	return r.MarshalJSON()
-}
-
-// Daemon implements contract.Planner for the daemon: it plans in process.
-type Daemon struct{}
-
-var _ contract.Planner = Daemon{}
-
-// Plan answers a plan request.
-func (Daemon) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
-	if !filepath.IsAbs(req.GetPath()) {
-		res := fail(fmt.Sprintf("path %q must be absolute when sent to the daemon", req.GetPath()), nil, nil, nil)
-		b, err := res.JSON()
-		return &plannerpb.PlanResponse{Result: b, Failed: true}, err
-	}
-	res, err := Plan(ctx, FromProto(req))
-	if err != nil {
-		return nil, err
-	}
-	b, err := res.JSON()
-	if err != nil {
-		return nil, fmt.Errorf("rendering the plan: %w", err)
-	}
-	return &plannerpb.PlanResponse{Result: b, Failed: res.Failed}, nil
-}
-
-// Inspect answers an inspect request.
-func (Daemon) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
-	if !filepath.IsAbs(req.GetPath()) {
-		return nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", req.GetPath())
-	}
-	in, err := Inspect(ctx, req.GetPath())
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, status.Errorf(codes.FailedPrecondition, "inspecting %s: %v", req.GetPath(), err)
-	}
-	b, err := marshal(in)
-	if err != nil {
-		return nil, err
-	}
-	return &plannerpb.InspectResponse{Result: b}, nil
-}
-
-// Status is answered by the lifecycle layer, which knows the process.
-func (Daemon) Status(context.Context) (*plannerpb.StatusResponse, error) {
-	return &plannerpb.StatusResponse{BuildId: contract.BuildID, ProtocolVersion: contract.ProtocolVersion}, nil
 }
 
 // Why explains, in lines for a person, what a result says about one
@@ -268,6 +222,7 @@ type Inspection struct {
 	Excluded   []inspect.Skipped `json:"excluded"`
 	Ignored    []inspect.Skipped `json:"ignored"`
 	Warnings   []string          `json:"warnings"`
+	counts     inspect.Counts
 }
 
 // Inspected is one readable Zarf package.
@@ -291,17 +246,17 @@ type InvalidArchive struct {
 	Error   string `json:"error"`
 }
 
-// Inspect reads a directory without planning.
-func Inspect(ctx context.Context, dir string) (*Inspection, error) {
+// Inspect reads a directory without planning; c may be nil.
+func Inspect(ctx context.Context, dir string, c inspect.Cache) (*Inspection, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	d, err := inspect.ReadDir(ctx, abs)
+	d, err := inspect.ReadDirWith(ctx, abs, inspect.Options{Cache: c})
 	if err != nil {
 		return nil, err
 	}
-	in := &Inspection{Directory: abs, Candidates: []Inspected{}, Invalid: []InvalidArchive{}, Excluded: d.Excluded, Ignored: d.Ignored, Warnings: d.Notices}
+	in := &Inspection{Directory: abs, Candidates: []Inspected{}, Invalid: []InvalidArchive{}, Excluded: d.Excluded, Ignored: d.Ignored, Warnings: d.Notices, counts: d.Counts}
 	for _, c := range d.Candidates {
 		in.Candidates = append(in.Candidates, Inspected{c.Name, c.Version, c.Architecture, c.Flavor, c.Description, c.Path, c.SHA256, c.AggregateChecksum, c.Prerequisites})
 	}
@@ -309,4 +264,34 @@ func Inspect(ctx context.Context, dir string) (*Inspection, error) {
 		in.Invalid = append(in.Invalid, InvalidArchive{Archive: inv.Archive, Package: inv.Package, Field: inv.Field, Error: inv.Error()})
 	}
 	return in, nil
+}
+
+// DecodeResult reads a contract document back (as the daemon returns it).
+func DecodeResult(b []byte) (*Result, error) {
+	var probe struct {
+		Failed bool `json:"failed"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, err
+	}
+	if probe.Failed {
+		var f struct {
+			Msg      string            `json:"msg"`
+			Errors   []planner.Problem `json:"errors"`
+			Warnings []string          `json:"warnings"`
+			Ignored  []inspect.Skipped `json:"ignored"`
+		}
+		if err := json.Unmarshal(b, &f); err != nil {
+			return nil, err
+		}
+		return &Result{Failed: true, Msg: f.Msg, Errors: f.Errors, Warnings: f.Warnings, Ignored: f.Ignored}, nil
+	}
+	var ok struct {
+		planner.Plan
+		Ignored []inspect.Skipped `json:"ignored"`
+	}
+	if err := json.Unmarshal(b, &ok); err != nil {
+		return nil, err
+	}
+	return &Result{Plan: &ok.Plan, Ignored: ok.Ignored}, nil
 }

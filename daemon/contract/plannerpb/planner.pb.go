@@ -27,7 +27,10 @@ const (
 type InspectRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Directory holding the archives; absolute.
-	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// Cache directory; empty means the daemon's default.
+	CacheDir      string `protobuf:"bytes,2,opt,name=cache_dir,json=cacheDir,proto3" json:"cache_dir,omitempty"`
+	NoCache       bool   `protobuf:"varint,3,opt,name=no_cache,json=noCache,proto3" json:"no_cache,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -67,6 +70,20 @@ func (x *InspectRequest) GetPath() string {
 		return x.Path
 	}
 	return ""
+}
+
+func (x *InspectRequest) GetCacheDir() string {
+	if x != nil {
+		return x.CacheDir
+	}
+	return ""
+}
+
+func (x *InspectRequest) GetNoCache() bool {
+	if x != nil {
+		return x.NoCache
+	}
+	return false
 }
 
 type InspectResponse struct {
@@ -121,7 +138,11 @@ type CacheWarmRequest struct {
 	// Drop cache entries of archives no longer under the paths.
 	Prune bool `protobuf:"varint,2,opt,name=prune,proto3" json:"prune,omitempty"`
 	// Report what would change without writing.
-	CheckMode     bool `protobuf:"varint,3,opt,name=check_mode,json=checkMode,proto3" json:"check_mode,omitempty"`
+	CheckMode bool `protobuf:"varint,3,opt,name=check_mode,json=checkMode,proto3" json:"check_mode,omitempty"`
+	// Cache directory; empty means the daemon's default.
+	CacheDir string `protobuf:"bytes,4,opt,name=cache_dir,json=cacheDir,proto3" json:"cache_dir,omitempty"`
+	// Forget the paths' archives instead of caching them (state: absent).
+	Forget        bool `protobuf:"varint,5,opt,name=forget,proto3" json:"forget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -173,6 +194,20 @@ func (x *CacheWarmRequest) GetPrune() bool {
 func (x *CacheWarmRequest) GetCheckMode() bool {
 	if x != nil {
 		return x.CheckMode
+	}
+	return false
+}
+
+func (x *CacheWarmRequest) GetCacheDir() string {
+	if x != nil {
+		return x.CacheDir
+	}
+	return ""
+}
+
+func (x *CacheWarmRequest) GetForget() bool {
+	if x != nil {
+		return x.Forget
 	}
 	return false
 }
@@ -368,8 +403,12 @@ type PlanRequest struct {
 	Force []string `protobuf:"bytes,9,rep,name=force,proto3" json:"force,omitempty"`
 	// newest_satisfying (default) or newest_only.
 	VersionStrategy string `protobuf:"bytes,10,opt,name=version_strategy,json=versionStrategy,proto3" json:"version_strategy,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Cache directory; empty means the daemon's default.
+	CacheDir string `protobuf:"bytes,11,opt,name=cache_dir,json=cacheDir,proto3" json:"cache_dir,omitempty"`
+	// Read every archive, neither using nor filling the cache.
+	NoCache       bool `protobuf:"varint,12,opt,name=no_cache,json=noCache,proto3" json:"no_cache,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PlanRequest) Reset() {
@@ -470,6 +509,20 @@ func (x *PlanRequest) GetVersionStrategy() string {
 		return x.VersionStrategy
 	}
 	return ""
+}
+
+func (x *PlanRequest) GetCacheDir() string {
+	if x != nil {
+		return x.CacheDir
+	}
+	return ""
+}
+
+func (x *PlanRequest) GetNoCache() bool {
+	if x != nil {
+		return x.NoCache
+	}
+	return false
 }
 
 type PlanResponse struct {
@@ -576,7 +629,12 @@ type StatusResponse struct {
 	// Requests served since start.
 	Requests uint64 `protobuf:"varint,5,opt,name=requests,proto3" json:"requests,omitempty"`
 	// Requests being served now.
-	Inflight      int64 `protobuf:"varint,6,opt,name=inflight,proto3" json:"inflight,omitempty"`
+	Inflight int64 `protobuf:"varint,6,opt,name=inflight,proto3" json:"inflight,omitempty"`
+	// Archives since start: read in full, answered by stat from the cache,
+	// found in the cache by content after one hash.
+	ArchivesRead  uint64 `protobuf:"varint,7,opt,name=archives_read,json=archivesRead,proto3" json:"archives_read,omitempty"`
+	CacheHits     uint64 `protobuf:"varint,8,opt,name=cache_hits,json=cacheHits,proto3" json:"cache_hits,omitempty"`
+	ContentHits   uint64 `protobuf:"varint,9,opt,name=content_hits,json=contentHits,proto3" json:"content_hits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -653,20 +711,45 @@ func (x *StatusResponse) GetInflight() int64 {
 	return 0
 }
 
+func (x *StatusResponse) GetArchivesRead() uint64 {
+	if x != nil {
+		return x.ArchivesRead
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetCacheHits() uint64 {
+	if x != nil {
+		return x.CacheHits
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetContentHits() uint64 {
+	if x != nil {
+		return x.ContentHits
+	}
+	return 0
+}
+
 var File_planner_proto protoreflect.FileDescriptor
 
 const file_planner_proto_rawDesc = "" +
 	"\n" +
-	"\rplanner.proto\x12\x0ezarfplanner.v1\"$\n" +
+	"\rplanner.proto\x12\x0ezarfplanner.v1\"\\\n" +
 	"\x0eInspectRequest\x12\x12\n" +
-	"\x04path\x18\x01 \x01(\tR\x04path\")\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1b\n" +
+	"\tcache_dir\x18\x02 \x01(\tR\bcacheDir\x12\x19\n" +
+	"\bno_cache\x18\x03 \x01(\bR\anoCache\")\n" +
 	"\x0fInspectResponse\x12\x16\n" +
-	"\x06result\x18\x01 \x01(\fR\x06result\"]\n" +
+	"\x06result\x18\x01 \x01(\fR\x06result\"\x92\x01\n" +
 	"\x10CacheWarmRequest\x12\x14\n" +
 	"\x05paths\x18\x01 \x03(\tR\x05paths\x12\x14\n" +
 	"\x05prune\x18\x02 \x01(\bR\x05prune\x12\x1d\n" +
 	"\n" +
-	"check_mode\x18\x03 \x01(\bR\tcheckMode\"E\n" +
+	"check_mode\x18\x03 \x01(\bR\tcheckMode\x12\x1b\n" +
+	"\tcache_dir\x18\x04 \x01(\tR\bcacheDir\x12\x16\n" +
+	"\x06forget\x18\x05 \x01(\bR\x06forget\"E\n" +
 	"\x11CacheWarmResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x18\n" +
 	"\achanged\x18\x02 \x01(\bR\achanged\"a\n" +
@@ -678,7 +761,7 @@ const file_planner_proto_rawDesc = "" +
 	"\acontext\x18\x03 \x01(\tR\acontext\">\n" +
 	"\fWaitResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
-	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xec\x04\n" +
+	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xa4\x05\n" +
 	"\vPlanRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\"\n" +
 	"\farchitecture\x18\x02 \x01(\tR\farchitecture\x12\x16\n" +
@@ -692,7 +775,9 @@ const file_planner_proto_rawDesc = "" +
 	"\vconstraints\x18\b \x03(\v2,.zarfplanner.v1.PlanRequest.ConstraintsEntryR\vconstraints\x12\x14\n" +
 	"\x05force\x18\t \x03(\tR\x05force\x12)\n" +
 	"\x10version_strategy\x18\n" +
-	" \x01(\tR\x0fversionStrategy\x1a=\n" +
+	" \x01(\tR\x0fversionStrategy\x12\x1b\n" +
+	"\tcache_dir\x18\v \x01(\tR\bcacheDir\x12\x19\n" +
+	"\bno_cache\x18\f \x01(\bR\anoCache\x1a=\n" +
 	"\x0fPrioritiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a9\n" +
@@ -705,14 +790,18 @@ const file_planner_proto_rawDesc = "" +
 	"\fPlanResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
 	"\x06failed\x18\x02 \x01(\bR\x06failed\"\x0f\n" +
-	"\rStatusRequest\"\xc3\x01\n" +
+	"\rStatusRequest\"\xaa\x02\n" +
 	"\x0eStatusResponse\x12\x10\n" +
 	"\x03pid\x18\x01 \x01(\x03R\x03pid\x12\x19\n" +
 	"\bbuild_id\x18\x02 \x01(\tR\abuildId\x12)\n" +
 	"\x10protocol_version\x18\x03 \x01(\rR\x0fprotocolVersion\x12!\n" +
 	"\fstarted_unix\x18\x04 \x01(\x03R\vstartedUnix\x12\x1a\n" +
 	"\brequests\x18\x05 \x01(\x04R\brequests\x12\x1a\n" +
-	"\binflight\x18\x06 \x01(\x03R\binflight2\xf6\x02\n" +
+	"\binflight\x18\x06 \x01(\x03R\binflight\x12#\n" +
+	"\rarchives_read\x18\a \x01(\x04R\farchivesRead\x12\x1d\n" +
+	"\n" +
+	"cache_hits\x18\b \x01(\x04R\tcacheHits\x12!\n" +
+	"\fcontent_hits\x18\t \x01(\x04R\vcontentHits2\xf6\x02\n" +
 	"\aPlanner\x12A\n" +
 	"\x04Plan\x12\x1b.zarfplanner.v1.PlanRequest\x1a\x1c.zarfplanner.v1.PlanResponse\x12J\n" +
 	"\aInspect\x12\x1e.zarfplanner.v1.InspectRequest\x1a\x1f.zarfplanner.v1.InspectResponse\x12P\n" +

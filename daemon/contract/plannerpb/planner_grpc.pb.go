@@ -42,9 +42,8 @@ type PlannerClient interface {
 	Plan(ctx context.Context, in *PlanRequest, opts ...grpc.CallOption) (*PlanResponse, error)
 	// Inspect lists what a directory holds without planning.
 	Inspect(ctx context.Context, in *InspectRequest, opts ...grpc.CallOption) (*InspectResponse, error)
-	// CacheWarm reads archives into the cache ahead of air-gapped planning.
-	// Not served by this version (the cache has not landed): it answers
-	// UNIMPLEMENTED.
+	// CacheWarm reads archives into the cache ahead of air-gapped planning,
+	// or forgets them.
 	CacheWarm(ctx context.Context, in *CacheWarmRequest, opts ...grpc.CallOption) (*CacheWarmResponse, error)
 	// Wait enforces a plan item's readiness barrier on a live cluster. Not
 	// served by this version (cluster access has not landed): it answers
@@ -125,9 +124,8 @@ type PlannerServer interface {
 	Plan(context.Context, *PlanRequest) (*PlanResponse, error)
 	// Inspect lists what a directory holds without planning.
 	Inspect(context.Context, *InspectRequest) (*InspectResponse, error)
-	// CacheWarm reads archives into the cache ahead of air-gapped planning.
-	// Not served by this version (the cache has not landed): it answers
-	// UNIMPLEMENTED.
+	// CacheWarm reads archives into the cache ahead of air-gapped planning,
+	// or forgets them.
 	CacheWarm(context.Context, *CacheWarmRequest) (*CacheWarmResponse, error)
 	// Wait enforces a plan item's readiness barrier on a live cluster. Not
 	// served by this version (cluster access has not landed): it answers

@@ -1,0 +1,189 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/colonel-byte/zarf-planner/cache"
+	"github.com/colonel-byte/zarf-planner/daemon/contract"
+	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/inspect"
+)
+
+// Daemon implements contract.Planner for the daemon: it plans in process
+// and is the only opener of the caches it uses (one per cache directory,
+// kept open until Close).
+type Daemon struct {
+	defaultCache string
+	warn         func(string)
+
+	mu     sync.Mutex
+	caches map[string]*cache.Cache
+
+	read, hits, contentHits atomic.Uint64
+}
+
+var _ contract.Planner = (*Daemon)(nil)
+
+// NewDaemon serves with defaultCache as the cache directory of requests
+// that name none; warn receives cache notices (the daemon log).
+func NewDaemon(defaultCache string, warn func(string)) *Daemon {
+	if warn == nil {
+		warn = func(string) {}
+	}
+	return &Daemon{defaultCache: defaultCache, warn: warn, caches: map[string]*cache.Cache{}}
+}
+
+// Close closes every cache.
+func (d *Daemon) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var errs []error
+	for dir, c := range d.caches {
+		errs = append(errs, c.Close())
+		delete(d.caches, dir)
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Cache returns the open cache of dir ("" for the default), opening it on
+// first use.
+func (d *Daemon) Cache(dir string) (*cache.Cache, error) {
+	if dir == "" {
+		dir = d.defaultCache
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if c, ok := d.caches[abs]; ok {
+		return c, nil
+	}
+	c, err := cache.Open(abs, d.warn)
+	if err != nil {
+		return nil, err
+	}
+	d.caches[abs] = c
+	return c, nil
+}
+
+// count records how a request obtained its archives.
+func (d *Daemon) count(c inspect.Counts) {
+	d.read.Add(uint64(c.Read))
+	d.hits.Add(uint64(c.Hits))
+	d.contentHits.Add(uint64(c.ContentHits))
+}
+
+// Plan answers a plan request.
+func (d *Daemon) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
+	if !filepath.IsAbs(req.GetPath()) {
+		res := fail(fmt.Sprintf("path %q must be absolute when sent to the daemon", req.GetPath()), nil, nil, nil)
+		b, err := res.JSON()
+		return &plannerpb.PlanResponse{Result: b, Failed: true}, err
+	}
+	r := FromProto(req)
+	var cacheWarning string
+	if !req.GetNoCache() {
+		c, err := d.Cache(req.GetCacheDir())
+		if err != nil {
+			cacheWarning = fmt.Sprintf("planned without the cache: %v", err)
+		} else {
+			r.Cache = c
+		}
+	}
+	res, err := Plan(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	d.count(res.Counts)
+	if cacheWarning != "" {
+		if res.Plan != nil {
+			res.Plan.Warnings = append(res.Plan.Warnings, cacheWarning)
+			slices.Sort(res.Plan.Warnings)
+		} else {
+			res.Warnings = append(res.Warnings, cacheWarning)
+		}
+	}
+	b, err := res.JSON()
+	if err != nil {
+		return nil, fmt.Errorf("rendering the plan: %w", err)
+	}
+	return &plannerpb.PlanResponse{Result: b, Failed: res.Failed}, nil
+}
+
+// Inspect answers an inspect request.
+func (d *Daemon) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
+	if !filepath.IsAbs(req.GetPath()) {
+		return nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", req.GetPath())
+	}
+	var c inspect.Cache
+	if !req.GetNoCache() {
+		if cc, err := d.Cache(req.GetCacheDir()); err == nil {
+			c = cc
+		}
+	}
+	in, err := Inspect(ctx, req.GetPath(), c)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, status.Errorf(codes.FailedPrecondition, "inspecting %s: %v", req.GetPath(), err)
+	}
+	d.count(in.counts)
+	b, err := marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	return &plannerpb.InspectResponse{Result: b}, nil
+}
+
+// CacheWarm answers a warm-up (or forget) request.
+func (d *Daemon) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
+	for _, p := range req.GetPaths() {
+		if !filepath.IsAbs(p) {
+			return nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", p)
+		}
+	}
+	c, err := d.Cache(req.GetCacheDir())
+	if err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+	}
+	var res *Warmed
+	if req.GetForget() {
+		res, err = Forget(c, req.GetPaths(), req.GetCheckMode())
+	} else {
+		res, err = Warm(ctx, c, req.GetPaths(), WarmOptions{Prune: req.GetPrune(), CheckMode: req.GetCheckMode()})
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+	}
+	d.count(res.Counts)
+	b, err := marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	return &plannerpb.CacheWarmResponse{Result: b, Changed: res.Changed()}, nil
+}
+
+// Status reports the daemon's archive counters; the lifecycle layer adds
+// who the daemon is.
+func (d *Daemon) Status(context.Context) (*plannerpb.StatusResponse, error) {
+	return &plannerpb.StatusResponse{ArchivesRead: d.read.Load(), CacheHits: d.hits.Load(), ContentHits: d.contentHits.Load()}, nil
+}
