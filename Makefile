@@ -13,7 +13,7 @@ LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID
 export ANSIBLE_LIBRARY := $(CURDIR)/bin/library
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: all build tools fixtures demo test test-go vet venv proto clean bench-planner bench-inspect fuzz collection
+.PHONY: all build tools fixtures demo test test-go vet venv proto clean bench-planner bench-inspect bench-cache fuzz collection
 
 all: build
 
@@ -96,6 +96,11 @@ bench-planner:
 # Builds its archives with the zarf CLI once (.cache/bench/inspect).
 bench-inspect: tools bin/zarf-planner
 	python3 testdata/bench/inspect/bench.py
+
+# Warm planning against a bare stat walk over 1,000 distinct archives, one
+# run. Builds the archives with the zarf CLI once (.cache/bench/cache).
+bench-cache: tools build
+	python3 testdata/bench/cache/bench.py
 
 # Regenerate the gRPC contract from daemon/contract/plannerpb/planner.proto.
 proto:

@@ -75,6 +75,52 @@ type Cache struct {
 
 	hits, misses atomic.Int64
 	closeOnce    sync.Once
+
+	// memo holds decoded values read or written through this Cache, so a
+	// long-lived daemon answers warm lookups without Badger or JSON. Every
+	// write through this Cache updates or clears it; only this process has
+	// the directory open (the lock), so nothing else can change it.
+	memoMu      sync.RWMutex
+	memoPaths   map[string]pathEntry
+	memoContent map[string]entry
+}
+
+// memoLimit bounds the decoded values kept in memory.
+const memoLimit = 50000
+
+func (c *Cache) memoPath(path string) (pathEntry, bool) {
+	c.memoMu.RLock()
+	defer c.memoMu.RUnlock()
+	pe, ok := c.memoPaths[path]
+	return pe, ok
+}
+
+func (c *Cache) memoSHA(sha string) (entry, bool) {
+	c.memoMu.RLock()
+	defer c.memoMu.RUnlock()
+	e, ok := c.memoContent[sha]
+	return e, ok
+}
+
+func (c *Cache) remember(path string, pe *pathEntry, sha string, e *entry) {
+	c.memoMu.Lock()
+	defer c.memoMu.Unlock()
+	if c.memoPaths == nil || len(c.memoPaths)+len(c.memoContent) > memoLimit {
+		c.memoPaths, c.memoContent = map[string]pathEntry{}, map[string]entry{}
+	}
+	if pe != nil {
+		c.memoPaths[path] = *pe
+	}
+	if e != nil {
+		c.memoContent[sha] = *e
+	}
+}
+
+// forgetMemo drops every decoded value (after a delete, GC or drop).
+func (c *Cache) forgetMemo() {
+	c.memoMu.Lock()
+	defer c.memoMu.Unlock()
+	c.memoPaths, c.memoContent = nil, nil
 }
 
 // DefaultDir is $ZARF_PLANNER_CACHE_DIR, else <user cache dir>/zarf-planner/cache.
@@ -210,8 +256,13 @@ var _ inspect.Cache = (*Cache)(nil)
 
 // Lookup implements inspect.Cache.
 func (c *Cache) Lookup(fp inspect.Fingerprint) (inspect.Outcome, bool) {
-	var pe pathEntry
-	if !c.get([]byte(prefixPth+fp.Path), &pe) || pe.Schema != c.schema || pe.Fingerprint.Path != fp.Path || !sameFiles(pe.Fingerprint, fp) {
+	pe, ok := c.memoPath(fp.Path)
+	if !ok {
+		if ok = c.get([]byte(prefixPth+fp.Path), &pe); ok {
+			c.remember(fp.Path, &pe, "", nil)
+		}
+	}
+	if !ok || pe.Schema != c.schema || pe.Fingerprint.Path != fp.Path || !sameFiles(pe.Fingerprint, fp) {
 		c.misses.Add(1)
 		return inspect.Outcome{}, false
 	}
@@ -239,13 +290,15 @@ func (c *Cache) LookupContent(sha string) (inspect.Outcome, bool) {
 // it used (at most once an hour, to keep warm reads free of writes).
 func (c *Cache) content(sha string) (inspect.Outcome, bool) {
 	key := []byte(prefixSHA + sha)
-	var e entry
-	if !c.get(key, &e) {
-		return inspect.Outcome{}, false
-	}
-	if e.Schema != c.schema || e.Outcome.SHA256 != sha || !validOutcome(e.Outcome) {
-		_ = c.db.Update(func(txn *badger.Txn) error { return txn.Delete(key) })
-		return inspect.Outcome{}, false
+	e, ok := c.memoSHA(sha)
+	if !ok {
+		if !c.get(key, &e) {
+			return inspect.Outcome{}, false
+		}
+		if e.Schema != c.schema || e.Outcome.SHA256 != sha || !validOutcome(e.Outcome) {
+			_ = c.db.Update(func(txn *badger.Txn) error { return txn.Delete(key) })
+			return inspect.Outcome{}, false
+		}
 	}
 	if now := c.now(); now.Sub(e.Used) > time.Hour {
 		e.Used = now
@@ -253,6 +306,7 @@ func (c *Cache) content(sha string) (inspect.Outcome, bool) {
 			_ = c.db.Update(func(txn *badger.Txn) error { return txn.Set(key, b) })
 		}
 	}
+	c.remember("", nil, sha, &e)
 	return e.Outcome, true
 }
 
@@ -286,6 +340,7 @@ func (c *Cache) get(key []byte, v any) bool {
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		_ = c.db.Update(func(txn *badger.Txn) error { return txn.Delete(key) })
+		c.forgetMemo()
 		return false
 	}
 	return true
@@ -341,7 +396,7 @@ func (c *Cache) Store(fp inspect.Fingerprint, o inspect.Outcome) error {
 	if err != nil {
 		return err
 	}
-	return c.db.Update(func(txn *badger.Txn) error {
+	err = c.db.Update(func(txn *badger.Txn) error {
 		if err := txn.Set([]byte(prefixSHA+o.SHA256), eb); err != nil {
 			return err
 		}
@@ -350,6 +405,12 @@ func (c *Cache) Store(fp inspect.Fingerprint, o inspect.Outcome) error {
 		}
 		return txn.Set([]byte(fmt.Sprintf("%s%d/%s", prefixSz, fp.Size(), o.SHA256)), nil)
 	})
+	if err != nil {
+		c.forgetMemo()
+		return err
+	}
+	c.remember(fp.Path, &pathEntry{Schema: c.schema, Fingerprint: fp, SHA256: o.SHA256}, o.SHA256, &e)
+	return nil
 }
 
 // Known reports whether the cache answers for an archive as it is now,
@@ -390,6 +451,7 @@ func (c *Cache) Paths(dir string) ([]string, error) {
 // Forget removes the path index entries of paths, and the content entries
 // no remaining path refers to. It returns the paths removed.
 func (c *Cache) Forget(paths []string) ([]string, error) {
+	defer c.forgetMemo()
 	var removed []string
 	shas := map[string]bool{}
 	for _, p := range paths {
@@ -492,6 +554,7 @@ func (c *Cache) Stats() (Stats, error) {
 // (0: no size limit), with their path and size index entries, and reclaims
 // value-log space. It returns how many entries it dropped.
 func (c *Cache) GC(maxBytes int64, maxAge time.Duration) (int, error) {
+	defer c.forgetMemo()
 	type kept struct {
 		sha  string
 		used time.Time

@@ -232,7 +232,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		Select: strMap(args["select"]), Constraints: strMap(args["constraints"]),
 		Packages: strList(args["packages"]), Exclude: strList(args["exclude"]), Force: strList(args["force"]),
 		VersionStrategy: str(args["version_strategy"]),
-		CacheDir: str(args["cache_dir"]), NoCache: !args["use_cache"].(bool),
+		CacheDir:        str(args["cache_dir"]), NoCache: !args["use_cache"].(bool),
 	}
 	if p, ok := args["priorities"].(map[string]any); ok {
 		req.Priorities = map[string]int32{}
@@ -258,16 +258,11 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	if err != nil {
 		return fail("%s", callError(err, ctx, conn, dir, timeout))
 	}
-	var result map[string]any
-	dec := json.NewDecoder(strings.NewReader(string(resp.GetResult())))
-	dec.UseNumber()
-	if err := dec.Decode(&result); err != nil {
-		return fail("the daemon (pid %d) returned a result that is not JSON: %v", conn.State.Pid, err)
+	// The document can be megabytes: add our keys without decoding it.
+	extra := map[string]any{"changed": false, "invocation": invocation, "daemon": map[string]any{"pid": conn.State.Pid, "started": conn.Started}}
+	if err := ansible.PrintMerged(stdout, resp.GetResult(), extra); err != nil {
+		return fail("the daemon (pid %d) returned a result that is not a JSON object: %v", conn.State.Pid, err)
 	}
-	result["changed"] = false
-	result["invocation"] = invocation
-	result["daemon"] = map[string]any{"pid": conn.State.Pid, "started": conn.Started}
-	_ = ansible.Print(stdout, result)
 	if resp.GetFailed() {
 		return 1
 	}

@@ -59,11 +59,23 @@ func stateDir(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_, _ = lifecycle.Stop(context.Background(), dir, 10*time.Second)
-		os.RemoveAll(dir)
-	})
+	t.Cleanup(func() { stopDaemon(t, dir) })
 	return dir
+}
+
+// stopDaemon stops the daemon of a test's state directory and removes the
+// directory; a daemon that does not stop is reported and killed.
+func stopDaemon(t *testing.T, dir string) {
+	t.Helper()
+	defer os.RemoveAll(dir)
+	s, err := lifecycle.ReadState(dir)
+	if err != nil {
+		return // none running
+	}
+	if _, err := lifecycle.Stop(context.Background(), dir, 10*time.Second); err != nil && syscall.Kill(s.Pid, 0) == nil {
+		t.Errorf("daemon pid %d did not stop: %v", s.Pid, err)
+		_ = syscall.Kill(s.Pid, syscall.SIGKILL)
+	}
 }
 
 // runModule runs the module binary with args and returns its one JSON
@@ -465,7 +477,8 @@ func cacheArgs(dir, state, cacheDir string) map[string]any {
 }
 
 func TestCacheModuleIsIdempotent(t *testing.T) {
-	state, cacheDir := stateDir(t), filepath.Join(t.TempDir(), "cache")
+	cacheDir := filepath.Join(t.TempDir(), "cache") // removed after the daemon stops (cleanups run in reverse)
+	state := stateDir(t)
 	check := cacheArgs(exampleDir, state, cacheDir)
 	check["_ansible_check_mode"], check["_ansible_diff"] = true, true
 	res, code := runModule(t, check)
@@ -496,7 +509,8 @@ func TestCacheModuleIsIdempotent(t *testing.T) {
 // plan is answered from the cache, and the daemon's counters prove no
 // archive was read again.
 func TestWarmThenPlanReadsNothing(t *testing.T) {
-	state, cacheDir := stateDir(t), filepath.Join(t.TempDir(), "cache")
+	cacheDir := filepath.Join(t.TempDir(), "cache") // removed after the daemon stops (cleanups run in reverse)
+	state := stateDir(t)
 	runModule(t, cacheArgs(exampleDir, state, cacheDir))
 	_, before, err := lifecycle.Status(context.Background(), state)
 	if err != nil {
@@ -523,7 +537,8 @@ func TestWarmThenPlanReadsNothing(t *testing.T) {
 }
 
 func TestConcurrentWarmAndPlanShareOneDaemon(t *testing.T) {
-	state, cacheDir := stateDir(t), filepath.Join(t.TempDir(), "cache")
+	cacheDir := filepath.Join(t.TempDir(), "cache") // removed after the daemon stops (cleanups run in reverse)
+	state := stateDir(t)
 	forms, _ := filepath.Abs("../testdata/bundles/forms")
 	var wg sync.WaitGroup
 	errs := make(chan string, 40)

@@ -56,6 +56,7 @@ type model struct {
 	byName   map[string][]*cand // newest first
 	names    []string
 	roots    []string
+	isRoot   map[string]bool
 	rootWhy  string
 	forbid   map[*cand]string // candidate → why it may not be chosen
 	cluster  *facts.Cluster
@@ -424,6 +425,12 @@ func (p *planning) selectFor(kind, key string, names []string) (string, bool) {
 // else every name in the directory except those the operator excluded and
 // those that lost a group or alias set.
 func (p *planning) chooseRoots(m *model) {
+	defer func() {
+		m.isRoot = make(map[string]bool, len(m.roots))
+		for _, r := range m.roots {
+			m.isRoot[r] = true
+		}
+	}()
 	if len(p.opts.Packages) > 0 {
 		m.roots = slices.Sorted(slices.Values(p.opts.Packages))
 		m.roots = slices.Compact(m.roots)

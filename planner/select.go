@@ -494,7 +494,7 @@ func (p *planning) edges(m *model, sel map[string]*cand) map[string]*node {
 	nodes := map[string]*node{}
 	for _, name := range sortedKeys(sel) {
 		nodes[name] = &node{c: sel[name].Candidate}
-		if slices.Contains(m.roots, name) {
+		if m.isRoot[name] {
 			nodes[name].reasons = append(nodes[name].reasons, m.rootWhy)
 		}
 	}

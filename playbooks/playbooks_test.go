@@ -188,8 +188,9 @@ func TestCollectionInstallsAndRunsByFQCN(t *testing.T) {
 // reports changed=0.
 func TestWarmCachePlaybookIsIdempotent(t *testing.T) {
 	built(t)
+	cacheDir := filepath.Join(t.TempDir(), "cache") // removed after the daemon stops (cleanups run in reverse)
 	state := privateStateDir(t)
-	env := append(ansibleEnv(state), cache.EnvDir+"="+filepath.Join(t.TempDir(), "cache"))
+	env := append(ansibleEnv(state), cache.EnvDir+"="+cacheDir)
 	recap := func() string {
 		cmd := exec.Command(tool(t, "ansible-playbook"), "playbooks/warm-cache.yml")
 		cmd.Dir = root

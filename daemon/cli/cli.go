@@ -147,9 +147,17 @@ func (s *sourceFlags) openCache(stderr io.Writer) *cache.Cache {
 
 // plan plans dir through a running daemon, else in process.
 func (f *planFlags) plan(cmd *cobra.Command, dir string) (*service.Result, error) {
+	res, _, err := f.planRaw(cmd, dir)
+	return res, err
+}
+
+// planRaw is plan that also returns the daemon's document as it came, when
+// the daemon answered (nil otherwise). With raw set, the result is decoded
+// only when decode is true (its Failed is set either way).
+func (f *planFlags) planRaw(cmd *cobra.Command, dir string, decode ...bool) (*service.Result, []byte, error) {
 	req, err := f.request(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ctx := cmd.Context()
 	if conn := f.source.daemon(ctx); conn != nil {
@@ -166,15 +174,20 @@ func (f *planFlags) plan(cmd *cobra.Command, dir string) (*service.Result, error
 		}
 		resp, err := conn.Planner.Plan(ctx, pr)
 		if err != nil {
-			return nil, fmt.Errorf("planning through the daemon (pid %d): %w", conn.State.Pid, err)
+			return nil, nil, fmt.Errorf("planning through the daemon (pid %d): %w", conn.State.Pid, err)
 		}
-		return service.DecodeResult(resp.GetResult())
+		if len(decode) > 0 && !decode[0] {
+			return &service.Result{Failed: resp.GetFailed()}, resp.GetResult(), nil
+		}
+		res, err := service.DecodeResult(resp.GetResult())
+		return res, resp.GetResult(), err
 	}
 	if c := f.source.openCache(cmd.ErrOrStderr()); c != nil {
 		defer c.Close()
 		req.Cache = c
 	}
-	return service.Plan(ctx, req)
+	res, err := service.Plan(ctx, req)
+	return res, nil, err
 }
 
 func (f *planFlags) register(cmd *cobra.Command) {
@@ -216,11 +229,16 @@ func newPlan() *cobra.Command {
 			if output != "json" && output != "yaml" && output != "text" {
 				return &UsageError{fmt.Errorf("-o must be json, yaml or text, not %q", output)}
 			}
-			res, err := flags.plan(cmd, args[0])
+			res, raw, err := flags.planRaw(cmd, args[0], output != "json")
 			if err != nil {
 				return err
 			}
-			if err := render(cmd.OutOrStdout(), output, res); err != nil {
+			if output == "json" && raw != nil {
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", raw)
+			} else {
+				err = render(cmd.OutOrStdout(), output, res)
+			}
+			if err != nil {
 				return err
 			}
 			if res.Failed {
@@ -245,11 +263,17 @@ func newInspect() *cobra.Command {
 			if output != "json" && output != "yaml" && output != "table" {
 				return &UsageError{fmt.Errorf("-o must be json, yaml or table, not %q", output)}
 			}
+			w := cmd.OutOrStdout()
+			if output == "json" {
+				if raw := source.inspectRaw(cmd, args[0]); raw != nil {
+					_, err := fmt.Fprintf(w, "%s\n", raw)
+					return err
+				}
+			}
 			in, err := source.inspect(cmd, args[0])
 			if err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
 			switch output {
 			case "json", "yaml":
 				b, err := json.Marshal(in)
@@ -293,6 +317,25 @@ func newInspect() *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: json, yaml or table")
 	source.register(cmd)
 	return cmd
+}
+
+// inspectRaw returns the daemon's inspect document as it came, or nil
+// when no daemon answers (or it fails: inspect then reports the error).
+func (s *sourceFlags) inspectRaw(cmd *cobra.Command, dir string) []byte {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	conn := s.daemon(cmd.Context())
+	if conn == nil {
+		return nil
+	}
+	defer conn.Close()
+	resp, err := conn.Planner.Inspect(cmd.Context(), &plannerpb.InspectRequest{Path: abs, CacheDir: s.cacheDir, NoCache: s.noCache})
+	if err != nil {
+		return nil
+	}
+	return resp.GetResult()
 }
 
 // inspect reads dir through a running daemon, else in process.

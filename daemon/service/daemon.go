@@ -2,11 +2,13 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -41,21 +43,31 @@ func NewDaemon(defaultCache string, warn func(string)) *Daemon {
 	return &Daemon{defaultCache: defaultCache, warn: warn, caches: map[string]*cache.Cache{}}
 }
 
-// Close closes every cache.
+// closeTimeout bounds closing the caches: Badger's Close waits for its
+// last flush, which never ends if the cache directory was removed under
+// it, and a daemon must still exit.
+const closeTimeout = 10 * time.Second
+
+// Close closes every cache, giving up after closeTimeout.
 func (d *Daemon) Close() error {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	var errs []error
-	for dir, c := range d.caches {
-		errs = append(errs, c.Close())
-		delete(d.caches, dir)
-	}
-	for _, err := range errs {
-		if err != nil {
-			return err
+	caches := d.caches
+	d.caches = map[string]*cache.Cache{}
+	d.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		var errs []error
+		for _, c := range caches {
+			errs = append(errs, c.Close())
 		}
+		done <- errors.Join(errs...)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(closeTimeout):
+		return fmt.Errorf("closing the cache did not finish within %s (was its directory removed?); exiting without it", closeTimeout)
 	}
-	return nil
 }
 
 // Cache returns the open cache of dir ("" for the default), opening it on

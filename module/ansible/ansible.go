@@ -326,3 +326,32 @@ func Fail(w io.Writer, msg string, extra map[string]any) error {
 	}
 	return Print(w, r)
 }
+
+// PrintMerged writes a result that is a JSON object rendered elsewhere
+// (the daemon's document, possibly megabytes) with the extra keys added,
+// without decoding it. The extra keys must not already be in it.
+func PrintMerged(w io.Writer, document []byte, extra map[string]any) error {
+	doc := bytes.TrimSpace(document)
+	if len(doc) < 2 || doc[0] != '{' || doc[len(doc)-1] != '}' {
+		return fmt.Errorf("the result is not a JSON object")
+	}
+	if _, ok := extra["changed"]; !ok {
+		extra["changed"] = false
+	}
+	var more bytes.Buffer
+	enc := json.NewEncoder(&more)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(extra); err != nil {
+		return err
+	}
+	tail := bytes.TrimSpace(more.Bytes()) // {"changed":...}
+	out := make([]byte, 0, len(doc)+len(tail)+2)
+	out = append(out, doc[:len(doc)-1]...)
+	if len(bytes.TrimSpace(doc[1:len(doc)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, tail[1:]...)
+	out = append(out, '\n')
+	_, err := w.Write(out)
+	return err
+}

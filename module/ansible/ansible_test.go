@@ -97,3 +97,21 @@ func TestPrintWritesOneObject(t *testing.T) {
 		t.Errorf("printed %q", out)
 	}
 }
+
+func TestPrintMergedAddsKeysWithoutDecoding(t *testing.T) {
+	var b strings.Builder
+	if err := PrintMerged(&b, []byte(` {"a": [1, 2], "msg": "x < y"} `), map[string]any{"invocation": map[string]any{"k": "v"}}); err != nil {
+		t.Fatal(err)
+	}
+	got := decode(t, b.String())
+	if got["msg"] != "x < y" || got["changed"] != false || got["invocation"].(map[string]any)["k"] != "v" || len(got["a"].([]any)) != 2 {
+		t.Errorf("merged %q", b.String())
+	}
+	if err := PrintMerged(&b, []byte(`[1]`), map[string]any{}); err == nil {
+		t.Error("a JSON list was accepted as a result")
+	}
+	b.Reset()
+	if err := PrintMerged(&b, []byte(`{}`), map[string]any{"x": 1}); err != nil || decode(t, b.String())["x"] == nil {
+		t.Errorf("empty object: %q, %v", b.String(), err)
+	}
+}
