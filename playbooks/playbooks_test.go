@@ -214,3 +214,19 @@ func TestWarmCachePlaybookIsIdempotent(t *testing.T) {
 		t.Errorf("second run should change nothing:\n%s", second)
 	}
 }
+
+func TestPlanOnlyPlaybookPrintsTheGraph(t *testing.T) {
+	built(t)
+	cmd := exec.Command(tool(t, "ansible-playbook"), "playbooks/plan-only.yml")
+	cmd.Dir = root
+	cmd.Env = ansibleEnv(privateStateDir(t))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ansible-playbook plan-only.yml: %v\n%s", err, out)
+	}
+	for _, want := range []string{"flowchart TD", "pkg_init -->|package: init| pkg_operator_cert_manager", "\"workload-app\"", "failed=0"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
