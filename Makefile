@@ -115,7 +115,7 @@ molecule: build venv
 		PATH=$(VENV)/bin:$$PATH molecule test -s $$s || exit 1; \
 	done
 
-test: build venv collection vet test-go fuzz lint molecule
+test: tools build venv collection vet test-go fuzz lint molecule
 
 # Planner speed on synthetic problems, against deppy and a bare gophersat
 # Solve of the same clauses, in one run (bench-only module: the product

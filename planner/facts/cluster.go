@@ -10,9 +10,15 @@ type Cluster struct {
 	Name              string             `json:"name,omitempty"`
 	KubernetesVersion string             `json:"kubernetes_version,omitempty"`
 	Packages          []InstalledPackage `json:"packages,omitempty"`
-	// CRDs lists the CRDs that are Established.
+	// NodeArchitectures are the nodes' kubernetes.io/arch labels (sorted,
+	// distinct).
+	NodeArchitectures []string `json:"node_architectures,omitempty"`
+	// CRDs lists the CRDs that are Established and NamesAccepted.
 	CRDs           []string `json:"crds,omitempty"`
 	StorageClasses []string `json:"storage_classes,omitempty"`
+	CSIDrivers     []string `json:"csi_drivers,omitempty"`
+	// Namespaces lists the Active namespaces.
+	Namespaces []string `json:"namespaces,omitempty"`
 	// Capabilities are provided by installed packages (their documents'
 	// provides.capabilities, when known).
 	Capabilities []string `json:"capabilities,omitempty"`
@@ -29,6 +35,8 @@ type InstalledPackage struct {
 	Healthy bool `json:"healthy"`
 	// Reason says what is wrong when not Healthy.
 	Reason string `json:"reason,omitempty"`
+	// Generation is zarf's deployment generation of the package.
+	Generation int `json:"generation,omitempty"`
 }
 
 // Installed returns the healthy installed package of that name, if any.

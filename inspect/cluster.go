@@ -1,0 +1,194 @@
+package inspect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/zarf-dev/zarf/src/pkg/state"
+	corev1 "k8s.io/api/core/v1"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+)
+
+// Kube names a cluster the way the caller chose it: an explicit kubeconfig
+// path (else KUBECONFIG and ~/.kube/config, by clientcmd's rules) and an
+// optional context override.
+type Kube struct {
+	Kubeconfig string
+	Context    string
+}
+
+// RESTConfig resolves the client configuration and the cluster's name for
+// messages (the context used).
+func (k Kube) RESTConfig() (*rest.Config, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if k.Kubeconfig != "" {
+		rules.ExplicitPath = k.Kubeconfig
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.Context})
+	raw, err := cc.RawConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("reading kubeconfig: %w", err)
+	}
+	name := k.Context
+	if name == "" {
+		name = raw.CurrentContext
+	}
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, name, fmt.Errorf("kubeconfig context %q: %w", name, err)
+	}
+	return cfg, name, nil
+}
+
+// Snapshot reads, without changing anything, what planning needs from a
+// cluster: its version, node architectures, Established CRDs, storage
+// classes, CSI drivers, Active namespaces and zarf's deployed packages
+// with their health. A package is healthy only when every required
+// component is Succeeded at the package's current generation (zarf's
+// observedGeneration equals its generation). Errors name the cluster and,
+// for a refused list, the permission the planner needs.
+func Snapshot(ctx context.Context, cfg *rest.Config, name string) (*facts.Cluster, error) {
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
+	ext, err := apiextclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
+	c := &facts.Cluster{Name: name}
+	refused := func(what, verbResource string, err error) error {
+		if apierrors.IsForbidden(err) {
+			return fmt.Errorf("cluster %s: listing %s is forbidden: the planner needs %s (see docs/rbac.md): %w", name, what, verbResource, err)
+		}
+		return fmt.Errorf("cluster %s: listing %s: %w", name, what, err)
+	}
+	v, err := kc.Discovery().ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: reading the server version: %w", name, err)
+	}
+	c.KubernetesVersion = v.GitVersion
+	nodes, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, refused("nodes", "list on nodes", err)
+	}
+	for _, n := range nodes.Items {
+		if a := n.Labels["kubernetes.io/arch"]; a != "" && !slices.Contains(c.NodeArchitectures, a) {
+			c.NodeArchitectures = append(c.NodeArchitectures, a)
+		}
+	}
+	crds, err := ext.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, refused("CRDs", "list on customresourcedefinitions.apiextensions.k8s.io", err)
+	}
+	for _, crd := range crds.Items {
+		if CRDReady(&crd) {
+			c.CRDs = append(c.CRDs, crd.Name)
+		}
+	}
+	scs, err := kc.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, refused("storage classes", "list on storageclasses.storage.k8s.io", err)
+	}
+	for _, sc := range scs.Items {
+		c.StorageClasses = append(c.StorageClasses, sc.Name)
+	}
+	drivers, err := kc.StorageV1().CSIDrivers().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, refused("CSI drivers", "list on csidrivers.storage.k8s.io", err)
+	}
+	for _, d := range drivers.Items {
+		c.CSIDrivers = append(c.CSIDrivers, d.Name)
+	}
+	nss, err := kc.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, refused("namespaces", "list on namespaces", err)
+	}
+	for _, ns := range nss.Items {
+		if ns.Status.Phase == corev1.NamespaceActive {
+			c.Namespaces = append(c.Namespaces, ns.Name)
+		}
+	}
+	secrets, err := kc.CoreV1().Secrets(state.ZarfNamespaceName).List(ctx, metav1.ListOptions{LabelSelector: state.ZarfPackageInfoLabel})
+	if err != nil {
+		return nil, refused("zarf's deployed packages", "list on secrets in namespace zarf", err)
+	}
+	var errs []error
+	for _, s := range secrets.Items {
+		if !strings.HasPrefix(s.Name, "zarf-package-") {
+			continue
+		}
+		p, err := installed(s.Data["data"])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cluster %s: secret zarf/%s: %w", name, s.Name, err))
+			continue
+		}
+		c.Packages = append(c.Packages, p)
+	}
+	for _, l := range [][]string{c.NodeArchitectures, c.CRDs, c.StorageClasses, c.CSIDrivers, c.Namespaces} {
+		slices.Sort(l)
+	}
+	slices.SortFunc(c.Packages, func(a, b facts.InstalledPackage) int { return strings.Compare(a.Name, b.Name) })
+	return c, errors.Join(errs...)
+}
+
+// CRDReady reports whether a CRD is Established and its names accepted.
+func CRDReady(crd *apiextv1.CustomResourceDefinition) bool {
+	established, accepted := false, false
+	for _, cond := range crd.Status.Conditions {
+		switch {
+		case cond.Type == apiextv1.Established && cond.Status == apiextv1.ConditionTrue:
+			established = true
+		case cond.Type == apiextv1.NamesAccepted && cond.Status == apiextv1.ConditionTrue:
+			accepted = true
+		}
+	}
+	return established && accepted
+}
+
+// installed decodes zarf's deployed-package state and judges its health.
+func installed(data []byte) (facts.InstalledPackage, error) {
+	var dp state.DeployedPackage
+	if err := json.Unmarshal(data, &dp); err != nil {
+		return facts.InstalledPackage{}, fmt.Errorf("not zarf deployed-package state: %w", err)
+	}
+	p := facts.InstalledPackage{
+		Name: dp.Name, Version: dp.Data.Metadata.Version, AggregateChecksum: dp.Data.Metadata.AggregateChecksum,
+		Generation: dp.Generation, Healthy: true,
+	}
+	deployed := map[string]state.DeployedComponent{}
+	for _, dc := range dp.DeployedComponents {
+		deployed[dc.Name] = dc
+	}
+	var wrong []string
+	for _, comp := range dp.Data.Components {
+		if !comp.IsRequired() {
+			continue
+		}
+		dc, ok := deployed[comp.Name]
+		switch {
+		case !ok:
+			wrong = append(wrong, fmt.Sprintf("required component %s was not deployed", comp.Name))
+		case dc.Status != state.ComponentStatusSucceeded:
+			wrong = append(wrong, fmt.Sprintf("component %s is %s", comp.Name, dc.Status))
+		case dc.ObservedGeneration != dp.Generation:
+			wrong = append(wrong, fmt.Sprintf("component %s reports generation %d, the package is at %d (its status is stale)", comp.Name, dc.ObservedGeneration, dp.Generation))
+		}
+	}
+	if len(wrong) > 0 {
+		p.Healthy, p.Reason = false, strings.Join(wrong, "; ")
+	}
+	return p, nil
+}

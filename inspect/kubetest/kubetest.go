@@ -1,0 +1,173 @@
+// Package kubetest starts a real kube-apiserver and etcd for tests, through
+// controller-runtime's envtest: the kube-apiserver `make tools` builds
+// (.tools/bin) and Debian's etcd (etcd-server). It prepares the cluster the
+// way the zarf CLI needs to deploy with --connected when no controllers
+// run: a Node, a Pod whose status is Running, and the default
+// ServiceAccount. It is test support, used by tests only.
+package kubetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// Cluster is a running test API server.
+type Cluster struct {
+	Config *rest.Config
+	// Kubeconfig is a file with an admin context for the cluster.
+	Kubeconfig string
+	Client     kubernetes.Interface
+	env        *envtest.Environment
+}
+
+// RepoRoot finds the repository root (the directory holding go.mod) from
+// the test's working directory.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, "testdata", "tools")); err == nil {
+				return dir, nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no repository root above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// assets makes a directory holding kube-apiserver and etcd, as envtest
+// expects.
+func assets(t testing.TB) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiserver := filepath.Join(root, ".tools", "bin", "kube-apiserver")
+	if _, err := os.Stat(apiserver); err != nil {
+		t.Fatalf("%s is missing: run `make tools` (make test does)", apiserver)
+	}
+	etcd, err := exec.LookPath("etcd")
+	if err != nil {
+		t.Fatal("etcd is not in PATH: install Debian's etcd-server (.ci/run does)")
+	}
+	dir := t.TempDir()
+	for name, target := range map[string]string{"kube-apiserver": apiserver, "etcd": etcd} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// Start starts a control plane for the test and stops it when the test
+// ends.
+func Start(t testing.TB) *Cluster {
+	t.Helper()
+	env := &envtest.Environment{
+		BinaryAssetsDirectory:    assets(t),
+		ControlPlaneStartTimeout: 90 * time.Second,
+		ControlPlaneStopTimeout:  30 * time.Second,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting kube-apiserver and etcd: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Logf("stopping the control plane: %v", err)
+		}
+	})
+	user, err := env.ControlPlane.AddUser(envtest.User{Name: "zarf-planner-test", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatalf("adding an admin user: %v", err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{Config: cfg, Kubeconfig: path, Client: client, env: env}
+	if err := c.prepare(context.Background()); err != nil {
+		t.Fatalf("preparing the cluster for zarf: %v", err)
+	}
+	return c
+}
+
+// prepare creates what a cluster without controllers lacks for zarf: a
+// Node (amd64), a Running Pod and the default ServiceAccount.
+func (c *Cluster) prepare(ctx context.Context) error {
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{"kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux"}},
+	}
+	if _, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating node: %w", err)
+	}
+	if _, err := c.Client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the default service account: %w", err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "running", Namespace: "default"},
+		Spec: corev1.PodSpec{
+			NodeName:   "node-1",
+			Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/pause:1"}},
+		},
+	}
+	created, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("creating a pod: %w", err)
+	}
+	created.Status.Phase = corev1.PodRunning
+	if _, err := c.Client.CoreV1().Pods("default").UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("marking the pod Running: %w", err)
+	}
+	return nil
+}
+
+// Deploy runs `zarf package deploy --confirm --connected` on an archive
+// against the cluster, with the real zarf CLI `make tools` builds.
+func (c *Cluster) Deploy(t testing.TB, archive string) {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	zarf := filepath.Join(root, ".tools", "bin", "zarf")
+	if _, err := os.Stat(zarf); err != nil {
+		t.Fatalf("%s is missing: run `make tools`", zarf)
+	}
+	cmd := exec.Command(zarf, "package", "deploy", archive, "--confirm", "--connected", "--log-level", "warn", "--no-color")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig, "HOME="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("zarf package deploy %s: %v\n%s", filepath.Base(archive), err, out)
+	}
+}
