@@ -159,6 +159,13 @@ func (p *planning) forbidden(m *model) {
 			}
 		}
 	}
+	for _, c := range m.cands {
+		if why, ok := p.kubernetesFits(c); !ok {
+			if _, done := m.forbid[c]; !done {
+				m.forbid[c] = why
+			}
+		}
+	}
 	if p.opts.VersionStrategy == StrategyNewestOnly {
 		for _, n := range m.names {
 			for _, c := range m.byName[n][1:] {

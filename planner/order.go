@@ -215,7 +215,7 @@ func (p *planning) emit(order []*node) {
 		p.plan.Packages = append(p.plan.Packages, Item{
 			Name: c.Name, Version: c.Version, Path: c.Path, SHA256: c.SHA256,
 			Architecture: c.Architecture, Flavor: c.Flavor, Level: n.level, After: after,
-			Reasons: reasons, Action: ActionDeploy, Barrier: b,
+			Reasons: reasons, Action: cmp.Or(n.action, ActionDeploy), Barrier: b,
 		})
 		p.plan.Graph.Edges = append(p.plan.Graph.Edges, n.in...)
 	}

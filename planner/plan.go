@@ -52,9 +52,23 @@ type Options struct {
 	// VersionStrategy is StrategyNewestSatisfying (default) or
 	// StrategyNewestOnly.
 	VersionStrategy string `json:"version_strategy,omitempty"`
-	// Cluster is what the target cluster already has; nil plans standalone.
+	// Mode is ModeStandalone (default: the directory must be
+	// self-contained) or ModeCluster (Cluster says what is installed).
+	Mode string `json:"mode,omitempty"`
+	// Cluster is what the target cluster already has: in cluster mode,
+	// installed healthy packages and present CRDs, storage classes and
+	// capabilities satisfy requirements, and what is installed is skipped.
 	Cluster *facts.Cluster `json:"cluster,omitempty"`
+	// AllowDowngrade lets cluster mode plan an older version than the one
+	// installed.
+	AllowDowngrade bool `json:"allow_downgrade,omitempty"`
 }
+
+// Modes.
+const (
+	ModeStandalone = "standalone"
+	ModeCluster    = "cluster"
+)
 
 // Version strategies.
 const (
@@ -70,6 +84,9 @@ const (
 type Plan struct {
 	Packages   []Item     `json:"zarf_packages_to_deploy"`
 	Skipped    []Skipped  `json:"skipped"`
+	// InstalledNotInBundle lists packages installed on the cluster that the
+	// directory does not hold; they are reported, never planned for removal.
+	InstalledNotInBundle []facts.InstalledPackage `json:"installed_not_in_bundle"`
 	Excluded   []Excluded `json:"excluded"`
 	Warnings   []string   `json:"warnings"`
 	Graph      Graph      `json:"graph"`
@@ -177,17 +194,26 @@ func (s Source) String() string {
 // New plans candidates with opts. It returns a *Failure when no plan is
 // possible.
 func New(candidates []facts.Candidate, opts Options) (*Plan, error) {
-	p := &planning{opts: opts, plan: &Plan{
-		Packages: []Item{}, Skipped: []Skipped{}, Excluded: []Excluded{}, Warnings: []string{},
-		Graph: Graph{Nodes: []Node{}, Edges: []Edge{}},
-	}}
 	if opts.VersionStrategy == "" {
 		opts.VersionStrategy = StrategyNewestSatisfying
 	}
+	if opts.Mode == "" {
+		opts.Mode = ModeStandalone
+		if opts.Cluster != nil {
+			opts.Mode = ModeCluster
+		}
+	}
+	p := &planning{opts: opts, plan: &Plan{
+		Packages: []Item{}, Skipped: []Skipped{}, InstalledNotInBundle: []facts.InstalledPackage{}, Excluded: []Excluded{}, Warnings: []string{},
+		Graph: Graph{Nodes: []Node{}, Edges: []Edge{}},
+	}}
 	cands := slices.Clone(candidates)
 	sortCandidates(cands)
 	p.plan.PlanDigest = digest(cands, opts)
 
+	if !p.clusterMode(cands) {
+		return nil, p.failure()
+	}
 	kept := p.filter(cands)
 	if p.failed() {
 		return nil, p.failure()
@@ -201,6 +227,9 @@ func New(candidates []facts.Candidate, opts Options) (*Plan, error) {
 		return nil, p.failure()
 	}
 	nodes := p.edges(m, sel)
+	if p.skipInstalled(m, nodes); p.failed() {
+		return nil, p.failure()
+	}
 	order, ok := p.order(nodes)
 	if !ok {
 		return nil, p.failure()

@@ -115,10 +115,10 @@ func TestResolution(t *testing.T) {
 			wantExcluded: map[string]string{"init@1.0.0": "not chosen for one of init, init-slim of app 1.0.0: init-slim was selected"},
 		},
 		{
-			name: "cluster precedence wins over priority",
+			name: "cluster precedence wins over priority (and the installed provider is skipped)",
 			cands: []facts.Candidate{csi("csi-rook-ceph"), csi("csi-longhorn"), storageApp},
 			opts: Options{Cluster: &facts.Cluster{Name: "prod", Packages: []facts.InstalledPackage{{Name: "csi-longhorn", Version: "1.0.0", Healthy: true}}}},
-			want: []string{"csi-longhorn@1.0.0", "app@1.0.0"},
+			want: []string{"app@1.0.0"},
 			wantExcluded: map[string]string{"csi-rook-ceph@1.0.0": "csi-longhorn 1.0.0 is installed and healthy on cluster prod, so group storage is satisfied there"},
 		},
 		{

@@ -486,6 +486,7 @@ type node struct {
 	neededBy []Edge // edges whose From is this package
 	level    int
 	reasons  []string
+	action   string
 }
 
 // edges turns the selection into graph nodes and typed edges, and records
