@@ -1,10 +1,13 @@
 package inspect
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -52,14 +55,25 @@ func (k Kube) RESTConfig() (*rest.Config, string, error) {
 	return cfg, name, nil
 }
 
-// Snapshot reads, without changing anything, what planning needs from a
-// cluster: its version, node architectures, Established CRDs, storage
-// classes, CSI drivers, Active namespaces and zarf's deployed packages
-// with their health. A package is healthy only when every required
-// component is Succeeded at the package's current generation (zarf's
-// observedGeneration equals its generation). Errors name the cluster and,
-// for a refused list, the permission the planner needs.
-func Snapshot(ctx context.Context, cfg *rest.Config, name string) (*facts.Cluster, error) {
+// Clients are the API clients a snapshot reads with, and the cluster's
+// name for messages. Build them once per cluster and reuse them.
+type Clients struct {
+	Name string
+	Kube kubernetes.Interface
+	Ext  apiextclient.Interface
+}
+
+// Clients builds the API clients for the cluster k names.
+func (k Kube) Clients() (*Clients, error) {
+	cfg, name, err := k.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return NewClients(cfg, name)
+}
+
+// NewClients builds the API clients for a REST configuration.
+func NewClients(cfg *rest.Config, name string) (*Clients, error) {
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
@@ -68,6 +82,27 @@ func Snapshot(ctx context.Context, cfg *rest.Config, name string) (*facts.Cluste
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
 	}
+	return &Clients{Name: name, Kube: kc, Ext: ext}, nil
+}
+
+// Snapshot reads a snapshot of the cluster cfg points at; see Read.
+func Snapshot(ctx context.Context, cfg *rest.Config, name string) (*facts.Cluster, error) {
+	cl, err := NewClients(cfg, name)
+	if err != nil {
+		return nil, err
+	}
+	return cl.Read(ctx)
+}
+
+// Read reads, without changing anything, what planning needs from a
+// cluster: its version, node architectures, Established CRDs, storage
+// classes, CSI drivers, Active namespaces and zarf's deployed packages
+// with their health. A package is healthy only when every required
+// component is Succeeded at the package's current generation (zarf's
+// observedGeneration equals its generation). Errors name the cluster and,
+// for a refused list, the permission the planner needs.
+func (cl *Clients) Read(ctx context.Context) (*facts.Cluster, error) {
+	kc, ext, name := cl.Kube, cl.Ext, cl.Name
 	c := &facts.Cluster{Name: name}
 	refused := func(what, verbResource string, err error) error {
 		if apierrors.IsForbidden(err) {
@@ -191,4 +226,23 @@ func installed(data []byte) (facts.InstalledPackage, error) {
 		p.Healthy, p.Reason = false, strings.Join(wrong, "; ")
 	}
 	return p, nil
+}
+
+// LoadSnapshot reads a snapshot saved with `zarf-planner snapshot -o json`,
+// so a plan can be made where the cluster cannot be reached.
+func LoadSnapshot(path string) (*facts.Cluster, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the saved snapshot: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var c facts.Cluster
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("the saved snapshot %s is not a zarf-planner snapshot: %w; save one with `zarf-planner snapshot -o json`", path, err)
+	}
+	if c.Name == "" {
+		c.Name = "snapshot " + filepath.Base(path)
+	}
+	return &c, nil
 }

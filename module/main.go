@@ -59,7 +59,11 @@ func with(opts map[string]ansible.Option) map[string]ansible.Option {
 var specs = map[string]ansible.Spec{
 	modPlan: {Options: with(map[string]ansible.Option{
 		"path":             {Type: ansible.TypePath, Required: true},
-		"mode":             {Type: ansible.TypeStr, Default: "standalone", Choices: []string{"standalone"}},
+		"mode":             {Type: ansible.TypeStr, Default: "standalone", Choices: []string{"standalone", "cluster"}},
+		"kubeconfig":       {Type: ansible.TypePath},
+		"context":          {Type: ansible.TypeStr},
+		"installed":        {Type: ansible.TypePath},
+		"allow_downgrade":  {Type: ansible.TypeBool, Default: false},
 		"architecture":     {Type: ansible.TypeStr},
 		"flavor":           {Type: ansible.TypeStr},
 		"priorities":       {Type: ansible.TypeDict, Elements: ansible.TypeInt},
@@ -233,6 +237,15 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		Packages: strList(args["packages"]), Exclude: strList(args["exclude"]), Force: strList(args["force"]),
 		VersionStrategy: str(args["version_strategy"]),
 		CacheDir:        str(args["cache_dir"]), NoCache: !args["use_cache"].(bool),
+		Mode: str(args["mode"]), Context: str(args["context"]), AllowDowngrade: args["allow_downgrade"].(bool),
+	}
+	if inst := str(args["installed"]); inst != "" {
+		if req.Installed, err = filepath.Abs(inst); err != nil {
+			return fail("resolving installed %s: %v", inst, err)
+		}
+		req.Mode = "cluster"
+	} else if req.Mode == "cluster" {
+		req.Kubeconfig = callerKubeconfig(str(args["kubeconfig"]))
 	}
 	if p, ok := args["priorities"].(map[string]any); ok {
 		req.Priorities = map[string]int32{}
@@ -272,16 +285,36 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 // callError explains a failed daemon call: our deadline, our interruption,
 // or a daemon that went away.
 func callError(err error, ctx context.Context, conn *lifecycle.Conn, dir string, _ time.Duration) string {
+	code := status.Code(err)
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || code == codes.DeadlineExceeded:
 		return fmt.Sprintf("working on %s did not finish within the timeout; the daemon (pid %d) stopped the work; raise timeout", dir, conn.State.Pid)
-	case ctx.Err() != nil:
+	case ctx.Err() != nil || code == codes.Canceled:
 		return fmt.Sprintf("working on %s was interrupted; the daemon (pid %d) stopped the work", dir, conn.State.Pid)
 	}
 	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
 		return fmt.Sprintf("the zarf-planner daemon (pid %d) stopped answering while working on %s (%s); see its log in %s; the next call starts a fresh daemon", conn.State.Pid, dir, st.Message(), conn.StateDir)
 	}
 	return fmt.Sprintf("working on %s in the zarf-planner daemon (pid %d) failed: %v", dir, conn.State.Pid, err)
+}
+
+// callerKubeconfig is the kubeconfig the module's caller means: the
+// option, else KUBECONFIG (its first entry), else ~/.kube/config. The daemon
+// is always given an explicit path; it never reads its own environment.
+func callerKubeconfig(explicit string) string {
+	if explicit != "" {
+		abs, _ := filepath.Abs(explicit)
+		return abs
+	}
+	if env := os.Getenv("KUBECONFIG"); env != "" {
+		first, _, _ := strings.Cut(env, string(os.PathListSeparator))
+		abs, _ := filepath.Abs(first)
+		return abs
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".kube", "config")
+	}
+	return ""
 }
 
 func strMap(v any) map[string]string {

@@ -15,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
+	"github.com/colonel-byte/zarf-planner/inspect/kubetest"
 )
 
 // The tests run the real binaries: the module as Ansible runs it (argv[1]
@@ -447,9 +450,9 @@ func TestArgumentAndDaemonErrors(t *testing.T) {
 		want []string
 	}{
 		{"unknown option names it and the valid ones", map[string]any{"path": exampleDir, "pth": 1, "_ansible_foo": true},
-			nil, []string{"Unsupported parameters for (zarf_bundle_plan) module: pth", "Supported parameters include: architecture, cache_dir, constraints, daemon_path"}},
+			nil, []string{"Unsupported parameters for (zarf_bundle_plan) module: pth", "Supported parameters include: allow_downgrade, architecture, cache_dir, constraints, context, daemon_path"}},
 		{"path is required", map[string]any{"_ansible_module_name": "zarf_bundle_plan"}, nil, []string{"missing required arguments: path"}},
-		{"mode is a choice", map[string]any{"path": exampleDir, "mode": "cluster"}, nil, []string{"value of mode must be one of: standalone, got: cluster"}},
+		{"mode is a choice", map[string]any{"path": exampleDir, "mode": "fleet"}, nil, []string{"value of mode must be one of: standalone, cluster, got: fleet"}},
 		{"timeout must be an int", map[string]any{"path": exampleDir, "timeout": "soon"}, nil, []string{"argument 'timeout' is of type str", "to int"}},
 		{"daemon binary missing says where it looked", map[string]any{"path": exampleDir, "state_dir": state, "daemon_path": "/nonexistent/zarf-planner"}, nil,
 			[]string{"not found at daemon_path /nonexistent/zarf-planner"}},
@@ -570,5 +573,78 @@ func TestConcurrentWarmAndPlanShareOneDaemon(t *testing.T) {
 	last, _ := runModule(t, cacheArgs(exampleDir, state, cacheDir))
 	if last["changed"] != false || last["cache"].(map[string]any)["entries"].(float64) != 12 {
 		t.Errorf("after the storm: %v; want both directories cached once (12 archives)", last["cache"])
+	}
+}
+
+// TestClusterModeAgainstARealAPIServer deploys part of the reference stack
+// with the real zarf CLI to a real kube-apiserver, then plans the whole
+// stack in cluster mode through the module and the daemon.
+func TestClusterModeAgainstARealAPIServer(t *testing.T) {
+	c := kubetest.Start(t)
+	for _, a := range []string{"zarf-package-init-amd64-0.1.0.tar.zst", "zarf-package-app-fluxcd-amd64-2.4.0.tar.zst"} {
+		c.Deploy(t, filepath.Join(exampleDir, a))
+	}
+	state := stateDir(t)
+	args := planArgs(exampleDir, state)
+	args["mode"], args["kubeconfig"] = "cluster", c.Kubeconfig
+	names := func(res map[string]any, key, field string) []string {
+		var out []string
+		items, _ := res[key].([]any)
+		for _, it := range items {
+			out = append(out, it.(map[string]any)[field].(string))
+		}
+		return out
+	}
+	res, code := runModule(t, args)
+	if code != 0 {
+		t.Fatalf("cluster plan failed: %v", res["msg"])
+	}
+	if got := names(res, "skipped", "name"); strings.Join(got, ",") != "app-fluxcd,init" {
+		t.Errorf("skipped %v; want the two deployed packages", got)
+	}
+	if got := names(res, "zarf_packages_to_deploy", "name"); strings.Join(got, ",") != "csi-rook-ceph,operator-cert-manager,operator-external-secrets,workload-app" {
+		t.Errorf("planned %v", got)
+	}
+
+	// Save a snapshot; a plan against it needs no cluster and agrees.
+	snapFile := filepath.Join(t.TempDir(), "state.json")
+	out, err := exec.Command(daemonBin, "snapshot", "--kubeconfig", c.Kubeconfig, "-o", "json").Output()
+	if err != nil {
+		t.Fatalf("zarf-planner snapshot: %v", err)
+	}
+	if err := os.WriteFile(snapFile, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	offline := planArgs(exampleDir, state)
+	offline["installed"] = snapFile
+	res2, code := runModule(t, offline)
+	if code != 0 || strings.Join(names(res2, "skipped", "name"), ",") != "app-fluxcd,init" {
+		t.Errorf("plan against the saved snapshot: code %d skipped %v (%v)", code, names(res2, "skipped", "name"), res2["msg"])
+	}
+
+	// A deployed package whose component failed is planned again.
+	ctx := context.Background()
+	sec, err := c.Client.CoreV1().Secrets("zarf").Get(ctx, "zarf-package-app-fluxcd", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dp map[string]any
+	if err := json.Unmarshal(sec.Data["data"], &dp); err != nil {
+		t.Fatal(err)
+	}
+	dp["deployedComponents"].([]any)[0].(map[string]any)["status"] = "Failed"
+	sec.Data["data"], _ = json.Marshal(dp)
+	if _, err := c.Client.CoreV1().Secrets("zarf").Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res3, _ := runModule(t, args)
+	items, _ := res3["zarf_packages_to_deploy"].([]any)
+	if len(items) == 0 {
+		t.Fatalf("plan after the failure: %v", res3["msg"])
+	}
+	first := items[0].(map[string]any)
+	reasons, _ := json.Marshal(first["reasons"])
+	if first["name"] != "app-fluxcd" || first["action"] != "redeploy" || !strings.Contains(string(reasons), "component app-fluxcd is Failed") {
+		t.Errorf("first item %v; want app-fluxcd redeployed because its component failed", first)
 	}
 }

@@ -76,7 +76,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
-	root.AddCommand(newInspect(), newPlan(), newWhy(), newGraph(), newCache(), newServe(), newDaemon())
+	root.AddCommand(newInspect(), newPlan(), newWhy(), newGraph(), newSnapshot(), newCache(), newServe(), newDaemon())
 	return root
 }
 
@@ -95,6 +95,9 @@ type planFlags struct {
 	selects, constraints     map[string]string
 	priorities               map[string]int
 	packages, exclude, force []string
+	mode, installed          string
+	kube                     inspect.Kube
+	allowDowngrade           bool
 	source                   sourceFlags
 }
 
@@ -165,7 +168,11 @@ func (f *planFlags) planRaw(cmd *cobra.Command, dir string, decode ...bool) (*se
 		o := req.Options
 		pr := &plannerpb.PlanRequest{Path: req.Path, Architecture: o.Architecture, Flavor: o.Flavor, Select: o.Select,
 			Packages: o.Packages, Exclude: o.Exclude, Constraints: o.Constraints, Force: o.Force, VersionStrategy: o.VersionStrategy,
-			CacheDir: f.source.cacheDir, NoCache: f.source.noCache}
+			CacheDir: f.source.cacheDir, NoCache: f.source.noCache,
+			Mode: o.Mode, AllowDowngrade: o.AllowDowngrade, Installed: req.Cluster.Installed, Context: f.kube.Context}
+		if o.Mode == planner.ModeCluster && req.Cluster.Installed == "" {
+			pr.Kubeconfig = callerKubeconfig(f.kube.Kubeconfig)
+		}
 		if len(o.Priorities) > 0 {
 			pr.Priorities = map[string]int32{}
 			for k, v := range o.Priorities {
@@ -201,7 +208,31 @@ func (f *planFlags) register(cmd *cobra.Command) {
 	fl.StringToStringVar(&f.constraints, "constraint", nil, "pin a package to a semver range, NAME=RANGE (repeatable)")
 	fl.StringSliceVar(&f.force, "force", nil, "plan these packages even when the cluster already has them")
 	fl.StringVar(&f.strategy, "version-strategy", "", "newest_satisfying (default: step down a version when a consumer needs it) or newest_only (fail instead)")
+	fl.StringVar(&f.mode, "mode", "", "standalone (default) or cluster: skip what the cluster has installed and healthy")
+	fl.StringVar(&f.kube.Kubeconfig, "kubeconfig", "", "kubeconfig of the target cluster in cluster mode (default: KUBECONFIG, then ~/.kube/config)")
+	fl.StringVar(&f.kube.Context, "context", "", "kubeconfig context to use")
+	fl.StringVar(&f.installed, "installed", "", "plan against a snapshot saved with `zarf-planner snapshot -o json` instead of a live cluster (implies --mode cluster)")
+	fl.BoolVar(&f.allowDowngrade, "allow-downgrade", false, "in cluster mode, allow planning an older version than the one installed")
 	f.source.register(cmd)
+}
+
+// callerKubeconfig is the kubeconfig path the caller means: the flag, else
+// KUBECONFIG (its first entry), else ~/.kube/config. The daemon is given
+// this path; it never reads its own environment.
+func callerKubeconfig(explicit string) string {
+	if explicit != "" {
+		abs, _ := filepath.Abs(explicit)
+		return abs
+	}
+	if env := os.Getenv("KUBECONFIG"); env != "" {
+		first, _, _ := strings.Cut(env, string(os.PathListSeparator))
+		abs, _ := filepath.Abs(first)
+		return abs
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".kube", "config")
+	}
+	return ""
 }
 
 func (f *planFlags) request(dir string) (service.Request, error) {
@@ -209,10 +240,17 @@ func (f *planFlags) request(dir string) (service.Request, error) {
 	if err != nil {
 		return service.Request{}, err
 	}
+	installed := f.installed
+	if installed != "" {
+		if installed, err = filepath.Abs(installed); err != nil {
+			return service.Request{}, err
+		}
+	}
 	return service.Request{Path: abs, Options: planner.Options{
 		Architecture: f.arch, Flavor: f.flavor, Select: f.selects, Priorities: f.priorities,
 		Packages: f.packages, Exclude: f.exclude, Constraints: f.constraints, Force: f.force, VersionStrategy: f.strategy,
-	}}, nil
+		Mode: f.mode, AllowDowngrade: f.allowDowngrade,
+	}, Cluster: service.ClusterSource{Kube: f.kube, Installed: installed}}, nil
 }
 
 func newPlan() *cobra.Command {
@@ -403,6 +441,48 @@ func dash(s string) string {
 	return s
 }
 
+func newSnapshot() *cobra.Command {
+	var kube inspect.Kube
+	var output string
+	cmd := &cobra.Command{
+		Use:   "snapshot",
+		Short: "Read what a cluster has (packages and their health, CRDs, storage) to plan against later",
+		Long: "Prints a read-only snapshot of the cluster. Save it (-o json > state.json) and plan\n" +
+			"with --installed state.json where the cluster cannot be reached.",
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "json" && output != "yaml" {
+				return &UsageError{fmt.Errorf("-o must be json or yaml, not %q", output)}
+			}
+			cl, err := kube.Clients()
+			if err != nil {
+				return err
+			}
+			snap, err := cl.Read(cmd.Context())
+			if err != nil {
+				return err
+			}
+			b, err := json.MarshalIndent(snap, "", "  ")
+			if err != nil {
+				return err
+			}
+			if output == "yaml" {
+				if b, err = yaml.JSONToYAML(b); err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(b)
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&kube.Kubeconfig, "kubeconfig", "", "kubeconfig (default: KUBECONFIG, then ~/.kube/config)")
+	cmd.Flags().StringVar(&kube.Context, "context", "", "kubeconfig context to use")
+	cmd.Flags().StringVarP(&output, "output", "o", "json", "json or yaml")
+	return cmd
+}
+
 func newWhy() *cobra.Command {
 	var flags planFlags
 	cmd := &cobra.Command{
@@ -574,16 +654,22 @@ func renderText(w io.Writer, res *service.Result) error {
 	p := res.Plan
 	fmt.Fprintf(w, "Deploy %d packages in this order (plan %s):\n", len(p.Packages), short(p.PlanDigest))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  #\tLEVEL\tPACKAGE\tVERSION\tAFTER\tARCHIVE")
+	fmt.Fprintln(tw, "  #\tLEVEL\tPACKAGE\tVERSION\tACTION\tAFTER\tARCHIVE")
 	for i, it := range p.Packages {
 		after := strings.Join(it.After, ",")
 		if after == "" {
 			after = "-"
 		}
-		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\n", i+1, it.Level, it.Name, it.Version, after, filepath.Base(it.Path))
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\t%s\n", i+1, it.Level, it.Name, it.Version, it.Action, after, filepath.Base(it.Path))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, sk := range p.Skipped {
+		fmt.Fprintf(w, "skipped %s %s: %s\n", sk.Name, sk.Version, sk.Reason)
+	}
+	for _, ip := range p.InstalledNotInBundle {
+		fmt.Fprintf(w, "installed on the cluster but not in the directory: %s %s (left as it is)\n", ip.Name, ip.Version)
 	}
 	for _, e := range p.Excluded {
 		fmt.Fprintf(w, "excluded %s %s (%s): %s\n", e.Name, e.Version, filepath.Base(e.Path), e.Reason)

@@ -28,6 +28,7 @@ type Daemon struct {
 
 	mu     sync.Mutex
 	caches map[string]*cache.Cache
+	kube   map[inspect.Kube]*inspect.Clients
 
 	read, hits, contentHits atomic.Uint64
 }
@@ -40,7 +41,7 @@ func NewDaemon(defaultCache string, warn func(string)) *Daemon {
 	if warn == nil {
 		warn = func(string) {}
 	}
-	return &Daemon{defaultCache: defaultCache, warn: warn, caches: map[string]*cache.Cache{}}
+	return &Daemon{defaultCache: defaultCache, warn: warn, caches: map[string]*cache.Cache{}, kube: map[inspect.Kube]*inspect.Clients{}}
 }
 
 // closeTimeout bounds closing the caches: Badger's Close waits for its
@@ -93,6 +94,31 @@ func (d *Daemon) Cache(dir string) (*cache.Cache, error) {
 	return c, nil
 }
 
+// clients returns the cached clients of a cluster, keyed by the kubeconfig
+// path and context the caller chose. The daemon never falls back to its
+// own environment (KUBECONFIG, ~/.kube/config): it serves many callers.
+func (d *Daemon) clients(k inspect.Kube) (*inspect.Clients, error) {
+	if k.Kubeconfig == "" {
+		return nil, fmt.Errorf("cluster mode through the daemon needs an explicit kubeconfig path: the daemon does not use its own environment (the module passes KUBECONFIG or ~/.kube/config of its caller)")
+	}
+	abs, err := filepath.Abs(k.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	k.Kubeconfig = abs
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if cl, ok := d.kube[k]; ok {
+		return cl, nil
+	}
+	cl, err := k.Clients()
+	if err != nil {
+		return nil, err
+	}
+	d.kube[k] = cl
+	return cl, nil
+}
+
 // count records how a request obtained its archives.
 func (d *Daemon) count(c inspect.Counts) {
 	d.read.Add(uint64(c.Read))
@@ -108,6 +134,7 @@ func (d *Daemon) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planner
 		return &plannerpb.PlanResponse{Result: b, Failed: true}, err
 	}
 	r := FromProto(req)
+	r.Cluster.Clients = d.clients
 	var cacheWarning string
 	if !req.GetNoCache() {
 		c, err := d.Cache(req.GetCacheDir())

@@ -84,6 +84,34 @@ type Request struct {
 	Options planner.Options
 	// Cache, when set, answers for unchanged archives and records the rest.
 	Cache inspect.Cache
+	// Cluster says where cluster facts come from in cluster mode.
+	Cluster ClusterSource
+}
+
+// ClusterSource says where a cluster-aware plan finds the cluster: a saved
+// snapshot file, else the kubeconfig and context given.
+type ClusterSource struct {
+	Kube      inspect.Kube
+	Installed string
+	// Clients, when set, returns (cached) clients for a cluster; else they
+	// are built for the request.
+	Clients func(inspect.Kube) (*inspect.Clients, error)
+}
+
+// snapshot resolves the cluster facts of a cluster-aware request.
+func (s ClusterSource) snapshot(ctx context.Context) (*facts.Cluster, error) {
+	if s.Installed != "" {
+		return inspect.LoadSnapshot(s.Installed)
+	}
+	get := s.Clients
+	if get == nil {
+		get = func(k inspect.Kube) (*inspect.Clients, error) { return k.Clients() }
+	}
+	cl, err := get(s.Kube)
+	if err != nil {
+		return nil, err
+	}
+	return cl.Read(ctx)
 }
 
 // FromProto converts a wire request.
@@ -92,7 +120,8 @@ func FromProto(r *plannerpb.PlanRequest) Request {
 		Architecture: r.GetArchitecture(), Flavor: r.GetFlavor(),
 		Select: r.GetSelect(), Packages: r.GetPackages(), Exclude: r.GetExclude(),
 		Constraints: r.GetConstraints(), Force: r.GetForce(), VersionStrategy: r.GetVersionStrategy(),
-	}}
+		Mode: r.GetMode(), AllowDowngrade: r.GetAllowDowngrade(),
+	}, Cluster: ClusterSource{Kube: inspect.Kube{Kubeconfig: r.GetKubeconfig(), Context: r.GetContext()}, Installed: r.GetInstalled()}}
 	if len(r.GetPriorities()) > 0 {
 		req.Options.Priorities = map[string]int{}
 		for k, v := range r.GetPriorities() {
@@ -105,7 +134,20 @@ func FromProto(r *plannerpb.PlanRequest) Request {
 // Plan plans a directory. It returns an error only when ctx ends; every
 // other problem is a Result with Failed set.
 func Plan(ctx context.Context, req Request) (*Result, error) {
-	if req.Options.Architecture == "" {
+	if req.Cluster.Installed != "" && req.Options.Mode == "" {
+		req.Options.Mode = planner.ModeCluster
+	}
+	if req.Options.Mode == planner.ModeCluster && req.Options.Cluster == nil {
+		c, err := req.Cluster.snapshot(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return fail(fmt.Sprintf("cannot plan against the cluster: %v", err), []planner.Problem{{Kind: "cluster", Packages: []string{}, Message: err.Error()}}, nil, nil), nil
+		}
+		req.Options.Cluster = c
+	}
+	if req.Options.Architecture == "" && req.Options.Mode != planner.ModeCluster {
 		req.Options.Architecture = runtime.GOARCH
 	}
 	dir, err := inspect.ReadDirWith(ctx, req.Path, inspect.Options{Cache: req.Cache})

@@ -16,12 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Cluster is a running test API server.
@@ -83,6 +85,7 @@ func assets(t testing.TB) string {
 // ends.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
+	ctrllog.SetLogger(logr.Discard()) // envtest logs through controller-runtime
 	env := &envtest.Environment{
 		BinaryAssetsDirectory:    assets(t),
 		ControlPlaneStartTimeout: 90 * time.Second,

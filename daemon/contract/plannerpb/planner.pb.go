@@ -406,9 +406,18 @@ type PlanRequest struct {
 	// Cache directory; empty means the daemon's default.
 	CacheDir string `protobuf:"bytes,11,opt,name=cache_dir,json=cacheDir,proto3" json:"cache_dir,omitempty"`
 	// Read every archive, neither using nor filling the cache.
-	NoCache       bool `protobuf:"varint,12,opt,name=no_cache,json=noCache,proto3" json:"no_cache,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	NoCache bool `protobuf:"varint,12,opt,name=no_cache,json=noCache,proto3" json:"no_cache,omitempty"`
+	// standalone (default) or cluster.
+	Mode string `protobuf:"bytes,13,opt,name=mode,proto3" json:"mode,omitempty"`
+	// The cluster, in cluster mode: a kubeconfig path and context chosen by
+	// the caller (the daemon never uses its own environment), or a saved
+	// snapshot file.
+	Kubeconfig     string `protobuf:"bytes,14,opt,name=kubeconfig,proto3" json:"kubeconfig,omitempty"`
+	Context        string `protobuf:"bytes,15,opt,name=context,proto3" json:"context,omitempty"`
+	Installed      string `protobuf:"bytes,16,opt,name=installed,proto3" json:"installed,omitempty"`
+	AllowDowngrade bool   `protobuf:"varint,17,opt,name=allow_downgrade,json=allowDowngrade,proto3" json:"allow_downgrade,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PlanRequest) Reset() {
@@ -521,6 +530,41 @@ func (x *PlanRequest) GetCacheDir() string {
 func (x *PlanRequest) GetNoCache() bool {
 	if x != nil {
 		return x.NoCache
+	}
+	return false
+}
+
+func (x *PlanRequest) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *PlanRequest) GetKubeconfig() string {
+	if x != nil {
+		return x.Kubeconfig
+	}
+	return ""
+}
+
+func (x *PlanRequest) GetContext() string {
+	if x != nil {
+		return x.Context
+	}
+	return ""
+}
+
+func (x *PlanRequest) GetInstalled() string {
+	if x != nil {
+		return x.Installed
+	}
+	return ""
+}
+
+func (x *PlanRequest) GetAllowDowngrade() bool {
+	if x != nil {
+		return x.AllowDowngrade
 	}
 	return false
 }
@@ -761,7 +805,7 @@ const file_planner_proto_rawDesc = "" +
 	"\acontext\x18\x03 \x01(\tR\acontext\">\n" +
 	"\fWaitResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
-	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xa4\x05\n" +
+	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xb9\x06\n" +
 	"\vPlanRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\"\n" +
 	"\farchitecture\x18\x02 \x01(\tR\farchitecture\x12\x16\n" +
@@ -777,7 +821,14 @@ const file_planner_proto_rawDesc = "" +
 	"\x10version_strategy\x18\n" +
 	" \x01(\tR\x0fversionStrategy\x12\x1b\n" +
 	"\tcache_dir\x18\v \x01(\tR\bcacheDir\x12\x19\n" +
-	"\bno_cache\x18\f \x01(\bR\anoCache\x1a=\n" +
+	"\bno_cache\x18\f \x01(\bR\anoCache\x12\x12\n" +
+	"\x04mode\x18\r \x01(\tR\x04mode\x12\x1e\n" +
+	"\n" +
+	"kubeconfig\x18\x0e \x01(\tR\n" +
+	"kubeconfig\x12\x18\n" +
+	"\acontext\x18\x0f \x01(\tR\acontext\x12\x1c\n" +
+	"\tinstalled\x18\x10 \x01(\tR\tinstalled\x12'\n" +
+	"\x0fallow_downgrade\x18\x11 \x01(\bR\x0eallowDowngrade\x1a=\n" +
 	"\x0fPrioritiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a9\n" +
