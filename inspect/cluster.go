@@ -193,6 +193,12 @@ func CRDReady(crd *apiextv1.CustomResourceDefinition) bool {
 	return established && accepted
 }
 
+// PackageHealth decodes zarf's deployed-package state (a zarf-package-*
+// secret's data) and judges its health; see Read.
+func PackageHealth(data []byte) (facts.InstalledPackage, error) {
+	return installed(data)
+}
+
 // installed decodes zarf's deployed-package state and judges its health.
 func installed(data []byte) (facts.InstalledPackage, error) {
 	var dp state.DeployedPackage

@@ -95,11 +95,6 @@ var specs = map[string]ansible.Spec{
 	})},
 }
 
-// unavailable says why a module cannot work yet in this build.
-var unavailable = map[string]string{
-	modBarrier: "zarf_readiness_barrier is not available in this version of zarf-planner: waiting on a live cluster arrives with cluster-aware planning; until then wait with kubernetes.core.k8s_info retries",
-}
-
 func run(ctx context.Context, argv []string, stdout io.Writer) int {
 	raw, err := ansible.ReadArgs(argv)
 	if err != nil {
@@ -119,9 +114,8 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 		_ = ansible.Fail(stdout, err.Error(), map[string]any{"invocation": invocation})
 		return 1
 	}
-	if why, ok := unavailable[name]; ok {
-		_ = ansible.Fail(stdout, why, map[string]any{"invocation": invocation})
-		return 1
+	if name == modBarrier {
+		return wait(ctx, inv, invocation, stdout)
 	}
 	if name == modCache {
 		return warm(ctx, inv, invocation, stdout)
@@ -142,6 +136,68 @@ func connect(ctx context.Context, args map[string]any) (context.Context, context
 		return nil, nil, nil, fmt.Errorf("cannot reach the zarf-planner daemon: %w", err)
 	}
 	return ctx, cancel, conn, nil
+}
+
+// wait runs zarf_readiness_barrier: it asks the daemon to watch the
+// caller's cluster until the barrier holds. Waiting only reads, so check
+// mode waits the same and changed is always false.
+func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]any, stdout io.Writer) int {
+	args := inv.Params
+	fail := func(format string, a ...any) int {
+		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
+		return 1
+	}
+	b := map[string]any{}
+	if bar, ok := args["barrier"].(map[string]any); ok {
+		b = bar
+	}
+	if checks, ok := args["checks"].([]any); ok {
+		fields := map[string]string{"crd": "crds", "storage_class": "storage_classes", "namespace": "namespaces"}
+		for i, raw := range checks {
+			c, _ := raw.(map[string]any)
+			kind, name := str(c["kind"]), str(c["name"])
+			switch field, ok := fields[kind]; {
+			case name == "":
+				return fail("checks[%d] has no name", i)
+			case kind == "package":
+				b["package"] = name
+			case ok:
+				list, _ := b[field].([]any)
+				b[field] = append(list, name)
+			default:
+				return fail("checks[%d].kind is %q; use crd, storage_class, namespace or package", i, kind)
+			}
+		}
+	}
+	barrierJSON, err := json.Marshal(b)
+	if err != nil {
+		return fail("encoding the barrier: %v", err)
+	}
+	waitFor := args["timeout"].(int64)
+	// The call itself may outlive the wait by a little (start-up, reporting).
+	args["timeout"] = waitFor + 30
+	ctx, cancel, conn, err := connect(ctx, args)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer cancel()
+	defer conn.Close()
+	resp, err := conn.Planner.Wait(ctx, &plannerpb.WaitRequest{
+		Barrier: barrierJSON, Kubeconfig: callerKubeconfig(str(args["kubeconfig"])), Context: str(args["context"]), TimeoutSeconds: waitFor,
+	})
+	if err != nil {
+		if st, ok := status.FromError(err); ok && (st.Code() == codes.FailedPrecondition || st.Code() == codes.InvalidArgument) {
+			return fail("%s", st.Message())
+		}
+		return fail("%s", callError(err, ctx, conn, "the barrier", 0))
+	}
+	if err := ansible.PrintMerged(stdout, resp.GetResult(), map[string]any{"changed": false, "invocation": invocation}); err != nil {
+		return fail("the daemon (pid %d) returned a result that is not a JSON object: %v", conn.State.Pid, err)
+	}
+	if resp.GetFailed() {
+		return 1
+	}
+	return 0
 }
 
 // warm runs zarf_bundle_cache: it caches (state present) or forgets

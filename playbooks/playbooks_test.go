@@ -6,6 +6,7 @@ package playbooks_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
+	"github.com/colonel-byte/zarf-planner/inspect/kubetest"
 )
 
 var root, _ = filepath.Abs("..")
@@ -228,5 +230,32 @@ func TestPlanOnlyPlaybookPrintsTheGraph(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestReadinessBarrierModuleOnARealCluster runs zarf_readiness_barrier
+// through ansible against a real kube-apiserver after the real zarf CLI
+// deployed a package: its barrier holds; a barrier on something absent
+// fails after its timeout, naming the unmet check.
+func TestReadinessBarrierModuleOnARealCluster(t *testing.T) {
+	built(t)
+	c := kubetest.Start(t)
+	c.Deploy(t, filepath.Join(root, "examples", "bundles", "reference-stack", "zarf-package-app-fluxcd-amd64-2.4.0.tar.zst"))
+	state := privateStateDir(t)
+	run := func(args string) (string, error) {
+		cmd := exec.Command(tool(t, "ansible"), "localhost", "-m", "zarf_readiness_barrier", "-a", args)
+		cmd.Dir = root
+		cmd.Env = ansibleEnv(state)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	common := fmt.Sprintf(`"kubeconfig": %q, "daemon_path": %q`, c.Kubeconfig, filepath.Join(root, "bin", "zarf-planner"))
+	out, err := run(`{"barrier": {"crds": ["kustomizations.kustomize.toolkit.fluxcd.io"], "namespaces": ["flux-system"], "storage_classes": [], "package": "app-fluxcd"}, "timeout": 60, ` + common + `}`)
+	if err != nil || !strings.Contains(out, `"ready": true`) || !strings.Contains(out, `"changed": false`) || !strings.Contains(out, "Established and NamesAccepted") {
+		t.Fatalf("barrier that should hold: %v\n%s", err, out)
+	}
+	out, err = run(`{"checks": [{"kind": "crd", "name": "certificates.cert-manager.io"}], "timeout": 2, ` + common + `}`)
+	if err == nil || !strings.Contains(out, "FAILED") || !strings.Contains(out, "crd certificates.cert-manager.io: not found") {
+		t.Fatalf("barrier that cannot hold: %v\n%s", err, out)
 	}
 }

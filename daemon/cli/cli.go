@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/colonel-byte/zarf-planner/barrier"
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
@@ -76,7 +77,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
-	root.AddCommand(newInspect(), newPlan(), newWhy(), newGraph(), newSnapshot(), newCache(), newServe(), newDaemon())
+	root.AddCommand(newInspect(), newPlan(), newWhy(), newGraph(), newSnapshot(), newWait(), newCache(), newServe(), newDaemon())
 	return root
 }
 
@@ -480,6 +481,52 @@ func newSnapshot() *cobra.Command {
 	cmd.Flags().StringVar(&kube.Kubeconfig, "kubeconfig", "", "kubeconfig (default: KUBECONFIG, then ~/.kube/config)")
 	cmd.Flags().StringVar(&kube.Context, "context", "", "kubeconfig context to use")
 	cmd.Flags().StringVarP(&output, "output", "o", "json", "json or yaml")
+	return cmd
+}
+
+func newWait() *cobra.Command {
+	var kube inspect.Kube
+	var b barrier.Barrier
+	var fromJSON string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "wait",
+		Short: "Wait until a plan item's barrier holds on a cluster (CRDs, storage classes, namespaces, package health)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if fromJSON != "" {
+				if err := json.Unmarshal([]byte(fromJSON), &b); err != nil {
+					return &UsageError{fmt.Errorf("--barrier is not a plan item's barrier JSON: %w", err)}
+				}
+			}
+			cl, err := kube.Clients()
+			if err != nil {
+				return err
+			}
+			res, werr := barrier.Wait(cmd.Context(), barrier.Clients{Name: cl.Name, Kube: cl.Kube, Ext: cl.Ext}, b, timeout)
+			for _, c := range res.Checks {
+				mark := "ok     "
+				if !c.Ready {
+					mark = "waiting"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s: %s (%s)\n", mark, c.Kind, c.Name, c.State, c.Waited)
+			}
+			if werr != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: %v\n", werr)
+				return errNoPlan
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&kube.Kubeconfig, "kubeconfig", "", "kubeconfig (default: KUBECONFIG, then ~/.kube/config)")
+	fl.StringVar(&kube.Context, "context", "", "kubeconfig context to use")
+	fl.StringSliceVar(&b.CRDs, "crd", nil, "CRD that must be Established (repeatable)")
+	fl.StringSliceVar(&b.StorageClasses, "storage-class", nil, "storage class that must exist, with its CSI driver (repeatable)")
+	fl.StringSliceVar(&b.Namespaces, "namespace", nil, "namespace that must be Active (repeatable)")
+	fl.StringVar(&b.Package, "package", "", "zarf package whose deployed state must be healthy")
+	fl.StringVar(&fromJSON, "barrier", "", "a plan item's barrier as JSON (instead of the flags above)")
+	fl.DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait")
 	return cmd
 }
 

@@ -38,6 +38,7 @@ type Planner interface {
 	Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error)
 	Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error)
 	CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error)
+	Wait(ctx context.Context, req *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error)
 	Status(ctx context.Context) (*plannerpb.StatusResponse, error)
 }
 
@@ -80,6 +81,10 @@ func (s *server) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest)
 	return s.impl.CacheWarm(ctx, req)
 }
 
+func (s *server) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
+	return s.impl.Wait(ctx, req)
+}
+
 func (s *server) Status(ctx context.Context, _ *plannerpb.StatusRequest) (*plannerpb.StatusResponse, error) {
 	return s.impl.Status(ctx)
 }
@@ -102,6 +107,11 @@ func (c *Client) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 // CacheWarm calls the daemon's CacheWarm.
 func (c *Client) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
 	return c.rpc.CacheWarm(ctx, req)
+}
+
+// Wait calls the daemon's Wait.
+func (c *Client) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
+	return c.rpc.Wait(ctx, req)
 }
 
 // Status calls the daemon's Status.

@@ -38,6 +38,10 @@ func (echo) CacheWarm(context.Context, *plannerpb.CacheWarmRequest) (*plannerpb.
 	return &plannerpb.CacheWarmResponse{}, nil
 }
 
+func (echo) Wait(context.Context, *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
+	return &plannerpb.WaitResponse{}, nil
+}
+
 func (echo) Status(context.Context) (*plannerpb.StatusResponse, error) {
 	return &plannerpb.StatusResponse{}, nil
 }

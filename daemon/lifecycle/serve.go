@@ -285,6 +285,11 @@ func (t *tracker) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest
 	return t.impl.CacheWarm(ctx, req)
 }
 
+// Wait passes the request to the implementation.
+func (t *tracker) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
+	return t.impl.Wait(ctx, req)
+}
+
 // Status answers for the daemon itself (pid, build, requests) with the
 // implementation's counters.
 func (t *tracker) Status(ctx context.Context) (*plannerpb.StatusResponse, error) {

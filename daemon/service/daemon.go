@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/colonel-byte/zarf-planner/barrier"
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
@@ -219,6 +221,35 @@ func (d *Daemon) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest)
 		return nil, err
 	}
 	return &plannerpb.CacheWarmResponse{Result: b, Changed: res.Changed()}, nil
+}
+
+// Wait watches the caller's cluster until the barrier holds.
+func (d *Daemon) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
+	var b barrier.Barrier
+	if err := json.Unmarshal(req.GetBarrier(), &b); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "the barrier is not a plan item's barrier (crds, storage_classes, namespaces, package): %v", err)
+	}
+	cl, err := d.clients(inspect.Kube{Kubeconfig: req.GetKubeconfig(), Context: req.GetContext()})
+	if err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+	}
+	timeout := time.Duration(req.GetTimeoutSeconds()) * time.Second
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	res, werr := barrier.Wait(ctx, barrier.Clients{Name: cl.Name, Kube: cl.Kube, Ext: cl.Ext}, b, timeout)
+	if werr != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	doc := map[string]any{"ready": res.Ready, "checks": res.Checks}
+	if werr != nil {
+		doc["failed"], doc["msg"] = true, werr.Error()
+	}
+	out, err := marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return &plannerpb.WaitResponse{Result: out, Failed: werr != nil}, nil
 }
 
 // Status reports the daemon's archive counters; the lifecycle layer adds

@@ -271,10 +271,12 @@ type WaitRequest struct {
 	Barrier []byte `protobuf:"bytes,1,opt,name=barrier,proto3" json:"barrier,omitempty"`
 	// Kubeconfig path and context chosen by the caller (never the daemon's
 	// own environment).
-	Kubeconfig    string `protobuf:"bytes,2,opt,name=kubeconfig,proto3" json:"kubeconfig,omitempty"`
-	Context       string `protobuf:"bytes,3,opt,name=context,proto3" json:"context,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Kubeconfig string `protobuf:"bytes,2,opt,name=kubeconfig,proto3" json:"kubeconfig,omitempty"`
+	Context    string `protobuf:"bytes,3,opt,name=context,proto3" json:"context,omitempty"`
+	// How long to wait before failing.
+	TimeoutSeconds int64 `protobuf:"varint,4,opt,name=timeout_seconds,json=timeoutSeconds,proto3" json:"timeout_seconds,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *WaitRequest) Reset() {
@@ -326,6 +328,13 @@ func (x *WaitRequest) GetContext() string {
 		return x.Context
 	}
 	return ""
+}
+
+func (x *WaitRequest) GetTimeoutSeconds() int64 {
+	if x != nil {
+		return x.TimeoutSeconds
+	}
+	return 0
 }
 
 type WaitResponse struct {
@@ -796,13 +805,14 @@ const file_planner_proto_rawDesc = "" +
 	"\x06forget\x18\x05 \x01(\bR\x06forget\"E\n" +
 	"\x11CacheWarmResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x18\n" +
-	"\achanged\x18\x02 \x01(\bR\achanged\"a\n" +
+	"\achanged\x18\x02 \x01(\bR\achanged\"\x8a\x01\n" +
 	"\vWaitRequest\x12\x18\n" +
 	"\abarrier\x18\x01 \x01(\fR\abarrier\x12\x1e\n" +
 	"\n" +
 	"kubeconfig\x18\x02 \x01(\tR\n" +
 	"kubeconfig\x12\x18\n" +
-	"\acontext\x18\x03 \x01(\tR\acontext\">\n" +
+	"\acontext\x18\x03 \x01(\tR\acontext\x12'\n" +
+	"\x0ftimeout_seconds\x18\x04 \x01(\x03R\x0etimeoutSeconds\">\n" +
 	"\fWaitResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
 	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xb9\x06\n" +

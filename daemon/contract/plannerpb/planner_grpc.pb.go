@@ -45,9 +45,8 @@ type PlannerClient interface {
 	// CacheWarm reads archives into the cache ahead of air-gapped planning,
 	// or forgets them.
 	CacheWarm(ctx context.Context, in *CacheWarmRequest, opts ...grpc.CallOption) (*CacheWarmResponse, error)
-	// Wait enforces a plan item's readiness barrier on a live cluster. Not
-	// served by this version (cluster access has not landed): it answers
-	// UNIMPLEMENTED.
+	// Wait watches a live cluster until a plan item's readiness barrier
+	// holds, or its timeout passes.
 	Wait(ctx context.Context, in *WaitRequest, opts ...grpc.CallOption) (*WaitResponse, error)
 	// Status says which daemon answers: its pid, build and counters.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
@@ -127,9 +126,8 @@ type PlannerServer interface {
 	// CacheWarm reads archives into the cache ahead of air-gapped planning,
 	// or forgets them.
 	CacheWarm(context.Context, *CacheWarmRequest) (*CacheWarmResponse, error)
-	// Wait enforces a plan item's readiness barrier on a live cluster. Not
-	// served by this version (cluster access has not landed): it answers
-	// UNIMPLEMENTED.
+	// Wait watches a live cluster until a plan item's readiness barrier
+	// holds, or its timeout passes.
 	Wait(context.Context, *WaitRequest) (*WaitResponse, error)
 	// Status says which daemon answers: its pid, build and counters.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)

@@ -1,0 +1,269 @@
+// Package barrier waits, against a live cluster, until what a plan item's
+// barrier lists holds: CRDs Established and NamesAccepted, storage classes
+// present (and, for a CSI provisioner, its CSIDriver registered),
+// namespaces Active, and zarf's deployed-package state of the package
+// healthy (every required component Succeeded at the package's
+// generation). It watches through informers instead of polling, so a
+// dropped watch or a restarted API server is re-listed and the wait goes
+// on. It knows nothing of planning: it takes a Barrier and reports each
+// check.
+package barrier
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apiextinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/colonel-byte/zarf-planner/inspect"
+)
+
+// Barrier is what must hold before the next package deploys (the JSON of a
+// plan item's barrier).
+type Barrier struct {
+	CRDs           []string `json:"crds"`
+	StorageClasses []string `json:"storage_classes"`
+	Namespaces     []string `json:"namespaces"`
+	Package        string   `json:"package"`
+}
+
+// Check is one condition of a barrier and what was last seen of it.
+type Check struct {
+	Kind  string `json:"kind"`
+	Name  string `json:"name"`
+	Ready bool   `json:"ready"`
+	// State is the last observed state, in words.
+	State string `json:"state"`
+	// Waited is how long the check took to hold (or was waited for).
+	Waited string `json:"waited"`
+}
+
+// Result is the outcome of a wait.
+type Result struct {
+	Ready  bool    `json:"ready"`
+	Checks []Check `json:"checks"`
+}
+
+// Clients are the API clients a wait watches with.
+type Clients struct {
+	Name string
+	Kube kubernetes.Interface
+	Ext  apiextclient.Interface
+}
+
+// Check kinds.
+const (
+	KindCRD          = "crd"
+	KindStorageClass = "storage_class"
+	KindNamespace    = "namespace"
+	KindPackage      = "package"
+)
+
+// Wait watches until every check of b holds or timeout passes (or ctx
+// ends). It returns the result either way; err is set when the barrier did
+// not hold, and names each unmet check with its last state.
+func Wait(ctx context.Context, cl Clients, b Barrier, timeout time.Duration) (*Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	core := informers.NewSharedInformerFactory(cl.Kube, 0)
+	zarf := informers.NewSharedInformerFactoryWithOptions(cl.Kube, 0, informers.WithNamespace("zarf"))
+	ext := apiextinformers.NewSharedInformerFactory(cl.Ext, 0)
+	changed := make(chan struct{}, 1)
+	notify := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { poke(changed) },
+		UpdateFunc: func(any, any) { poke(changed) },
+		DeleteFunc: func(any) { poke(changed) },
+	}
+	var syncs []cache.InformerSynced
+	var crds, scs, drivers, nss, secrets cache.Indexer
+	add := func(inf cache.SharedIndexInformer) cache.Indexer {
+		_, _ = inf.AddEventHandler(notify)
+		syncs = append(syncs, inf.HasSynced)
+		return inf.GetIndexer()
+	}
+	if len(b.CRDs) > 0 {
+		crds = add(ext.Apiextensions().V1().CustomResourceDefinitions().Informer())
+	}
+	if len(b.StorageClasses) > 0 {
+		scs = add(core.Storage().V1().StorageClasses().Informer())
+		drivers = add(core.Storage().V1().CSIDrivers().Informer())
+	}
+	if len(b.Namespaces) > 0 {
+		nss = add(core.Core().V1().Namespaces().Informer())
+	}
+	if b.Package != "" {
+		secrets = add(zarf.Core().V1().Secrets().Informer())
+	}
+	core.Start(ctx.Done())
+	zarf.Start(ctx.Done())
+	ext.Start(ctx.Done())
+	defer func() {
+		cancel()
+		core.Shutdown()
+		zarf.Shutdown()
+		ext.Shutdown()
+	}()
+
+	checks := plan(b)
+	readyAt := make([]time.Duration, len(checks))
+	var mu sync.Mutex
+	evaluate := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		all := true
+		for i := range checks {
+			c := &checks[i]
+			if !c.Ready {
+				c.Ready, c.State = judge(c.Kind, c.Name, crds, scs, drivers, nss, secrets)
+				if c.Ready {
+					readyAt[i] = time.Since(start)
+				}
+			}
+			all = all && c.Ready
+		}
+		return all
+	}
+	synced := false
+	for {
+		if !synced && cache.WaitForCacheSync(ctx.Done(), syncs...) {
+			synced = true
+		}
+		if synced && evaluate() {
+			break
+		}
+		select {
+		case <-changed:
+		case <-time.After(2 * time.Second): // a check may also hold by time (none yet); re-evaluate now and then
+		case <-ctx.Done():
+			res := finish(checks, readyAt, time.Since(start))
+			var unmet []string
+			for _, c := range res.Checks {
+				if !c.Ready {
+					unmet = append(unmet, fmt.Sprintf("%s %s: %s", c.Kind, c.Name, c.State))
+				}
+			}
+			if !synced {
+				unmet = append(unmet, "the informers never synced: the API server did not answer")
+			}
+			return res, fmt.Errorf("barrier not met on %s after %s: %s", cl.Name, time.Since(start).Round(time.Millisecond), strings.Join(unmet, "; "))
+		}
+	}
+	return finish(checks, readyAt, time.Since(start)), nil
+}
+
+func poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// plan lists a barrier's checks in a stable order.
+func plan(b Barrier) []Check {
+	var out []Check
+	for _, n := range slices.Sorted(slices.Values(b.CRDs)) {
+		out = append(out, Check{Kind: KindCRD, Name: n, State: "not observed yet"})
+	}
+	for _, n := range slices.Sorted(slices.Values(b.StorageClasses)) {
+		out = append(out, Check{Kind: KindStorageClass, Name: n, State: "not observed yet"})
+	}
+	for _, n := range slices.Sorted(slices.Values(b.Namespaces)) {
+		out = append(out, Check{Kind: KindNamespace, Name: n, State: "not observed yet"})
+	}
+	if b.Package != "" {
+		out = append(out, Check{Kind: KindPackage, Name: b.Package, State: "not observed yet"})
+	}
+	return out
+}
+
+func finish(checks []Check, readyAt []time.Duration, total time.Duration) *Result {
+	r := &Result{Ready: true, Checks: slices.Clone(checks)}
+	for i := range r.Checks {
+		if r.Checks[i].Ready {
+			r.Checks[i].Waited = readyAt[i].Round(time.Millisecond).String()
+		} else {
+			r.Ready = false
+			r.Checks[i].Waited = total.Round(time.Millisecond).String()
+		}
+	}
+	return r
+}
+
+// judge evaluates one check from the informers' caches.
+func judge(kind, name string, crds, scs, drivers, nss, secrets cache.Indexer) (bool, string) {
+	switch kind {
+	case KindCRD:
+		obj, ok, _ := crds.GetByKey(name)
+		if !ok {
+			return false, "not found"
+		}
+		crd := obj.(*apiextv1.CustomResourceDefinition)
+		if inspect.CRDReady(crd) {
+			return true, "Established and NamesAccepted"
+		}
+		var conds []string
+		for _, c := range crd.Status.Conditions {
+			conds = append(conds, fmt.Sprintf("%s=%s", c.Type, c.Status))
+		}
+		return false, "conditions " + strings.Join(conds, ", ")
+	case KindStorageClass:
+		obj, ok, _ := scs.GetByKey(name)
+		if !ok {
+			return false, "not found"
+		}
+		prov := storageProvisioner(obj)
+		if !csiProvisioner(prov) {
+			return true, "present, provisioner " + prov
+		}
+		if _, ok, _ := drivers.GetByKey(prov); !ok {
+			return false, fmt.Sprintf("present, but its CSI driver %s is not registered", prov)
+		}
+		return true, fmt.Sprintf("present, CSI driver %s registered", prov)
+	case KindNamespace:
+		obj, ok, _ := nss.GetByKey(name)
+		if !ok {
+			return false, "not found"
+		}
+		ns := obj.(*corev1.Namespace)
+		if ns.Status.Phase != corev1.NamespaceActive {
+			return false, "phase " + string(ns.Status.Phase)
+		}
+		return true, "Active"
+	case KindPackage:
+		obj, ok, _ := secrets.GetByKey("zarf/zarf-package-" + name)
+		if !ok {
+			return false, "zarf has no deployed-package state for it (secret zarf/zarf-package-" + name + ")"
+		}
+		p, err := inspect.PackageHealth(obj.(*corev1.Secret).Data["data"])
+		if err != nil {
+			return false, err.Error()
+		}
+		if !p.Healthy {
+			return false, fmt.Sprintf("%s %s not healthy: %s", p.Name, p.Version, p.Reason)
+		}
+		return true, fmt.Sprintf("%s %s healthy at generation %d", p.Name, p.Version, p.Generation)
+	}
+	return false, "unknown check"
+}
+
+func storageProvisioner(obj any) string {
+	return obj.(*storagev1.StorageClass).Provisioner
+}
+
+// csiProvisioner reports whether a provisioner is a CSI driver (every
+// provisioner but the in-tree kubernetes.io/ ones).
+func csiProvisioner(p string) bool {
+	return p != "" && !strings.HasPrefix(p, "kubernetes.io/")
+}

@@ -1,0 +1,104 @@
+package barrier
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	storagev1 "k8s.io/api/storage/v1"
+	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/colonel-byte/zarf-planner/inspect/kubetest"
+)
+
+const stack = "../examples/bundles/reference-stack"
+
+func clients(t *testing.T, c *kubetest.Cluster) Clients {
+	t.Helper()
+	ext, err := apiextclient.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Clients{Name: "test", Kube: c.Client, Ext: ext}
+}
+
+func TestBarriers(t *testing.T) {
+	c := kubetest.Start(t)
+	for _, a := range []string{"zarf-package-init-amd64-0.1.0.tar.zst", "zarf-package-app-fluxcd-amd64-2.4.0.tar.zst", "zarf-package-csi-rook-ceph-amd64-1.15.0.tar.zst"} {
+		c.Deploy(t, filepath.Join(stack, a))
+	}
+	cl := clients(t, c)
+	ctx := context.Background()
+
+	t.Run("what deployed packages provide holds", func(t *testing.T) {
+		res, err := Wait(ctx, cl, Barrier{CRDs: []string{"kustomizations.kustomize.toolkit.fluxcd.io"}, StorageClasses: []string{"ceph-block"}, Namespaces: []string{"flux-system"}, Package: "app-fluxcd"}, 30*time.Second)
+		if err != nil || !res.Ready || len(res.Checks) != 4 {
+			t.Fatalf("Wait = %+v, %v", res, err)
+		}
+		for _, ch := range res.Checks {
+			if !ch.Ready || ch.Waited == "" {
+				t.Errorf("check %+v", ch)
+			}
+		}
+		if !strings.Contains(res.Checks[1].State, "CSI driver rook-ceph.rbd.csi.ceph.com registered") {
+			t.Errorf("storage class check %+v", res.Checks[1])
+		}
+	})
+
+	t.Run("a timeout lists each unmet check and its last state", func(t *testing.T) {
+		start := time.Now()
+		res, err := Wait(ctx, cl, Barrier{CRDs: []string{"nothing.example.com"}, Namespaces: []string{"flux-system", "missing"}}, time.Second)
+		if err == nil || res.Ready {
+			t.Fatal("an unmet barrier held")
+		}
+		for _, want := range []string{"crd nothing.example.com: not found", "namespace missing: not found"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not say %q", err, want)
+			}
+		}
+		if strings.Contains(err.Error(), "flux-system") || time.Since(start) > 10*time.Second {
+			t.Errorf("error %q names a met check, or the wait overran (%s)", err, time.Since(start))
+		}
+	})
+
+	t.Run("a storage class waits for its CSI driver", func(t *testing.T) {
+		sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "late"}, Provisioner: "late.csi.example.com"}
+		if _, err := c.Client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			time.Sleep(700 * time.Millisecond)
+			_, _ = c.Client.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "late.csi.example.com"}}, metav1.CreateOptions{})
+		}()
+		res, err := Wait(ctx, cl, Barrier{StorageClasses: []string{"late"}}, 20*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waited, _ := time.ParseDuration(res.Checks[0].Waited)
+		if waited < 600*time.Millisecond {
+			t.Errorf("the storage class check held after %s, before its CSI driver existed", waited)
+		}
+	})
+
+	t.Run("an unhealthy package is not ready", func(t *testing.T) {
+		sec, err := c.Client.CoreV1().Secrets("zarf").Get(ctx, "zarf-package-csi-rook-ceph", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dp map[string]any
+		_ = json.Unmarshal(sec.Data["data"], &dp)
+		dp["deployedComponents"].([]any)[0].(map[string]any)["status"] = "Deploying"
+		sec.Data["data"], _ = json.Marshal(dp)
+		if _, err := c.Client.CoreV1().Secrets("zarf").Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Wait(ctx, cl, Barrier{Package: "csi-rook-ceph"}, time.Second)
+		if err == nil || !strings.Contains(err.Error(), "package csi-rook-ceph: csi-rook-ceph 1.15.0 not healthy: component csi-rook-ceph is Deploying") {
+			t.Errorf("Wait = %v", err)
+		}
+	})
+}
