@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,6 +100,27 @@ func TestBarriers(t *testing.T) {
 		_, err = Wait(ctx, cl, Barrier{Package: "csi-rook-ceph"}, time.Second)
 		if err == nil || !strings.Contains(err.Error(), "package csi-rook-ceph: csi-rook-ceph 1.15.0 not healthy: component csi-rook-ceph is Deploying") {
 			t.Errorf("Wait = %v", err)
+		}
+	})
+
+	t.Run("the API server restarts during a wait", func(t *testing.T) {
+		done := make(chan error, 1)
+		go func() {
+			_, err := Wait(ctx, cl, Barrier{Namespaces: []string{"after-restart"}}, 120*time.Second)
+			done <- err
+		}()
+		time.Sleep(time.Second) // the informers are watching
+		c.RestartAPIServer(t)
+		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "after-restart"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Wait across the restart: %v", err)
+			}
+		case <-time.After(120 * time.Second):
+			t.Fatal("Wait never noticed the namespace created after the restart")
 		}
 	})
 }

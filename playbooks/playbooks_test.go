@@ -242,8 +242,14 @@ func TestReadinessBarrierModuleOnARealCluster(t *testing.T) {
 	c := kubetest.Start(t)
 	c.Deploy(t, filepath.Join(root, "examples", "bundles", "reference-stack", "zarf-package-app-fluxcd-amd64-2.4.0.tar.zst"))
 	state := privateStateDir(t)
+	// Each case is a one-task playbook run by ansible-playbook.
 	run := func(args string) (string, error) {
-		cmd := exec.Command(tool(t, "ansible"), "localhost", "-m", "zarf_readiness_barrier", "-a", args)
+		play := fmt.Sprintf("- name: Barrier\n  hosts: localhost\n  gather_facts: false\n  tasks:\n    - name: Wait\n      zarf_readiness_barrier: %s\n      register: zarf_wait\n    - name: Show\n      ansible.builtin.debug:\n        var: zarf_wait\n", args)
+		pb := filepath.Join(t.TempDir(), "barrier.yml")
+		if err := os.WriteFile(pb, []byte(play), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(tool(t, "ansible-playbook"), pb)
 		cmd.Dir = root
 		cmd.Env = ansibleEnv(state)
 		out, err := cmd.CombinedOutput()
@@ -251,7 +257,7 @@ func TestReadinessBarrierModuleOnARealCluster(t *testing.T) {
 	}
 	common := fmt.Sprintf(`"kubeconfig": %q, "daemon_path": %q`, c.Kubeconfig, filepath.Join(root, "bin", "zarf-planner"))
 	out, err := run(`{"barrier": {"crds": ["kustomizations.kustomize.toolkit.fluxcd.io"], "namespaces": ["flux-system"], "storage_classes": [], "package": "app-fluxcd"}, "timeout": 60, ` + common + `}`)
-	if err != nil || !strings.Contains(out, `"ready": true`) || !strings.Contains(out, `"changed": false`) || !strings.Contains(out, "Established and NamesAccepted") {
+	if err != nil || !strings.Contains(out, `"ready": true`) || !strings.Contains(out, "changed=0") || !strings.Contains(out, "Established and NamesAccepted") {
 		t.Fatalf("barrier that should hold: %v\n%s", err, out)
 	}
 	out, err = run(`{"checks": [{"kind": "crd", "name": "certificates.cert-manager.io"}], "timeout": 2, ` + common + `}`)

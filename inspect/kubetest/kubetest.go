@@ -13,6 +13,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -173,4 +176,64 @@ func (c *Cluster) Deploy(t testing.TB, archive string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("zarf package deploy %s: %v\n%s", filepath.Base(archive), err, out)
 	}
+}
+
+// RestartAPIServer kills the kube-apiserver (SIGKILL, as a crash would) and
+// starts it again with the very same command line, so it serves the same
+// address, certificates and etcd data. It returns once the server answers.
+// (envtest's own Stop/Start cannot do this: after a stop timeout it
+// deletes the certificates and will not start again.)
+func (c *Cluster) RestartAPIServer(t testing.TB) {
+	t.Helper()
+	certDir := c.env.ControlPlane.APIServer.CertDir
+	pid, args := findProcess(t, "kube-apiserver", certDir)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("killing kube-apiserver pid %d: %v", pid, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting kube-apiserver again: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if _, err := c.Client.Discovery().ServerVersion(); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("kube-apiserver did not answer within 60s of its restart")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// findProcess finds the process running binary whose command line mentions
+// marker, and returns its pid and command line.
+func findProcess(t testing.TB, binary, marker string) (int, []string) {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(raw) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+		if filepath.Base(args[0]) == binary && strings.Contains(string(raw), marker) {
+			return pid, args
+		}
+	}
+	t.Fatalf("no %s process mentions %s", binary, marker)
+	return 0, nil
 }
