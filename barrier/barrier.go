@@ -22,9 +22,12 @@ import (
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apiextinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/colonel-byte/zarf-planner/inspect"
 )
@@ -36,6 +39,15 @@ type Barrier struct {
 	StorageClasses []string `json:"storage_classes"`
 	Namespaces     []string `json:"namespaces"`
 	Package        string   `json:"package"`
+	// Workloads, listed by hand, must be Current by kstatus rules.
+	Workloads []Workload `json:"workloads,omitempty"`
+}
+
+// Workload names a Deployment, StatefulSet or DaemonSet.
+type Workload struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
 }
 
 // Check is one condition of a barrier and what was last seen of it.
@@ -68,7 +80,11 @@ const (
 	KindStorageClass = "storage_class"
 	KindNamespace    = "namespace"
 	KindPackage      = "package"
+	KindWorkload     = "workload"
 )
+
+// workloadKinds are the kinds a workload check accepts.
+var workloadKinds = []string{"Deployment", "StatefulSet", "DaemonSet"}
 
 // Wait watches until every check of b holds or timeout passes (or ctx
 // ends). It returns the result either way; err is set when the barrier did
@@ -88,6 +104,7 @@ func Wait(ctx context.Context, cl Clients, b Barrier, timeout time.Duration) (*R
 	}
 	var syncs []cache.InformerSynced
 	var crds, scs, drivers, nss, secrets cache.Indexer
+	workloads := map[string]cache.Indexer{}
 	add := func(inf cache.SharedIndexInformer) cache.Indexer {
 		_, _ = inf.AddEventHandler(notify)
 		syncs = append(syncs, inf.HasSynced)
@@ -105,6 +122,21 @@ func Wait(ctx context.Context, cl Clients, b Barrier, timeout time.Duration) (*R
 	}
 	if b.Package != "" {
 		secrets = add(zarf.Core().V1().Secrets().Informer())
+	}
+	for _, w := range b.Workloads {
+		if _, ok := workloads[w.Kind]; ok {
+			continue
+		}
+		switch w.Kind {
+		case "Deployment":
+			workloads[w.Kind] = add(core.Apps().V1().Deployments().Informer())
+		case "StatefulSet":
+			workloads[w.Kind] = add(core.Apps().V1().StatefulSets().Informer())
+		case "DaemonSet":
+			workloads[w.Kind] = add(core.Apps().V1().DaemonSets().Informer())
+		default:
+			return &Result{}, fmt.Errorf("workload %s/%s has kind %q; use one of %s", w.Namespace, w.Name, w.Kind, strings.Join(workloadKinds, ", "))
+		}
 	}
 	core.Start(ctx.Done())
 	zarf.Start(ctx.Done())
@@ -126,7 +158,11 @@ func Wait(ctx context.Context, cl Clients, b Barrier, timeout time.Duration) (*R
 		for i := range checks {
 			c := &checks[i]
 			if !c.Ready {
-				c.Ready, c.State = judge(c.Kind, c.Name, crds, scs, drivers, nss, secrets)
+				if c.Kind == KindWorkload {
+					c.Ready, c.State = judgeWorkload(c.Name, workloads)
+				} else {
+					c.Ready, c.State = judge(c.Kind, c.Name, crds, scs, drivers, nss, secrets)
+				}
 				if c.Ready {
 					readyAt[i] = time.Since(start)
 				}
@@ -185,7 +221,36 @@ func plan(b Barrier) []Check {
 	if b.Package != "" {
 		out = append(out, Check{Kind: KindPackage, Name: b.Package, State: "not observed yet"})
 	}
+	for _, w := range b.Workloads {
+		out = append(out, Check{Kind: KindWorkload, Name: w.Kind + "/" + w.Namespace + "/" + w.Name, State: "not observed yet"})
+	}
 	return out
+}
+
+// judgeWorkload applies kstatus to a workload (name Kind/namespace/name):
+// Current only when its status is for its current generation and
+// complete; a status whose observedGeneration lags is not believed.
+func judgeWorkload(name string, indexers map[string]cache.Indexer) (bool, string) {
+	kind, key, _ := strings.Cut(name, "/")
+	obj, ok, _ := indexers[kind].GetByKey(key)
+	if !ok {
+		return false, "not found"
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return false, err.Error()
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion("apps/v1")
+	u.SetKind(kind)
+	res, err := kstatus.Compute(u)
+	if err != nil {
+		return false, err.Error()
+	}
+	if res.Status == kstatus.CurrentStatus {
+		return true, "Current: " + res.Message
+	}
+	return false, fmt.Sprintf("%s: %s", res.Status, res.Message)
 }
 
 func finish(checks []Check, readyAt []time.Duration, total time.Duration) *Result {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -103,6 +104,57 @@ func TestBarriers(t *testing.T) {
 		}
 	})
 
+	t.Run("a workload is judged by kstatus, never on a stale status", func(t *testing.T) {
+		one := int32(1)
+		dep := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: &one,
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.invalid/web:1"}}},
+				},
+			},
+		}
+		deps := c.Client.AppsV1().Deployments("default")
+		created, err := deps.Create(ctx, dep, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := Barrier{Workloads: []Workload{{Kind: "Deployment", Namespace: "default", Name: "web"}}}
+		if _, err := Wait(ctx, cl, b, time.Second); err == nil || !strings.Contains(err.Error(), "workload Deployment/default/web: InProgress") {
+			t.Errorf("a deployment no controller has seen: %v", err)
+		}
+		// A complete status, but for the previous generation: not believed.
+		created.Spec.Template.Spec.Containers[0].Image = "registry.invalid/web:2"
+		updated, err := deps.Update(ctx, created, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ready := func(observed int64) {
+			t.Helper()
+			cur, err := deps.Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur.Status = appsv1.DeploymentStatus{ObservedGeneration: observed, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+				Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}, {Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"}}}
+			if _, err := deps.UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ready(updated.Generation - 1)
+		if _, err := Wait(ctx, cl, b, time.Second); err == nil || !strings.Contains(err.Error(), "InProgress") {
+			t.Errorf("a status for an older generation was believed: %v", err)
+		}
+		ready(updated.Generation)
+		if res, err := Wait(ctx, cl, b, 20*time.Second); err != nil || !strings.Contains(res.Checks[0].State, "Current") {
+			t.Errorf("a current, complete deployment: %+v, %v", res, err)
+		}
+	})
+
+	// Last: the restarted API server lives only as long as this subtest.
 	t.Run("the API server restarts during a wait", func(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {

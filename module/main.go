@@ -161,11 +161,19 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 				return fail("checks[%d] has no name", i)
 			case kind == "package":
 				b["package"] = name
+			case kind == "deployment" || kind == "statefulset" || kind == "daemonset":
+				ns := str(c["namespace"])
+				if ns == "" {
+					return fail("checks[%d] (%s %s) needs a namespace", i, kind, name)
+				}
+				kinds := map[string]string{"deployment": "Deployment", "statefulset": "StatefulSet", "daemonset": "DaemonSet"}
+				list, _ := b["workloads"].([]any)
+				b["workloads"] = append(list, map[string]any{"kind": kinds[kind], "namespace": ns, "name": name})
 			case ok:
 				list, _ := b[field].([]any)
 				b[field] = append(list, name)
 			default:
-				return fail("checks[%d].kind is %q; use crd, storage_class, namespace or package", i, kind)
+				return fail("checks[%d].kind is %q; use crd, storage_class, namespace, package, deployment, statefulset or daemonset", i, kind)
 			}
 		}
 	}

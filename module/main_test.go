@@ -409,7 +409,7 @@ func TestTheOtherModules(t *testing.T) {
 	}{
 		{"barrier options are mutually exclusive", map[string]any{"_ansible_module_name": "zarf_readiness_barrier", "barrier": map[string]any{}, "checks": []any{}}, "parameters are mutually exclusive: barrier|checks"},
 		{"barrier needs one of them", map[string]any{"_ansible_module_name": "zarf_readiness_barrier"}, "one of the following is required: barrier, checks"},
-		{"barrier check kinds are checked", map[string]any{"_ansible_module_name": "colonel_byte.zarf_planner.zarf_readiness_barrier", "checks": []any{map[string]any{"kind": "pod", "name": "x"}}}, `checks[0].kind is "pod"; use crd, storage_class, namespace or package`},
+		{"barrier check kinds are checked", map[string]any{"_ansible_module_name": "colonel_byte.zarf_planner.zarf_readiness_barrier", "checks": []any{map[string]any{"kind": "pod", "name": "x"}}}, `checks[0].kind is "pod"; use crd, storage_class, namespace, package, deployment, statefulset or daemonset`},
 		{"cache needs a path", map[string]any{"_ansible_module_name": "zarf_bundle_cache"}, "missing required arguments: path"},
 		{"cache state is a choice", map[string]any{"_ansible_module_name": "zarf_bundle_cache", "path": "/x", "state": "warm"}, "value of state must be one of: present, absent, got: warm"},
 		{"an unknown module name", map[string]any{"_ansible_module_name": "zarf_bundle_deploy"}, `implements the modules zarf_bundle_plan, zarf_readiness_barrier and zarf_bundle_cache, not "zarf_bundle_deploy"`},

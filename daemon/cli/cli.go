@@ -488,6 +488,7 @@ func newWait() *cobra.Command {
 	var kube inspect.Kube
 	var b barrier.Barrier
 	var fromJSON string
+	var workloads []string
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "wait",
@@ -498,6 +499,13 @@ func newWait() *cobra.Command {
 				if err := json.Unmarshal([]byte(fromJSON), &b); err != nil {
 					return &UsageError{fmt.Errorf("--barrier is not a plan item's barrier JSON: %w", err)}
 				}
+			}
+			for _, w := range workloads {
+				parts := strings.Split(w, "/")
+				if len(parts) != 3 {
+					return &UsageError{fmt.Errorf("--workload %q is not KIND/NAMESPACE/NAME", w)}
+				}
+				b.Workloads = append(b.Workloads, barrier.Workload{Kind: parts[0], Namespace: parts[1], Name: parts[2]})
 			}
 			cl, err := kube.Clients()
 			if err != nil {
@@ -525,6 +533,7 @@ func newWait() *cobra.Command {
 	fl.StringSliceVar(&b.StorageClasses, "storage-class", nil, "storage class that must exist, with its CSI driver (repeatable)")
 	fl.StringSliceVar(&b.Namespaces, "namespace", nil, "namespace that must be Active (repeatable)")
 	fl.StringVar(&b.Package, "package", "", "zarf package whose deployed state must be healthy")
+	fl.StringSliceVar(&workloads, "workload", nil, "KIND/NAMESPACE/NAME of a Deployment, StatefulSet or DaemonSet that must be Current (repeatable)")
 	fl.StringVar(&fromJSON, "barrier", "", "a plan item's barrier as JSON (instead of the flags above)")
 	fl.DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait")
 	return cmd
