@@ -24,6 +24,9 @@ import (
 	apiextinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -41,6 +44,10 @@ type Barrier struct {
 	Package        string   `json:"package"`
 	// Workloads, listed by hand, must be Current by kstatus rules.
 	Workloads []Workload `json:"workloads,omitempty"`
+	// OperatorConditions, listed by hand (namespace/name), must allow an
+	// upgrade: Upgradeable True in a status that has caught up with the
+	// spec (seed 002's generation/observedGeneration handshake).
+	OperatorConditions []string `json:"operator_conditions,omitempty"`
 }
 
 // Workload names a Deployment, StatefulSet or DaemonSet.
@@ -72,7 +79,12 @@ type Clients struct {
 	Name string
 	Kube kubernetes.Interface
 	Ext  apiextclient.Interface
+	// Dyn is needed only for operator conditions.
+	Dyn dynamic.Interface
 }
+
+// operatorConditions is OLM's OperatorCondition resource.
+var operatorConditions = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v2", Resource: "operatorconditions"}
 
 // Check kinds.
 const (
@@ -81,6 +93,7 @@ const (
 	KindNamespace    = "namespace"
 	KindPackage      = "package"
 	KindWorkload     = "workload"
+	KindOperator     = "operator_condition"
 )
 
 // workloadKinds are the kinds a workload check accepts.
@@ -138,6 +151,16 @@ func Wait(ctx context.Context, cl Clients, b Barrier, timeout time.Duration) (*R
 			return &Result{}, fmt.Errorf("workload %s/%s has kind %q; use one of %s", w.Namespace, w.Name, w.Kind, strings.Join(workloadKinds, ", "))
 		}
 	}
+	var opconds cache.Indexer
+	var dyn dynamicinformer.DynamicSharedInformerFactory
+	if len(b.OperatorConditions) > 0 {
+		if cl.Dyn == nil {
+			return &Result{}, fmt.Errorf("waiting for operator conditions needs a dynamic client")
+		}
+		dyn = dynamicinformer.NewDynamicSharedInformerFactory(cl.Dyn, 0)
+		opconds = add(dyn.ForResource(operatorConditions).Informer())
+		dyn.Start(ctx.Done())
+	}
 	core.Start(ctx.Done())
 	zarf.Start(ctx.Done())
 	ext.Start(ctx.Done())
@@ -146,6 +169,9 @@ func Wait(ctx context.Context, cl Clients, b Barrier, timeout time.Duration) (*R
 		core.Shutdown()
 		zarf.Shutdown()
 		ext.Shutdown()
+		if dyn != nil {
+			dyn.Shutdown()
+		}
 	}()
 
 	checks := plan(b)
@@ -158,9 +184,12 @@ func Wait(ctx context.Context, cl Clients, b Barrier, timeout time.Duration) (*R
 		for i := range checks {
 			c := &checks[i]
 			if !c.Ready {
-				if c.Kind == KindWorkload {
+				switch c.Kind {
+				case KindWorkload:
 					c.Ready, c.State = judgeWorkload(c.Name, workloads)
-				} else {
+				case KindOperator:
+					c.Ready, c.State = judgeOperatorCondition(c.Name, opconds)
+				default:
 					c.Ready, c.State = judge(c.Kind, c.Name, crds, scs, drivers, nss, secrets)
 				}
 				if c.Ready {
@@ -224,7 +253,48 @@ func plan(b Barrier) []Check {
 	for _, w := range b.Workloads {
 		out = append(out, Check{Kind: KindWorkload, Name: w.Kind + "/" + w.Namespace + "/" + w.Name, State: "not observed yet"})
 	}
+	for _, oc := range slices.Sorted(slices.Values(b.OperatorConditions)) {
+		out = append(out, Check{Kind: KindOperator, Name: oc, State: "not observed yet"})
+	}
 	return out
+}
+
+// judgeOperatorCondition follows seed 002: the operator states Upgradeable
+// in spec.conditions (which bumps metadata.generation), OLM copies it to
+// status.conditions with the generation it saw. Only a status condition
+// whose observedGeneration equals the generation is believed. With no
+// Upgradeable condition anywhere, the upgrade may proceed (OLM's default).
+func judgeOperatorCondition(key string, idx cache.Indexer) (bool, string) {
+	obj, ok, _ := idx.GetByKey(key)
+	if !ok {
+		return false, "not found"
+	}
+	u := obj.(*unstructured.Unstructured)
+	gen := u.GetGeneration()
+	find := func(path ...string) map[string]any {
+		conds, _, _ := unstructured.NestedSlice(u.Object, path...)
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok && m["type"] == "Upgradeable" {
+				return m
+			}
+		}
+		return nil
+	}
+	spec, st := find("spec", "conditions"), find("status", "conditions")
+	if spec == nil && st == nil {
+		return true, "no Upgradeable condition: the upgrade may proceed"
+	}
+	if st == nil {
+		return false, fmt.Sprintf("the operator set Upgradeable at generation %d; OLM has not reported it yet", gen)
+	}
+	observed, _, _ := unstructured.NestedInt64(st, "observedGeneration")
+	if observed != gen {
+		return false, fmt.Sprintf("status Upgradeable=%v is for generation %d, the condition is at %d (stale)", st["status"], observed, gen)
+	}
+	if st["status"] != "True" {
+		return false, fmt.Sprintf("Upgradeable=%v at generation %d: %v", st["status"], gen, st["message"])
+	}
+	return true, fmt.Sprintf("Upgradeable=True at generation %d", gen)
 }
 
 // judgeWorkload applies kstatus to a workload (name Kind/namespace/name):

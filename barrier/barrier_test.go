@@ -11,8 +11,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/colonel-byte/zarf-planner/inspect/kubetest"
 )
@@ -25,7 +28,11 @@ func clients(t *testing.T, c *kubetest.Cluster) Clients {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Clients{Name: "test", Kube: c.Client, Ext: ext}
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Clients{Name: "test", Kube: c.Client, Ext: ext, Dyn: dyn}
 }
 
 func TestBarriers(t *testing.T) {
@@ -154,6 +161,81 @@ func TestBarriers(t *testing.T) {
 		}
 	})
 
+	t.Run("an operator condition is believed only once its status catches up", func(t *testing.T) {
+		crd := &apiextv1.CustomResourceDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: "operatorconditions.operators.coreos.com"},
+			Spec: apiextv1.CustomResourceDefinitionSpec{
+				Group: "operators.coreos.com", Scope: apiextv1.NamespaceScoped,
+				Names: apiextv1.CustomResourceDefinitionNames{Plural: "operatorconditions", Singular: "operatorcondition", Kind: "OperatorCondition", ListKind: "OperatorConditionList"},
+				Versions: []apiextv1.CustomResourceDefinitionVersion{{Name: "v2", Served: true, Storage: true,
+					Subresources: &apiextv1.CustomResourceSubresources{Status: &apiextv1.CustomResourceSubresourceStatus{}},
+					Schema:       &apiextv1.CustomResourceValidation{OpenAPIV3Schema: &apiextv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}}}},
+			},
+		}
+		if _, err := cl.Ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Wait(ctx, cl, Barrier{CRDs: []string{crd.Name}}, 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		res := cl.Dyn.Resource(operatorConditions).Namespace("default")
+		cond := func(status string, gen int64) map[string]any {
+			m := map[string]any{"type": "Upgradeable", "status": status, "reason": "test", "message": "operator says " + status, "lastTransitionTime": "2026-11-30T00:00:00Z"}
+			if gen > 0 {
+				m["observedGeneration"] = gen
+			}
+			return m
+		}
+		oc := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "operators.coreos.com/v2", "kind": "OperatorCondition",
+			"metadata": map[string]any{"name": "my-operator", "namespace": "default"},
+			"spec":     map[string]any{"conditions": []any{cond("False", 0)}},
+		}}
+		created, err := res.Create(ctx, oc, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := Barrier{OperatorConditions: []string{"default/my-operator"}}
+		expect := func(want string) {
+			t.Helper()
+			_, err := Wait(ctx, cl, b, time.Second)
+			if want == "" {
+				if err != nil {
+					t.Errorf("Wait = %v; want it to hold", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Wait = %v; want %q", err, want)
+			}
+		}
+		expect("OLM has not reported it yet")
+		setStatus := func(status string, observed int64) {
+			t.Helper()
+			cur, err := res.Get(ctx, "my-operator", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = unstructured.SetNestedSlice(cur.Object, []any{cond(status, observed)}, "status", "conditions")
+			if _, err := res.UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		setStatus("False", created.GetGeneration())
+		expect("Upgradeable=False at generation 1")
+		// The operator turns Upgradeable True: generation 2. A True status
+		// still carrying generation 1 must not be believed.
+		cur, _ := res.Get(ctx, "my-operator", metav1.GetOptions{})
+		_ = unstructured.SetNestedSlice(cur.Object, []any{cond("True", 0)}, "spec", "conditions")
+		if _, err := res.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		setStatus("True", 1)
+		expect("is for generation 1, the condition is at 2 (stale)")
+		setStatus("True", 2)
+		expect("")
+	})
+
 	// Last: the restarted API server lives only as long as this subtest.
 	t.Run("the API server restarts during a wait", func(t *testing.T) {
 		done := make(chan error, 1)
@@ -176,3 +258,5 @@ func TestBarriers(t *testing.T) {
 		}
 	})
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -17,6 +17,7 @@ import (
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -61,6 +62,7 @@ type Clients struct {
 	Name string
 	Kube kubernetes.Interface
 	Ext  apiextclient.Interface
+	Dyn  dynamic.Interface
 }
 
 // Clients builds the API clients for the cluster k names.
@@ -82,7 +84,11 @@ func NewClients(cfg *rest.Config, name string) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
 	}
-	return &Clients{Name: name, Kube: kc, Ext: ext}, nil
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
+	return &Clients{Name: name, Kube: kc, Ext: ext, Dyn: dyn}, nil
 }
 
 // Snapshot reads a snapshot of the cluster cfg points at; see Read.

@@ -91,3 +91,16 @@ func TestSnapshotOfARealCluster(t *testing.T) {
 		}
 	}
 }
+
+func TestSnapshotNamesTheMissingPermission(t *testing.T) {
+	c := kubetest.Start(t)
+	kc := c.UserKubeconfig(t, "nobody")
+	cfg, name, err := inspect.Kube{Kubeconfig: kc}.RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = inspect.Snapshot(context.Background(), cfg, name)
+	if err == nil || !strings.Contains(err.Error(), "listing nodes is forbidden: the planner needs list on nodes (see docs/rbac.md)") || !strings.Contains(err.Error(), "cluster "+name) {
+		t.Fatalf("Snapshot as a user without permissions = %v", err)
+	}
+}

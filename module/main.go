@@ -161,6 +161,13 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 				return fail("checks[%d] has no name", i)
 			case kind == "package":
 				b["package"] = name
+			case kind == "operator_condition":
+				ns := str(c["namespace"])
+				if ns == "" {
+					return fail("checks[%d] (%s %s) needs a namespace", i, kind, name)
+				}
+				list, _ := b["operator_conditions"].([]any)
+				b["operator_conditions"] = append(list, ns+"/"+name)
 			case kind == "deployment" || kind == "statefulset" || kind == "daemonset":
 				ns := str(c["namespace"])
 				if ns == "" {
@@ -173,7 +180,7 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 				list, _ := b[field].([]any)
 				b[field] = append(list, name)
 			default:
-				return fail("checks[%d].kind is %q; use crd, storage_class, namespace, package, deployment, statefulset or daemonset", i, kind)
+				return fail("checks[%d].kind is %q; use crd, storage_class, namespace, package, deployment, statefulset, daemonset or operator_condition", i, kind)
 			}
 		}
 	}

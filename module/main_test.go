@@ -409,7 +409,7 @@ func TestTheOtherModules(t *testing.T) {
 	}{
 		{"barrier options are mutually exclusive", map[string]any{"_ansible_module_name": "zarf_readiness_barrier", "barrier": map[string]any{}, "checks": []any{}}, "parameters are mutually exclusive: barrier|checks"},
 		{"barrier needs one of them", map[string]any{"_ansible_module_name": "zarf_readiness_barrier"}, "one of the following is required: barrier, checks"},
-		{"barrier check kinds are checked", map[string]any{"_ansible_module_name": "colonel_byte.zarf_planner.zarf_readiness_barrier", "checks": []any{map[string]any{"kind": "pod", "name": "x"}}}, `checks[0].kind is "pod"; use crd, storage_class, namespace, package, deployment, statefulset or daemonset`},
+		{"barrier check kinds are checked", map[string]any{"_ansible_module_name": "colonel_byte.zarf_planner.zarf_readiness_barrier", "checks": []any{map[string]any{"kind": "pod", "name": "x"}}}, `checks[0].kind is "pod"; use crd, storage_class, namespace, package, deployment, statefulset, daemonset or operator_condition`},
 		{"cache needs a path", map[string]any{"_ansible_module_name": "zarf_bundle_cache"}, "missing required arguments: path"},
 		{"cache state is a choice", map[string]any{"_ansible_module_name": "zarf_bundle_cache", "path": "/x", "state": "warm"}, "value of state must be one of: present, absent, got: warm"},
 		{"an unknown module name", map[string]any{"_ansible_module_name": "zarf_bundle_deploy"}, `implements the modules zarf_bundle_plan, zarf_readiness_barrier and zarf_bundle_cache, not "zarf_bundle_deploy"`},
@@ -620,6 +620,33 @@ func TestClusterModeAgainstARealAPIServer(t *testing.T) {
 	res2, code := runModule(t, offline)
 	if code != 0 || strings.Join(names(res2, "skipped", "name"), ",") != "app-fluxcd,init" {
 		t.Errorf("plan against the saved snapshot: code %d skipped %v (%v)", code, names(res2, "skipped", "name"), res2["msg"])
+	}
+
+	// More of the cluster rules, on the same real cluster: an older
+	// cert-manager installed is upgraded; a package the directory lacks is
+	// reported; the nodes' architecture (amd64) rules out arm64 archives.
+	versions, _ := filepath.Abs("../testdata/bundles/versions")
+	c.Deploy(t, filepath.Join(versions, "zarf-package-operator-cert-manager-amd64-1.13.0.tar.zst"))
+	c.Deploy(t, filepath.Join(versions, "zarf-package-legacy-app-amd64-0.5.0.tar.zst"))
+	res4, code := runModule(t, args)
+	if code != 0 {
+		t.Fatalf("plan after more deploys: %v", res4["msg"])
+	}
+	for _, it := range res4["zarf_packages_to_deploy"].([]any) {
+		if m := it.(map[string]any); m["name"] == "operator-cert-manager" && m["action"] != "upgrade" {
+			t.Errorf("operator-cert-manager action %v; want upgrade from the installed 1.13.0", m["action"])
+		}
+	}
+	if got := names(res4, "installed_not_in_bundle", "name"); strings.Join(got, ",") != "legacy-app" {
+		t.Errorf("installed_not_in_bundle %v; want legacy-app", got)
+	}
+	forms, _ := filepath.Abs("../testdata/bundles/forms")
+	fargs := planArgs(forms, state)
+	fargs["mode"], fargs["kubeconfig"], fargs["flavor"] = "cluster", c.Kubeconfig, "hardened"
+	res5, code := runModule(t, fargs)
+	excluded, _ := json.Marshal(res5["excluded"])
+	if code != 0 || !strings.Contains(string(excluded), "architecture arm64 does not match the target architecture amd64") {
+		t.Errorf("forms in cluster mode: code %d excluded %s (%v)", code, excluded, res5["msg"])
 	}
 
 	// A deployed package whose component failed is planned again.

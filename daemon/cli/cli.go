@@ -511,7 +511,7 @@ func newWait() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, werr := barrier.Wait(cmd.Context(), barrier.Clients{Name: cl.Name, Kube: cl.Kube, Ext: cl.Ext}, b, timeout)
+			res, werr := barrier.Wait(cmd.Context(), barrier.Clients{Name: cl.Name, Kube: cl.Kube, Ext: cl.Ext, Dyn: cl.Dyn}, b, timeout)
 			for _, c := range res.Checks {
 				mark := "ok     "
 				if !c.Ready {
@@ -533,6 +533,7 @@ func newWait() *cobra.Command {
 	fl.StringSliceVar(&b.StorageClasses, "storage-class", nil, "storage class that must exist, with its CSI driver (repeatable)")
 	fl.StringSliceVar(&b.Namespaces, "namespace", nil, "namespace that must be Active (repeatable)")
 	fl.StringVar(&b.Package, "package", "", "zarf package whose deployed state must be healthy")
+	fl.StringSliceVar(&b.OperatorConditions, "operator-condition", nil, "NAMESPACE/NAME of an OLM OperatorCondition whose Upgradeable must be True and current (repeatable)")
 	fl.StringSliceVar(&workloads, "workload", nil, "KIND/NAMESPACE/NAME of a Deployment, StatefulSet or DaemonSet that must be Current (repeatable)")
 	fl.StringVar(&fromJSON, "barrier", "", "a plan item's barrier as JSON (instead of the flags above)")
 	fl.DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait")

@@ -237,7 +237,7 @@ func (d *Daemon) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*planner
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
-	res, werr := barrier.Wait(ctx, barrier.Clients{Name: cl.Name, Kube: cl.Kube, Ext: cl.Ext}, b, timeout)
+	res, werr := barrier.Wait(ctx, barrier.Clients{Name: cl.Name, Kube: cl.Kube, Ext: cl.Ext, Dyn: cl.Dyn}, b, timeout)
 	if werr != nil && ctx.Err() != nil {
 		return nil, ctx.Err()
 	}

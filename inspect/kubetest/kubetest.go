@@ -126,6 +126,25 @@ func Start(t testing.TB) *Cluster {
 	return c
 }
 
+// UserKubeconfig writes a kubeconfig for a user with no permissions at
+// all (no groups), to test what a refused request looks like.
+func (c *Cluster) UserKubeconfig(t testing.TB, name string) string {
+	t.Helper()
+	user, err := c.env.ControlPlane.AddUser(envtest.User{Name: name}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name+".kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // prepare creates what a cluster without controllers lacks for zarf: a
 // Node (amd64), a Running Pod and the default ServiceAccount.
 func (c *Cluster) prepare(ctx context.Context) error {
