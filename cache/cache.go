@@ -167,6 +167,11 @@ func open(dir string, schema int, warn func(string)) (c *Cache, err error) {
 	}()
 	_, statErr := os.Stat(dir)
 	existed := statErr == nil
+	// A crash while Badger created its next memtable leaves a zero-length
+	// .mem file that Badger refuses to reopen (and, on that failed open,
+	// grows to full size, so this must run first). It holds nothing; we
+	// hold the lock, so no other process is writing it.
+	removeEmptyMemtables(dir)
 	db, err := badger.Open(options(dir))
 	if err != nil && !existed {
 		return nil, fmt.Errorf("creating cache %s: %w", dir, err)
@@ -189,6 +194,20 @@ func open(dir string, schema int, warn func(string)) (c *Cache, err error) {
 		return nil, errors.Join(err, db.Close())
 	}
 	return c, nil
+}
+
+// removeEmptyMemtables deletes zero-length memtable (.mem) files, which a
+// crash during memtable creation leaves behind.
+func removeEmptyMemtables(dir string) {
+	entries, _ := os.ReadDir(dir) // a missing dir has nothing to clean
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) != ".mem" {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.Size() == 0 {
+			_ = os.Remove(filepath.Join(dir, e.Name())) // Badger reports it if it is still there
+		}
+	}
 }
 
 // options are sized for a cache of small values: the defaults reserve

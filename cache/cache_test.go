@@ -216,6 +216,28 @@ func TestCorruptDirectoryIsMovedAsideAndRebuilt(t *testing.T) {
 	}
 }
 
+// TestEmptyMemtableLeftByACrashIsNotCorruption reproduces what a crash
+// during memtable creation leaves (seen in CI after SIGKILL): a zero-length
+// .mem file. The cache must reopen with its entries, not move them aside.
+func TestEmptyMemtableLeftByACrashIsNotCorruption(t *testing.T) {
+	dir := bundle(t)
+	cdir := filepath.Join(t.TempDir(), "cache")
+	c := openT(t, cdir)
+	read(t, dir, c)
+	c.Close()
+	if err := os.WriteFile(filepath.Join(cdir, "00099.mem"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := Open(cdir, func(s string) { t.Errorf("unexpected warning: %s", s) })
+	if err != nil {
+		t.Fatalf("Open after an interrupted memtable creation: %v", err)
+	}
+	defer c2.Close()
+	if d := read(t, dir, c2); d.Counts.Hits != 12 {
+		t.Errorf("counts %+v; want every entry still there", d.Counts)
+	}
+}
+
 func TestSecondOpenIsRefusedClearly(t *testing.T) {
 	cdir := filepath.Join(t.TempDir(), "cache")
 	openT(t, cdir)
