@@ -13,13 +13,17 @@ LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID
 export ANSIBLE_LIBRARY := $(CURDIR)/bin/library
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: all build tools fixtures demo test test-go vet venv proto clean bench-planner bench-inspect bench-cache fuzz collection lint molecule
+.PHONY: all build tools fixtures demo test test-go vet venv proto clean bench-planner bench-inspect bench-cache fuzz collection lint molecule demo-cluster
 
 all: build
 
 MODULES := zarf_bundle_plan zarf_readiness_barrier zarf_bundle_cache
 
-build: bin/zarf-planner $(addprefix bin/library/,$(MODULES)) $(addsuffix .yml,$(addprefix bin/library/,$(MODULES)))
+build: bin/zarf-planner $(addprefix bin/library/,$(MODULES)) $(addsuffix .yml,$(addprefix bin/library/,$(MODULES))) bin/testcluster
+
+# The test control plane molecule's cluster scenario starts (test support).
+bin/testcluster: FORCE
+	$(GO) build -o $@ ./inspect/kubetest/testcluster
 
 bin/zarf-planner: FORCE
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./daemon
@@ -91,6 +95,20 @@ $(VENV)/.installed: playbooks/requirements.txt
 demo: build venv
 	$(VENV)/bin/ansible-playbook playbooks/plan-example.yml
 
+# The whole flow against a real kube-apiserver: start the test control
+# plane, plan the example in cluster mode, deploy each package with the real
+# zarf CLI (--connected) and wait for its barrier, then stop it all.
+DEMO_CLUSTER := $(CURDIR)/.cache/demo-cluster
+demo-cluster: tools build venv
+	rm -rf $(DEMO_CLUSTER) && mkdir -p $(DEMO_CLUSTER)
+	./bin/testcluster --dir $(DEMO_CLUSTER)/cluster > $(DEMO_CLUSTER)/cluster.log 2>&1 & \
+	for i in $$(seq 1 900); do [ -f $(DEMO_CLUSTER)/cluster/pid ] && break; sleep 0.2; done; \
+	$(VENV)/bin/ansible-playbook playbooks/deploy-bundle.yml -e zarf_planner_mode=cluster \
+		-e kubeconfig=$(DEMO_CLUSTER)/cluster/kubeconfig -e '{"zarf_deploy_args": ["--connected"]}' \
+		-e zarf_planner_state_dir=$(DEMO_CLUSTER)/state -e zarf_planner_cache_dir=$(DEMO_CLUSTER)/cache; \
+	status=$$?; ./bin/zarf-planner daemon stop --state-dir $(DEMO_CLUSTER)/state >/dev/null 2>&1; \
+	kill $$(cat $(DEMO_CLUSTER)/cluster/pid) 2>/dev/null; wait; exit $$status
+
 vet:
 	$(GO) vet ./...
 
@@ -108,7 +126,7 @@ lint: build venv
 	PATH=$(VENV)/bin:$$PATH ansible-lint --profile production playbooks molecule
 
 # Every molecule scenario (default driver, localhost), full test sequence.
-MOLECULE_SCENARIOS := default failures airgap-cache
+MOLECULE_SCENARIOS := default failures airgap-cache cluster
 molecule: build venv
 	@for s in $(MOLECULE_SCENARIOS); do \
 		echo "== molecule test -s $$s"; \

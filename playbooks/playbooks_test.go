@@ -265,3 +265,41 @@ func TestReadinessBarrierModuleOnARealCluster(t *testing.T) {
 		t.Fatalf("barrier that cannot hold: %v\n%s", err, out)
 	}
 }
+
+// TestDeployBundleCheckModeDeploysNothing runs deploy-bundle.yml in check
+// mode: it plans and shows the plan, and the role deploys nothing.
+func TestDeployBundleCheckModeDeploysNothing(t *testing.T) {
+	built(t)
+	cmd := exec.Command(tool(t, "ansible-playbook"), "playbooks/deploy-bundle.yml", "--check")
+	cmd.Dir = root
+	cmd.Env = ansibleEnv(privateStateDir(t))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("check mode: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "workload-app") || strings.Contains(string(out), "Deploy init") || !strings.Contains(string(out), "changed=0") {
+		t.Errorf("check mode should show the plan and deploy nothing:\n%s", out)
+	}
+}
+
+// TestDeployBundleStopsAtTheFirstFailure deploys to a cluster that does not
+// exist: the play stops at the first package's deploy step, naming it.
+func TestDeployBundleStopsAtTheFirstFailure(t *testing.T) {
+	built(t)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: gone, cluster: {server: 'https://127.0.0.1:1'}}]\ncontexts: [{name: gone, context: {cluster: gone, user: u}}]\ncurrent-context: gone\nusers: [{name: u, user: {token: x}}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(tool(t, "ansible-playbook"), "playbooks/deploy-bundle.yml", "-e", "kubeconfig="+kc, "-e", `{"zarf_deploy_args": ["--connected"]}`)
+	cmd.Dir = root
+	cmd.Env = ansibleEnv(privateStateDir(t))
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("deploying to no cluster succeeded:\n%s", out)
+	}
+	s := string(out)
+	i := strings.Index(s, "TASK [deploy_packages : Deploy init 0.1.0]")
+	if i < 0 || !strings.Contains(s[i:], "fatal: [localhost]") || strings.Contains(s, "Deploy app-fluxcd") || !strings.Contains(s, "failed=1") {
+		t.Errorf("the play should stop at init's deploy step:\n%s", out)
+	}
+}

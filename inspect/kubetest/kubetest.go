@@ -59,71 +59,94 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// assets makes a directory holding kube-apiserver and etcd, as envtest
-// expects.
-func assets(t testing.TB) string {
-	t.Helper()
+// assets fills dir with the kube-apiserver and etcd envtest expects.
+func assets(dir string) error {
 	root, err := RepoRoot()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	apiserver := filepath.Join(root, ".tools", "bin", "kube-apiserver")
 	if _, err := os.Stat(apiserver); err != nil {
-		t.Fatalf("%s is missing: run `make tools` (make test does)", apiserver)
+		return fmt.Errorf("%s is missing: run `make tools` (make test does)", apiserver)
 	}
 	etcd, err := exec.LookPath("etcd")
 	if err != nil {
-		t.Fatal("etcd is not in PATH: install Debian's etcd-server (.ci/run does)")
+		return errors.New("etcd is not in PATH: install Debian's etcd-server (.ci/run does)")
 	}
-	dir := t.TempDir()
 	for name, target := range map[string]string{"kube-apiserver": apiserver, "etcd": etcd} {
 		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
-	return dir
+	return nil
 }
 
 // Start starts a control plane for the test and stops it when the test
 // ends.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
+	c, err := Launch(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Logf("stopping the control plane: %v", err)
+		}
+	})
+	return c
+}
+
+// Launch starts a control plane outside a test (dir holds its binaries
+// and the admin kubeconfig, dir/kubeconfig); Stop ends it.
+func Launch(dir string) (*Cluster, error) {
 	ctrllog.SetLogger(logr.Discard()) // envtest logs through controller-runtime
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o700); err != nil {
+		return nil, err
+	}
+	if err := assets(bin); err != nil {
+		return nil, err
+	}
 	env := &envtest.Environment{
-		BinaryAssetsDirectory:    assets(t),
+		BinaryAssetsDirectory:    bin,
 		ControlPlaneStartTimeout: 90 * time.Second,
 		ControlPlaneStopTimeout:  30 * time.Second,
 	}
 	cfg, err := env.Start()
 	if err != nil {
-		t.Fatalf("starting kube-apiserver and etcd: %v", err)
+		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
 	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Logf("stopping the control plane: %v", err)
-		}
-	})
-	user, err := env.ControlPlane.AddUser(envtest.User{Name: "zarf-planner-test", Groups: []string{"system:masters"}}, nil)
+	c := &Cluster{Config: cfg, env: env}
+	if err := c.finish(dir); err != nil {
+		return nil, errors.Join(err, env.Stop())
+	}
+	return c, nil
+}
+
+// Stop stops the control plane.
+func (c *Cluster) Stop() error { return c.env.Stop() }
+
+func (c *Cluster) finish(dir string) error {
+	user, err := c.env.ControlPlane.AddUser(envtest.User{Name: "zarf-planner-test", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
-		t.Fatalf("adding an admin user: %v", err)
+		return fmt.Errorf("adding an admin user: %w", err)
 	}
 	kc, err := user.KubeConfig()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kc, 0o600); err != nil {
-		t.Fatal(err)
+	c.Kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(c.Kubeconfig, kc, 0o600); err != nil {
+		return err
 	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
+	if c.Client, err = kubernetes.NewForConfig(c.Config); err != nil {
+		return err
 	}
-	c := &Cluster{Config: cfg, Kubeconfig: path, Client: client, env: env}
 	if err := c.prepare(context.Background()); err != nil {
-		t.Fatalf("preparing the cluster for zarf: %v", err)
+		return fmt.Errorf("preparing the cluster for zarf: %w", err)
 	}
-	return c
+	return nil
 }
 
 // UserKubeconfig writes a kubeconfig for a user with no permissions at
