@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/module/ansible"
@@ -198,7 +199,7 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	defer cancel()
 	defer conn.Close()
 	resp, err := conn.Planner.Wait(ctx, &plannerpb.WaitRequest{
-		Barrier: barrierJSON, Kubeconfig: callerKubeconfig(str(args["kubeconfig"])), Context: str(args["context"]), TimeoutSeconds: waitFor,
+		Barrier: barrierJSON, Kubeconfig: contract.CallerKubeconfig(str(args["kubeconfig"])), Context: str(args["context"]), TimeoutSeconds: waitFor,
 	})
 	if err != nil {
 		if st, ok := status.FromError(err); ok && (st.Code() == codes.FailedPrecondition || st.Code() == codes.InvalidArgument) {
@@ -316,7 +317,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		}
 		req.Mode = "cluster"
 	} else if req.Mode == "cluster" {
-		req.Kubeconfig = callerKubeconfig(str(args["kubeconfig"]))
+		req.Kubeconfig = contract.CallerKubeconfig(str(args["kubeconfig"]))
 	}
 	if p, ok := args["priorities"].(map[string]any); ok {
 		req.Priorities = map[string]int32{}
@@ -367,25 +368,6 @@ func callError(err error, ctx context.Context, conn *lifecycle.Conn, dir string,
 		return fmt.Sprintf("the zarf-planner daemon (pid %d) stopped answering while working on %s (%s); see its log in %s; the next call starts a fresh daemon", conn.State.Pid, dir, st.Message(), conn.StateDir)
 	}
 	return fmt.Sprintf("working on %s in the zarf-planner daemon (pid %d) failed: %v", dir, conn.State.Pid, err)
-}
-
-// callerKubeconfig is the kubeconfig the module's caller means: the
-// option, else KUBECONFIG (its first entry), else ~/.kube/config. The daemon
-// is always given an explicit path; it never reads its own environment.
-func callerKubeconfig(explicit string) string {
-	if explicit != "" {
-		abs, _ := filepath.Abs(explicit)
-		return abs
-	}
-	if env := os.Getenv("KUBECONFIG"); env != "" {
-		first, _, _ := strings.Cut(env, string(os.PathListSeparator))
-		abs, _ := filepath.Abs(first)
-		return abs
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".kube", "config")
-	}
-	return ""
 }
 
 func strMap(v any) map[string]string {

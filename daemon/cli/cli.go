@@ -172,7 +172,7 @@ func (f *planFlags) planRaw(cmd *cobra.Command, dir string, decode ...bool) (*se
 			CacheDir: f.source.cacheDir, NoCache: f.source.noCache,
 			Mode: o.Mode, AllowDowngrade: o.AllowDowngrade, Installed: req.Cluster.Installed, Context: f.kube.Context}
 		if o.Mode == planner.ModeCluster && req.Cluster.Installed == "" {
-			pr.Kubeconfig = callerKubeconfig(f.kube.Kubeconfig)
+			pr.Kubeconfig = contract.CallerKubeconfig(f.kube.Kubeconfig)
 		}
 		if len(o.Priorities) > 0 {
 			pr.Priorities = map[string]int32{}
@@ -215,25 +215,6 @@ func (f *planFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.installed, "installed", "", "plan against a snapshot saved with `zarf-planner snapshot -o json` instead of a live cluster (implies --mode cluster)")
 	fl.BoolVar(&f.allowDowngrade, "allow-downgrade", false, "in cluster mode, allow planning an older version than the one installed")
 	f.source.register(cmd)
-}
-
-// callerKubeconfig is the kubeconfig path the caller means: the flag, else
-// KUBECONFIG (its first entry), else ~/.kube/config. The daemon is given
-// this path; it never reads its own environment.
-func callerKubeconfig(explicit string) string {
-	if explicit != "" {
-		abs, _ := filepath.Abs(explicit)
-		return abs
-	}
-	if env := os.Getenv("KUBECONFIG"); env != "" {
-		first, _, _ := strings.Cut(env, string(os.PathListSeparator))
-		abs, _ := filepath.Abs(first)
-		return abs
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".kube", "config")
-	}
-	return ""
 }
 
 func (f *planFlags) request(dir string) (service.Request, error) {

@@ -1,0 +1,27 @@
+package contract
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// CallerKubeconfig is the kubeconfig path a client of the daemon means: the
+// explicit flag or option, else the first entry of KUBECONFIG, else
+// ~/.kube/config, made absolute. Clients always send this path: the daemon
+// serves many callers and never reads its own environment.
+func CallerKubeconfig(explicit string) string {
+	if explicit != "" {
+		abs, _ := filepath.Abs(explicit)
+		return abs
+	}
+	if env := os.Getenv("KUBECONFIG"); env != "" {
+		first, _, _ := strings.Cut(env, string(os.PathListSeparator))
+		abs, _ := filepath.Abs(first)
+		return abs
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".kube", "config")
+	}
+	return ""
+}
