@@ -228,7 +228,8 @@ func TestInspectAndForms(t *testing.T) {
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "zp-cli")
 	if err != nil {
-		panic(err)
+		fmt.Fprintln(os.Stderr, "cli tests: no temporary directory:", err)
+		os.Exit(1)
 	}
 	os.Setenv("ZARF_PLANNER_STATE_DIR", filepath.Join(dir, "state"))
 	os.Setenv("ZARF_PLANNER_CACHE_DIR", filepath.Join(dir, "cache"))
