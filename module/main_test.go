@@ -75,7 +75,7 @@ func stopDaemon(t *testing.T, dir string) {
 	if err != nil {
 		return // none running
 	}
-	if _, err := lifecycle.Stop(context.Background(), dir, 10*time.Second); err != nil && syscall.Kill(s.Pid, 0) == nil {
+	if _, err := lifecycle.Stop(context.Background(), dir, 10*time.Second); err != nil && lifecycle.Alive(s.Pid) {
 		t.Errorf("daemon pid %d did not stop: %v", s.Pid, err)
 		_ = syscall.Kill(s.Pid, syscall.SIGKILL)
 	}
@@ -349,7 +349,7 @@ func TestDaemonOfAnotherBuildIsReplaced(t *testing.T) {
 	if !started || pid == oldPid {
 		t.Fatalf("reached pid %d (started %v); want a new daemon replacing pid %d", pid, started, oldPid)
 	}
-	if syscall.Kill(oldPid, 0) == nil {
+	if lifecycle.Alive(oldPid) {
 		t.Errorf("the old daemon pid %d still runs", oldPid)
 	}
 	log, _ := os.ReadFile(filepath.Join(state, lifecycle.LogFile))

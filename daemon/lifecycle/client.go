@@ -160,7 +160,7 @@ func dial(ctx context.Context, dir string) (*Conn, *plannerpb.StatusResponse, er
 	if err != nil {
 		return nil, nil, err
 	}
-	if !pidAlive(s.Pid) {
+	if !Alive(s.Pid) {
 		return nil, nil, fmt.Errorf("daemon pid %d is gone", s.Pid)
 	}
 	if s.ProtocolVersion != contract.ProtocolVersion {
@@ -232,7 +232,7 @@ func retire(ctx context.Context, dir string) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err == nil && pidAlive(s.Pid) {
+	if err == nil && Alive(s.Pid) {
 		var bm *buildMismatch
 		if _, aerr := attach(ctx, dir); errors.As(aerr, &bm) && bm.pid == s.Pid {
 			if err := syscall.Kill(s.Pid, syscall.SIGTERM); err == nil {
@@ -248,7 +248,7 @@ func retire(ctx context.Context, dir string) error {
 
 func waitGone(ctx context.Context, pid int, limit time.Duration) {
 	deadline := time.Now().Add(limit)
-	for pidAlive(pid) && time.Now().Before(deadline) && ctx.Err() == nil {
+	for Alive(pid) && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
@@ -339,7 +339,7 @@ func Stop(ctx context.Context, dir string, limit time.Duration) (int, error) {
 		return pid, fmt.Errorf("signalling daemon pid %d: %w", pid, err)
 	}
 	waitGone(ctx, pid, limit)
-	if pidAlive(pid) {
+	if Alive(pid) {
 		return pid, fmt.Errorf("daemon pid %d is still running after %s (it finishes in-flight requests first)", pid, limit)
 	}
 	return pid, nil

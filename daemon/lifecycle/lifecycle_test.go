@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -202,5 +203,25 @@ func TestStateDirMustBePrivate(t *testing.T) {
 	}
 	if _, err := Connect(context.Background(), Options{StateDir: dir}); err == nil {
 		t.Error("Connect used a world-writable state directory")
+	}
+}
+
+// A daemon started by a script that never reaps it stays a zombie after it
+// exits; stop and retire must see it gone rather than wait 30 s for it.
+func TestExitedUnreapedProcessIsNotAlive(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "exit 0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for Alive(cmd.Process.Pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d exited (unreaped) but Alive still reports it alive", cmd.Process.Pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !Alive(os.Getpid()) {
+		t.Fatal("Alive reports this test process as gone")
 	}
 }

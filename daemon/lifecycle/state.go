@@ -7,6 +7,7 @@
 package lifecycle
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -134,8 +135,30 @@ func RemoveState(dir string, pid int) error {
 	return nil
 }
 
-// pidAlive reports whether a process with pid exists.
-func pidAlive(pid int) bool {
+// Alive reports whether a process with pid exists and has not exited.
+// An exited process its parent has not reaped yet (a zombie: a daemon
+// started by a script that never waits for it) still answers kill(pid, 0),
+// so on Linux its state in /proc decides.
+func Alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	return !exited(pid)
+}
+
+// exited reports whether /proc says pid is a zombie or dead; false when
+// /proc cannot tell.
+func exited(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// "pid (comm) S ...": comm may hold spaces and parentheses, so the
+	// state is the first field after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	return b[i+2] == 'Z' || b[i+2] == 'X'
 }

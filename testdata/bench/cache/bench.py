@@ -92,7 +92,7 @@ def main():
         nocache = timed(plan + ["--no-cache"], env=env, runs=3)
         # Through a running daemon, with a fresh cache of its own.
         denv = dict(env, ZARF_PLANNER_CACHE_DIR=os.path.join(work, "dcache"))
-        subprocess.Popen([PLANNER, "serve"], env=denv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        daemon = subprocess.Popen([PLANNER, "serve"], env=denv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         for _ in range(200):
             if os.path.exists(os.path.join(work, "state", "daemon.json")):
                 break
@@ -106,6 +106,7 @@ def main():
         warm_module = timed([MODULE, args], env=denv)
         stats = subprocess.run([PLANNER, "daemon", "status"], env=denv, capture_output=True, text=True).stdout.strip()
         subprocess.run([PLANNER, "daemon", "stop"], env=denv, stdout=subprocess.DEVNULL)
+        daemon.wait(timeout=30)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     n = len([f for f in os.listdir(ARCHIVES) if ".tar" in f])
