@@ -308,24 +308,27 @@ func (c *Cache) LookupContent(sha string) (inspect.Outcome, bool) {
 // content returns the outcome kept for a sha256, validating it, and marks
 // it used (at most once an hour, to keep warm reads free of writes).
 func (c *Cache) content(sha string) (inspect.Outcome, bool) {
-	key := []byte(prefixSHA + sha)
-	e, ok := c.memoSHA(sha)
-	if !ok {
-		if !c.get(key, &e) {
+	key := func() []byte { return []byte(prefixSHA + sha) }
+	e, memoized := c.memoSHA(sha)
+	if !memoized {
+		if !c.get(key(), &e) {
 			return inspect.Outcome{}, false
 		}
 		if e.Schema != c.schema || e.Outcome.SHA256 != sha || !validOutcome(e.Outcome) {
-			_ = c.db.Update(func(txn *badger.Txn) error { return txn.Delete(key) })
+			_ = c.db.Update(func(txn *badger.Txn) error { return txn.Delete(key()) })
 			return inspect.Outcome{}, false
 		}
 	}
 	if now := c.now(); now.Sub(e.Used) > time.Hour {
 		e.Used = now
 		if b, err := json.Marshal(e); err == nil {
-			_ = c.db.Update(func(txn *badger.Txn) error { return txn.Set(key, b) })
+			_ = c.db.Update(func(txn *badger.Txn) error { return txn.Set(key(), b) })
 		}
+		memoized = false
 	}
-	c.remember("", nil, sha, &e)
+	if !memoized {
+		c.remember("", nil, sha, &e)
+	}
 	return e.Outcome, true
 }
 

@@ -10,8 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"golang.org/x/sync/errgroup"
+	"sync/atomic"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
@@ -108,17 +107,23 @@ func ReadDirWith(ctx context.Context, dir string, opts Options) (*Directory, err
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s: %w", dir, err)
 	}
-	entries, err := os.ReadDir(abs)
+	dirFile, err := os.Open(abs)
 	if err != nil {
 		return nil, fmt.Errorf("listing the package directory: %w", err)
 	}
+	defer dirFile.Close()
+	entries, err := dirFile.ReadDir(-1)
+	if err != nil {
+		return nil, fmt.Errorf("listing the package directory: %w", err)
+	}
+	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	d := &Directory{Candidates: []facts.Candidate{}, Invalid: []*InvalidError{}, Excluded: []Skipped{}, Ignored: []Skipped{}, Notices: []string{}}
 	names := map[string]bool{}
 	for _, e := range entries {
 		names[e.Name()] = true
 	}
 	var files []string
-	for _, e := range entries { // os.ReadDir sorts by name
+	for _, e := range entries {
 		p := filepath.Join(abs, e.Name())
 		base, part, isPart := splitBase(e.Name())
 		switch {
@@ -142,35 +147,42 @@ func ReadDirWith(ctx context.Context, dir string, opts Options) (*Directory, err
 	results := make([]result, len(files))
 	var progressMu sync.Mutex
 	progress := Progress{Total: len(files)}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, f := range files {
-		g.Go(func() error {
-			var r result
-			if opts.Cache != nil {
-				r.a, r.err = inspectCached(gctx, f, opts.Cache, &r.counts)
-			} else {
-				r.counts.Read++
-				r.a, r.err = Inspect(gctx, f)
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			r.counts.Archives++
-			results[i] = r
-			if opts.Progress != nil {
-				progressMu.Lock()
-				progress.Done++
-				if fp, err := Fingerprinting(f); err == nil {
-					progress.Bytes += fp.Size()
+	// A fixed set of workers takes the files in turn: most of a warm
+	// directory is answered by one stat each, too little work to start a
+	// goroutine per file for.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(files), 1)) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(files) {
+					return
 				}
-				opts.Progress(progress)
-				progressMu.Unlock()
+				f := files[i]
+				var r result
+				if opts.Cache != nil {
+					r.a, r.err = inspectCached(ctx, dirFile, f, opts.Cache, &r.counts)
+				} else {
+					r.counts.Read++
+					r.a, r.err = Inspect(ctx, f)
+				}
+				r.counts.Archives++
+				results[i] = r
+				if opts.Progress != nil {
+					progressMu.Lock()
+					progress.Done++
+					if fp, err := fingerprintIn(dirFile, f); err == nil {
+						progress.Bytes += fp.Size()
+					}
+					opts.Progress(progress)
+					progressMu.Unlock()
+				}
 			}
-			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	for i, r := range results {
