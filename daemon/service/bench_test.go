@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/cache"
+	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner"
 )
@@ -52,5 +53,23 @@ func BenchmarkWarmPlan(b *testing.B) {
 		if _, err := res.JSON(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkWarmPlanDaemon is a daemon's warm answer: the scan, then the
+// document from the plan memo.
+func BenchmarkWarmPlanDaemon(b *testing.B) {
+	dir, c := benchCache(b)
+	d := NewDaemon(c.Dir(), nil)
+	d.caches[c.Dir()] = c
+	req := &plannerpb.PlanRequest{Path: dir, CacheDir: c.Dir()}
+	for b.Loop() {
+		resp, err := d.Plan(context.Background(), req)
+		if err != nil || resp.GetFailed() {
+			b.Fatal(err)
+		}
+	}
+	if hits, _ := d.memo.Stats(); hits < uint64(b.N)-1 {
+		b.Fatalf("the memo answered %d of %d", hits, b.N)
 	}
 }

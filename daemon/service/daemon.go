@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +30,7 @@ type Daemon struct {
 	mu     sync.Mutex
 	caches map[string]*cache.Cache
 	kube   map[inspect.Kube]*inspect.Clients
+	memo   *Memo
 
 	read, hits, contentHits atomic.Uint64
 }
@@ -43,8 +43,16 @@ func NewDaemon(defaultCache string, warn func(string)) *Daemon {
 	if warn == nil {
 		warn = func(string) {}
 	}
-	return &Daemon{defaultCache: defaultCache, warn: warn, caches: map[string]*cache.Cache{}, kube: map[inspect.Kube]*inspect.Clients{}}
+	return &Daemon{defaultCache: defaultCache, warn: warn, caches: map[string]*cache.Cache{}, kube: map[inspect.Kube]*inspect.Clients{},
+		memo: NewMemo(memoDocs, memoBytes)}
 }
+
+// The plan memo keeps the last few documents: a playbook run asks the
+// same question about the same directory from several places.
+const (
+	memoDocs  = 16
+	memoBytes = 64 << 20
+)
 
 // closeTimeout bounds closing the caches: Badger's Close waits for its
 // last flush, which never ends if the cache directory was removed under
@@ -137,33 +145,20 @@ func (d *Daemon) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planner
 	}
 	r := FromProto(req)
 	r.Cluster.Clients = d.clients
-	var cacheWarning string
 	if !req.GetNoCache() {
 		c, err := d.Cache(req.GetCacheDir())
 		if err != nil {
-			cacheWarning = fmt.Sprintf("planned without the cache: %v", err)
+			r.Warnings = append(r.Warnings, fmt.Sprintf("planned without the cache: %v", err))
 		} else {
 			r.Cache = c
 		}
 	}
-	res, err := Plan(ctx, r)
+	p, err := d.memo.Plan(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	d.count(res.Counts)
-	if cacheWarning != "" {
-		if res.Plan != nil {
-			res.Plan.Warnings = append(res.Plan.Warnings, cacheWarning)
-			slices.Sort(res.Plan.Warnings)
-		} else {
-			res.Warnings = append(res.Warnings, cacheWarning)
-		}
-	}
-	b, err := res.JSON()
-	if err != nil {
-		return nil, fmt.Errorf("rendering the plan: %w", err)
-	}
-	return &plannerpb.PlanResponse{Result: b, Failed: res.Failed}, nil
+	d.count(p.Counts)
+	return &plannerpb.PlanResponse{Result: p.Doc, Failed: p.Failed}, nil
 }
 
 // Inspect answers an inspect request.

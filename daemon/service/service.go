@@ -86,6 +86,9 @@ type Request struct {
 	Cache inspect.Cache
 	// Cluster says where cluster facts come from in cluster mode.
 	Cluster ClusterSource
+	// Warnings are added to the result's (such as a daemon's note that it
+	// planned without its cache).
+	Warnings []string
 }
 
 // ClusterSource says where a cluster-aware plan finds the cluster: a saved
@@ -134,6 +137,17 @@ func FromProto(r *plannerpb.PlanRequest) Request {
 // Plan plans a directory. It returns an error only when ctx ends; every
 // other problem is a Result with Failed set.
 func Plan(ctx context.Context, req Request) (*Result, error) {
+	req, dir, early, err := prepare(ctx, req)
+	if err != nil || early != nil {
+		return early, err
+	}
+	return decide(req, dir), nil
+}
+
+// prepare does a plan's reading: the cluster's facts in cluster mode and
+// the directory's archives. It returns the request with its defaults
+// filled in, or early, a failure to read, which ends the plan.
+func prepare(ctx context.Context, req Request) (_ Request, _ *inspect.Directory, early *Result, _ error) {
 	if req.Cluster.Installed != "" && req.Options.Mode == "" {
 		req.Options.Mode = planner.ModeCluster
 	}
@@ -141,9 +155,9 @@ func Plan(ctx context.Context, req Request) (*Result, error) {
 		c, err := req.Cluster.snapshot(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return req, nil, nil, ctx.Err()
 			}
-			return fail(fmt.Sprintf("cannot plan against the cluster: %v", err), []planner.Problem{{Kind: "cluster", Packages: []string{}, Message: err.Error()}}, nil, nil), nil
+			return req, nil, fail(fmt.Sprintf("cannot plan against the cluster: %v", err), []planner.Problem{{Kind: "cluster", Packages: []string{}, Message: err.Error()}}, req.Warnings, nil), nil
 		}
 		req.Options.Cluster = c
 	}
@@ -153,32 +167,44 @@ func Plan(ctx context.Context, req Request) (*Result, error) {
 	dir, err := inspect.ReadDirWith(ctx, req.Path, inspect.Options{Cache: req.Cache})
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return req, nil, nil, ctx.Err()
 		}
-		return fail(fmt.Sprintf("cannot plan %s: %v", req.Path, err), nil, nil, nil), nil
+		return req, nil, fail(fmt.Sprintf("cannot plan %s: %v", req.Path, err), nil, req.Warnings, nil), nil
 	}
+	return req, dir, nil, nil
+}
+
+// decide plans what prepare read. It reads nothing: its result depends on
+// req.Options, req.Warnings and dir alone (see Memo).
+func decide(req Request, dir *inspect.Directory) *Result {
 	warnings := slices.Clone(dir.Notices)
 	for _, w := range dir.Excluded {
 		warnings = append(warnings, fmt.Sprintf("skipped %s: %s", filepath.Base(w.Path), w.Reason))
 	}
+	warnings = append(warnings, req.Warnings...)
 	if len(dir.Invalid) > 0 {
 		var probs []planner.Problem
 		for _, inv := range dir.Invalid {
 			probs = append(probs, planner.Problem{Kind: planner.KindInvalid, Packages: []string{inv.Package}, Message: inv.Error()})
 		}
-		return fail(summary(probs), probs, warnings, dir.Ignored), nil
+		return withCounts(fail(summary(probs), probs, warnings, dir.Ignored), dir.Counts)
 	}
 	plan, err := planner.New(dir.Candidates, req.Options)
 	if err != nil {
 		f, ok := planner.AsFailure(err)
 		if !ok {
-			return fail(err.Error(), nil, warnings, dir.Ignored), nil
+			return withCounts(fail(err.Error(), nil, warnings, dir.Ignored), dir.Counts)
 		}
-		return fail(summary(f.Problems), f.Problems, warnings, dir.Ignored), nil
+		return withCounts(fail(summary(f.Problems), f.Problems, warnings, dir.Ignored), dir.Counts)
 	}
 	plan.Warnings = append(plan.Warnings, warnings...)
 	slices.Sort(plan.Warnings)
-	return &Result{Plan: plan, Ignored: dir.Ignored, Counts: dir.Counts}, nil
+	return &Result{Plan: plan, Ignored: dir.Ignored, Counts: dir.Counts}
+}
+
+func withCounts(r *Result, c inspect.Counts) *Result {
+	r.Counts = c
+	return r
 }
 
 func fail(msg string, probs []planner.Problem, warnings []string, ignored []inspect.Skipped) *Result {

@@ -1,0 +1,179 @@
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/planner"
+)
+
+// Memo remembers rendered plan documents, so a daemon asked the same
+// question about an unchanged directory answers without planning again.
+//
+// Every request is still read in full (each archive is stat'ed and
+// looked up, changed ones are re-read), and only then is the memo
+// consulted, under a key that hashes everything decide depends on: the
+// request's options and warnings, and what the directory was found to
+// hold (each candidate's path and sha256, which names its content, and
+// every invalid, excluded and ignored file and notice with its reason).
+// A changed, added, removed, renamed or replaced archive changes the key,
+// so it can never be answered with a stale plan. A cluster-aware request
+// is never memoized: the cluster changes under it.
+type Memo struct {
+	mu       sync.Mutex
+	docs     map[memoKey]memoDoc
+	order    []memoKey // oldest first
+	bytes    int
+	maxDocs  int
+	maxBytes int
+
+	hits, misses atomic.Uint64
+}
+
+type memoKey [sha256.Size]byte
+
+type memoDoc struct {
+	doc    []byte
+	failed bool
+}
+
+// NewMemo keeps at most maxDocs documents and maxBytes of them.
+func NewMemo(maxDocs, maxBytes int) *Memo {
+	return &Memo{docs: map[memoKey]memoDoc{}, maxDocs: maxDocs, maxBytes: maxBytes}
+}
+
+// Planned is a rendered contract document.
+type Planned struct {
+	// Doc is the contract document (JSON).
+	Doc []byte
+	// Failed says the document is a failure.
+	Failed bool
+	// Counts say how the archives were obtained.
+	Counts inspect.Counts
+	// Memoized says the document came from the memo.
+	Memoized bool
+}
+
+// Plan plans req like the package's Plan and renders the document,
+// reusing a remembered document when the request and what its directory
+// holds are unchanged. A nil Memo plans every time.
+func (m *Memo) Plan(ctx context.Context, req Request) (*Planned, error) {
+	req, dir, early, err := prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if early != nil {
+		return render(early)
+	}
+	if m == nil || req.Options.Mode == planner.ModeCluster {
+		return render(decide(req, dir))
+	}
+	key, err := memoKeyOf(req, dir)
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := m.get(key); ok {
+		m.hits.Add(1)
+		return &Planned{Doc: d.doc, Failed: d.failed, Counts: dir.Counts, Memoized: true}, nil
+	}
+	m.misses.Add(1)
+	p, err := render(decide(req, dir))
+	if err != nil {
+		return nil, err
+	}
+	m.put(key, memoDoc{doc: p.Doc, failed: p.Failed})
+	return p, nil
+}
+
+// Stats reports how many requests the memo answered and how many it did not.
+func (m *Memo) Stats() (hits, misses uint64) {
+	return m.hits.Load(), m.misses.Load()
+}
+
+func render(res *Result) (*Planned, error) {
+	b, err := res.JSON()
+	if err != nil {
+		return nil, fmt.Errorf("rendering the plan: %w", err)
+	}
+	return &Planned{Doc: b, Failed: res.Failed, Counts: res.Counts}, nil
+}
+
+func (m *Memo) get(k memoKey) (memoDoc, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, ok := m.docs[k]
+	if ok {
+		i := slices.Index(m.order, k)
+		m.order = append(slices.Delete(m.order, i, i+1), k)
+	}
+	return d, ok
+}
+
+func (m *Memo) put(k memoKey, d memoDoc) {
+	if len(d.doc) > m.maxBytes {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.docs[k]; ok {
+		return
+	}
+	for len(m.order) > 0 && (len(m.order) >= m.maxDocs || m.bytes+len(d.doc) > m.maxBytes) {
+		old := m.order[0]
+		m.order = m.order[1:]
+		m.bytes -= len(m.docs[old].doc)
+		delete(m.docs, old)
+	}
+	m.docs[k] = d
+	m.order = append(m.order, k)
+	m.bytes += len(d.doc)
+}
+
+// memoKeyOf hashes everything decide reads. Each field is written with
+// its length first, so no two different inputs write the same bytes.
+func memoKeyOf(req Request, dir *inspect.Directory) (memoKey, error) {
+	opts, err := json.Marshal(req.Options)
+	if err != nil {
+		return memoKey{}, fmt.Errorf("keying the plan: %w", err)
+	}
+	h := sha256.New()
+	field := func(h hash.Hash, s string) {
+		var n [binary.MaxVarintLen64]byte
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		h.Write([]byte(s))
+	}
+	field(h, "zarf-planner plan memo 1")
+	field(h, string(opts))
+	list := func(tag string, n int, each func(i int)) {
+		field(h, fmt.Sprintf("%s %d", tag, n))
+		for i := range n {
+			each(i)
+		}
+	}
+	list("warnings", len(req.Warnings), func(i int) { field(h, req.Warnings[i]) })
+	list("candidates", len(dir.Candidates), func(i int) {
+		field(h, dir.Candidates[i].Path)
+		field(h, dir.Candidates[i].SHA256)
+	})
+	list("invalid", len(dir.Invalid), func(i int) {
+		inv := dir.Invalid[i]
+		field(h, inv.Archive)
+		field(h, inv.Package)
+		field(h, inv.Field)
+		field(h, inv.Error())
+	})
+	list("excluded", len(dir.Excluded), func(i int) { field(h, dir.Excluded[i].Path); field(h, dir.Excluded[i].Reason) })
+	list("ignored", len(dir.Ignored), func(i int) { field(h, dir.Ignored[i].Path); field(h, dir.Ignored[i].Reason) })
+	list("notices", len(dir.Notices), func(i int) { field(h, dir.Notices[i]) })
+	var k memoKey
+	h.Sum(k[:0])
+	return k, nil
+}
