@@ -32,6 +32,24 @@ var Handshake = plugin.HandshakeConfig{
 	MagicCookieValue: "b8c3f0a4-zarf-planner-daemon",
 }
 
+// flowWindow is the HTTP/2 flow-control window of both ends. A plan of a
+// thousand packages is a document of about a megabyte; with gRPC's 64 KiB
+// starting window it would cross the unix socket in a dozen round trips
+// waiting for window updates. A fixed window this size lets it go at
+// once (and turns off gRPC's window probing, which a local socket does
+// not need).
+const flowWindow = 16 << 20
+
+// WindowDialOptions are the client's gRPC options for the daemon's socket.
+func WindowDialOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow)}
+}
+
+// WindowServerOptions are the daemon's matching gRPC server options.
+func WindowServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.InitialWindowSize(flowWindow), grpc.InitialConnWindowSize(flowWindow)}
+}
+
 // Planner is what the daemon serves. Every method takes the caller's
 // context first: its deadline and cancellation reach the daemon.
 type Planner interface {

@@ -170,6 +170,7 @@ func dial(ctx context.Context, dir string) (*Conn, *plannerpb.StatusResponse, er
 		HandshakeConfig:  contract.Handshake,
 		Plugins:          contract.Plugins(nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		GRPCDialOptions:  contract.WindowDialOptions(),
 		Logger:           hclog.NewNullLogger(),
 		Reattach: &plugin.ReattachConfig{
 			Protocol:        plugin.ProtocolGRPC,

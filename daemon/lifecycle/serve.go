@@ -99,6 +99,7 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 		Plugins:         contract.Plugins(t),
 		Logger:          log,
 		GRPCServer: func(o []grpc.ServerOption) *grpc.Server {
+			o = append(o, contract.WindowServerOptions()...)
 			srv := grpc.NewServer(append(o, grpc.ChainUnaryInterceptor(t.intercept))...)
 			t.mu.Lock()
 			t.server = srv
