@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zarf-dev/zarf/src/pkg/state"
 	corev1 "k8s.io/api/core/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -162,7 +161,7 @@ func (cl *Clients) Read(ctx context.Context) (*facts.Cluster, error) {
 			c.Namespaces = append(c.Namespaces, ns.Name)
 		}
 	}
-	secrets, err := kc.CoreV1().Secrets(state.ZarfNamespaceName).List(ctx, metav1.ListOptions{LabelSelector: state.ZarfPackageInfoLabel})
+	secrets, err := kc.CoreV1().Secrets(zarfNamespace).List(ctx, metav1.ListOptions{LabelSelector: zarfPackageInfoLabel})
 	if err != nil {
 		return nil, refused("zarf's deployed packages", "list on secrets in namespace zarf", err)
 	}
@@ -207,7 +206,7 @@ func PackageHealth(data []byte) (facts.InstalledPackage, error) {
 
 // installed decodes zarf's deployed-package state and judges its health.
 func installed(data []byte) (facts.InstalledPackage, error) {
-	var dp state.DeployedPackage
+	var dp deployedPackage
 	if err := json.Unmarshal(data, &dp); err != nil {
 		return facts.InstalledPackage{}, fmt.Errorf("not zarf deployed-package state: %w", err)
 	}
@@ -215,7 +214,7 @@ func installed(data []byte) (facts.InstalledPackage, error) {
 		Name: dp.Name, Version: dp.Data.Metadata.Version, AggregateChecksum: dp.Data.Metadata.AggregateChecksum,
 		Generation: dp.Generation, Healthy: true,
 	}
-	deployed := map[string]state.DeployedComponent{}
+	deployed := map[string]deployedComponent{}
 	for _, dc := range dp.DeployedComponents {
 		deployed[dc.Name] = dc
 	}
@@ -228,7 +227,7 @@ func installed(data []byte) (facts.InstalledPackage, error) {
 		switch {
 		case !ok:
 			wrong = append(wrong, fmt.Sprintf("required component %s was not deployed", comp.Name))
-		case dc.Status != state.ComponentStatusSucceeded:
+		case dc.Status != componentSucceeded:
 			wrong = append(wrong, fmt.Sprintf("component %s is %s", comp.Name, dc.Status))
 		case dc.ObservedGeneration != dp.Generation:
 			wrong = append(wrong, fmt.Sprintf("component %s reports generation %d, the package is at %d (its status is stale)", comp.Name, dc.ObservedGeneration, dp.Generation))
