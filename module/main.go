@@ -16,6 +16,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -31,6 +32,12 @@ import (
 )
 
 func main() {
+	// A module run lives for milliseconds and holds a few megabytes (the
+	// daemon's document, received and written once): collecting garbage
+	// would only cost it time. The collector stays off unless the heap
+	// grows far past that.
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(256 << 20)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args, os.Stdout)
 	stop()

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -345,13 +346,12 @@ func PrintMerged(w io.Writer, document []byte, extra map[string]any) error {
 		return err
 	}
 	tail := bytes.TrimSpace(more.Bytes()) // {"changed":...}
-	out := make([]byte, 0, len(doc)+len(tail)+2)
-	out = append(out, doc[:len(doc)-1]...)
+	sep := []byte{}
 	if len(bytes.TrimSpace(doc[1:len(doc)-1])) > 0 {
-		out = append(out, ',')
+		sep = []byte{','}
 	}
-	out = append(out, tail[1:]...)
-	out = append(out, '\n')
-	_, err := w.Write(out)
+	// Written in pieces rather than joined: the document is not copied.
+	bufs := net.Buffers{doc[:len(doc)-1], sep, tail[1:], []byte{'\n'}}
+	_, err := bufs.WriteTo(w)
 	return err
 }
