@@ -364,5 +364,9 @@ func base(path string) string { return filepath.Base(path) }
 // mermaidID turns a package name (lowercase letters, digits and dashes) into
 // a mermaid node id.
 func mermaidID(name string) string {
-	return "pkg_" + strings.NewReplacer("-", "_", ".", "_").Replace(name)
+	return "pkg_" + mermaidSafe.Replace(name)
 }
+
+// mermaidSafe makes a package name a mermaid node id (built once: a
+// Replacer compiles its table on first use).
+var mermaidSafe = strings.NewReplacer("-", "_", ".", "_")
