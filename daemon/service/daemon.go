@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -29,7 +31,7 @@ type Daemon struct {
 
 	mu     sync.Mutex
 	caches map[string]*cache.Cache
-	kube   map[inspect.Kube]*inspect.Clients
+	kube   map[inspect.Kube]kubeEntry
 	memo   *Memo
 
 	read, hits, contentHits atomic.Uint64
@@ -43,7 +45,7 @@ func NewDaemon(defaultCache string, warn func(string)) *Daemon {
 	if warn == nil {
 		warn = func(string) {}
 	}
-	return &Daemon{defaultCache: defaultCache, warn: warn, caches: map[string]*cache.Cache{}, kube: map[inspect.Kube]*inspect.Clients{},
+	return &Daemon{defaultCache: defaultCache, warn: warn, caches: map[string]*cache.Cache{}, kube: map[inspect.Kube]kubeEntry{},
 		memo: NewMemo(memoDocs, memoBytes)}
 }
 
@@ -116,17 +118,41 @@ func (d *Daemon) clients(k inspect.Kube) (*inspect.Clients, error) {
 		return nil, err
 	}
 	k.Kubeconfig = abs
+	// A kubeconfig rewritten in place (a recreated test cluster, rotated
+	// credentials) must not keep answering with the clients of its old
+	// content: the clients are kept with the file's stat and rebuilt when
+	// it changes.
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	seen := fileStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		seen.inode = st.Ino
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if cl, ok := d.kube[k]; ok {
-		return cl, nil
+	if e, ok := d.kube[k]; ok && e.stamp == seen {
+		return e.clients, nil
 	}
 	cl, err := k.Clients()
 	if err != nil {
 		return nil, err
 	}
-	d.kube[k] = cl
+	d.kube[k] = kubeEntry{clients: cl, stamp: seen}
 	return cl, nil
+}
+
+// kubeEntry is the clients built from a kubeconfig as it was.
+type kubeEntry struct {
+	clients *inspect.Clients
+	stamp   fileStamp
+}
+
+// fileStamp is what stat says of a file, enough to tell it was rewritten.
+type fileStamp struct {
+	size, mtime int64
+	inode       uint64
 }
 
 // count records how a request obtained its archives.

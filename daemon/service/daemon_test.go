@@ -1,0 +1,70 @@
+package service
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/inspect"
+)
+
+func writeKubeconfig(t *testing.T, path, context, server string) {
+	t.Helper()
+	doc := `apiVersion: v1
+kind: Config
+current-context: ` + context + `
+clusters:
+- name: c
+  cluster:
+    server: ` + server + `
+contexts:
+- name: ` + context + `
+  context:
+    cluster: c
+    user: u
+users:
+- name: u
+  user:
+    token: t
+`
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The daemon keeps clients per kubeconfig, but a kubeconfig rewritten in
+// place (a recreated cluster) gets new clients.
+func TestClientsFollowARewrittenKubeconfig(t *testing.T) {
+	d := NewDaemon(filepath.Join(t.TempDir(), "cache"), nil)
+	t.Cleanup(func() { d.Close() })
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	writeKubeconfig(t, path, "first", "https://127.0.0.1:1")
+	k := inspect.Kube{Kubeconfig: path}
+	a, err := d.clients(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := d.clients(k)
+	if err != nil || again != a {
+		t.Fatalf("an unchanged kubeconfig built new clients (%v)", err)
+	}
+	writeKubeconfig(t, path, "second-context", "https://127.0.0.1:2")
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.clients(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b == a || b.Name != "second-context" {
+		t.Fatalf("after the kubeconfig was rewritten the daemon answered with clients for %q", b.Name)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.clients(k); err == nil {
+		t.Fatal("a removed kubeconfig still gave clients")
+	}
+}
