@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
@@ -269,6 +271,18 @@ func TestMemoConcurrentCallersAgree(t *testing.T) {
 	for range 16 {
 		if err := <-errs; err != nil {
 			t.Fatalf("a concurrent caller got a different document or an error: %v", err)
+		}
+	}
+}
+
+// The memo keys a request by its options' JSON: an option that JSON
+// leaves out would let two different requests share a plan.
+func TestEveryPlanOptionIsInTheMemoKey(t *testing.T) {
+	typ := reflect.TypeFor[planner.Options]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if tag := f.Tag.Get("json"); !f.IsExported() || tag == "-" || strings.HasPrefix(tag, "-,") {
+			t.Errorf("planner.Options.%s is not encoded to JSON, so memoKeyOf does not see it", f.Name)
 		}
 	}
 }
