@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
@@ -673,5 +674,94 @@ func TestClusterModeAgainstARealAPIServer(t *testing.T) {
 	reasons, _ := json.Marshal(first["reasons"])
 	if first["name"] != "app-fluxcd" || first["action"] != "redeploy" || !strings.Contains(string(reasons), "component app-fluxcd is Failed") {
 		t.Errorf("first item %v; want app-fluxcd redeployed because its component failed", first)
+	}
+}
+
+// TestClusterRulesAgainstARealAPIServer checks the rules that depend on
+// what a real cluster reports, with packages the real zarf CLI deployed:
+// a downgrade is refused unless allowed, requires.kubernetes is held
+// against the server's own version, and nodes of two architectures make
+// the target architecture a choice the operator has to make.
+func TestClusterRulesAgainstARealAPIServer(t *testing.T) {
+	c := kubetest.Start(t)
+	versions, _ := filepath.Abs("../testdata/bundles/versions")
+	c.Deploy(t, filepath.Join(versions, "zarf-package-operator-cert-manager-amd64-1.14.0.tar.zst"))
+	state := stateDir(t)
+	cluster := func(dir string) map[string]any {
+		args := planArgs(dir, state)
+		args["mode"], args["kubeconfig"] = "cluster", c.Kubeconfig
+		return args
+	}
+
+	// Only the older cert-manager in the directory: a downgrade.
+	older := t.TempDir()
+	if err := os.Link(filepath.Join(versions, "zarf-package-operator-cert-manager-amd64-1.13.0.tar.zst"), filepath.Join(older, "zarf-package-operator-cert-manager-amd64-1.13.0.tar.zst")); err != nil {
+		t.Fatal(err)
+	}
+	res, code := runModule(t, cluster(older))
+	if msg, _ := res["msg"].(string); code == 0 || !strings.Contains(msg, "operator-cert-manager 1.14.0 is installed on") || !strings.Contains(msg, "a downgrade; set allow_downgrade: true") {
+		t.Fatalf("downgrade: code %d msg %q; want it refused naming the installed 1.14.0", code, res["msg"])
+	}
+	args := cluster(older)
+	args["allow_downgrade"] = true
+	res, code = runModule(t, args)
+	if code != 0 {
+		t.Fatalf("allowed downgrade failed: %v", res["msg"])
+	}
+	item := res["zarf_packages_to_deploy"].([]any)[0].(map[string]any)
+	reasons, _ := json.Marshal(item["reasons"])
+	if item["version"] != "1.13.0" || !strings.Contains(string(reasons), "downgrades operator-cert-manager 1.14.0") {
+		t.Errorf("allowed downgrade planned %v", item)
+	}
+
+	// requires.kubernetes against the server's version.
+	sv, err := c.Client.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr, _ := filepath.Abs("../testdata/bundles/kube-range")
+	res, code = runModule(t, cluster(kr))
+	if code != 0 {
+		t.Fatalf("kube-range: %v", res["msg"])
+	}
+	planned := res["zarf_packages_to_deploy"].([]any)
+	var excluded []string
+	for _, e := range res["excluded"].([]any) {
+		excluded = append(excluded, e.(map[string]any)["reason"].(string))
+	}
+	want := "kube-app 1.0.0 requires kubernetes <1.30.0 (requires.kubernetes in zarf-package-kube-app-amd64-1.0.0.tar.zst) and cluster "
+	if len(planned) != 1 || planned[0].(map[string]any)["version"] != "2.0.0" || len(excluded) != 1 || !strings.HasPrefix(excluded[0], want) || !strings.HasSuffix(excluded[0], " runs "+sv.GitVersion) {
+		t.Errorf("kube-range on %s: planned %v, excluded %q", sv.GitVersion, planned, excluded)
+	}
+	args = cluster(kr)
+	args["constraints"] = map[string]any{"kube-app": "<2.0.0"}
+	res, code = runModule(t, args)
+	if msg, _ := res["msg"].(string); code == 0 || !strings.Contains(msg, "runs "+sv.GitVersion) {
+		t.Errorf("kube-app pinned below 2.0.0 on %s: code %d msg %q; want a failure naming the server's version", sv.GitVersion, code, msg)
+	}
+
+	// A second node of another architecture.
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-arm", Labels: map[string]string{"kubernetes.io/arch": "arm64", "kubernetes.io/os": "linux"}}}
+	if _, err := c.Client.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	forms, _ := filepath.Abs("../testdata/bundles/forms")
+	res, code = runModule(t, cluster(forms))
+	if msg, _ := res["msg"].(string); code == 0 || !strings.Contains(msg, "have several architectures (amd64, arm64); set architecture") {
+		t.Errorf("mixed nodes: code %d msg %q; want the architecture asked for", code, msg)
+	}
+	args = cluster(forms)
+	args["architecture"] = "arm64"
+	res, code = runModule(t, args)
+	if code != 0 {
+		t.Fatalf("mixed nodes, architecture arm64: %v", res["msg"])
+	}
+	for _, it := range res["zarf_packages_to_deploy"].([]any) {
+		if m := it.(map[string]any); !strings.Contains(m["path"].(string), "-arm64-") {
+			t.Errorf("architecture arm64 planned %s", m["path"])
+		}
+	}
+	if len(res["zarf_packages_to_deploy"].([]any)) == 0 {
+		t.Error("architecture arm64 planned nothing; want the arm64 archive of multi-arch")
 	}
 }
