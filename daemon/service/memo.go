@@ -58,8 +58,6 @@ type Planned struct {
 	Failed bool
 	// Counts say how the archives were obtained.
 	Counts inspect.Counts
-	// Memoized says the document came from the memo.
-	Memoized bool
 }
 
 // Plan plans req like the package's Plan and renders the document,
@@ -82,7 +80,7 @@ func (m *Memo) Plan(ctx context.Context, req Request) (*Planned, error) {
 	}
 	if d, ok := m.get(key); ok {
 		m.hits.Add(1)
-		return &Planned{Doc: d.doc, Failed: d.failed, Counts: dir.Counts, Memoized: true}, nil
+		return &Planned{Doc: d.doc, Failed: d.failed, Counts: dir.Counts}, nil
 	}
 	m.misses.Add(1)
 	p, err := render(decide(req, dir))
