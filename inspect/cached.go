@@ -151,6 +151,11 @@ func fingerprintIn(dir *os.File, path string) (Fingerprint, error) {
 	return fp, nil
 }
 
+// Stat stats one file (following links), as a fingerprint records it.
+func Stat(path string) (FileStat, error) {
+	return statFile(nil, path)
+}
+
 // statFile stats path (following links, like os.Stat), relative to dir
 // when dir is open.
 func statFile(dir *os.File, path string) (FileStat, error) {

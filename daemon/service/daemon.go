@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -120,15 +118,11 @@ func (d *Daemon) clients(k inspect.Kube) (*inspect.Clients, error) {
 	k.Kubeconfig = abs
 	// A kubeconfig rewritten in place (a recreated test cluster, rotated
 	// credentials) must not keep answering with the clients of its old
-	// content: the clients are kept with the file's stat and rebuilt when
-	// it changes.
-	fi, err := os.Stat(abs)
+	// content: the clients are kept with the file's stat (size, mtime,
+	// inode, device) and rebuilt when it changes.
+	seen, err := inspect.Stat(abs)
 	if err != nil {
 		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
-	}
-	seen := fileStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		seen.inode = st.Ino
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -146,13 +140,7 @@ func (d *Daemon) clients(k inspect.Kube) (*inspect.Clients, error) {
 // kubeEntry is the clients built from a kubeconfig as it was.
 type kubeEntry struct {
 	clients *inspect.Clients
-	stamp   fileStamp
-}
-
-// fileStamp is what stat says of a file, enough to tell it was rewritten.
-type fileStamp struct {
-	size, mtime int64
-	inode       uint64
+	stamp   inspect.FileStat
 }
 
 // count records how a request obtained its archives.
