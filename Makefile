@@ -13,7 +13,7 @@ LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID
 export ANSIBLE_LIBRARY := $(CURDIR)/bin/library
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: all build tools fixtures demo test test-go vet venv proto clean bench-planner bench-inspect bench-cache fuzz collection lint molecule demo-cluster
+.PHONY: all build tools fixtures demo test test-go vet gate venv proto clean bench-planner bench-inspect bench-cache fuzz collection lint molecule demo-cluster
 
 all: build
 
@@ -21,9 +21,10 @@ MODULES := zarf_bundle_plan zarf_readiness_barrier zarf_bundle_cache
 
 build: bin/zarf-planner $(addprefix bin/library/,$(MODULES)) $(addsuffix .yml,$(addprefix bin/library/,$(MODULES))) bin/testcluster
 
-# The test control plane molecule's cluster scenario starts (test support).
+# The test control plane molecule's cluster scenario starts (test support,
+# never shipped).
 bin/testcluster: FORCE
-	$(GO) build -o $@ ./inspect/kubetest/testcluster
+	$(GO) build -o $@ ./inspect/cluster/clustertest/testcluster
 
 bin/zarf-planner: FORCE
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./daemon
@@ -36,9 +37,11 @@ bin/library/%: bin/module
 	@mkdir -p $(@D)
 	cp $< $@
 
-bin/library/%.yml: module/%.yml
+# Sidecar documentation: the module's hand-written text with its options
+# generated from their declarations (module/docgen).
+bin/library/%.yml: module/docs/%.yml FORCE
 	@mkdir -p $(@D)
-	cp $< $@
+	$(GO) run ./module/docgen -module $* -template $< > $@.tmp && mv $@.tmp $@
 
 FORCE:
 
@@ -112,8 +115,23 @@ demo-cluster: tools build venv
 vet:
 	$(GO) vet ./...
 
+# The Go gate: gofmt-clean, go vet and staticcheck (pinned) on every package.
+STATICCHECK := $(TOOLS)/staticcheck
+STATICCHECK_VERSION := v0.8.2
+$(STATICCHECK):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+gate: $(STATICCHECK)
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "not gofmt-clean (run gofmt -w):"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+# Every Go test. -timeout bounds the whole run; no test bounds its own time.
+GO_TEST_TIMEOUT ?= 45m
 test-go:
-	PATH=$(VENV)/bin:$$PATH $(GO) test -count=1 ./...
+	PATH=$(VENV)/bin:$$PATH $(GO) test -count=1 -timeout $(GO_TEST_TIMEOUT) ./...
 
 # A short fuzz run of each input reader (archives, prerequisites documents).
 FUZZTIME ?= 10s
@@ -133,7 +151,7 @@ molecule: build venv
 		PATH=$(VENV)/bin:$$PATH molecule test -s $$s || exit 1; \
 	done
 
-test: tools build venv collection vet test-go fuzz lint molecule
+test: tools build venv collection gate test-go fuzz lint molecule
 
 # Planner speed on synthetic problems, against deppy and a bare gophersat
 # Solve of the same clauses, in one run (bench-only module: the product

@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path"
@@ -112,12 +113,6 @@ func putDecoder(d *zstd.Decoder) {
 	decoders.Put(d)
 }
 
-// ReadArchive reads one Zarf package archive; see Inspect.
-func ReadArchive(ctx context.Context, file string) (facts.Candidate, error) {
-	a, err := Inspect(ctx, file)
-	return a.Candidate, err
-}
-
 // Inspect reads one Zarf package archive (.tar.zst, .tar, or a split
 // package's .part000 with its parts) as a single stream: it hashes the
 // bytes and decompresses them in the same pass, keeps zarf.yaml,
@@ -195,85 +190,142 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// members are the archive members planning reads, held in memory.
+type members struct {
+	zarfYAML, docTar, checksums []byte
+}
+
 // readStream reads an archive stream; it returns the candidate (without
 // Path) and the number of bytes read.
 func readStream(ctx context.Context, r io.Reader, name string) (facts.Candidate, int64, error) {
-	h := sha256.New()
-	counted := &countingReader{r: r}
-	br := readers.Get().(*bufio.Reader)
-	br.Reset(io.TeeReader(counted, h))
-	defer func() {
-		br.Reset(nil)
-		readers.Put(br)
-	}()
-	head, err := br.Peek(len(zstdMagic))
+	s, err := openStream(r, name)
 	if err != nil {
-		return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: reading the first bytes: %w", ErrUnreadable, name, err)
+		return facts.Candidate{}, s.counted.n, err
 	}
-	var tr *tar.Reader
-	if bytes.Equal(head, zstdMagic) {
-		zr, err := getDecoder(br)
-		if err != nil {
-			return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
-		}
-		defer putDecoder(zr)
-		tr = tar.NewReader(zr)
-	} else {
-		tr = tar.NewReader(br)
+	defer s.close()
+	m, err := collect(ctx, s.tar, name)
+	if err != nil {
+		return facts.Candidate{}, s.counted.n, err
 	}
-	var zarfYAML, docTar, checksums []byte
+	if err := s.drain(ctx, name); err != nil {
+		return facts.Candidate{}, s.counted.n, err
+	}
+	c, err := decide(name, m, hex.EncodeToString(s.hash.Sum(nil)))
+	return c, s.counted.n, err
+}
+
+// stream is an archive being read: every byte is counted and hashed as it
+// is read, and decompressed when it is zstd.
+type stream struct {
+	counted *countingReader
+	hash    hash.Hash
+	buf     *bufio.Reader
+	zstd    *zstd.Decoder
+	tar     *tar.Reader
+}
+
+// openStream starts reading r, telling a zstd stream from a plain tar by
+// its first bytes.
+func openStream(r io.Reader, name string) (*stream, error) {
+	s := &stream{counted: &countingReader{r: r}, hash: sha256.New()}
+	s.buf = readers.Get().(*bufio.Reader)
+	s.buf.Reset(io.TeeReader(s.counted, s.hash))
+	head, err := s.buf.Peek(len(zstdMagic))
+	if err != nil {
+		s.close()
+		return s, fmt.Errorf("%w: %s: reading the first bytes: %w", ErrUnreadable, name, err)
+	}
+	if !bytes.Equal(head, zstdMagic) {
+		s.tar = tar.NewReader(s.buf)
+		return s, nil
+	}
+	if s.zstd, err = getDecoder(s.buf); err != nil {
+		s.close()
+		return s, fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
+	}
+	s.tar = tar.NewReader(s.zstd)
+	return s, nil
+}
+
+// close returns the stream's buffer and decoder to their pools.
+func (s *stream) close() {
+	if s.zstd != nil {
+		putDecoder(s.zstd)
+		s.zstd = nil
+	}
+	if s.buf != nil {
+		s.buf.Reset(nil)
+		readers.Put(s.buf)
+		s.buf = nil
+	}
+}
+
+// drain reads what follows the tar end marker so the hash covers every
+// byte, in chunks so a cancelled context stops a long tail too.
+func (s *stream) drain(ctx context.Context, name string) error {
 	for {
 		if err := ctx.Err(); err != nil {
-			return facts.Candidate{}, counted.n, err
+			return err
+		}
+		n, err := io.CopyN(io.Discard, s.buf, 8<<20)
+		if errors.Is(err, io.EOF) || (err == nil && n == 0) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
+		}
+	}
+}
+
+// collect walks the tar stream, keeping zarf.yaml, documentation.tar and
+// checksums.txt and skipping everything else.
+func collect(ctx context.Context, tr *tar.Reader, name string) (members, error) {
+	var m members
+	for {
+		if err := ctx.Err(); err != nil {
+			return m, err
 		}
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return m, nil
 		}
 		if err != nil {
-			return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: reading the tar stream: %w", ErrUnreadable, name, err)
+			return m, fmt.Errorf("%w: %s: reading the tar stream: %w", ErrUnreadable, name, err)
 		}
+		var into *[]byte
+		var limit int64
 		switch path.Clean(hdr.Name) {
 		case "zarf.yaml":
-			if zarfYAML, err = readCapped(tr, hdr, MaxZarfYAML); err != nil {
-				return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: zarf.yaml: %w", ErrUnreadable, name, err)
-			}
+			into, limit = &m.zarfYAML, MaxZarfYAML
 		case "documentation.tar":
-			if docTar, err = readCapped(tr, hdr, MaxDocumentationTar); err != nil {
-				return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: documentation.tar: %w", ErrUnreadable, name, err)
-			}
+			into, limit = &m.docTar, MaxDocumentationTar
 		case "checksums.txt":
-			if checksums, err = readCapped(tr, hdr, MaxChecksums); err != nil {
-				return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: checksums.txt: %w", ErrUnreadable, name, err)
-			}
+			into, limit = &m.checksums, MaxChecksums
+		default:
+			continue
+		}
+		if *into, err = readCapped(tr, hdr, limit); err != nil {
+			return m, fmt.Errorf("%w: %s: %s: %w", ErrUnreadable, name, path.Clean(hdr.Name), err)
 		}
 	}
-	// Drain what follows the tar end marker so the hash covers every byte,
-	// in chunks so a cancelled context stops a long tail too.
-	for {
-		if err := ctx.Err(); err != nil {
-			return facts.Candidate{}, counted.n, err
-		}
-		n, err := io.CopyN(io.Discard, br, 8<<20)
-		if errors.Is(err, io.EOF) || (err == nil && n == 0) {
-			break
-		}
-		if err != nil {
-			return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
-		}
-	}
-	if zarfYAML == nil {
-		return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s holds no zarf.yaml", ErrNotZarfPackage, name)
+}
+
+// decide turns an archive's members into a candidate: zarf.yaml says what
+// the package is, the checksums are verified, and the prerequisites
+// document (if zarf.yaml names one) is decoded.
+func decide(name string, m members, sum string) (facts.Candidate, error) {
+	if m.zarfYAML == nil {
+		return facts.Candidate{}, fmt.Errorf("%w: %s holds no zarf.yaml", ErrNotZarfPackage, name)
 	}
 	var pkg v1alpha1.ZarfPackage
-	if err := yaml.Unmarshal(zarfYAML, &pkg); err != nil {
-		return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: zarf.yaml does not parse: %w", ErrNotZarfPackage, name, err)
+	if err := yaml.Unmarshal(m.zarfYAML, &pkg); err != nil {
+		return facts.Candidate{}, fmt.Errorf("%w: %s: zarf.yaml does not parse: %w", ErrNotZarfPackage, name, err)
 	}
 	if pkg.Metadata.Name == "" {
-		return facts.Candidate{}, counted.n, fmt.Errorf("%w: %s: zarf.yaml has no metadata.name", ErrNotZarfPackage, name)
+		return facts.Candidate{}, fmt.Errorf("%w: %s: zarf.yaml has no metadata.name", ErrNotZarfPackage, name)
 	}
 	c := facts.Candidate{
-		SHA256:            hex.EncodeToString(h.Sum(nil)),
+		SHA256:            sum,
 		Name:              pkg.Metadata.Name,
 		Version:           pkg.Metadata.Version,
 		Architecture:      pkg.Metadata.Architecture,
@@ -284,33 +336,39 @@ func readStream(ctx context.Context, r io.Reader, name string) (facts.Candidate,
 	if c.Architecture == "" {
 		c.Architecture = pkg.Build.Architecture
 	}
-	if err := verify(name, pkg.Metadata.AggregateChecksum, checksums, docTar); err != nil {
-		return c, counted.n, err
+	if err := verify(name, pkg.Metadata.AggregateChecksum, m.checksums, m.docTar); err != nil {
+		return c, err
 	}
-	docPath, ok := pkg.Documentation[facts.DocumentationKey]
+	p, err := prerequisites(name, c.Name, pkg.Documentation, m.docTar)
+	c.Prerequisites = p
+	return c, err
+}
+
+// prerequisites decodes the PackagePrerequisites document zarf.yaml's
+// documentation names, or returns nil when it names none.
+func prerequisites(name, pkg string, docs map[string]string, docTar []byte) (*facts.Prerequisites, error) {
+	docPath, ok := docs[facts.DocumentationKey]
 	if !ok {
-		return c, counted.n, nil
+		return nil, nil
 	}
-	fileName := documentationFileName(pkg.Documentation, facts.DocumentationKey)
 	if docTar == nil {
-		return c, counted.n, &InvalidError{Archive: name, Package: c.Name, Field: "documentation." + facts.DocumentationKey,
+		return nil, &InvalidError{Archive: name, Package: pkg, Field: "documentation." + facts.DocumentationKey,
 			Err: fmt.Errorf("zarf.yaml documentation.%s names %s but the archive holds no documentation.tar", facts.DocumentationKey, docPath)}
 	}
-	doc, err := findInTar(docTar, fileName, facts.MaxDocumentSize)
+	doc, err := findInTar(docTar, documentationFileName(docs, facts.DocumentationKey), facts.MaxDocumentSize)
 	if err != nil {
-		return c, counted.n, &InvalidError{Archive: name, Package: c.Name, Err: fmt.Errorf("documentation.tar: %w", err)}
+		return nil, &InvalidError{Archive: name, Package: pkg, Err: fmt.Errorf("documentation.tar: %w", err)}
 	}
 	p, err := facts.Decode(doc)
 	if err != nil {
-		inv := &InvalidError{Archive: name, Package: c.Name, Err: err}
+		inv := &InvalidError{Archive: name, Package: pkg, Err: err}
 		var fe *facts.FieldError
 		if errors.As(err, &fe) {
 			inv.Field = fe.Field
 		}
-		return c, counted.n, inv
+		return nil, inv
 	}
-	c.Prerequisites = p
-	return c, counted.n, nil
+	return p, nil
 }
 
 // verify checks checksums.txt against zarf.yaml's aggregateChecksum, and

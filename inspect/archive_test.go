@@ -57,12 +57,12 @@ func TestCommittedArchivesMatchTheirSources(t *testing.T) {
 				}
 				sources[src.Metadata.Name+"@"+src.Metadata.Version] = filepath.Dir(zy)
 			}
-			d, err := ReadDir(context.Background(), filepath.Join(root, "bundles", bundle))
+			d, err := ReadDir(context.Background(), filepath.Join(root, "bundles", bundle), Options{})
 			if err != nil {
 				t.Fatalf("%s: %v (run make fixtures)", bundle, err)
 			}
-			if len(d.Excluded) > 0 {
-				t.Errorf("%s: unusable archives %+v (run make fixtures)", bundle, d.Excluded)
+			if len(d.Unusable) > 0 {
+				t.Errorf("%s: unusable archives %+v (run make fixtures)", bundle, d.Unusable)
 			}
 			built := map[string]bool{}
 			check := func(archive string, c facts.Candidate, readErr error) {
@@ -107,7 +107,7 @@ func TestCommittedArchivesMatchTheirSources(t *testing.T) {
 				check(c.Path, c, nil)
 			}
 			for _, inv := range d.Invalid {
-				c, _ := ReadArchive(context.Background(), filepath.Join(root, "bundles", bundle, inv.Archive))
+				c, _ := readArchive(context.Background(), filepath.Join(root, "bundles", bundle, inv.Archive))
 				check(inv.Archive, c, inv)
 			}
 			for key := range sources {
@@ -127,9 +127,15 @@ func fixture(t *testing.T, name, version string) string {
 	return filepath.Join("..", "examples", "bundles", "reference-stack", archiveName(name, version))
 }
 
+// readArchive reads one archive's candidate.
+func readArchive(ctx context.Context, file string) (facts.Candidate, error) {
+	a, err := Inspect(ctx, file)
+	return a.Candidate, err
+}
+
 func TestReadArchive(t *testing.T) {
 	path := fixture(t, "workload-app", "2.3.0")
-	c, err := ReadArchive(context.Background(), path)
+	c, err := readArchive(context.Background(), path)
 	if err != nil {
 		t.Fatalf("ReadArchive: %v", err)
 	}
@@ -163,7 +169,7 @@ func TestReadArchiveUncompressedTar(t *testing.T) {
 	if err := os.WriteFile(path, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := ReadArchive(context.Background(), path)
+	c, err := readArchive(context.Background(), path)
 	if err != nil {
 		t.Fatalf("ReadArchive(.tar): %v", err)
 	}
@@ -280,7 +286,7 @@ func TestReadArchiveRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ReadArchive(context.Background(), write(t, dir, tt.file, tt.content))
+			_, err := readArchive(context.Background(), write(t, dir, tt.file, tt.content))
 			if err == nil {
 				t.Fatal("ReadArchive succeeded; want an error")
 			}
@@ -299,7 +305,7 @@ func TestReadArchiveRejects(t *testing.T) {
 }
 
 func TestReadArchiveNamesTheBadField(t *testing.T) {
-	_, err := ReadArchive(context.Background(), filepath.Join("..", "testdata", "bundles", "malformed", archiveName("broken", "1.0.0")))
+	_, err := readArchive(context.Background(), filepath.Join("..", "testdata", "bundles", "malformed", archiveName("broken", "1.0.0")))
 	var inv *InvalidError
 	if !errors.As(err, &inv) {
 		t.Fatalf("error %v; want an *InvalidError", err)
@@ -331,7 +337,7 @@ func TestReadDir(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "old"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	d, err := ReadDir(context.Background(), dir)
+	d, err := ReadDir(context.Background(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,16 +351,16 @@ func TestReadDir(t *testing.T) {
 	if len(d.Ignored) != 5 {
 		t.Errorf("ignored = %+v; want README, 2 .sha256, .sig and the directory", d.Ignored)
 	}
-	if len(d.Excluded) != 1 || !strings.Contains(d.Excluded[0].Reason, "not a Zarf package") || filepath.Base(d.Excluded[0].Path) != "stray.tar" {
-		t.Errorf("excluded = %+v; want stray.tar as not a Zarf package", d.Excluded)
+	if len(d.Unusable) != 1 || !strings.Contains(d.Unusable[0].Reason, "not a Zarf package") || filepath.Base(d.Unusable[0].Path) != "stray.tar" {
+		t.Errorf("excluded = %+v; want stray.tar as not a Zarf package", d.Unusable)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := ReadDir(ctx, dir); !errors.Is(err, context.Canceled) {
+	if _, err := ReadDir(ctx, dir, Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("ReadDir(cancelled) = %v; want context.Canceled", err)
 	}
-	if _, err := ReadDir(context.Background(), filepath.Join(dir, "absent")); err == nil || !strings.Contains(err.Error(), "listing the package directory") {
+	if _, err := ReadDir(context.Background(), filepath.Join(dir, "absent"), Options{}); err == nil || !strings.Contains(err.Error(), "listing the package directory") {
 		t.Errorf("ReadDir(absent) = %v; want a listing error", err)
 	}
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
-// Skipped is a file of the directory that is not a candidate, with why.
-type Skipped struct {
+// FileNote is a file of the directory that is not planned from, with why.
+type FileNote struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
 }
@@ -28,24 +28,24 @@ type Directory struct {
 	// Invalid are Zarf packages whose PackagePrerequisites document is
 	// malformed; they prevent a plan.
 	Invalid []*InvalidError
-	// Excluded are archive candidates that could not be used (unreadable,
+	// Unusable are archive candidates that could not be used (unreadable,
 	// truncated, not a Zarf package, failing an integrity check, a split
 	// package missing parts); planning goes on without them, with a
 	// warning each.
-	Excluded []Skipped
+	Unusable []FileNote
 	// Ignored are files that are not archive candidates (companions such as
 	// .sha256, .sig, README.md, the data parts of split packages, and
 	// directories).
-	Ignored []Skipped
-	// Notices are warnings about archives that were used anyway (such as a
-	// split package's extra part).
-	Notices []string
+	Ignored []FileNote
+	// Warnings are about archives that were used anyway (such as a split
+	// package's extra part).
+	Warnings []string
 	// Counts say how many archives came from the cache and how many were
 	// read.
 	Counts Counts
 }
 
-// Options steer ReadDirWith.
+// Options steer ReadDir.
 type Options struct {
 	// Cache, when set, answers for archives that have not changed and
 	// records the outcome of those read.
@@ -55,7 +55,7 @@ type Options struct {
 	Progress func(Progress)
 }
 
-// Progress says how far a ReadDirWith has come.
+// Progress says how far a ReadDir has come.
 type Progress struct {
 	Done, Total int
 	// Bytes of the archives done so far.
@@ -91,18 +91,12 @@ func IsCandidate(name string) bool {
 	return strings.HasSuffix(name, ".tar.zst") || strings.HasSuffix(name, ".tar")
 }
 
-// ReadDir inspects every archive candidate directly inside dir, without a
-// cache; see ReadDirWith.
-func ReadDir(ctx context.Context, dir string) (*Directory, error) {
-	return ReadDirWith(ctx, dir, Options{})
-}
-
-// ReadDirWith inspects every archive candidate directly inside dir (not its
+// ReadDir inspects every archive candidate directly inside dir (not its
 // subdirectories), in parallel, at most GOMAXPROCS at a time. The result
 // does not depend on the order files are listed or finish, nor on whether
 // a cache answered. It fails only when dir itself cannot be listed or ctx
 // ends.
-func ReadDirWith(ctx context.Context, dir string, opts Options) (*Directory, error) {
+func ReadDir(ctx context.Context, dir string, opts Options) (*Directory, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s: %w", dir, err)
@@ -116,8 +110,20 @@ func ReadDirWith(ctx context.Context, dir string, opts Options) (*Directory, err
 	if err != nil {
 		return nil, fmt.Errorf("listing the package directory: %w", err)
 	}
+	d := &Directory{Candidates: []facts.Candidate{}, Invalid: []*InvalidError{}, Unusable: []FileNote{}, Ignored: []FileNote{}, Warnings: []string{}}
+	files := d.sort(abs, entries)
+	results := inspectAll(ctx, dirFile, files, opts)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d.add(files, results)
+	return d, nil
+}
+
+// sort sorts a directory's entries into the archive candidates it returns
+// (in name order) and the files it ignores or cannot use.
+func (d *Directory) sort(abs string, entries []os.DirEntry) []string {
 	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	d := &Directory{Candidates: []facts.Candidate{}, Invalid: []*InvalidError{}, Excluded: []Skipped{}, Ignored: []Skipped{}, Notices: []string{}}
 	names := map[string]bool{}
 	for _, e := range entries {
 		names[e.Name()] = true
@@ -128,23 +134,32 @@ func ReadDirWith(ctx context.Context, dir string, opts Options) (*Directory, err
 		base, part, isPart := splitBase(e.Name())
 		switch {
 		case e.IsDir():
-			d.Ignored = append(d.Ignored, Skipped{Path: p, Reason: "a directory (only files directly inside the package directory are planned)"})
+			d.Ignored = append(d.Ignored, FileNote{Path: p, Reason: "a directory (only files directly inside the package directory are planned)"})
 		case isPart && part > 0 && names[base+".part000"]:
-			d.Ignored = append(d.Ignored, Skipped{Path: p, Reason: fmt.Sprintf("part %d of split package %s.part000, read with it", part, base)})
+			d.Ignored = append(d.Ignored, FileNote{Path: p, Reason: fmt.Sprintf("part %d of split package %s.part000, read with it", part, base)})
 		case isPart && part > 0:
-			d.Excluded = append(d.Excluded, Skipped{Path: p, Reason: fmt.Sprintf("part %d of a split package whose metadata %s.part000 is missing; copy it next to the parts", part, base)})
+			d.Unusable = append(d.Unusable, FileNote{Path: p, Reason: fmt.Sprintf("part %d of a split package whose metadata %s.part000 is missing; copy it next to the parts", part, base)})
 		case !IsCandidate(e.Name()):
-			d.Ignored = append(d.Ignored, Skipped{Path: p, Reason: "not a package archive (only .tar.zst, .tar and split .part000 files are)"})
+			d.Ignored = append(d.Ignored, FileNote{Path: p, Reason: "not a package archive (only .tar.zst, .tar and split .part000 files are)"})
 		default:
 			files = append(files, p)
 		}
 	}
-	type result struct {
-		a      Archive
-		err    error
-		counts Counts
-	}
-	results := make([]result, len(files))
+	return files
+}
+
+// inspected is what reading one archive candidate gave.
+type inspected struct {
+	a      Archive
+	err    error
+	counts Counts
+}
+
+// inspectAll reads files (inside the open directory dir) with a fixed set
+// of workers, through the cache when there is one. Results are in the
+// files' order.
+func inspectAll(ctx context.Context, dir *os.File, files []string, opts Options) []inspected {
+	results := make([]inspected, len(files))
 	var progressMu sync.Mutex
 	progress := Progress{Total: len(files)}
 	// A fixed set of workers takes the files in turn: most of a warm
@@ -159,20 +174,11 @@ func ReadDirWith(ctx context.Context, dir string, opts Options) (*Directory, err
 				if i >= len(files) {
 					return
 				}
-				f := files[i]
-				var r result
-				if opts.Cache != nil {
-					r.a, r.err = inspectCached(ctx, dirFile, f, opts.Cache, &r.counts)
-				} else {
-					r.counts.Read++
-					r.a, r.err = Inspect(ctx, f)
-				}
-				r.counts.Archives++
-				results[i] = r
+				results[i] = inspectOne(ctx, dir, files[i], opts.Cache)
 				if opts.Progress != nil {
 					progressMu.Lock()
 					progress.Done++
-					if fp, err := fingerprintIn(dirFile, f); err == nil {
+					if fp, err := fingerprintIn(dir, files[i]); err == nil {
 						progress.Bytes += fp.Size()
 					}
 					opts.Progress(progress)
@@ -182,23 +188,37 @@ func ReadDirWith(ctx context.Context, dir string, opts Options) (*Directory, err
 		})
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	return results
+}
+
+// inspectOne reads one archive candidate, through c when it is set.
+func inspectOne(ctx context.Context, dir *os.File, file string, c Cache) inspected {
+	var r inspected
+	if c != nil {
+		r.a, r.err = inspectCached(ctx, dir, file, c, &r.counts)
+	} else {
+		r.counts.Read++
+		r.a, r.err = Inspect(ctx, file)
 	}
+	r.counts.Archives++
+	return r
+}
+
+// add files each result under what it says of its archive.
+func (d *Directory) add(files []string, results []inspected) {
 	for i, r := range results {
 		var inv *InvalidError
 		d.Counts.Add(r.counts)
-		d.Notices = append(d.Notices, r.a.Warnings...)
+		d.Warnings = append(d.Warnings, r.a.Warnings...)
 		switch {
 		case r.err == nil:
 			d.Candidates = append(d.Candidates, r.a.Candidate)
 		case errors.As(r.err, &inv):
 			d.Invalid = append(d.Invalid, inv)
 		default:
-			d.Excluded = append(d.Excluded, Skipped{Path: files[i], Reason: r.err.Error()})
+			d.Unusable = append(d.Unusable, FileNote{Path: files[i], Reason: r.err.Error()})
 		}
 	}
-	slices.SortFunc(d.Excluded, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(d.Unusable, func(a, b FileNote) int { return strings.Compare(a.Path, b.Path) })
 	slices.SortFunc(d.Invalid, func(a, b *InvalidError) int { return strings.Compare(a.Archive, b.Archive) })
-	return d, nil
 }

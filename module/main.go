@@ -13,11 +13,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -29,6 +28,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/module/ansible"
+	"github.com/colonel-byte/zarf-planner/module/specs"
 )
 
 func main() {
@@ -46,62 +46,10 @@ func main() {
 
 // Module names.
 const (
-	modPlan    = "zarf_bundle_plan"
-	modBarrier = "zarf_readiness_barrier"
-	modCache   = "zarf_bundle_cache"
+	modPlan    = specs.Plan
+	modBarrier = specs.Barrier
+	modCache   = specs.Cache
 )
-
-// daemonOptions are shared by every module that talks to the daemon.
-var daemonOptions = map[string]ansible.Option{
-	"daemon_path": {Type: ansible.TypePath},
-	"state_dir":   {Type: ansible.TypePath},
-	"timeout":     {Type: ansible.TypeInt, Default: int64(300)},
-}
-
-func with(opts map[string]ansible.Option) map[string]ansible.Option {
-	out := maps.Clone(daemonOptions)
-	maps.Copy(out, opts)
-	return out
-}
-
-var specs = map[string]ansible.Spec{
-	modPlan: {Options: with(map[string]ansible.Option{
-		"path":             {Type: ansible.TypePath, Required: true},
-		"mode":             {Type: ansible.TypeStr, Default: "standalone", Choices: []string{"standalone", "cluster"}},
-		"kubeconfig":       {Type: ansible.TypePath},
-		"context":          {Type: ansible.TypeStr},
-		"installed":        {Type: ansible.TypePath},
-		"allow_downgrade":  {Type: ansible.TypeBool, Default: false},
-		"architecture":     {Type: ansible.TypeStr},
-		"flavor":           {Type: ansible.TypeStr},
-		"priorities":       {Type: ansible.TypeDict, Elements: ansible.TypeInt},
-		"select":           {Type: ansible.TypeDict, Elements: ansible.TypeStr},
-		"packages":         {Type: ansible.TypeList, Elements: ansible.TypeStr},
-		"exclude":          {Type: ansible.TypeList, Elements: ansible.TypeStr},
-		"constraints":      {Type: ansible.TypeDict, Elements: ansible.TypeStr},
-		"force":            {Type: ansible.TypeList, Elements: ansible.TypeStr},
-		"version_strategy": {Type: ansible.TypeStr, Default: "newest_satisfying", Choices: []string{"newest_satisfying", "newest_only"}},
-		"cache_dir":        {Type: ansible.TypePath},
-		"use_cache":        {Type: ansible.TypeBool, Default: true},
-	})},
-	modBarrier: {
-		Options: with(map[string]ansible.Option{
-			"barrier":    {Type: ansible.TypeDict},
-			"checks":     {Type: ansible.TypeList, Elements: ansible.TypeDict},
-			"kubeconfig": {Type: ansible.TypePath},
-			"context":    {Type: ansible.TypeStr},
-			"timeout":    {Type: ansible.TypeInt, Default: int64(600)},
-		}),
-		MutuallyExclusive: [][]string{{"barrier", "checks"}},
-		RequiredOneOf:     [][]string{{"barrier", "checks"}},
-	},
-	modCache: {Options: with(map[string]ansible.Option{
-		"path":      {Type: ansible.TypePath, Required: true},
-		"state":     {Type: ansible.TypeStr, Default: "present", Choices: []string{"present", "absent"}},
-		"prune":     {Type: ansible.TypeBool, Default: false},
-		"cache_dir": {Type: ansible.TypePath},
-	})},
-}
 
 func run(ctx context.Context, argv []string, stdout io.Writer) int {
 	raw, err := ansible.ReadArgs(argv)
@@ -111,7 +59,7 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 	}
 	name := moduleName(raw, argv[0])
 	raw["_ansible_module_name"] = name
-	spec, ok := specs[name]
+	spec, ok := specs.Specs[name]
 	if !ok {
 		_ = ansible.Fail(stdout, fmt.Sprintf("this binary implements the modules %s, %s and %s, not %q; install it under one of those names", modPlan, modBarrier, modCache, name), nil)
 		return 1
@@ -155,46 +103,19 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
 		return 1
 	}
-	b := map[string]any{}
-	if bar, ok := args["barrier"].(map[string]any); ok {
-		b = bar
-	}
-	if checks, ok := args["checks"].([]any); ok {
-		fields := map[string]string{"crd": "crds", "storage_class": "storage_classes", "namespace": "namespaces"}
-		for i, raw := range checks {
-			c, _ := raw.(map[string]any)
-			kind, name := str(c["kind"]), str(c["name"])
-			switch field, ok := fields[kind]; {
-			case name == "":
-				return fail("checks[%d] has no name", i)
-			case kind == "package":
-				b["package"] = name
-			case kind == "operator_condition":
-				ns := str(c["namespace"])
-				if ns == "" {
-					return fail("checks[%d] (%s %s) needs a namespace", i, kind, name)
-				}
-				list, _ := b["operator_conditions"].([]any)
-				b["operator_conditions"] = append(list, ns+"/"+name)
-			case kind == "deployment" || kind == "statefulset" || kind == "daemonset":
-				ns := str(c["namespace"])
-				if ns == "" {
-					return fail("checks[%d] (%s %s) needs a namespace", i, kind, name)
-				}
-				kinds := map[string]string{"deployment": "Deployment", "statefulset": "StatefulSet", "daemonset": "DaemonSet"}
-				list, _ := b["workloads"].([]any)
-				b["workloads"] = append(list, map[string]any{"kind": kinds[kind], "namespace": ns, "name": name})
-			case ok:
-				list, _ := b[field].([]any)
-				b[field] = append(list, name)
-			default:
-				return fail("checks[%d].kind is %q; use crd, storage_class, namespace, package, deployment, statefulset, daemonset or operator_condition", i, kind)
-			}
+	// The daemon reads both: a plan item's barrier, and checks listed by
+	// hand ({kind, name, namespace}), which it adds to the barrier.
+	var barrierJSON, checksJSON []byte
+	var err error
+	if b, ok := args["barrier"].(map[string]any); ok {
+		if barrierJSON, err = json.Marshal(b); err != nil {
+			return fail("encoding the barrier: %v", err)
 		}
 	}
-	barrierJSON, err := json.Marshal(b)
-	if err != nil {
-		return fail("encoding the barrier: %v", err)
+	if c, ok := args["checks"].([]any); ok {
+		if checksJSON, err = json.Marshal(c); err != nil {
+			return fail("encoding the checks: %v", err)
+		}
 	}
 	waitFor := args["timeout"].(int64)
 	// The call itself may outlive the wait by a little (start-up, reporting).
@@ -206,7 +127,7 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	defer cancel()
 	defer conn.Close()
 	resp, err := conn.Planner.Wait(ctx, &plannerpb.WaitRequest{
-		Barrier: barrierJSON, Kubeconfig: contract.CallerKubeconfig(str(args["kubeconfig"])), Context: str(args["context"]), TimeoutSeconds: waitFor,
+		Barrier: barrierJSON, Checks: checksJSON, Kubeconfig: contract.CallerKubeconfig(str(args["kubeconfig"])), Context: str(args["context"]), TimeoutSeconds: waitFor,
 	})
 	if err != nil {
 		if st, ok := status.FromError(err); ok && (st.Code() == codes.FailedPrecondition || st.Code() == codes.InvalidArgument) {
@@ -310,31 +231,9 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		return fail("cannot reach the zarf-planner daemon: %v", err)
 	}
 	defer conn.Close()
-	req := &plannerpb.PlanRequest{
-		Path: dir, Architecture: str(args["architecture"]), Flavor: str(args["flavor"]),
-		Select: strMap(args["select"]), Constraints: strMap(args["constraints"]),
-		Packages: strList(args["packages"]), Exclude: strList(args["exclude"]), Force: strList(args["force"]),
-		VersionStrategy: str(args["version_strategy"]),
-		CacheDir:        str(args["cache_dir"]), NoCache: !args["use_cache"].(bool),
-		Mode: str(args["mode"]), Context: str(args["context"]), AllowDowngrade: args["allow_downgrade"].(bool),
-	}
-	if inst := str(args["installed"]); inst != "" {
-		if req.Installed, err = filepath.Abs(inst); err != nil {
-			return fail("resolving installed %s: %v", inst, err)
-		}
-		req.Mode = "cluster"
-	} else if req.Mode == "cluster" {
-		req.Kubeconfig = contract.CallerKubeconfig(str(args["kubeconfig"]))
-	}
-	if p, ok := args["priorities"].(map[string]any); ok {
-		req.Priorities = map[string]int32{}
-		for k, v := range p {
-			n, _ := v.(int64)
-			if n != int64(int32(n)) {
-				return fail("priorities.%s is %d, outside the range of a priority", k, n)
-			}
-			req.Priorities[k] = int32(n)
-		}
+	req, err := specs.PlanRequest(dir, args)
+	if err != nil {
+		return fail("%v", err)
 	}
 	resp, err := conn.Planner.Plan(ctx, req)
 	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable && strings.Contains(st.Message(), lifecycle.Draining) {
@@ -352,6 +251,9 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	}
 	// The document can be megabytes: add our keys without decoding it.
 	extra := map[string]any{"changed": false, "invocation": invocation, "daemon": map[string]any{"pid": conn.State.Pid, "started": conn.Started}}
+	if len(inv.Deprecations) > 0 {
+		extra["deprecations"] = inv.Deprecations
+	}
 	if err := ansible.PrintMerged(stdout, resp.GetResult(), extra); err != nil {
 		return fail("the daemon (pid %d) returned a result that is not a JSON object: %v", conn.State.Pid, err)
 	}
@@ -375,30 +277,6 @@ func callError(err error, ctx context.Context, conn *lifecycle.Conn, dir string,
 		return fmt.Sprintf("the zarf-planner daemon (pid %d) stopped answering while working on %s (%s); see its log in %s; the next call starts a fresh daemon", conn.State.Pid, dir, st.Message(), conn.StateDir)
 	}
 	return fmt.Sprintf("working on %s in the zarf-planner daemon (pid %d) failed: %v", dir, conn.State.Pid, err)
-}
-
-func strMap(v any) map[string]string {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, e := range m {
-		out[k] = str(e)
-	}
-	return out
-}
-
-func strList(v any) []string {
-	l, ok := v.([]any)
-	if !ok {
-		return nil
-	}
-	out := make([]string, 0, len(l))
-	for _, e := range l {
-		out = append(out, str(e))
-	}
-	return out
 }
 
 func str(v any) string {

@@ -99,4 +99,3 @@ func TestSyntheticProblemsPlanAndExplain(t *testing.T) {
 		}
 	}
 }
-

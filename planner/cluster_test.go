@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
 func withSum(c facts.Candidate, sum string) facts.Candidate {
@@ -35,7 +36,7 @@ func TestClusterPlanning(t *testing.T) {
 		{
 			name:        "installed, healthy, same build: skipped, and no longer an edge",
 			cands:       base,
-			opts:        Options{Mode: ModeCluster, Cluster: installed(facts.InstalledPackage{Name: "init", Version: "0.1.0", AggregateChecksum: "sum-init", Healthy: true})},
+			opts:        Options{Plan: options.Plan{Mode: options.ModeCluster}, Cluster: installed(facts.InstalledPackage{Name: "init", Version: "0.1.0", AggregateChecksum: "sum-init", Healthy: true})},
 			want:        []string{"app:deploy"},
 			wantSkipped: []string{"init"},
 			wantReason:  "init is installed and healthy on cluster prod",
@@ -43,41 +44,41 @@ func TestClusterPlanning(t *testing.T) {
 		{
 			name:       "forced: redeployed although healthy",
 			cands:      base,
-			opts:       Options{Mode: ModeCluster, Force: []string{"init"}, Cluster: installed(facts.InstalledPackage{Name: "init", Version: "0.1.0", AggregateChecksum: "sum-init", Healthy: true})},
+			opts:       Options{Plan: options.Plan{Mode: options.ModeCluster, Force: []string{"init"}}, Cluster: installed(facts.InstalledPackage{Name: "init", Version: "0.1.0", AggregateChecksum: "sum-init", Healthy: true})},
 			want:       []string{"init:redeploy", "app:deploy"},
 			wantReason: "the operator forced it (option force)",
 		},
 		{
 			name:       "unhealthy: redeployed with what is wrong",
 			cands:      base,
-			opts:       Options{Mode: ModeCluster, Cluster: installed(facts.InstalledPackage{Name: "init", Version: "0.1.0", AggregateChecksum: "sum-init", Reason: "component init is Failed"})},
+			opts:       Options{Plan: options.Plan{Mode: options.ModeCluster}, Cluster: installed(facts.InstalledPackage{Name: "init", Version: "0.1.0", AggregateChecksum: "sum-init", Reason: "component init is Failed"})},
 			want:       []string{"init:redeploy", "app:deploy"},
 			wantReason: "init 0.1.0 is installed on cluster prod but not healthy: component init is Failed",
 		},
 		{
 			name:       "another build of the same version: redeployed",
 			cands:      base,
-			opts:       Options{Mode: ModeCluster, Cluster: installed(facts.InstalledPackage{Name: "init", Version: "0.1.0", AggregateChecksum: "sum-other", Healthy: true})},
+			opts:       Options{Plan: options.Plan{Mode: options.ModeCluster}, Cluster: installed(facts.InstalledPackage{Name: "init", Version: "0.1.0", AggregateChecksum: "sum-other", Healthy: true})},
 			want:       []string{"init:redeploy", "app:deploy"},
 			wantReason: "another build of init 0.1.0 is installed",
 		},
 		{
 			name:       "an older version installed: upgrade",
 			cands:      base,
-			opts:       Options{Mode: ModeCluster, Cluster: installed(facts.InstalledPackage{Name: "app", Version: "1.0.0", Healthy: true})},
+			opts:       Options{Plan: options.Plan{Mode: options.ModeCluster}, Cluster: installed(facts.InstalledPackage{Name: "app", Version: "1.0.0", Healthy: true})},
 			want:       []string{"init:deploy", "app:upgrade"},
 			wantReason: "upgrades app 1.0.0 on cluster prod",
 		},
 		{
 			name:     "a newer version installed: a downgrade is refused",
 			cands:    base,
-			opts:     Options{Mode: ModeCluster, Cluster: installed(facts.InstalledPackage{Name: "app", Version: "3.0.0", Healthy: true})},
+			opts:     Options{Plan: options.Plan{Mode: options.ModeCluster}, Cluster: installed(facts.InstalledPackage{Name: "app", Version: "3.0.0", Healthy: true})},
 			wantFail: "app 3.0.0 is installed on cluster prod and the plan chose app 2.0.0",
 		},
 		{
 			name:       "a downgrade allowed",
 			cands:      base,
-			opts:       Options{Mode: ModeCluster, AllowDowngrade: true, Cluster: installed(facts.InstalledPackage{Name: "app", Version: "3.0.0", Healthy: true})},
+			opts:       Options{Plan: options.Plan{Mode: options.ModeCluster, AllowDowngrade: true}, Cluster: installed(facts.InstalledPackage{Name: "app", Version: "3.0.0", Healthy: true})},
 			want:       []string{"init:deploy", "app:upgrade"},
 			wantReason: "downgrades app 3.0.0",
 		},
@@ -87,25 +88,25 @@ func TestClusterPlanning(t *testing.T) {
 				pkg("app", "2.0.0", func(p *facts.Prerequisites) { p.Requires.Kubernetes = ">=1.40.0" }),
 				pkg("app", "1.0.0", func(p *facts.Prerequisites) { p.Requires.Kubernetes = ">=1.29.0" }),
 			},
-			opts: Options{Mode: ModeCluster, Cluster: installed()},
+			opts: Options{Plan: options.Plan{Mode: options.ModeCluster}, Cluster: installed()},
 			want: []string{"app:deploy"},
 		},
 		{
 			name:     "requires.kubernetes no version meets fails naming the cluster's version",
 			cands:    []facts.Candidate{pkg("app", "2.0.0", func(p *facts.Prerequisites) { p.Requires.Kubernetes = ">=1.40.0" })},
-			opts:     Options{Mode: ModeCluster, Cluster: installed()},
+			opts:     Options{Plan: options.Plan{Mode: options.ModeCluster}, Cluster: installed()},
 			wantFail: "app 2.0.0 requires kubernetes >=1.40.0 (requires.kubernetes in zarf-package-app-amd64-2.0.0.tar.zst) and cluster prod runs v1.36.3",
 		},
 		{
 			name:     "mixed node architectures need the option",
 			cands:    base,
-			opts:     Options{Mode: ModeCluster, Cluster: &facts.Cluster{Name: "prod", NodeArchitectures: []string{"amd64", "arm64"}}},
+			opts:     Options{Plan: options.Plan{Mode: options.ModeCluster}, Cluster: &facts.Cluster{Name: "prod", NodeArchitectures: []string{"amd64", "arm64"}}},
 			wantFail: "the nodes of cluster prod have several architectures (amd64, arm64); set architecture",
 		},
 		{
 			name:     "cluster mode without a snapshot",
 			cands:    base,
-			opts:     Options{Mode: ModeCluster},
+			opts:     Options{Plan: options.Plan{Mode: options.ModeCluster}},
 			wantFail: "cluster mode needs a cluster",
 		},
 	}
@@ -126,7 +127,7 @@ func TestClusterPlanning(t *testing.T) {
 				got = append(got, it.Name+":"+it.Action)
 				reasons = append(reasons, it.Reasons...)
 			}
-			for _, s := range p.Skipped {
+			for _, s := range p.AlreadyInstalled {
 				skipped = append(skipped, s.Name)
 				reasons = append(reasons, s.Reason)
 			}

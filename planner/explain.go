@@ -43,7 +43,7 @@ func (p *planning) explain(m *model, dead map[*cand]*req, f *cnf) {
 		switch {
 		case g.kind == groupLoser:
 			kind = KindConflict
-		case g.kind == groupForbid && strings.Contains(m.forbid[g.c], "option exclude"):
+		case g.kind == groupForbid && m.forbid[g.c].excluded:
 			kind = KindConflict
 		}
 		because = append(because, m.sentence(g))
@@ -59,12 +59,12 @@ func (p *planning) explainDead(m *model, dead map[*cand]*req, c *cand, seen map[
 		return
 	}
 	seen[c] = true
-	if why, forbidden := m.forbid[c]; forbidden {
+	if rule, forbidden := m.forbid[c]; forbidden {
 		kind := KindVersionConflict
-		if strings.Contains(why, "option exclude") {
+		if rule.excluded {
 			kind = KindConflict
 		}
-		p.problem(kind, []string{c.Name}, "%s cannot be planned: %s", c.label(), why)
+		p.problem(kind, []string{c.Name}, "%s cannot be planned: %s", c.label(), rule.why)
 		return
 	}
 	for _, r := range c.reqs {
@@ -83,16 +83,16 @@ func (p *planning) explainDead(m *model, dead map[*cand]*req, c *cand, seen map[
 			p.problem(KindVersionConflict, []string{c.Name, r.target}, "%s requires %s (%s); the directory holds %s%s", c.label(), r.what, where, m.holds(r.target), m.clusterNote(r))
 		default:
 			var ruled []string
+			kind := KindVersionConflict
 			for _, pr := range r.providers {
-				if why, forbidden := m.forbid[pr]; forbidden {
-					ruled = append(ruled, fmt.Sprintf("%s is ruled out: %s", pr.label(), why))
+				if rule, forbidden := m.forbid[pr]; forbidden {
+					ruled = append(ruled, fmt.Sprintf("%s is ruled out: %s", pr.label(), rule.why))
+					if rule.excluded {
+						kind = KindConflict
+					}
 				}
 			}
 			if len(ruled) > 0 {
-				kind := KindVersionConflict
-				if slices.ContainsFunc(ruled, func(s string) bool { return strings.Contains(s, "option exclude") }) {
-					kind = KindConflict
-				}
 				pk := []string{c.Name}
 				for _, pr := range r.providers {
 					pk = append(pk, pr.Name)
@@ -175,7 +175,7 @@ func (m *model) sentence(g *clauseGroup) string {
 	case groupOne:
 		return fmt.Sprintf("only one version of %s can be deployed (the directory holds %s)", g.name, m.holds(g.name))
 	case groupForbid:
-		return fmt.Sprintf("%s is ruled out: %s", g.c.label(), m.forbid[g.c])
+		return fmt.Sprintf("%s is ruled out: %s", g.c.label(), m.forbid[g.c].why)
 	}
 	return g.kind
 }

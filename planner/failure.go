@@ -23,9 +23,17 @@ const (
 	// consumer's constraint.
 	KindVersionConflict = "version_conflict"
 	// KindConflict: a package that lost an alternative group is required
-	// directly by another.
+	// directly by another, or the operator excluded what is needed.
 	KindConflict = "conflict"
+	// KindCluster: the cluster (or its saved snapshot) a cluster-aware plan
+	// needs could not be read. The service reports it; the planner never
+	// sees the cluster it could not read.
+	KindCluster = "cluster"
 )
+
+// Kinds lists every problem kind, in the order a summary counts them. A
+// new kind is a constant above, its entry here, and a test that makes it.
+var Kinds = []string{KindCluster, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict}
 
 // Problem is one reason no plan is possible.
 type Problem struct {

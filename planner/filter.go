@@ -19,7 +19,7 @@ func (p *planning) filter(cands []facts.Candidate) []facts.Candidate {
 			continue
 		}
 		if p.opts.Architecture != "" && c.Architecture != "" && c.Architecture != p.opts.Architecture {
-			p.exclude(c, "architecture %s does not match the target architecture %s (set architecture to plan for it)", c.Architecture, p.opts.Architecture)
+			p.exclude(c, "architecture %s does not match the target architecture %s (set %s to plan for it)", c.Architecture, p.opts.Architecture, p.say().Name("architecture"))
 			continue
 		}
 		kept = append(kept, c)
@@ -81,11 +81,11 @@ func (p *planning) flavors(cands []facts.Candidate) []facts.Candidate {
 				}
 				continue
 			}
-			p.problem(KindAmbiguous, []string{k.name}, "%s %s is in the directory in flavors %s, none of them the selected flavor %q; set flavor to one of them", k.name, k.version, strings.Join(flavors, ", "), p.opts.Flavor)
+			p.problem(KindAmbiguous, []string{k.name}, "%s %s is in the directory in flavors %s, none of them the selected flavor %q; set %s to one of them", k.name, k.version, strings.Join(flavors, ", "), p.opts.Flavor, p.say().Name("flavor"))
 			continue
 		}
 		if distinctFlavors(g) {
-			p.problem(KindAmbiguous, []string{k.name}, "%s %s is in the directory in several flavors: %s; set the flavor option to choose one", k.name, k.version, strings.Join(flavors, ", "))
+			p.problem(KindAmbiguous, []string{k.name}, "%s %s is in the directory in several flavors: %s; set %s to choose one", k.name, k.version, strings.Join(flavors, ", "), p.say().The("flavor"))
 		} else {
 			p.problem(KindAmbiguous, []string{k.name}, "%s %s is in the directory in several different archives of the same flavor: %s; remove all but one", k.name, k.version, strings.Join(flavors, ", "))
 		}

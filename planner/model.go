@@ -11,6 +11,7 @@ import (
 	"github.com/crillab/gophersat/solver"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
 // cand is a candidate archive in the resolution model; id is its SAT
@@ -58,7 +59,7 @@ type model struct {
 	roots    []string
 	isRoot   map[string]bool
 	rootWhy  string
-	forbid   map[*cand]string // candidate → why it may not be chosen
+	forbid   map[*cand]ruling // candidate → why it may not be chosen
 	cluster  *facts.Cluster
 	required map[string]bool // names some requirement targets (for excluded reasons)
 	provides map[provided][]*cand
@@ -74,7 +75,7 @@ type model struct {
 // build compiles the kept candidates and the options into a model. It
 // records option errors and ambiguities as problems.
 func (p *planning) build(kept []facts.Candidate) *model {
-	m := &model{byName: map[string][]*cand{}, forbid: map[*cand]string{}, cluster: p.opts.Cluster, required: map[string]bool{}}
+	m := &model{byName: map[string][]*cand{}, forbid: map[*cand]ruling{}, cluster: p.opts.Cluster, required: map[string]bool{}}
 	for _, c := range kept {
 		v, _ := p.version(c.Version) // filter validated it
 		cc := &cand{Candidate: c, version: v}
@@ -108,7 +109,7 @@ func (p *planning) build(kept []facts.Candidate) *model {
 func (p *planning) checkOptions(m *model) {
 	check := func(option, name string) {
 		if _, ok := m.byName[name]; !ok {
-			p.problem(KindInvalid, []string{name}, "option %s names package %s, which the directory does not hold (it holds %s)", option, name, strings.Join(m.names, ", "))
+			p.problem(KindInvalid, []string{name}, "%s names package %s, which the directory does not hold (it holds %s)", p.say().Option(option), name, strings.Join(m.names, ", "))
 		}
 	}
 	for _, n := range p.opts.Packages {
@@ -123,7 +124,7 @@ func (p *planning) checkOptions(m *model) {
 	for _, n := range sortedKeys(p.opts.Constraints) {
 		check("constraints", n)
 		if _, err := semver.NewConstraint(p.opts.Constraints[n]); err != nil {
-			p.problem(KindInvalid, []string{n}, "option constraints: %s=%q is not a semver range: %v", n, p.opts.Constraints[n], err)
+			p.problem(KindInvalid, []string{n}, "%s: %s=%q is not a semver range: %v", p.say().Option("constraints"), n, p.opts.Constraints[n], err)
 		}
 	}
 	for _, n := range sortedKeys(p.opts.Priorities) {
@@ -132,11 +133,18 @@ func (p *planning) checkOptions(m *model) {
 	for _, k := range sortedKeys(p.opts.Select) {
 		check("select", p.opts.Select[k])
 	}
-	switch p.opts.VersionStrategy {
-	case "", StrategyNewestSatisfying, StrategyNewestOnly:
-	default:
-		p.problem(KindInvalid, nil, "option version_strategy is %q; use %s or %s", p.opts.VersionStrategy, StrategyNewestSatisfying, StrategyNewestOnly)
+	if err := options.Check(&p.opts.Plan, p.say()); err != nil {
+		p.problem(KindInvalid, nil, "%v", err)
 	}
+}
+
+// ruling is why the operator's options (or the cluster's version) rule a
+// candidate out.
+type ruling struct {
+	why string
+	// excluded says the exclude option did it: a package that needs it is
+	// in conflict with the operator, not with another version.
+	excluded bool
 }
 
 // forbidden marks the candidates the operator ruled out: excluded names,
@@ -145,7 +153,7 @@ func (p *planning) checkOptions(m *model) {
 func (p *planning) forbidden(m *model) {
 	for _, n := range p.opts.Exclude {
 		for _, c := range m.byName[n] {
-			m.forbid[c] = fmt.Sprintf("the operator excluded %s (option exclude)", n)
+			m.forbid[c] = ruling{why: fmt.Sprintf("the operator excluded %s (%s)", n, p.say().Option("exclude")), excluded: true}
 		}
 	}
 	for _, n := range sortedKeys(p.opts.Constraints) {
@@ -155,22 +163,22 @@ func (p *planning) forbidden(m *model) {
 		}
 		for _, c := range m.byName[n] {
 			if _, done := m.forbid[c]; !done && !sc.Check(c.version) {
-				m.forbid[c] = fmt.Sprintf("the operator requested %s %s (option constraints), which %s does not satisfy", n, p.opts.Constraints[n], c.Version)
+				m.forbid[c] = ruling{why: fmt.Sprintf("the operator requested %s %s (%s), which %s does not satisfy", n, p.opts.Constraints[n], p.say().Option("constraints"), c.Version)}
 			}
 		}
 	}
 	for _, c := range m.cands {
 		if why, ok := p.kubernetesFits(c); !ok {
 			if _, done := m.forbid[c]; !done {
-				m.forbid[c] = why
+				m.forbid[c] = ruling{why: why}
 			}
 		}
 	}
-	if p.opts.VersionStrategy == StrategyNewestOnly {
+	if p.opts.VersionStrategy == options.StrategyNewestOnly {
 		for _, n := range m.names {
 			for _, c := range m.byName[n][1:] {
 				if _, done := m.forbid[c]; !done {
-					m.forbid[c] = fmt.Sprintf("version_strategy newest_only allows only %s %s, the newest in the directory", n, m.byName[n][0].Version)
+					m.forbid[c] = ruling{why: fmt.Sprintf("%s %s allows only %s %s, the newest in the directory", p.say().Name("version_strategy"), options.StrategyNewestOnly, n, m.byName[n][0].Version)}
 				}
 			}
 		}
@@ -357,14 +365,14 @@ func (p *planning) settle(m *model, owner *cand, kind, key, field string, alts [
 	if sel, ok := p.selectFor(kind, key, all); ok {
 		i := slices.IndexFunc(alts, func(a alternative) bool { return a.name == sel })
 		if i < 0 {
-			p.problem(KindInvalid, []string{owner.Name, sel}, "option select chooses %s for %s of %s, but %s is not one of its alternatives (%s)", sel, label, where, sel, strings.Join(all, ", "))
+			p.problem(KindInvalid, []string{owner.Name, sel}, "%s chooses %s for %s of %s, but %s is not one of its alternatives (%s)", p.say().Option("select"), sel, label, where, sel, strings.Join(all, ", "))
 			return none
 		}
 		a := alts[i]
 		if prio, ok := p.opts.Priorities[a.name]; ok {
 			a.priority = prio
 		}
-		return pick(a, fmt.Sprintf("%s was selected for %s by the operator (option select)", a.name, label))
+		return pick(a, fmt.Sprintf("%s was selected for %s by the operator (%s)", a.name, label, p.say().Option("select")))
 	}
 	switch len(here) {
 	case 0:
@@ -385,7 +393,9 @@ func (p *planning) settle(m *model, owner *cand, kind, key, field string, alts [
 		inst, _ := m.cluster.Installed(installed[0].name)
 		return pick(installed[0], fmt.Sprintf("%s %s is installed and healthy on %s, so %s is satisfied there", inst.Name, inst.Version, m.cluster.Where(), label))
 	}
-	slices.SortStableFunc(here, func(a, b alternative) int { return cmp.Or(cmp.Compare(b.priority, a.priority), cmp.Compare(a.name, b.name)) })
+	slices.SortStableFunc(here, func(a, b alternative) int {
+		return cmp.Or(cmp.Compare(b.priority, a.priority), cmp.Compare(a.name, b.name))
+	})
 	if here[0].priority == here[1].priority {
 		var tied []string
 		for _, a := range here {
@@ -397,8 +407,9 @@ func (p *planning) settle(m *model, owner *cand, kind, key, field string, alts [
 		if kind == EdgeAlias {
 			key = strings.Join(all, ",")
 		}
-		p.problem(KindAmbiguous, append([]string{owner.Name}, all...), "%s of %s can be satisfied by %s with equal priority; choose with select (e.g. select: {%q: %s}) or priorities (e.g. priorities: {%s: 100}), or remove one archive",
-			label, where, strings.Join(tied, " or "), key, here[0].name, here[0].name)
+		say := p.say()
+		p.problem(KindAmbiguous, append([]string{owner.Name}, all...), "%s of %s can be satisfied by %s with equal priority; choose with %s (e.g. %s) or %s (e.g. %s), or remove one archive",
+			label, where, strings.Join(tied, " or "), say.Name("select"), say.Entry("select", key, here[0].name), say.Name("priorities"), say.Entry("priorities", here[0].name, "100"))
 		return none
 	}
 	return pick(here[0], fmt.Sprintf("%s won %s by priority (%d > %d)", here[0].name, label, here[0].priority, here[1].priority))
@@ -441,7 +452,7 @@ func (p *planning) chooseRoots(m *model) {
 	if len(p.opts.Packages) > 0 {
 		m.roots = slices.Sorted(slices.Values(p.opts.Packages))
 		m.roots = slices.Compact(m.roots)
-		m.rootWhy = "requested by the operator (option packages)"
+		m.rootWhy = fmt.Sprintf("requested by the operator (%s)", p.say().Option("packages"))
 		return
 	}
 	lost := map[string]bool{}

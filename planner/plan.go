@@ -18,193 +18,43 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
-// Options steer a plan. The zero value plans every candidate of every
+// Options steer a plan: the operator's choices (declared, with their
+// names, defaults and help, in package options), the cluster in cluster
+// mode, and who asked. The zero value plans every candidate of every
 // architecture, standalone.
 type Options struct {
-	// Architecture keeps only candidates built for it ("" keeps all).
-	Architecture string `json:"architecture,omitempty"`
-	// Flavor chooses among several flavors of one package name and version.
-	Flavor string `json:"flavor,omitempty"`
-	// Select settles a group (key: its id) or an alias set (key: its names
-	// joined with commas) on one package name. It wins over every other
-	// preference.
-	Select map[string]string `json:"select,omitempty"`
-	// Priorities override the priority of a package inside any alternative
-	// group or alias set it belongs to.
-	Priorities map[string]int `json:"priorities,omitempty"`
-	// Packages limits the roots to these names (plus what they need);
-	// empty plans every name in the directory.
-	Packages []string `json:"packages,omitempty"`
-	// Exclude removes names; planning fails if something needs them.
-	Exclude []string `json:"exclude,omitempty"`
-	// Constraints pin names to a semver range, as if the operator were one
-	// more consumer.
-	Constraints map[string]string `json:"constraints,omitempty"`
-	// Force plans names even when the cluster already has them.
-	Force []string `json:"force,omitempty"`
-	// VersionStrategy is StrategyNewestSatisfying (default) or
-	// StrategyNewestOnly.
-	VersionStrategy string `json:"version_strategy,omitempty"`
-	// Mode is ModeStandalone (default: the directory must be
-	// self-contained) or ModeCluster (Cluster says what is installed).
-	Mode string `json:"mode,omitempty"`
+	options.Plan
 	// Cluster is what the target cluster already has: in cluster mode,
 	// installed healthy packages and present CRDs, storage classes and
-	// capabilities satisfy requirements, and what is installed is skipped.
+	// capabilities satisfy requirements, and what is installed is not
+	// deployed again.
 	Cluster *facts.Cluster `json:"cluster,omitempty"`
-	// AllowDowngrade lets cluster mode plan an older version than the one
-	// installed.
-	AllowDowngrade bool `json:"allow_downgrade,omitempty"`
-}
-
-// Modes.
-const (
-	ModeStandalone = "standalone"
-	ModeCluster    = "cluster"
-)
-
-// Version strategies.
-const (
-	// StrategyNewestSatisfying picks, per name, the newest version that
-	// satisfies every planned consumer, stepping down when needed.
-	StrategyNewestSatisfying = "newest_satisfying"
-	// StrategyNewestOnly allows only the newest version of each name and
-	// fails instead of stepping down.
-	StrategyNewestOnly = "newest_only"
-)
-
-// Plan is the result of planning: the output contract of zarf_bundle_plan.
-type Plan struct {
-	Packages   []Item     `json:"zarf_packages_to_deploy"`
-	Skipped    []Skipped  `json:"skipped"`
-	// InstalledNotInBundle lists packages installed on the cluster that the
-	// directory does not hold; they are reported, never planned for removal.
-	InstalledNotInBundle []facts.InstalledPackage `json:"installed_not_in_bundle"`
-	Excluded   []Excluded `json:"excluded"`
-	Warnings   []string   `json:"warnings"`
-	Graph      Graph      `json:"graph"`
-	Mermaid    string     `json:"mermaid"`
-	PlanDigest string     `json:"plan_digest"`
-}
-
-// Item is one archive to deploy, in deployment order.
-type Item struct {
-	Name         string   `json:"name"`
-	Version      string   `json:"version"`
-	Path         string   `json:"path"`
-	SHA256       string   `json:"sha256"`
-	Architecture string   `json:"architecture"`
-	Flavor       string   `json:"flavor"`
-	Level        int      `json:"level"`
-	After        []string `json:"after"`
-	Reasons      []string `json:"reasons"`
-	Action       string   `json:"action"`
-	Barrier      Barrier  `json:"barrier"`
-}
-
-// Actions an item can carry.
-const (
-	ActionDeploy   = "deploy"
-	ActionUpgrade  = "upgrade"
-	ActionRedeploy = "redeploy"
-)
-
-// Barrier is what must hold after an item is deployed and before the next
-// one starts.
-type Barrier struct {
-	// CRDs must be Established and NamesAccepted.
-	CRDs []string `json:"crds"`
-	// StorageClasses must exist (and their CSI driver, for a CSI provisioner).
-	StorageClasses []string `json:"storage_classes"`
-	// Namespaces must be Active.
-	Namespaces []string `json:"namespaces"`
-	// Package names the zarf deployed-package state that must be healthy.
-	Package string `json:"package"`
-}
-
-// Skipped is a package the cluster already satisfies.
-type Skipped struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	Path    string `json:"path"`
-	Reason  string `json:"reason"`
-}
-
-// Excluded is a candidate archive that is not planned, with why.
-type Excluded struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	Path    string `json:"path"`
-	Reason  string `json:"reason"`
-}
-
-// Graph is the dependency graph of the planned packages.
-type Graph struct {
-	Nodes []Node `json:"nodes"`
-	Edges []Edge `json:"edges"`
-}
-
-// Node is a planned package.
-type Node struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	Level   int    `json:"level"`
-}
-
-// Edge says From deploys before To, of what Kind, and which field of which
-// archive asked for it.
-type Edge struct {
-	From   string `json:"from"`
-	To     string `json:"to"`
-	Kind   string `json:"kind"`
-	Source Source `json:"source"`
-}
-
-// Edge kinds.
-const (
-	EdgePackage      = "package"
-	EdgeAlias        = "alias"
-	EdgeGroup        = "group"
-	EdgeCRD          = "crd"
-	EdgeStorageClass = "storage_class"
-	EdgeCapability   = "capability"
-)
-
-// Source locates the requirement an edge comes from.
-type Source struct {
-	// Archive is the base name of the consumer's archive.
-	Archive string `json:"archive"`
-	// Field is the requirement's path in the document, e.g. requires.crds[0].
-	Field string `json:"field"`
-	// Value is what was required (a package name, CRD, class or capability).
-	Value string `json:"value"`
-}
-
-func (s Source) String() string {
-	return fmt.Sprintf("%s in %s", s.Field, s.Archive)
+	// Caller says how messages name options (module options by default,
+	// or CLI flags). It changes no decision, only wording.
+	Caller options.Caller `json:"-"`
 }
 
 // New plans candidates with opts. It returns a *Failure when no plan is
 // possible.
 func New(candidates []facts.Candidate, opts Options) (*Plan, error) {
 	if opts.VersionStrategy == "" {
-		opts.VersionStrategy = StrategyNewestSatisfying
+		opts.VersionStrategy = options.StrategyNewestSatisfying
 	}
 	if opts.Mode == "" {
-		opts.Mode = ModeStandalone
+		opts.Mode = options.ModeStandalone
 		if opts.Cluster != nil {
-			opts.Mode = ModeCluster
+			opts.Mode = options.ModeCluster
 		}
 	}
 	p := &planning{opts: opts, plan: &Plan{
-		Packages: []Item{}, Skipped: []Skipped{}, InstalledNotInBundle: []facts.InstalledPackage{}, Excluded: []Excluded{}, Warnings: []string{},
+		Packages: []Item{}, AlreadyInstalled: []AlreadyInstalled{}, InstalledNotInBundle: []facts.InstalledPackage{}, Excluded: []Excluded{}, Warnings: []string{},
 		Graph: Graph{Nodes: []Node{}, Edges: []Edge{}},
 	}}
 	cands := slices.Clone(candidates)
@@ -281,6 +131,9 @@ func (p *planning) constraint(s string) (*semver.Constraints, error) {
 	p.constraints[s] = parsedConstraint{c, err}
 	return c, err
 }
+
+// say is how this plan's messages name options.
+func (p *planning) say() options.Caller { return p.opts.Caller }
 
 func (p *planning) failed() bool { return len(p.problems) > 0 }
 
@@ -360,13 +213,3 @@ func digest(cands []facts.Candidate, opts Options) string {
 }
 
 func base(path string) string { return filepath.Base(path) }
-
-// mermaidID turns a package name (lowercase letters, digits and dashes) into
-// a mermaid node id.
-func mermaidID(name string) string {
-	return "pkg_" + mermaidSafe.Replace(name)
-}
-
-// mermaidSafe makes a package name a mermaid node id (built once: a
-// Replacer compiles its table on first use).
-var mermaidSafe = strings.NewReplacer("-", "_", ".", "_")

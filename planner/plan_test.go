@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
 // pkg builds a candidate by hand: name@version with a document.
@@ -75,7 +76,7 @@ func names(p *Plan) []string {
 }
 
 func TestReferenceStackPlansInSeedOrder(t *testing.T) {
-	p, err := New(referenceStack(), Options{Architecture: "amd64"})
+	p, err := New(referenceStack(), Options{Plan: options.Plan{Architecture: "amd64"}})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -119,7 +120,7 @@ func TestReferenceStackPlansInSeedOrder(t *testing.T) {
 
 func TestPlanIsByteIdenticalUnderInputPermutation(t *testing.T) {
 	base := referenceStack()
-	first, err := New(base, Options{Architecture: "amd64"})
+	first, err := New(base, Options{Plan: options.Plan{Architecture: "amd64"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestPlanIsByteIdenticalUnderInputPermutation(t *testing.T) {
 	for i := range 20 {
 		perm := slices.Clone(base)
 		r.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
-		p, err := New(perm, Options{Architecture: "amd64"})
+		p, err := New(perm, Options{Plan: options.Plan{Architecture: "amd64"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,21 +195,29 @@ func TestFailures(t *testing.T) {
 			wantKind: KindAmbiguous, count: 1, want: []string{"group storage", "csi-a (priority 0) or csi-b (priority 0)", "priorities"},
 		},
 		{
-			name:     "two aliases present are ambiguous",
-			cands:    []facts.Candidate{pkg("init", "1.0.0", nil), pkg("init-slim", "1.0.0", nil), pkg("app", "1.0.0", func(p *facts.Prerequisites) { p.Requires.Packages = []facts.PackageRequirement{{Names: []string{"init", "init-slim"}}} })},
+			name: "two aliases present are ambiguous",
+			cands: []facts.Candidate{pkg("init", "1.0.0", nil), pkg("init-slim", "1.0.0", nil), pkg("app", "1.0.0", func(p *facts.Prerequisites) {
+				p.Requires.Packages = []facts.PackageRequirement{{Names: []string{"init", "init-slim"}}}
+			})},
 			wantKind: KindAmbiguous, count: 1, want: []string{"init (priority 0) or init-slim (priority 0)", `select: {"init,init-slim": init}`},
 		},
 		{
 			name: "no version satisfies every consumer",
 			cands: []facts.Candidate{
 				pkg("cm", "1.14.0", nil),
-				pkg("legacy", "0.5.0", func(p *facts.Prerequisites) { p.Requires.Packages = []facts.PackageRequirement{{Name: "cm", Version: "<=1.13.5"}} }),
+				pkg("legacy", "0.5.0", func(p *facts.Prerequisites) {
+					p.Requires.Packages = []facts.PackageRequirement{{Name: "cm", Version: "<=1.13.5"}}
+				}),
 			},
 			wantKind: KindVersionConflict, count: 1, want: []string{"legacy 0.5.0 requires cm <=1.13.5 (requires.packages[0] in", "the directory holds cm 1.14.0 only"},
 		},
 		{
-			name:     "document naming another package is invalid",
-			cands:    []facts.Candidate{func() facts.Candidate { c := pkg("app", "1.0.0", needs()); c.Prerequisites.Metadata.Package = "other"; return c }()},
+			name: "document naming another package is invalid",
+			cands: []facts.Candidate{func() facts.Candidate {
+				c := pkg("app", "1.0.0", needs())
+				c.Prerequisites.Metadata.Package = "other"
+				return c
+			}()},
 			wantKind: KindInvalid, count: 1, want: []string{`metadata.package "other"`, `metadata.name "app"`},
 		},
 		{
@@ -303,14 +312,16 @@ func TestSelection(t *testing.T) {
 		{
 			name:  "priorities option overrides the document",
 			cands: []facts.Candidate{pkg("csi-rook-ceph", "1.0.0", nil), pkg("csi-longhorn", "1.0.0", nil), storageConsumer},
-			opts:  Options{Priorities: map[string]int{"csi-longhorn": 500}},
+			opts:  Options{Plan: options.Plan{Priorities: map[string]int{"csi-longhorn": 500}}},
 			want:  []string{"csi-longhorn", "app"}, wantExcluded: map[string]string{"csi-rook-ceph": ": csi-longhorn won group storage by priority (500 > 100)"},
 		},
 		{
 			name: "newest version satisfying the consumer (seed: 1.13.0 for <=1.13.5)",
 			cands: []facts.Candidate{
 				pkg("operator-cert-manager", "1.14.0", nil), pkg("operator-cert-manager", "1.13.0", nil),
-				pkg("legacy-app", "0.5.0", func(p *facts.Prerequisites) { p.Requires.Packages = []facts.PackageRequirement{{Name: "operator-cert-manager", Version: "<=1.13.5"}} }),
+				pkg("legacy-app", "0.5.0", func(p *facts.Prerequisites) {
+					p.Requires.Packages = []facts.PackageRequirement{{Name: "operator-cert-manager", Version: "<=1.13.5"}}
+				}),
 			},
 			want: []string{"operator-cert-manager", "legacy-app"}, wantExcluded: map[string]string{"operator-cert-manager": "1.13.0 is chosen instead"},
 		},
@@ -327,7 +338,7 @@ func TestSelection(t *testing.T) {
 				b.Architecture, b.Path, b.SHA256 = "arm64", "/bundle/app-arm64.tar.zst", "x"
 				return []facts.Candidate{a, b}
 			}(),
-			opts: Options{Architecture: "amd64"},
+			opts: Options{Plan: options.Plan{Architecture: "amd64"}},
 			want: []string{"app"}, wantExcluded: map[string]string{"app": "architecture arm64 does not match the target architecture amd64"},
 		},
 		{
@@ -338,7 +349,7 @@ func TestSelection(t *testing.T) {
 				b.Flavor, b.Path, b.SHA256 = "hardened", "/b/app-hardened.tar.zst", "2"
 				return []facts.Candidate{a, b}
 			}(),
-			opts: Options{Flavor: "hardened"},
+			opts: Options{Plan: options.Plan{Flavor: "hardened"}},
 			want: []string{"app"}, wantExcluded: map[string]string{"app": `flavor "upstream" is not the selected flavor "hardened"`},
 		},
 		{

@@ -11,6 +11,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
 func reqs(rs ...facts.PackageRequirement) func(*facts.Prerequisites) {
@@ -60,9 +61,9 @@ func TestResolution(t *testing.T) {
 		wantReason   map[string]string // name → part of one of its reasons
 	}{
 		{
-			name:  "seed: 1.13.0 and 1.14.0 with a <=1.13.5 consumer picks 1.13.0",
-			cands: certManagers(),
-			want:  []string{"operator-cert-manager@1.13.0", "legacy-app@0.5.0"},
+			name:         "seed: 1.13.0 and 1.14.0 with a <=1.13.5 consumer picks 1.13.0",
+			cands:        certManagers(),
+			want:         []string{"operator-cert-manager@1.13.0", "legacy-app@0.5.0"},
 			wantExcluded: map[string]string{"operator-cert-manager@1.14.0": "1.13.0 is chosen instead"},
 		},
 		{
@@ -73,7 +74,7 @@ func TestResolution(t *testing.T) {
 				pkg("b", "1.0.0", nil), pkg("b", "2.0.0", nil),
 				pkg("c", "1.0.0", reqs(facts.PackageRequirement{Name: "b", Version: ">=2.0.0"})),
 			},
-			opts: Options{Packages: []string{"a"}},
+			opts: Options{Plan: options.Plan{Packages: []string{"a"}}},
 			want: []string{"a@1.0.0"},
 			wantExcluded: map[string]string{
 				"a@2.0.0": "a 1.0.0 is chosen instead", "b@1.0.0": "not needed", "b@2.0.0": "not needed", "c@1.0.0": "not needed",
@@ -82,11 +83,11 @@ func TestResolution(t *testing.T) {
 		{
 			name:  "packages limits the roots and pulls in what they need",
 			cands: append(referenceStack(), pkg("unrelated", "1.0.0", nil)),
-			opts:  Options{Packages: []string{"operator-cert-manager"}},
+			opts:  Options{Plan: options.Plan{Packages: []string{"operator-cert-manager"}}},
 			want:  []string{"init@0.1.0", "app-fluxcd@2.4.0", "operator-cert-manager@1.14.0"},
 			wantExcluded: map[string]string{"unrelated@1.0.0": "the operator limited the plan to operator-cert-manager", "workload-app@2.3.0": "not needed",
 				"csi-rook-ceph@1.15.0": "not needed", "operator-external-secrets@0.10.0": "not needed"},
-			wantReason:   map[string]string{"operator-cert-manager": "requested by the operator (option packages)", "app-fluxcd": "needed by operator-cert-manager 1.14.0: capability gitops-engine"},
+			wantReason: map[string]string{"operator-cert-manager": "requested by the operator (option packages)", "app-fluxcd": "needed by operator-cert-manager 1.14.0: capability gitops-engine"},
 		},
 		{
 			name: "fewest packages beyond the roots: one provider of a CRD is enough",
@@ -95,37 +96,37 @@ func TestResolution(t *testing.T) {
 				pkg("crds-b", "1.0.0", func(p *facts.Prerequisites) { p.Provides.CRDs = []string{"widgets.example.com"} }),
 				pkg("app", "1.0.0", func(p *facts.Prerequisites) { p.Requires.CRDs = []string{"widgets.example.com"} }),
 			},
-			opts:         Options{Packages: []string{"app"}},
+			opts:         Options{Plan: options.Plan{Packages: []string{"app"}}},
 			want:         []string{"crds-a@1.0.0", "app@1.0.0"},
 			wantExcluded: map[string]string{"crds-b@1.0.0": "not needed"},
 		},
 		{
-			name:  "select wins over priority",
-			cands: []facts.Candidate{csi("csi-rook-ceph"), csi("csi-longhorn"), storageApp},
-			opts:  Options{Select: map[string]string{"storage": "csi-longhorn"}},
-			want:  []string{"csi-longhorn@1.0.0", "app@1.0.0"},
+			name:         "select wins over priority",
+			cands:        []facts.Candidate{csi("csi-rook-ceph"), csi("csi-longhorn"), storageApp},
+			opts:         Options{Plan: options.Plan{Select: map[string]string{"storage": "csi-longhorn"}}},
+			want:         []string{"csi-longhorn@1.0.0", "app@1.0.0"},
 			wantExcluded: map[string]string{"csi-rook-ceph@1.0.0": "csi-longhorn was selected for group storage by the operator (option select)"},
 		},
 		{
 			name: "select settles an alias set",
 			cands: []facts.Candidate{pkg("init", "1.0.0", nil), pkg("init-slim", "1.0.0", nil),
 				pkg("app", "1.0.0", reqs(facts.PackageRequirement{Names: []string{"init", "init-slim"}}))},
-			opts: Options{Select: map[string]string{"init-slim, init": "init-slim"}},
-			want: []string{"init-slim@1.0.0", "app@1.0.0"},
+			opts:         Options{Plan: options.Plan{Select: map[string]string{"init-slim, init": "init-slim"}}},
+			want:         []string{"init-slim@1.0.0", "app@1.0.0"},
 			wantExcluded: map[string]string{"init@1.0.0": "not chosen for one of init, init-slim of app 1.0.0: init-slim was selected"},
 		},
 		{
-			name: "cluster precedence wins over priority (and the installed provider is skipped)",
-			cands: []facts.Candidate{csi("csi-rook-ceph"), csi("csi-longhorn"), storageApp},
-			opts: Options{Cluster: &facts.Cluster{Name: "prod", Packages: []facts.InstalledPackage{{Name: "csi-longhorn", Version: "1.0.0", Healthy: true}}}},
-			want: []string{"app@1.0.0"},
+			name:         "cluster precedence wins over priority (and the installed provider is skipped)",
+			cands:        []facts.Candidate{csi("csi-rook-ceph"), csi("csi-longhorn"), storageApp},
+			opts:         Options{Cluster: &facts.Cluster{Name: "prod", Packages: []facts.InstalledPackage{{Name: "csi-longhorn", Version: "1.0.0", Healthy: true}}}},
+			want:         []string{"app@1.0.0"},
 			wantExcluded: map[string]string{"csi-rook-ceph@1.0.0": "csi-longhorn 1.0.0 is installed and healthy on cluster prod, so group storage is satisfied there"},
 		},
 		{
-			name: "an unhealthy installation does not take precedence",
-			cands: []facts.Candidate{csi("csi-rook-ceph"), csi("csi-longhorn"), storageApp},
-			opts: Options{Cluster: &facts.Cluster{Name: "prod", Packages: []facts.InstalledPackage{{Name: "csi-longhorn", Version: "1.0.0", Healthy: false, Reason: "component csi failed"}}}},
-			want: []string{"csi-rook-ceph@1.0.0", "app@1.0.0"},
+			name:         "an unhealthy installation does not take precedence",
+			cands:        []facts.Candidate{csi("csi-rook-ceph"), csi("csi-longhorn"), storageApp},
+			opts:         Options{Cluster: &facts.Cluster{Name: "prod", Packages: []facts.InstalledPackage{{Name: "csi-longhorn", Version: "1.0.0", Healthy: false, Reason: "component csi failed"}}}},
+			want:         []string{"csi-rook-ceph@1.0.0", "app@1.0.0"},
 			wantExcluded: map[string]string{"csi-longhorn@1.0.0": "by priority (100 > 50)"},
 		},
 		{
@@ -134,28 +135,28 @@ func TestResolution(t *testing.T) {
 				p.Requires.CRDs = []string{"certificates.cert-manager.io"}
 				p.Requires.Packages = []facts.PackageRequirement{{Name: "init", Version: ">=0.40.0"}}
 			})},
-			opts: Options{Cluster: &facts.Cluster{Name: "prod", CRDs: []string{"certificates.cert-manager.io"}, Packages: []facts.InstalledPackage{{Name: "init", Version: "0.41.0", Healthy: true}}}},
-			want: []string{"app@1.0.0"},
+			opts:       Options{Cluster: &facts.Cluster{Name: "prod", CRDs: []string{"certificates.cert-manager.io"}, Packages: []facts.InstalledPackage{{Name: "init", Version: "0.41.0", Healthy: true}}}},
+			want:       []string{"app@1.0.0"},
 			wantReason: map[string]string{"app": "satisfied on the cluster: init 0.41.0 is installed and healthy on cluster prod"},
 		},
 		{
 			name:         "an operator constraint picks an older version",
 			cands:        certManagers()[:2],
-			opts:         Options{Constraints: map[string]string{"operator-cert-manager": "<1.14.0"}},
+			opts:         Options{Plan: options.Plan{Constraints: map[string]string{"operator-cert-manager": "<1.14.0"}}},
 			want:         []string{"operator-cert-manager@1.13.0"},
 			wantExcluded: map[string]string{"operator-cert-manager@1.14.0": "the operator requested operator-cert-manager <1.14.0 (option constraints)"},
 		},
 		{
 			name:         "exclude removes an unneeded package",
 			cands:        []facts.Candidate{pkg("a", "1.0.0", nil), pkg("b", "1.0.0", nil)},
-			opts:         Options{Exclude: []string{"b"}},
+			opts:         Options{Plan: options.Plan{Exclude: []string{"b"}}},
 			want:         []string{"a@1.0.0"},
 			wantExcluded: map[string]string{"b@1.0.0": "the operator excluded b (option exclude)"},
 		},
 		{
 			name:  "force is accepted for a package the directory holds",
 			cands: []facts.Candidate{pkg("a", "1.0.0", nil)},
-			opts:  Options{Force: []string{"a"}},
+			opts:  Options{Plan: options.Plan{Force: []string{"a"}}},
 			want:  []string{"a@1.0.0"},
 		},
 	}
@@ -199,7 +200,7 @@ func TestResolutionFailures(t *testing.T) {
 		{
 			name:     "seed: newest_only fails naming both versions",
 			cands:    certManagers(),
-			opts:     Options{VersionStrategy: StrategyNewestOnly},
+			opts:     Options{Plan: options.Plan{VersionStrategy: options.StrategyNewestOnly}},
 			wantKind: KindVersionConflict,
 			want: []string{"legacy-app 0.5.0 requires operator-cert-manager <=1.13.5 (requires.packages[0] in", "operator-cert-manager 1.14.0 and 1.13.0",
 				"version_strategy newest_only allows only operator-cert-manager 1.14.0"},
@@ -219,35 +220,35 @@ func TestResolutionFailures(t *testing.T) {
 		{
 			name:     "an operator constraint is cited as the operator's",
 			cands:    certManagers(),
-			opts:     Options{Constraints: map[string]string{"operator-cert-manager": ">=1.14.0"}},
+			opts:     Options{Plan: options.Plan{Constraints: map[string]string{"operator-cert-manager": ">=1.14.0"}}},
 			wantKind: KindVersionConflict,
 			want:     []string{"legacy-app 0.5.0 requires operator-cert-manager <=1.13.5", "the operator requested operator-cert-manager >=1.14.0 (option constraints)"},
 		},
 		{
 			name:     "excluding a needed package fails with the reason",
 			cands:    []facts.Candidate{pkg("init", "0.1.0", nil), pkg("app", "1.0.0", needs("init"))},
-			opts:     Options{Exclude: []string{"init"}},
+			opts:     Options{Plan: options.Plan{Exclude: []string{"init"}}},
 			wantKind: KindConflict,
 			want:     []string{"app 1.0.0 requires init (requires.packages[0]", "the operator excluded init (option exclude)"},
 		},
 		{
 			name:     "an option naming a package the directory lacks is an error",
 			cands:    []facts.Candidate{pkg("a", "1.0.0", nil)},
-			opts:     Options{Packages: []string{"b"}, Force: []string{"c"}},
+			opts:     Options{Plan: options.Plan{Packages: []string{"b"}, Force: []string{"c"}}},
 			wantKind: KindInvalid,
 			want:     []string{"option packages names package b, which the directory does not hold (it holds a)", "option force names package c"},
 		},
 		{
 			name:     "select naming something outside the group",
 			cands:    []facts.Candidate{pkg("a", "1.0.0", nil), pkg("x", "1.0.0", reqs(facts.PackageRequirement{ID: "g", Name: "a"}))},
-			opts:     Options{Select: map[string]string{"g": "x"}},
+			opts:     Options{Plan: options.Plan{Select: map[string]string{"g": "x"}}},
 			wantKind: KindInvalid,
 			want:     []string{"option select chooses x for group g", "not one of its alternatives (a)"},
 		},
 		{
 			name:     "a bad version strategy",
 			cands:    []facts.Candidate{pkg("a", "1.0.0", nil)},
-			opts:     Options{VersionStrategy: "oldest"},
+			opts:     Options{Plan: options.Plan{VersionStrategy: "oldest"}},
 			wantKind: KindInvalid,
 			want:     []string{`version_strategy is "oldest"`},
 		},

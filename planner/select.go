@@ -3,12 +3,9 @@ package planner
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/crillab/gophersat/solver"
-
-	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
 // maxSolves bounds the solver calls one selection may make after its first
@@ -477,81 +474,4 @@ func (m *model) reverse() (providerOf, loserOf map[*cand][]*req) {
 		}
 	})
 	return m.providerOf, m.loserOf
-}
-
-// node is a planned package with its edges.
-type node struct {
-	c        facts.Candidate
-	in       []Edge // edges whose To is this package
-	neededBy []Edge // edges whose From is this package
-	level    int
-	reasons  []string
-	action   string
-}
-
-// edges turns the selection into graph nodes and typed edges, and records
-// why every other candidate is not planned.
-func (p *planning) edges(m *model, sel map[string]*cand) map[string]*node {
-	nodes := map[string]*node{}
-	for _, name := range sortedKeys(sel) {
-		nodes[name] = &node{c: sel[name].Candidate}
-		if m.isRoot[name] {
-			nodes[name].reasons = append(nodes[name].reasons, m.rootWhy)
-		}
-	}
-	for _, name := range sortedKeys(sel) {
-		c := sel[name]
-		for _, r := range c.reqs {
-			src := Source{Archive: base(c.Path), Field: r.field, Value: r.value}
-			var from []*cand
-			for _, pr := range r.providers {
-				if sel[pr.Name] == pr {
-					from = append(from, pr)
-				}
-			}
-			if len(from) == 0 && r.byCluster != "" {
-				nodes[name].reasons = append(nodes[name].reasons, fmt.Sprintf("its %s (%s) is satisfied on the cluster: %s", r.what, r.field, r.byCluster))
-				continue
-			}
-			for _, f := range from {
-				e := Edge{From: f.Name, To: name, Kind: r.kind, Source: src}
-				nodes[name].in = append(nodes[name].in, e)
-				nodes[f.Name].neededBy = append(nodes[f.Name].neededBy, e)
-				why := fmt.Sprintf("needed by %s %s: %s (%s)", c.Name, c.Version, r.what, src)
-				if r.settled != "" {
-					why += "; " + r.settled
-				}
-				nodes[f.Name].reasons = append(nodes[f.Name].reasons, why)
-			}
-		}
-	}
-	losers := map[*cand]string{}
-	for _, c := range m.cands {
-		if sel[c.Name] != c {
-			continue
-		}
-		for _, r := range c.reqs {
-			for _, l := range r.losers {
-				if _, seen := losers[l]; !seen {
-					losers[l] = fmt.Sprintf("not chosen for %s of %s %s: %s", r.what, c.Name, c.Version, r.settled)
-				}
-			}
-		}
-	}
-	for _, c := range m.cands {
-		switch chosen := sel[c.Name]; {
-		case chosen == c:
-		case m.forbid[c] != "":
-			p.exclude(c.Candidate, "%s", m.forbid[c])
-		case losers[c] != "":
-			p.exclude(c.Candidate, "%s", losers[c])
-		case chosen != nil:
-			p.exclude(c.Candidate, "%s %s is chosen instead (the newest version that satisfies every consumer)", c.Name, chosen.Version)
-		case len(p.opts.Packages) > 0:
-			p.exclude(c.Candidate, "not needed: nothing planned requires it and the operator limited the plan to %s (option packages)", strings.Join(m.roots, ", "))
-		default:
-			p.exclude(c.Candidate, "not needed: nothing planned requires it")
-		}
-	}
-	return nodes
 }

@@ -17,7 +17,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
-	"github.com/colonel-byte/zarf-planner/inspect/kubetest"
+	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
 )
 
 var root, _ = filepath.Abs("..")
@@ -239,7 +239,7 @@ func TestPlanOnlyPlaybookPrintsTheGraph(t *testing.T) {
 // fails after its timeout, naming the unmet check.
 func TestReadinessBarrierModuleOnARealCluster(t *testing.T) {
 	built(t)
-	c := kubetest.Start(t)
+	c := clustertest.Start(t)
 	c.Deploy(t, filepath.Join(root, "examples", "bundles", "reference-stack", "zarf-package-app-fluxcd-amd64-2.4.0.tar.zst"))
 	state := privateStateDir(t)
 	// Each case is a one-task playbook run by ansible-playbook.

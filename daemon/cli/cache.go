@@ -14,8 +14,9 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
-	"github.com/colonel-byte/zarf-planner/daemon/service"
+	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
 func newCache() *cobra.Command {
@@ -25,7 +26,8 @@ func newCache() *cobra.Command {
 }
 
 func newCacheWarm() *cobra.Command {
-	var source sourceFlags
+	var o options.Cache
+	var stateDir string
 	var prune, check bool
 	var output string
 	cmd := &cobra.Command{
@@ -52,29 +54,18 @@ func newCacheWarm() *cobra.Command {
 				}
 				paths = append(paths, abs)
 			}
-			var w *service.Warmed
-			if conn := source.daemon(cmd.Context()); conn != nil {
-				defer conn.Close()
-				resp, err := conn.Planner.CacheWarm(cmd.Context(), &plannerpb.CacheWarmRequest{Paths: paths, Prune: prune, CheckMode: check, CacheDir: source.cacheDir})
-				if err != nil {
-					return fmt.Errorf("warming through the daemon (pid %d): %w", conn.State.Pid, err)
-				}
-				w = &service.Warmed{}
-				if err := json.Unmarshal(resp.GetResult(), w); err != nil {
-					return err
-				}
-			} else {
-				c, err := source.cacheOrFail()
-				if err != nil {
-					return err
-				}
-				defer c.Close()
-				bar := newProgress(cmd.ErrOrStderr())
-				w, err = service.Warm(cmd.Context(), c, paths, service.WarmOptions{Prune: prune, CheckMode: check, Progress: bar.update})
-				bar.done()
-				if err != nil {
-					return err
-				}
+			b, err := openBackend(cmd, stateDir)
+			if err != nil {
+				return err
+			}
+			defer b.close()
+			resp, err := b.CacheWarm(cmd.Context(), &plannerpb.CacheWarmRequest{Paths: paths, Prune: prune, CheckMode: check, CacheDir: absPath(o.CacheDir)})
+			if err != nil {
+				return fmt.Errorf("warming in %s: %w", b.who, err)
+			}
+			w := &server.Warmed{}
+			if err := json.Unmarshal(resp.GetResult(), w); err != nil {
+				return err
 			}
 			out := cmd.OutOrStdout()
 			if output == "json" {
@@ -90,22 +81,22 @@ func newCacheWarm() *cobra.Command {
 				verb = "would add"
 			}
 			fmt.Fprintf(out, "%s %d, removed %d, unchanged %d; the cache holds %d archives (%s)\n", verb, len(w.Added), len(w.Removed), w.Unchanged, w.Cache.Entries, w.Cache.Dir)
-			for _, e := range w.Excluded {
+			for _, e := range w.Unusable {
 				fmt.Fprintf(out, "not cached %s: %s\n", filepath.Base(e.Path), e.Reason)
 			}
 			return nil
 		},
 	}
-	source.register(cmd)
+	bind(cmd.Flags(), &o, "cache_dir")
+	registerStateDir(cmd, &stateDir)
 	cmd.Flags().BoolVar(&prune, "prune", false, "also forget cached archives that are no longer in the directories")
 	cmd.Flags().BoolVar(&check, "check", false, "report what would change; write nothing")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: json or text")
 	return cmd
 }
 
-// cacheOrFail opens the cache in this process for a command that needs it.
-func (s *sourceFlags) cacheOrFail() (*cache.Cache, error) {
-	dir := s.cacheDir
+// openCache opens the cache dir ("" for the default) in this process.
+func openCache(dir string) (*cache.Cache, error) {
 	if dir == "" {
 		var err error
 		if dir, err = cache.DefaultDir(); err != nil {
@@ -116,45 +107,40 @@ func (s *sourceFlags) cacheOrFail() (*cache.Cache, error) {
 }
 
 func newCacheStats() *cobra.Command {
-	var source sourceFlags
+	var o options.Cache
+	var stateDir string
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Show what the cache holds (and the daemon's hit counts when one runs)",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			if conn := source.daemon(cmd.Context()); conn != nil {
-				defer conn.Close()
-				st, err := conn.Planner.Status(cmd.Context())
+			b, err := openBackend(cmd, stateDir)
+			if err != nil {
+				return err
+			}
+			defer b.close()
+			if _, inProcess := b.Planner.(*server.Server); !inProcess {
+				st, err := b.Status(cmd.Context())
 				if err != nil {
 					return err
 				}
 				fmt.Fprintf(out, "daemon pid %d: %d archives read in full, %d answered by stat from the cache, %d found in the cache by content\n", st.Pid, st.ArchivesRead, st.CacheHits, st.ContentHits)
-				resp, err := conn.Planner.CacheWarm(cmd.Context(), &plannerpb.CacheWarmRequest{CheckMode: true, CacheDir: source.cacheDir})
-				if err != nil {
-					return err
-				}
-				var w service.Warmed
-				if err := json.Unmarshal(resp.GetResult(), &w); err != nil {
-					return err
-				}
-				printStats(out, w.Cache)
-				return nil
 			}
-			c, err := source.cacheOrFail()
+			resp, err := b.CacheWarm(cmd.Context(), &plannerpb.CacheWarmRequest{CheckMode: true, CacheDir: absPath(o.CacheDir)})
 			if err != nil {
+				return fmt.Errorf("reading the cache in %s: %w", b.who, err)
+			}
+			var w server.Warmed
+			if err := json.Unmarshal(resp.GetResult(), &w); err != nil {
 				return err
 			}
-			defer c.Close()
-			st, err := c.Stats()
-			if err != nil {
-				return err
-			}
-			printStats(out, st)
+			printStats(out, w.Cache)
 			return nil
 		},
 	}
-	source.register(cmd)
+	bind(cmd.Flags(), &o, "cache_dir")
+	registerStateDir(cmd, &stateDir)
 	return cmd
 }
 
@@ -163,7 +149,7 @@ func printStats(w io.Writer, st cache.Stats) {
 }
 
 func newCacheGC() *cobra.Command {
-	var source sourceFlags
+	var o options.Cache
 	var maxSize string
 	var maxAge time.Duration
 	cmd := &cobra.Command{
@@ -179,7 +165,7 @@ func newCacheGC() *cobra.Command {
 			if limit == 0 && maxAge == 0 {
 				return &UsageError{fmt.Errorf("give --max-size, --max-age or both")}
 			}
-			c, err := source.cacheOrFail()
+			c, err := openCache(absPath(o.CacheDir))
 			if err != nil {
 				return err
 			}
@@ -197,7 +183,7 @@ func newCacheGC() *cobra.Command {
 			return nil
 		},
 	}
-	source.register(cmd)
+	bind(cmd.Flags(), &o, "cache_dir")
 	cmd.Flags().StringVar(&maxSize, "max-size", "", "keep at most this much (e.g. 500MB, 2GiB)")
 	cmd.Flags().DurationVar(&maxAge, "max-age", 0, "drop entries not used for this long (e.g. 720h)")
 	return cmd
@@ -241,11 +227,10 @@ func humanBytes(n int64) string {
 // progress draws archives done/total, bytes and rate: a bar redrawn in
 // place on a terminal, plain lines (at most one a second) otherwise.
 type progress struct {
-	w       io.Writer
-	tty     bool
-	start   time.Time
-	last    time.Time
-	current inspect.Progress
+	w     io.Writer
+	tty   bool
+	start time.Time
+	last  time.Time
 }
 
 func newProgress(w io.Writer) *progress {
@@ -257,7 +242,6 @@ func newProgress(w io.Writer) *progress {
 }
 
 func (p *progress) update(pr inspect.Progress) {
-	p.current = pr
 	now := time.Now()
 	if !p.tty && now.Sub(p.last) < time.Second && pr.Done != pr.Total {
 		return
@@ -269,13 +253,10 @@ func (p *progress) update(pr inspect.Progress) {
 		width := 30
 		filled := width * pr.Done / max(pr.Total, 1)
 		fmt.Fprintf(p.w, "\r[%s%s] %s", strings.Repeat("=", filled), strings.Repeat(" ", width-filled), line)
+		if pr.Done == pr.Total {
+			fmt.Fprintln(p.w)
+		}
 		return
 	}
 	fmt.Fprintf(p.w, "warming: %s\n", line)
-}
-
-func (p *progress) done() {
-	if p.tty && p.current.Total > 0 {
-		fmt.Fprintln(p.w)
-	}
 }

@@ -25,10 +25,11 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
+	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
-	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/planner"
+	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
 // Exit codes.
@@ -51,7 +52,8 @@ var errNoPlan = errors.New("no plan is possible")
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	noteAliases(cmd, stderr)
 	var ue *UsageError
 	switch {
 	case err == nil:
@@ -90,149 +92,96 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-// planFlags are the planning options every planning command takes.
+// planFlags are the options every planning command takes: every declared
+// plan option (package options), and where to look for a daemon.
 type planFlags struct {
-	arch, flavor, strategy   string
-	selects, constraints     map[string]string
-	priorities               map[string]int
-	packages, exclude, force []string
-	mode, installed          string
-	kube                     inspect.Kube
-	allowDowngrade           bool
-	source                   sourceFlags
+	opts     options.Request
+	stateDir string
 }
 
-// sourceFlags say where archives are read: through a running daemon (and
-// its cache), else in process with the cache opened here.
-type sourceFlags struct {
-	stateDir, cacheDir string
-	noCache            bool
+func (f *planFlags) register(cmd *cobra.Command) {
+	f.opts = options.Defaults()
+	bind(cmd.Flags(), &f.opts)
+	registerStateDir(cmd, &f.stateDir)
 }
 
-func (s *sourceFlags) register(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.StringVar(&s.stateDir, "state-dir", "", "daemon state directory to look for a running daemon in (env "+lifecycle.EnvStateDir+")")
-	fl.StringVar(&s.cacheDir, "cache-dir", "", "archive cache directory (env "+cache.EnvDir+"; default under the user cache dir)")
-	fl.BoolVar(&s.noCache, "no-cache", false, "read every archive; neither use nor fill the cache")
+func registerStateDir(cmd *cobra.Command, dir *string) {
+	cmd.Flags().StringVar(dir, "state-dir", "", "daemon state directory to look for a running daemon in (env "+lifecycle.EnvStateDir+")")
 }
 
-// daemon returns a connection to a running daemon of this build, or nil.
-func (s *sourceFlags) daemon(ctx context.Context) *lifecycle.Conn {
-	actx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	c, err := lifecycle.Attach(actx, s.stateDir)
+// request is the wire request of a plan of dir with the flags given.
+func (f *planFlags) request(dir string) (*plannerpb.PlanRequest, error) {
+	if err := options.Check(&f.opts, options.CLICaller); err != nil {
+		return nil, &UsageError{err}
+	}
+	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	return c
-}
-
-// openCache opens the cache in this process, or returns nil with a notice
-// on stderr when it cannot (or --no-cache).
-func (s *sourceFlags) openCache(stderr io.Writer) *cache.Cache {
-	if s.noCache {
-		return nil
+	o := f.opts
+	if err := contract.Resolve(&o); err != nil {
+		return nil, err
 	}
-	dir := s.cacheDir
-	if dir == "" {
-		var err error
-		if dir, err = cache.DefaultDir(); err != nil {
-			fmt.Fprintf(stderr, "zarf-planner: reading archives without a cache: %v\n", err)
-			return nil
-		}
-	}
-	c, err := cache.Open(dir, func(w string) { fmt.Fprintf(stderr, "zarf-planner: %s\n", w) })
+	b, err := contract.EncodeOptions(o)
 	if err != nil {
-		fmt.Fprintf(stderr, "zarf-planner: reading archives without a cache: %v\n", err)
-		return nil
+		return nil, err
 	}
-	return c
+	return &plannerpb.PlanRequest{Path: abs, Options: b, Caller: string(options.CLICaller)}, nil
 }
 
-// plan plans dir through a running daemon, else in process.
-func (f *planFlags) plan(cmd *cobra.Command, dir string) (*service.Result, error) {
-	res, _, err := f.planRaw(cmd, dir)
-	return res, err
-}
-
-// planRaw is plan that also returns the daemon's document as it came, when
-// the daemon answered (nil otherwise). With raw set, the result is decoded
-// only when decode is true (its Failed is set either way).
-func (f *planFlags) planRaw(cmd *cobra.Command, dir string, decode ...bool) (*service.Result, []byte, error) {
+// plan plans dir. It returns the contract document as it came, and the
+// result decoded from it when decode is true (else only Failed is set).
+func (f *planFlags) plan(cmd *cobra.Command, dir string, decode bool) (*service.Result, []byte, error) {
 	req, err := f.request(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx := cmd.Context()
-	if conn := f.source.daemon(ctx); conn != nil {
-		defer conn.Close()
-		o := req.Options
-		pr := &plannerpb.PlanRequest{Path: req.Path, Architecture: o.Architecture, Flavor: o.Flavor, Select: o.Select,
-			Packages: o.Packages, Exclude: o.Exclude, Constraints: o.Constraints, Force: o.Force, VersionStrategy: o.VersionStrategy,
-			CacheDir: f.source.cacheDir, NoCache: f.source.noCache,
-			Mode: o.Mode, AllowDowngrade: o.AllowDowngrade, Installed: req.Cluster.Installed, Context: f.kube.Context}
-		if o.Mode == planner.ModeCluster && req.Cluster.Installed == "" {
-			pr.Kubeconfig = contract.CallerKubeconfig(f.kube.Kubeconfig)
-		}
-		if len(o.Priorities) > 0 {
-			pr.Priorities = map[string]int32{}
-			for k, v := range o.Priorities {
-				pr.Priorities[k] = int32(v)
-			}
-		}
-		resp, err := conn.Planner.Plan(ctx, pr)
-		if err != nil {
-			return nil, nil, fmt.Errorf("planning through the daemon (pid %d): %w", conn.State.Pid, err)
-		}
-		if len(decode) > 0 && !decode[0] {
-			return &service.Result{Failed: resp.GetFailed()}, resp.GetResult(), nil
-		}
-		res, err := service.DecodeResult(resp.GetResult())
-		return res, resp.GetResult(), err
-	}
-	if c := f.source.openCache(cmd.ErrOrStderr()); c != nil {
-		defer c.Close()
-		req.Cache = c
-	}
-	res, err := service.Plan(ctx, req)
-	return res, nil, err
-}
-
-func (f *planFlags) register(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.StringVar(&f.arch, "arch", "", "target architecture (default: this host's)")
-	fl.StringVar(&f.flavor, "flavor", "", "flavor to choose when a package comes in several")
-	fl.StringToStringVar(&f.selects, "select", nil, "settle a group (by id) or alias set (names joined with commas) on a package, GROUP=NAME (repeatable)")
-	fl.StringToIntVar(&f.priorities, "priority", nil, "priority of a package inside alternative groups, NAME=N (repeatable)")
-	fl.StringSliceVar(&f.packages, "packages", nil, "plan only these packages and what they need (comma-separated or repeated)")
-	fl.StringSliceVar(&f.exclude, "exclude", nil, "never plan these packages; fails if something needs them")
-	fl.StringToStringVar(&f.constraints, "constraint", nil, "pin a package to a semver range, NAME=RANGE (repeatable)")
-	fl.StringSliceVar(&f.force, "force", nil, "plan these packages even when the cluster already has them")
-	fl.StringVar(&f.strategy, "version-strategy", "", "newest_satisfying (default: step down a version when a consumer needs it) or newest_only (fail instead)")
-	fl.StringVar(&f.mode, "mode", "", "standalone (default) or cluster: skip what the cluster has installed and healthy")
-	fl.StringVar(&f.kube.Kubeconfig, "kubeconfig", "", "kubeconfig of the target cluster in cluster mode (default: KUBECONFIG, then ~/.kube/config)")
-	fl.StringVar(&f.kube.Context, "context", "", "kubeconfig context to use")
-	fl.StringVar(&f.installed, "installed", "", "plan against a snapshot saved with `zarf-planner snapshot -o json` instead of a live cluster (implies --mode cluster)")
-	fl.BoolVar(&f.allowDowngrade, "allow-downgrade", false, "in cluster mode, allow planning an older version than the one installed")
-	f.source.register(cmd)
-}
-
-func (f *planFlags) request(dir string) (service.Request, error) {
-	abs, err := filepath.Abs(dir)
+	b, err := openBackend(cmd, f.stateDir)
 	if err != nil {
-		return service.Request{}, err
+		return nil, nil, err
 	}
-	installed := f.installed
-	if installed != "" {
-		if installed, err = filepath.Abs(installed); err != nil {
-			return service.Request{}, err
-		}
+	defer b.close()
+	resp, err := b.Plan(cmd.Context(), req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("planning in %s: %w", b.who, err)
 	}
-	return service.Request{Path: abs, Options: planner.Options{
-		Architecture: f.arch, Flavor: f.flavor, Select: f.selects, Priorities: f.priorities,
-		Packages: f.packages, Exclude: f.exclude, Constraints: f.constraints, Force: f.force, VersionStrategy: f.strategy,
-		Mode: f.mode, AllowDowngrade: f.allowDowngrade,
-	}, Cluster: service.ClusterSource{Kube: f.kube, Installed: installed}}, nil
+	if !decode {
+		return &service.Result{Failed: resp.GetFailed()}, resp.GetResult(), nil
+	}
+	res, err := service.DecodeResult(resp.GetResult())
+	return res, resp.GetResult(), err
+}
+
+// backend answers the CLI's requests: the running daemon of the state
+// directory (with its caches and remembered plans), else a server in this
+// process. Either way the same server code answers, so the CLI gives the
+// same documents as the module.
+type backend struct {
+	contract.Planner
+	who   string // for messages: "the daemon (pid N)" or "this process"
+	close func() error
+}
+
+// openBackend attaches to a running daemon of this build, else starts a
+// server in this process (whose cache it opens itself, and says so when
+// another process holds it).
+func openBackend(cmd *cobra.Command, stateDir string) (*backend, error) {
+	actx, cancel := context.WithTimeout(cmd.Context(), 3*time.Second)
+	defer cancel()
+	if conn, err := lifecycle.Attach(actx, stateDir); err == nil {
+		return &backend{Planner: conn.Planner, who: fmt.Sprintf("the daemon (pid %d)", conn.State.Pid), close: conn.Close}, nil
+	}
+	stderr := cmd.ErrOrStderr()
+	cacheDir, err := cache.DefaultDir()
+	if err != nil {
+		fmt.Fprintf(stderr, "zarf-planner: %v\n", err)
+	}
+	srv := server.New(server.Config{
+		DefaultCache: cacheDir,
+		Warn:         func(w string) { fmt.Fprintf(stderr, "zarf-planner: %s\n", w) },
+		Progress:     newProgress(stderr).update,
+	})
+	return &backend{Planner: srv, who: "this process", close: srv.Close}, nil
 }
 
 func newPlan() *cobra.Command {
@@ -249,11 +198,11 @@ func newPlan() *cobra.Command {
 			if output != "json" && output != "yaml" && output != "text" {
 				return &UsageError{fmt.Errorf("-o must be json, yaml or text, not %q", output)}
 			}
-			res, raw, err := flags.planRaw(cmd, args[0], output != "json")
+			res, raw, err := flags.plan(cmd, args[0], output != "json")
 			if err != nil {
 				return err
 			}
-			if output == "json" && raw != nil {
+			if output == "json" {
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", raw)
 			} else {
 				err = render(cmd.OutOrStdout(), output, res)
@@ -273,8 +222,8 @@ func newPlan() *cobra.Command {
 }
 
 func newInspect() *cobra.Command {
-	var output string
-	var source sourceFlags
+	var output, stateDir string
+	var o options.Cache
 	cmd := &cobra.Command{
 		Use:   "inspect DIR",
 		Short: "List every archive of a directory and what it declares, and every file left out and why",
@@ -283,105 +232,82 @@ func newInspect() *cobra.Command {
 			if output != "json" && output != "yaml" && output != "table" {
 				return &UsageError{fmt.Errorf("-o must be json, yaml or table, not %q", output)}
 			}
-			w := cmd.OutOrStdout()
-			if output == "json" {
-				if raw := source.inspectRaw(cmd, args[0]); raw != nil {
-					_, err := fmt.Fprintf(w, "%s\n", raw)
-					return err
-				}
-			}
-			in, err := source.inspect(cmd, args[0])
+			abs, err := filepath.Abs(args[0])
 			if err != nil {
 				return err
 			}
+			b, err := openBackend(cmd, stateDir)
+			if err != nil {
+				return err
+			}
+			defer b.close()
+			resp, err := b.Inspect(cmd.Context(), &plannerpb.InspectRequest{Path: abs, CacheDir: absPath(o.CacheDir), UseCache: o.UseCache})
+			if err != nil {
+				return fmt.Errorf("inspecting in %s: %w", b.who, err)
+			}
+			w := cmd.OutOrStdout()
 			switch output {
-			case "json", "yaml":
-				b, err := json.Marshal(in)
+			case "json":
+				_, err = fmt.Fprintf(w, "%s\n", resp.GetResult())
+				return err
+			case "yaml":
+				y, err := yaml.JSONToYAML(resp.GetResult())
 				if err != nil {
 					return err
 				}
-				if output == "yaml" {
-					if b, err = yaml.JSONToYAML(b); err != nil {
-						return err
-					}
-					_, err = w.Write(b)
-					return err
-				}
-				_, err = fmt.Fprintf(w, "%s\n", b)
+				_, err = w.Write(y)
 				return err
 			}
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "PACKAGE\tVERSION\tARCH\tFLAVOR\tREQUIRES\tPROVIDES\tARCHIVE")
-			for _, c := range in.Candidates {
-				req, prov := summary(c.Prerequisites)
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Version, c.Architecture, dash(c.Flavor), req, prov, filepath.Base(c.Path))
-			}
-			if err := tw.Flush(); err != nil {
+			var in service.Inspection
+			if err := json.Unmarshal(resp.GetResult(), &in); err != nil {
 				return err
 			}
-			for _, inv := range in.Invalid {
-				fmt.Fprintf(w, "invalid %s: %s\n", inv.Archive, inv.Error)
-			}
-			for _, e := range in.Excluded {
-				fmt.Fprintf(w, "excluded %s: %s\n", filepath.Base(e.Path), e.Reason)
-			}
-			for _, ig := range in.Ignored {
-				fmt.Fprintf(w, "ignored %s: %s\n", filepath.Base(ig.Path), ig.Reason)
-			}
-			for _, warn := range in.Warnings {
-				fmt.Fprintf(w, "warning: %s\n", warn)
-			}
-			return nil
+			return renderInspection(w, &in)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: json, yaml or table")
-	source.register(cmd)
+	options.SetDefaults(&o)
+	bind(cmd.Flags(), &o)
+	registerStateDir(cmd, &stateDir)
 	return cmd
 }
 
-// inspectRaw returns the daemon's inspect document as it came, or nil
-// when no daemon answers (or it fails: inspect then reports the error).
-func (s *sourceFlags) inspectRaw(cmd *cobra.Command, dir string) []byte {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil
+// absPath makes a path the user gave absolute ("" stays "").
+func absPath(p string) string {
+	if p == "" {
+		return ""
 	}
-	conn := s.daemon(cmd.Context())
-	if conn == nil {
-		return nil
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
 	}
-	defer conn.Close()
-	resp, err := conn.Planner.Inspect(cmd.Context(), &plannerpb.InspectRequest{Path: abs, CacheDir: s.cacheDir, NoCache: s.noCache})
-	if err != nil {
-		return nil
-	}
-	return resp.GetResult()
+	return p
 }
 
-// inspect reads dir through a running daemon, else in process.
-func (s *sourceFlags) inspect(cmd *cobra.Command, dir string) (*service.Inspection, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
+// renderInspection prints an inspection as a table of the candidates,
+// then every file that is invalid, unusable or ignored, and the warnings.
+func renderInspection(w io.Writer, in *service.Inspection) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PACKAGE\tVERSION\tARCH\tFLAVOR\tREQUIRES\tPROVIDES\tARCHIVE")
+	for _, c := range in.Candidates {
+		req, prov := summary(c.Prerequisites)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Version, c.Architecture, dash(c.Flavor), req, prov, filepath.Base(c.Path))
 	}
-	if conn := s.daemon(cmd.Context()); conn != nil {
-		defer conn.Close()
-		resp, err := conn.Planner.Inspect(cmd.Context(), &plannerpb.InspectRequest{Path: abs, CacheDir: s.cacheDir, NoCache: s.noCache})
-		if err != nil {
-			return nil, fmt.Errorf("inspecting through the daemon (pid %d): %w", conn.State.Pid, err)
-		}
-		var in service.Inspection
-		if err := json.Unmarshal(resp.GetResult(), &in); err != nil {
-			return nil, err
-		}
-		return &in, nil
+	if err := tw.Flush(); err != nil {
+		return err
 	}
-	var c inspect.Cache
-	if cc := s.openCache(cmd.ErrOrStderr()); cc != nil {
-		defer cc.Close()
-		c = cc
+	for _, inv := range in.Invalid {
+		fmt.Fprintf(w, "invalid %s: %s\n", inv.Archive, inv.Error)
 	}
-	return service.Inspect(cmd.Context(), abs, c)
+	for _, e := range in.Unusable {
+		fmt.Fprintf(w, "unusable %s: %s\n", filepath.Base(e.Path), e.Reason)
+	}
+	for _, ig := range in.Ignored {
+		fmt.Fprintf(w, "ignored %s: %s\n", filepath.Base(ig.Path), ig.Reason)
+	}
+	for _, warn := range in.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	return nil
 }
 
 // summary condenses a document into its requirements and what it provides.
@@ -424,23 +350,23 @@ func dash(s string) string {
 }
 
 func newSnapshot() *cobra.Command {
-	var kube inspect.Kube
+	var kube options.Cluster
 	var output string
 	cmd := &cobra.Command{
 		Use:   "snapshot",
 		Short: "Read what a cluster has (packages and their health, CRDs, storage) to plan against later",
 		Long: "Prints a read-only snapshot of the cluster. Save it (-o json > state.json) and plan\n" +
-			"with --installed state.json where the cluster cannot be reached.",
+			"with --snapshot state.json where the cluster cannot be reached.",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "json" && output != "yaml" {
 				return &UsageError{fmt.Errorf("-o must be json or yaml, not %q", output)}
 			}
-			cl, err := kube.Clients()
+			cl, err := cluster.Kube{Kubeconfig: kube.Kubeconfig, Context: kube.Context}.Clients()
 			if err != nil {
 				return err
 			}
-			snap, err := cl.Read(cmd.Context())
+			snap, err := cl.Snapshot(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -459,16 +385,15 @@ func newSnapshot() *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&kube.Kubeconfig, "kubeconfig", "", "kubeconfig (default: KUBECONFIG, then ~/.kube/config)")
-	cmd.Flags().StringVar(&kube.Context, "context", "", "kubeconfig context to use")
+	bind(cmd.Flags(), &kube)
 	cmd.Flags().StringVarP(&output, "output", "o", "json", "json or yaml")
 	return cmd
 }
 
 func newWait() *cobra.Command {
-	var kube inspect.Kube
+	var kube options.Cluster
 	var b barrier.Barrier
-	var fromJSON string
+	var fromJSON, stateDir string
 	var workloads []string
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -488,11 +413,26 @@ func newWait() *cobra.Command {
 				}
 				b.Workloads = append(b.Workloads, barrier.Workload{Kind: parts[0], Namespace: parts[1], Name: parts[2]})
 			}
-			cl, err := kube.Clients()
+			barrierJSON, err := json.Marshal(b)
 			if err != nil {
 				return err
 			}
-			res, werr := barrier.Wait(cmd.Context(), barrier.Clients{Name: cl.Name, Kube: cl.Kube, Ext: cl.Ext, Dyn: cl.Dyn}, b, timeout)
+			be, err := openBackend(cmd, stateDir)
+			if err != nil {
+				return err
+			}
+			defer be.close()
+			resp, err := be.Wait(cmd.Context(), &plannerpb.WaitRequest{Barrier: barrierJSON, Kubeconfig: contract.CallerKubeconfig(kube.Kubeconfig), Context: kube.Context, TimeoutSeconds: int64(timeout.Round(time.Second) / time.Second)})
+			if err != nil {
+				return fmt.Errorf("waiting in %s: %w", be.who, err)
+			}
+			var res struct {
+				barrier.Result
+				Msg string `json:"msg"`
+			}
+			if err := json.Unmarshal(resp.GetResult(), &res); err != nil {
+				return err
+			}
 			for _, c := range res.Checks {
 				mark := "ok     "
 				if !c.Ready {
@@ -500,16 +440,15 @@ func newWait() *cobra.Command {
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s: %s (%s)\n", mark, c.Kind, c.Name, c.State, c.Waited)
 			}
-			if werr != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: %v\n", werr)
+			if resp.GetFailed() {
+				fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: %s\n", res.Msg)
 				return errNoPlan
 			}
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&kube.Kubeconfig, "kubeconfig", "", "kubeconfig (default: KUBECONFIG, then ~/.kube/config)")
-	fl.StringVar(&kube.Context, "context", "", "kubeconfig context to use")
+	bind(fl, &kube)
 	fl.StringSliceVar(&b.CRDs, "crd", nil, "CRD that must be Established (repeatable)")
 	fl.StringSliceVar(&b.StorageClasses, "storage-class", nil, "storage class that must exist, with its CSI driver (repeatable)")
 	fl.StringSliceVar(&b.Namespaces, "namespace", nil, "namespace that must be Active (repeatable)")
@@ -518,6 +457,7 @@ func newWait() *cobra.Command {
 	fl.StringSliceVar(&workloads, "workload", nil, "KIND/NAMESPACE/NAME of a Deployment, StatefulSet or DaemonSet that must be Current (repeatable)")
 	fl.StringVar(&fromJSON, "barrier", "", "a plan item's barrier as JSON (instead of the flags above)")
 	fl.DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait")
+	registerStateDir(cmd, &stateDir)
 	return cmd
 }
 
@@ -528,7 +468,7 @@ func newWhy() *cobra.Command {
 		Short: "Say why a package is planned, left out, or skipped",
 		Args:  exactArgs(2, "a package name and a directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := flags.plan(cmd, args[1])
+			res, _, err := flags.plan(cmd, args[1], true)
 			if err != nil {
 				return err
 			}
@@ -557,7 +497,7 @@ func newGraph() *cobra.Command {
 			if format != "mermaid" && format != "dot" {
 				return &UsageError{fmt.Errorf("--format must be mermaid or dot, not %q", format)}
 			}
-			res, err := flags.plan(cmd, args[0])
+			res, _, err := flags.plan(cmd, args[0], true)
 			if err != nil {
 				return err
 			}
@@ -595,7 +535,7 @@ func newServe() *cobra.Command {
 				}
 			}
 			log := hclog.New(&hclog.LoggerOptions{Name: "zarf-planner", Output: cmd.ErrOrStderr(), Level: hclog.Info})
-			d := service.NewDaemon(cacheDir, func(w string) { log.Warn(w) })
+			d := server.New(server.Config{DefaultCache: cacheDir, Warn: func(w string) { log.Warn(w) }})
 			defer func() { err = errors.Join(err, d.Close()) }()
 			return lifecycle.Serve(cmd.Context(), lifecycle.ServeOptions{StateDir: stateDir, IdleTimeout: idle, Impl: d, Logger: log})
 		},
@@ -703,8 +643,8 @@ func renderText(w io.Writer, res *service.Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, sk := range p.Skipped {
-		fmt.Fprintf(w, "skipped %s %s: %s\n", sk.Name, sk.Version, sk.Reason)
+	for _, sk := range p.AlreadyInstalled {
+		fmt.Fprintf(w, "already installed %s %s: %s\n", sk.Name, sk.Version, sk.Reason)
 	}
 	for _, ip := range p.InstalledNotInBundle {
 		fmt.Fprintf(w, "installed on the cluster but not in the directory: %s %s (left as it is)\n", ip.Name, ip.Version)
@@ -727,6 +667,3 @@ func short(digest string) string {
 	}
 	return digest
 }
-
-// Version is the build identifier shared with the module.
-func Version() string { return contract.BuildID }

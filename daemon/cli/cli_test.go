@@ -159,14 +159,15 @@ func TestPlanningFlags(t *testing.T) {
 		want     []string
 	}{
 		{"select settles a tie", []string{"plan", "../../testdata/bundles/ambiguous", "--select", "storage=csi-longhorn"}, ExitOK, []string{"csi-longhorn", "workload"}},
-		{"priority settles a tie", []string{"plan", "../../testdata/bundles/ambiguous", "--priority", "csi-rook-ceph=10", "-o", "json"}, ExitOK, []string{`"name":"csi-rook-ceph"`, "csi-rook-ceph won group storage by priority (10 > 0)"}},
+		{"priorities settle a tie", []string{"plan", "../../testdata/bundles/ambiguous", "--priorities", "csi-rook-ceph=10", "-o", "json"}, ExitOK, []string{`"name":"csi-rook-ceph"`, "csi-rook-ceph won group storage by priority (10 > 0)"}},
 		{"newest_only fails naming both versions", []string{"plan", "../../testdata/bundles/versions", "--version-strategy", "newest_only"}, ExitFailed, []string{"1.14.0 and 1.13.0", "newest_only"}},
-		{"an operator constraint", []string{"plan", "../../testdata/bundles/versions", "--constraint", "operator-cert-manager=>=1.14.0"}, ExitFailed, []string{"the operator requested operator-cert-manager >=1.14.0 (option constraints)"}},
+		{"an operator constraint", []string{"plan", "../../testdata/bundles/versions", "--constraints", "operator-cert-manager=>=1.14.0"}, ExitFailed, []string{"the operator requested operator-cert-manager >=1.14.0 (--constraints)"}},
+		{"a constraint with a comma is one range", []string{"plan", "../../testdata/bundles/versions", "--constraints", "operator-cert-manager=>=1.13.0, <1.14.0", "-o", "json"}, ExitOK, []string{`"name":"operator-cert-manager","version":"1.13.0"`}},
 		{"packages limits the plan", []string{"plan", "../../examples/bundles/reference-stack", "--packages", "csi-rook-ceph"}, ExitOK, []string{"Deploy 2 packages", "not needed"}},
-		{"exclude of a needed package", []string{"plan", "../../examples/bundles/reference-stack", "--exclude", "init"}, ExitFailed, []string{"the operator excluded init (option exclude)"}},
-		{"an option naming an absent package", []string{"plan", "../../examples/bundles/reference-stack", "--force", "nginx"}, ExitFailed, []string{"option force names package nginx, which the directory does not hold"}},
+		{"exclude of a needed package", []string{"plan", "../../examples/bundles/reference-stack", "--exclude", "init"}, ExitFailed, []string{"the operator excluded init (--exclude)"}},
+		{"an option naming an absent package", []string{"plan", "../../examples/bundles/reference-stack", "--force", "nginx"}, ExitFailed, []string{"--force names package nginx, which the directory does not hold"}},
 		{"why a package is planned", []string{"why", "operator-cert-manager", "../../testdata/bundles/versions"}, ExitOK, []string{"operator-cert-manager 1.13.0 is planned, step 1 of 2", "needed by legacy-app 0.5.0", "operator-cert-manager 1.14.0 (zarf-package-operator-cert-manager-amd64-1.14.0.tar.zst) is not planned: operator-cert-manager 1.13.0 is chosen instead"}},
-		{"why a package lost its group", []string{"why", "csi-longhorn", "../../testdata/bundles/ambiguous", "--select", "storage=csi-rook-ceph"}, ExitOK, []string{"csi-longhorn 1.0.0", "is not planned: not chosen for group storage", "csi-rook-ceph was selected for group storage by the operator (option select)"}},
+		{"why a package lost its group", []string{"why", "csi-longhorn", "../../testdata/bundles/ambiguous", "--select", "storage=csi-rook-ceph"}, ExitOK, []string{"csi-longhorn 1.0.0", "is not planned: not chosen for group storage", "csi-rook-ceph was selected for group storage by the operator (--select)"}},
 		{"why a package blocks the plan", []string{"why", "beta", "../../testdata/bundles/cycle"}, ExitOK, []string{"beta is part of a problem that prevents any plan [cycle]"}},
 		{"why an absent package", []string{"why", "nginx", "../../examples/bundles/reference-stack"}, ExitFailed, []string{"the directory holds no package named nginx"}},
 		{"graph as mermaid", []string{"graph", "../../examples/bundles/reference-stack"}, ExitOK, []string{"flowchart TD", "pkg_init -->|package: init| pkg_operator_cert_manager"}},
@@ -202,10 +203,10 @@ func TestInspectAndForms(t *testing.T) {
 		{"inspect of the example reports companions", []string{"inspect", "../../examples/bundles/reference-stack", "-o", "yaml"}, ExitOK,
 			[]string{"reason: not a package archive", ".tar.zst.sha256"}},
 		{"several flavors without a selector", []string{"plan", "../../testdata/bundles/forms"}, ExitFailed,
-			[]string{`flavored 1.0.0 is in the directory in several flavors: "hardened"`, "set the flavor option"}},
-		{"a flavor selector and the host architecture", []string{"plan", "../../testdata/bundles/forms", "--flavor", "upstream", "--arch", "amd64"}, ExitOK,
+			[]string{`flavored 1.0.0 is in the directory in several flavors: "hardened"`, "set --flavor to choose one"}},
+		{"a flavor selector and the host architecture", []string{"plan", "../../testdata/bundles/forms", "--flavor", "upstream", "--architecture", "amd64"}, ExitOK,
 			[]string{"Deploy 4 packages", "zarf-package-big-app-amd64-1.0.0.tar.zst.part000", "excluded multi-arch 1.0.0 (zarf-package-multi-arch-arm64-1.0.0.tar.zst): architecture arm64 does not match"}},
-		{"another architecture leaves the amd64-only packages missing", []string{"plan", "../../testdata/bundles/forms", "--arch", "arm64"}, ExitOK,
+		{"another architecture leaves the amd64-only packages missing", []string{"plan", "../../testdata/bundles/forms", "--architecture", "arm64"}, ExitOK,
 			[]string{"Deploy 1 packages", "zarf-package-multi-arch-arm64-1.0.0.tar.zst"}},
 	}
 	for _, tt := range tests {
@@ -241,7 +242,7 @@ func TestMain(m *testing.M) {
 func TestPlanIsTheSameWithAndWithoutTheCache(t *testing.T) {
 	dir := "../../testdata/bundles/forms"
 	t.Setenv("ZARF_PLANNER_CACHE_DIR", filepath.Join(t.TempDir(), "cache"))
-	_, plain, _ := run(t, "plan", dir, "--flavor", "upstream", "-o", "json", "--no-cache")
+	_, plain, _ := run(t, "plan", dir, "--flavor", "upstream", "-o", "json", "--use-cache=false")
 	_, cold, _ := run(t, "plan", dir, "--flavor", "upstream", "-o", "json")
 	_, warm, _ := run(t, "plan", dir, "--flavor", "upstream", "-o", "json")
 	if plain != cold || cold != warm || !strings.Contains(warm, "zarf_packages_to_deploy") {
@@ -254,5 +255,34 @@ func TestPlanIsTheSameWithAndWithoutTheCache(t *testing.T) {
 	code, out, _ = run(t, "cache", "stats")
 	if code != 0 || !strings.Contains(out, "6 archives under 6 paths") {
 		t.Errorf("cache stats (exit %d): %s", code, out)
+	}
+}
+
+// The former flag spellings still work for one release, and say so on
+// stderr (never on stdout, which is the document).
+func TestFormerFlagSpellings(t *testing.T) {
+	dir := "../../testdata/bundles/versions"
+	_, want, _ := run(t, "plan", dir, "-o", "json", "--architecture", "amd64", "--constraints", "operator-cert-manager=<1.14.0", "--priorities", "legacy-app=1", "--use-cache=false")
+	code, got, stderr := run(t, "plan", dir, "-o", "json", "--arch", "amd64", "--constraint", "operator-cert-manager=<1.14.0", "--priority", "legacy-app=1", "--no-cache")
+	if code != ExitOK || got != want {
+		t.Fatalf("the former spellings plan differently (exit %d):\n%s\nwant\n%s", code, got, want)
+	}
+	for _, w := range []string{"--arch is a former spelling", "use --architecture", "use --constraints", "use --priorities", "use --use-cache=false"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr does not say %q:\n%s", w, stderr)
+		}
+	}
+	if _, help, _ := run(t, "plan", "--help"); strings.Contains(help, "--arch ") || !strings.Contains(help, "--architecture") {
+		t.Errorf("help shows a former spelling or misses the name:\n%s", help)
+	}
+}
+
+// An alias set is selected by its names joined with commas, which the
+// --select flag keeps in one key.
+func TestSelectAnAliasSet(t *testing.T) {
+	dir := "../../testdata/bundles/ambiguous"
+	code, out, stderr := run(t, "plan", dir, "--select", "storage=csi-longhorn", "--select", "a,b=c")
+	if code != ExitFailed || !strings.Contains(out, "--select names package c") {
+		t.Fatalf("exit %d:\n%s%s", code, out, stderr)
 	}
 }

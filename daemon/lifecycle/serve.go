@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -63,35 +64,76 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 	if idle <= 0 {
 		idle = DefaultIdleTimeout
 	}
+	unlock, err := lockDaemon(dir)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, unlock()) }()
+
+	t := &tracker{impl: opts.Impl, started: time.Now(), last: time.Now(), pid: os.Getpid()}
+	srv, err := listen(ctx, dir, t, log)
+	if err != nil {
+		return err
+	}
+	st := State{
+		Pid: os.Getpid(), Network: srv.addr.Network(), Addr: srv.addr.String(),
+		ProtocolVersion: contract.ProtocolVersion, BuildID: contract.BuildID, Started: t.started.UTC(),
+	}
+	if err := WriteState(dir, st); err != nil {
+		srv.stop()
+		return err
+	}
+	defer func() {
+		err = errors.Join(err, RemoveState(dir, st.Pid))
+		if rmErr := os.Remove(st.Addr); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+			err = errors.Join(err, rmErr)
+		}
+	}()
+	log.Info("serving", "pid", st.Pid, "socket", st.Addr, "build", contract.BuildID, "idle_timeout", idle.String())
+	return serveUntilDone(ctx, t, srv, idle, log)
+}
+
+// lockDaemon takes the state directory's daemon lock, held for the
+// daemon's whole life, or says who holds it.
+func lockDaemon(dir string) (unlock func() error, err error) {
 	lock := flock.New(filepath.Join(dir, DaemonLock))
 	ok, err := lock.TryLock()
 	if err != nil {
-		return fmt.Errorf("locking %s: %w", lock.Path(), err)
+		return nil, fmt.Errorf("locking %s: %w", lock.Path(), err)
 	}
 	if !ok {
 		pid := "unknown pid"
 		if s, err := ReadState(dir); err == nil {
 			pid = fmt.Sprintf("pid %d", s.Pid)
 		}
-		return fmt.Errorf("another zarf-planner daemon (%s) already serves state directory %s; stop it with `zarf-planner daemon stop` or use another --state-dir", pid, dir)
+		return nil, fmt.Errorf("another zarf-planner daemon (%s) already serves state directory %s; stop it with `zarf-planner daemon stop` or use another --state-dir", pid, dir)
 	}
-	defer func() { err = errors.Join(err, lock.Unlock()) }()
+	return lock.Unlock, nil
+}
 
+// server is the running go-plugin server and how to end it.
+type server struct {
+	addr   net.Addr
+	t      *tracker
+	stop   func() // stop ends the server at once and waits for it
+	closed <-chan struct{}
+}
+
+// listen starts the go-plugin server on a unix socket under dir/sockets,
+// owner-only, answering through t.
+func listen(ctx context.Context, dir string, t *tracker, log hclog.Logger) (*server, error) {
 	sockets := filepath.Join(dir, SocketDir)
 	if err := os.MkdirAll(sockets, 0o700); err != nil {
-		return fmt.Errorf("creating socket directory: %w", err)
+		return nil, fmt.Errorf("creating socket directory: %w", err)
 	}
 	// The socket must be owner-only: go-plugin creates it under this umask.
 	syscall.Umask(0o077)
 	if err := os.Setenv(plugin.EnvUnixSocketDir, sockets); err != nil {
-		return err
+		return nil, err
 	}
-
-	t := &tracker{impl: opts.Impl, started: time.Now(), last: time.Now(), pid: os.Getpid()}
 	// The plugin server stops abruptly when serveCtx ends, so it must not
-	// inherit ctx: on ctx's end the daemon first drains, then calls stop.
-	serveCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	defer stop()
+	// inherit ctx: on ctx's end the daemon first drains, then stops it.
+	serveCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	reattach := make(chan *plugin.ReattachConfig, 1)
 	closed := make(chan struct{})
 	go plugin.Serve(&plugin.ServeConfig{
@@ -108,31 +150,30 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 		},
 		Test: &plugin.ServeTestConfig{Context: serveCtx, ReattachConfigCh: reattach, CloseCh: closed},
 	})
-	var rc *plugin.ReattachConfig
+	s := &server{t: t, closed: closed, stop: func() { cancel(); <-closed }}
 	select {
-	case rc = <-reattach:
+	case rc := <-reattach:
+		s.addr = rc.Addr
+		return s, nil
 	case <-closed:
-		return errors.New("the plugin server stopped before it listened")
+		cancel()
+		return nil, errors.New("the plugin server stopped before it listened")
 	case <-time.After(10 * time.Second):
-		return errors.New("the plugin server did not listen within 10s")
+		s.stop()
+		return nil, errors.New("the plugin server did not listen within 10s")
 	}
-	st := State{
-		Pid: os.Getpid(), Network: rc.Addr.Network(), Addr: rc.Addr.String(),
-		ProtocolVersion: contract.ProtocolVersion, BuildID: contract.BuildID, Started: t.started.UTC(),
-	}
-	if err := WriteState(dir, st); err != nil {
-		stop()
-		<-closed
-		return err
-	}
-	defer func() {
-		err = errors.Join(err, RemoveState(dir, st.Pid))
-		if rmErr := os.Remove(st.Addr); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
-			err = errors.Join(err, rmErr)
-		}
-	}()
-	log.Info("serving", "pid", st.Pid, "socket", st.Addr, "build", contract.BuildID, "idle_timeout", idle.String())
+}
 
+// shutdown lets answered requests reach their clients, then ends the
+// server.
+func (s *server) shutdown() {
+	s.t.gracefulStop()
+	s.stop()
+}
+
+// serveUntilDone serves until the server stops by itself, a signal or
+// ctx's end (drain, then shut down), or idle time without a request.
+func serveUntilDone(ctx context.Context, t *tracker, srv *server, idle time.Duration, log hclog.Logger) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
@@ -140,32 +181,24 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 	defer tick.Stop()
 	for {
 		select {
-		case <-closed:
+		case <-srv.closed:
 			log.Info("plugin server stopped")
 			return nil
 		case s := <-sigs:
 			log.Info("draining on signal", "signal", s.String())
 			t.drain()
-			t.gracefulStop()
-			stop()
-			<-closed
+			srv.shutdown()
 			return nil
 		case <-ctx.Done():
 			log.Info("draining: context ended")
 			t.drain()
-			t.gracefulStop()
-			stop()
-			<-closed
+			srv.shutdown()
 			return nil
 		case <-tick.C:
-			if t.idleFor() >= idle {
+			if t.idleFor() >= idle && t.drainIfIdle(idle) {
 				log.Info("exiting after idle timeout", "idle", idle.String())
-				if t.drainIfIdle(idle) {
-					t.gracefulStop()
-					stop()
-					<-closed
-					return nil
-				}
+				srv.shutdown()
+				return nil
 			}
 		}
 	}

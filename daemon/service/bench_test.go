@@ -7,9 +7,8 @@ import (
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/cache"
-	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/planner"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
 // The 1,000 archives make bench-cache builds (skipped when absent: these
@@ -27,7 +26,7 @@ func benchCache(b *testing.B) (string, *cache.Cache) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })
-	if _, err := inspect.ReadDirWith(context.Background(), dir, inspect.Options{Cache: c}); err != nil {
+	if _, err := inspect.ReadDir(context.Background(), dir, inspect.Options{Cache: c}); err != nil {
 		b.Fatal(err)
 	}
 	return dir, c
@@ -36,7 +35,7 @@ func benchCache(b *testing.B) (string, *cache.Cache) {
 func BenchmarkWarmReadDir(b *testing.B) {
 	dir, c := benchCache(b)
 	for b.Loop() {
-		d, err := inspect.ReadDirWith(context.Background(), dir, inspect.Options{Cache: c})
+		d, err := inspect.ReadDir(context.Background(), dir, inspect.Options{Cache: c})
 		if err != nil || d.Counts.Hits != 1000 {
 			b.Fatal(err, d.Counts)
 		}
@@ -46,30 +45,18 @@ func BenchmarkWarmReadDir(b *testing.B) {
 func BenchmarkWarmPlan(b *testing.B) {
 	dir, c := benchCache(b)
 	for b.Loop() {
-		res, err := Plan(context.Background(), Request{Path: dir, Cache: c, Options: planner.Options{}})
-		if err != nil || res.Failed {
-			b.Fatal(err, res.Msg)
+		req := NewRequest(dir, options.Defaults(), options.ModuleCaller)
+		req.Cache = c
+		read, early, err := Read(context.Background(), req)
+		if err != nil || early != nil {
+			b.Fatal(err, early)
+		}
+		res := read.Decide()
+		if res.Failed {
+			b.Fatal(res.Msg)
 		}
 		if _, err := res.JSON(); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-// BenchmarkWarmPlanDaemon is a daemon's warm answer: the scan, then the
-// document from the plan memo.
-func BenchmarkWarmPlanDaemon(b *testing.B) {
-	dir, c := benchCache(b)
-	d := NewDaemon(c.Dir(), nil)
-	d.caches[c.Dir()] = c
-	req := &plannerpb.PlanRequest{Path: dir, CacheDir: c.Dir()}
-	for b.Loop() {
-		resp, err := d.Plan(context.Background(), req)
-		if err != nil || resp.GetFailed() {
-			b.Fatal(err)
-		}
-	}
-	if hits, _ := d.memo.Stats(); hits < uint64(b.N)-1 {
-		b.Fatalf("the memo answered %d of %d", hits, b.N)
 	}
 }

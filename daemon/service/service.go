@@ -1,7 +1,8 @@
 // Package service plans a directory end to end: it reads the archives with
-// inspect, decides with planner, and renders the output contract document
-// that the CLI prints and the daemon returns to the modules. It is the one
-// place both paths share, so the CLI and the module give the same answer.
+// inspect (and the cluster with inspect/cluster), decides with planner, and
+// renders the output contract document. The server answers every front end
+// through it, so the CLI and the module give the same answer. It keeps no
+// state: caches, clients and remembered plans are the server's.
 package service
 
 import (
@@ -14,10 +15,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
 // Result is the output contract: a plan, or a failure with its errors.
@@ -31,7 +33,7 @@ type Result struct {
 	// Warnings are the failure's warnings (on success they are the plan's).
 	Warnings []string
 	// Ignored lists the directory's files that are not archive candidates.
-	Ignored []inspect.Skipped
+	Ignored []inspect.FileNote
 	// Counts say how the archives were obtained (not part of the
 	// document: the cache never changes a plan).
 	Counts inspect.Counts
@@ -42,12 +44,12 @@ type Result struct {
 func (r *Result) MarshalJSON() ([]byte, error) {
 	ignored := r.Ignored
 	if ignored == nil {
-		ignored = []inspect.Skipped{}
+		ignored = []inspect.FileNote{}
 	}
 	if r.Plan != nil && !r.Failed {
-		return marshal(struct {
+		return Marshal(struct {
 			*planner.Plan
-			Ignored []inspect.Skipped `json:"ignored"`
+			Ignored []inspect.FileNote `json:"ignored"`
 		}{r.Plan, ignored})
 	}
 	errs, warnings := r.Errors, r.Warnings
@@ -57,18 +59,18 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	if warnings == nil {
 		warnings = []string{}
 	}
-	return marshal(struct {
-		Failed   bool              `json:"failed"`
-		Msg      string            `json:"msg"`
-		Errors   []planner.Problem `json:"errors"`
-		Warnings []string          `json:"warnings"`
-		Ignored  []inspect.Skipped `json:"ignored"`
+	return Marshal(struct {
+		Failed   bool               `json:"failed"`
+		Msg      string             `json:"msg"`
+		Errors   []planner.Problem  `json:"errors"`
+		Warnings []string           `json:"warnings"`
+		Ignored  []inspect.FileNote `json:"ignored"`
 	}{true, r.Msg, errs, warnings, ignored})
 }
 
-// marshal renders JSON without escaping <, > and &, which constraints such
+// Marshal renders JSON without escaping <, > and &, which constraints such
 // as ">=1.14" are full of.
-func marshal(v any) ([]byte, error) {
+func Marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -94,92 +96,84 @@ type Request struct {
 // ClusterSource says where a cluster-aware plan finds the cluster: a saved
 // snapshot file, else the kubeconfig and context given.
 type ClusterSource struct {
-	Kube      inspect.Kube
-	Installed string
+	Kube     cluster.Kube
+	Snapshot string
 	// Clients, when set, returns (cached) clients for a cluster; else they
 	// are built for the request.
-	Clients func(inspect.Kube) (*inspect.Clients, error)
+	Clients func(cluster.Kube) (*cluster.Clients, error)
 }
 
 // snapshot resolves the cluster facts of a cluster-aware request.
 func (s ClusterSource) snapshot(ctx context.Context) (*facts.Cluster, error) {
-	if s.Installed != "" {
-		return inspect.LoadSnapshot(s.Installed)
+	if s.Snapshot != "" {
+		return cluster.LoadSnapshot(s.Snapshot)
 	}
 	get := s.Clients
 	if get == nil {
-		get = func(k inspect.Kube) (*inspect.Clients, error) { return k.Clients() }
+		get = func(k cluster.Kube) (*cluster.Clients, error) { return k.Clients() }
 	}
 	cl, err := get(s.Kube)
 	if err != nil {
 		return nil, err
 	}
-	return cl.Read(ctx)
+	return cl.Snapshot(ctx)
 }
 
-// FromProto converts a wire request.
-func FromProto(r *plannerpb.PlanRequest) Request {
-	req := Request{Path: r.GetPath(), Options: planner.Options{
-		Architecture: r.GetArchitecture(), Flavor: r.GetFlavor(),
-		Select: r.GetSelect(), Packages: r.GetPackages(), Exclude: r.GetExclude(),
-		Constraints: r.GetConstraints(), Force: r.GetForce(), VersionStrategy: r.GetVersionStrategy(),
-		Mode: r.GetMode(), AllowDowngrade: r.GetAllowDowngrade(),
-	}, Cluster: ClusterSource{Kube: inspect.Kube{Kubeconfig: r.GetKubeconfig(), Context: r.GetContext()}, Installed: r.GetInstalled()}}
-	if len(r.GetPriorities()) > 0 {
-		req.Options.Priorities = map[string]int{}
-		for k, v := range r.GetPriorities() {
-			req.Options.Priorities[k] = int(v)
-		}
+// NewRequest is the request of a directory with these options: the
+// planner's choices, where the cluster's facts come from, and the caller
+// whose words messages use. The cache is the caller's to set.
+func NewRequest(path string, o options.Request, caller options.Caller) Request {
+	return Request{
+		Path:    path,
+		Options: planner.Options{Plan: o.Plan, Caller: caller},
+		Cluster: ClusterSource{Kube: cluster.Kube{Kubeconfig: o.Kubeconfig, Context: o.Context}, Snapshot: o.Snapshot},
 	}
-	return req
 }
 
-// Plan plans a directory. It returns an error only when ctx ends; every
-// other problem is a Result with Failed set.
-func Plan(ctx context.Context, req Request) (*Result, error) {
-	req, dir, early, err := prepare(ctx, req)
-	if err != nil || early != nil {
-		return early, err
-	}
-	return decide(req, dir), nil
+// Prepared is a plan request with everything it reads already read: the
+// request with its defaults filled in and what the directory holds.
+type Prepared struct {
+	Request   Request
+	Directory *inspect.Directory
 }
 
-// prepare does a plan's reading: the cluster's facts in cluster mode and
-// the directory's archives. It returns the request with its defaults
-// filled in, or early, a failure to read, which ends the plan.
-func prepare(ctx context.Context, req Request) (_ Request, _ *inspect.Directory, early *Result, _ error) {
-	if req.Cluster.Installed != "" && req.Options.Mode == "" {
-		req.Options.Mode = planner.ModeCluster
+// Read does a plan's reading: the cluster's facts in cluster mode and the
+// directory's archives. It returns early, a failure to read, when the
+// plan ends there; an error only when ctx ends.
+func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error) {
+	if req.Cluster.Snapshot != "" && req.Options.Mode == "" {
+		req.Options.Mode = options.ModeCluster
 	}
-	if req.Options.Mode == planner.ModeCluster && req.Options.Cluster == nil {
+	if req.Options.Mode == options.ModeCluster && req.Options.Cluster == nil {
 		c, err := req.Cluster.snapshot(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return req, nil, nil, ctx.Err()
+				return nil, nil, ctx.Err()
 			}
-			return req, nil, fail(fmt.Sprintf("cannot plan against the cluster: %v", err), []planner.Problem{{Kind: "cluster", Packages: []string{}, Message: err.Error()}}, req.Warnings, nil), nil
+			return nil, fail(fmt.Sprintf("cannot plan against the cluster: %v", err), []planner.Problem{{Kind: planner.KindCluster, Packages: []string{}, Message: err.Error()}}, req.Warnings, nil), nil
 		}
 		req.Options.Cluster = c
 	}
-	if req.Options.Architecture == "" && req.Options.Mode != planner.ModeCluster {
+	if req.Options.Architecture == "" && req.Options.Mode != options.ModeCluster {
 		req.Options.Architecture = runtime.GOARCH
 	}
-	dir, err := inspect.ReadDirWith(ctx, req.Path, inspect.Options{Cache: req.Cache})
+	dir, err := inspect.ReadDir(ctx, req.Path, inspect.Options{Cache: req.Cache})
 	if err != nil {
 		if ctx.Err() != nil {
-			return req, nil, nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
-		return req, nil, fail(fmt.Sprintf("cannot plan %s: %v", req.Path, err), nil, req.Warnings, nil), nil
+		return nil, fail(fmt.Sprintf("cannot plan %s: %v", req.Path, err), nil, req.Warnings, nil), nil
 	}
-	return req, dir, nil, nil
+	return &Prepared{Request: req, Directory: dir}, nil, nil
 }
 
-// decide plans what prepare read. It reads nothing: its result depends on
-// req.Options, req.Warnings and dir alone (see Memo).
-func decide(req Request, dir *inspect.Directory) *Result {
-	warnings := slices.Clone(dir.Notices)
-	for _, w := range dir.Excluded {
-		warnings = append(warnings, fmt.Sprintf("skipped %s: %s", filepath.Base(w.Path), w.Reason))
+// Decide plans what Read read. It reads nothing: its result depends on
+// the request's options and warnings and on the directory alone.
+func (p *Prepared) Decide() *Result {
+	req, dir := p.Request, p.Directory
+	warnings := slices.Clone(dir.Warnings)
+	for _, w := range dir.Unusable {
+		warnings = append(warnings, fmt.Sprintf("could not use %s: %s", filepath.Base(w.Path), w.Reason))
 	}
 	warnings = append(warnings, req.Warnings...)
 	if len(dir.Invalid) > 0 {
@@ -207,7 +201,10 @@ func withCounts(r *Result, c inspect.Counts) *Result {
 	return r
 }
 
-func fail(msg string, probs []planner.Problem, warnings []string, ignored []inspect.Skipped) *Result {
+// Failed is the result of a request that failed before planning.
+func Failed(msg string) *Result { return fail(msg, nil, nil, nil) }
+
+func fail(msg string, probs []planner.Problem, warnings []string, ignored []inspect.FileNote) *Result {
 	return &Result{Failed: true, Msg: msg, Errors: probs, Warnings: warnings, Ignored: ignored}
 }
 
@@ -223,7 +220,7 @@ func summary(probs []planner.Problem) string {
 		msgs = append(msgs, p.Message)
 	}
 	var parts []string
-	for _, k := range []string{planner.KindInvalid, planner.KindCycle, planner.KindMissing, planner.KindAmbiguous, planner.KindVersionConflict, planner.KindConflict} {
+	for _, k := range planner.Kinds {
 		if n := kinds[k]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, k))
 		}
@@ -265,9 +262,9 @@ func Why(res *Result, name string) (lines []string, found bool) {
 			lines = append(lines, "  it waits for "+strings.Join(it.After, ", "))
 		}
 	}
-	for _, s := range p.Skipped {
+	for _, s := range p.AlreadyInstalled {
 		if s.Name == name {
-			lines = append(lines, fmt.Sprintf("%s %s is skipped: %s", s.Name, s.Version, s.Reason))
+			lines = append(lines, fmt.Sprintf("%s %s is already installed: %s", s.Name, s.Version, s.Reason))
 		}
 	}
 	for _, e := range p.Excluded {
@@ -284,13 +281,14 @@ func Why(res *Result, name string) (lines []string, found bool) {
 // Inspection lists what a directory holds: every candidate archive, and
 // every file that is not one or could not be used, with the reason.
 type Inspection struct {
-	Directory  string            `json:"directory"`
-	Candidates []Inspected       `json:"candidates"`
-	Invalid    []InvalidArchive  `json:"invalid"`
-	Excluded   []inspect.Skipped `json:"excluded"`
-	Ignored    []inspect.Skipped `json:"ignored"`
-	Warnings   []string          `json:"warnings"`
-	counts     inspect.Counts
+	Directory  string             `json:"directory"`
+	Candidates []Inspected        `json:"candidates"`
+	Invalid    []InvalidArchive   `json:"invalid"`
+	Unusable   []inspect.FileNote `json:"unusable"`
+	Ignored    []inspect.FileNote `json:"ignored"`
+	Warnings   []string           `json:"warnings"`
+	// Counts say how the archives were obtained (not part of the document).
+	Counts inspect.Counts `json:"-"`
 }
 
 // Inspected is one readable Zarf package.
@@ -320,11 +318,11 @@ func Inspect(ctx context.Context, dir string, c inspect.Cache) (*Inspection, err
 	if err != nil {
 		return nil, err
 	}
-	d, err := inspect.ReadDirWith(ctx, abs, inspect.Options{Cache: c})
+	d, err := inspect.ReadDir(ctx, abs, inspect.Options{Cache: c})
 	if err != nil {
 		return nil, err
 	}
-	in := &Inspection{Directory: abs, Candidates: []Inspected{}, Invalid: []InvalidArchive{}, Excluded: d.Excluded, Ignored: d.Ignored, Warnings: d.Notices, counts: d.Counts}
+	in := &Inspection{Directory: abs, Candidates: []Inspected{}, Invalid: []InvalidArchive{}, Unusable: d.Unusable, Ignored: d.Ignored, Warnings: d.Warnings, Counts: d.Counts}
 	for _, c := range d.Candidates {
 		in.Candidates = append(in.Candidates, Inspected{c.Name, c.Version, c.Architecture, c.Flavor, c.Description, c.Path, c.SHA256, c.AggregateChecksum, c.Prerequisites})
 	}
@@ -344,10 +342,10 @@ func DecodeResult(b []byte) (*Result, error) {
 	}
 	if probe.Failed {
 		var f struct {
-			Msg      string            `json:"msg"`
-			Errors   []planner.Problem `json:"errors"`
-			Warnings []string          `json:"warnings"`
-			Ignored  []inspect.Skipped `json:"ignored"`
+			Msg      string             `json:"msg"`
+			Errors   []planner.Problem  `json:"errors"`
+			Warnings []string           `json:"warnings"`
+			Ignored  []inspect.FileNote `json:"ignored"`
 		}
 		if err := json.Unmarshal(b, &f); err != nil {
 			return nil, err
@@ -356,7 +354,7 @@ func DecodeResult(b []byte) (*Result, error) {
 	}
 	var ok struct {
 		planner.Plan
-		Ignored []inspect.Skipped `json:"ignored"`
+		Ignored []inspect.FileNote `json:"ignored"`
 	}
 	if err := json.Unmarshal(b, &ok); err != nil {
 		return nil, err

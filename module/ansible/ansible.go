@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"os"
@@ -38,6 +39,11 @@ type Option struct {
 	NoLog    bool
 	// Elements is the type of a list's elements or a dict's values.
 	Elements string
+	// Aliases are former names the option is also accepted under; using
+	// one adds a deprecation to the result.
+	Aliases []string
+	// Description is what the module's documentation says of it.
+	Description string
 }
 
 // Spec is a module's argument spec.
@@ -59,6 +65,9 @@ type Invocation struct {
 	Diff       bool
 	NoLog      bool
 	Params     map[string]any
+	// Deprecations are Ansible's deprecation entries ({msg, version}) for
+	// options given under a former name.
+	Deprecations []map[string]any
 }
 
 // ReadArgs reads the args file Ansible passes as argv[1].
@@ -87,6 +96,10 @@ func ReadArgs(argv []string) (map[string]any, error) {
 // option is an error naming it and the valid ones.
 func (s Spec) Validate(raw map[string]any) (*Invocation, error) {
 	inv := &Invocation{Params: map[string]any{}}
+	raw, err := s.unalias(raw, inv)
+	if err != nil {
+		return inv, err
+	}
 	var unknown []string
 	for k, v := range raw {
 		if strings.HasPrefix(k, "_ansible_") {
@@ -108,6 +121,7 @@ func (s Spec) Validate(raw map[string]any) (*Invocation, error) {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
+		//lint:ignore ST1005 the message AnsibleModule itself gives, which users search for
 		return inv, fmt.Errorf("Unsupported parameters for (%s) module: %s. Supported parameters include: %s", inv.ModuleName, strings.Join(unknown, ", "), strings.Join(s.names(), ", "))
 	}
 	given := func(name string) bool { v, ok := raw[name]; return ok && v != nil }
@@ -156,6 +170,31 @@ func (s Spec) Validate(raw map[string]any) (*Invocation, error) {
 	return inv, nil
 }
 
+// unalias renames options given under an alias to their name, noting a
+// deprecation for each; an option given under both is an error.
+func (s Spec) unalias(raw map[string]any, inv *Invocation) (map[string]any, error) {
+	out := raw
+	for _, name := range s.names() {
+		for _, alias := range s.Options[name].Aliases {
+			v, ok := raw[alias]
+			if !ok {
+				continue
+			}
+			if _, both := raw[name]; both {
+				return raw, fmt.Errorf("parameters are mutually exclusive: %s|%s (%s is the former name of %s)", name, alias, alias, name)
+			}
+			out = maps.Clone(out)
+			delete(out, alias)
+			out[name] = v
+			inv.Deprecations = append(inv.Deprecations, map[string]any{
+				"msg":     fmt.Sprintf("Alias '%s' is deprecated. See the module docs for more information; use '%s'", alias, name),
+				"version": "0.3.0",
+			})
+		}
+	}
+	return out, nil
+}
+
 func (s Spec) names() []string {
 	out := make([]string, 0, len(s.Options))
 	for k := range s.Options {
@@ -178,100 +217,129 @@ func (s Spec) ModuleArgs(inv *Invocation) map[string]any {
 	return out
 }
 
-func convert(v any, typ, elements string) (any, error) {
-	switch typ {
-	case TypeStr, TypePath:
-		var str string
-		switch x := v.(type) {
-		case string:
-			str = x
-		case json.Number:
-			str = x.String()
-		case bool:
-			str = strconv.FormatBool(x)
-		default:
-			return nil, fmt.Errorf("%s is not a string", jsonType(v))
-		}
-		if typ == TypePath && str != "" {
-			str = expandPath(str)
-		}
-		return str, nil
-	case TypeInt:
-		switch x := v.(type) {
-		case json.Number:
-			i, err := x.Int64()
-			if err != nil {
-				f, ferr := x.Float64()
-				if ferr != nil || f != math.Trunc(f) {
-					return nil, fmt.Errorf("%s is not a whole number", x)
-				}
-				i = int64(f)
-			}
-			return i, nil
-		case string:
-			i, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("%q is not a whole number", x)
-			}
-			return i, nil
-		}
-		return nil, fmt.Errorf("%s is not a number", jsonType(v))
-	case TypeBool:
-		switch x := v.(type) {
-		case bool:
-			return x, nil
-		case string, json.Number:
-			switch strings.ToLower(fmt.Sprint(x)) {
-			case "yes", "on", "1", "true", "y", "t":
-				return true, nil
-			case "no", "off", "0", "false", "n", "f":
-				return false, nil
-			}
-		}
-		return nil, fmt.Errorf("%v is not a boolean", v)
-	case TypeDict:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s is not a dictionary", jsonType(v))
-		}
-		if elements == "" {
-			return m, nil
-		}
-		out := map[string]any{}
-		for k, e := range m {
-			ce, err := convert(e, elements, "")
-			if err != nil {
-				return nil, fmt.Errorf("value of key %s: %w", k, err)
-			}
-			out[k] = ce
-		}
-		return out, nil
-	case TypeList:
-		var l []any
-		switch x := v.(type) {
-		case []any:
-			l = x
-		case string:
-			for _, part := range strings.Split(x, ",") {
-				l = append(l, strings.TrimSpace(part))
-			}
-		default:
-			return nil, fmt.Errorf("%s is not a list", jsonType(v))
-		}
-		if elements == "" {
-			return l, nil
-		}
-		out := make([]any, 0, len(l))
-		for i, e := range l {
-			ce, err := convert(e, elements, "")
-			if err != nil {
-				return nil, fmt.Errorf("element %d: %w", i, err)
-			}
-			out = append(out, ce)
-		}
-		return out, nil
+// converters turn a raw JSON value into an option's type, one function
+// per type (elements: the type of a list's elements or a dict's values).
+var converters map[string]func(v any, elements string) (any, error)
+
+func init() {
+	converters = map[string]func(any, string) (any, error){
+		TypeStr:  func(v any, _ string) (any, error) { return toStr(v) },
+		TypePath: toPath,
+		TypeInt:  func(v any, _ string) (any, error) { return toInt(v) },
+		TypeBool: func(v any, _ string) (any, error) { return toBool(v) },
+		TypeDict: toDict,
+		TypeList: toList,
 	}
-	return nil, fmt.Errorf("unknown option type %q", typ)
+}
+
+func convert(v any, typ, elements string) (any, error) {
+	c, ok := converters[typ]
+	if !ok {
+		return nil, fmt.Errorf("unknown option type %q", typ)
+	}
+	return c(v, elements)
+}
+
+func toStr(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case json.Number:
+		return x.String(), nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	}
+	return "", fmt.Errorf("%s is not a string", jsonType(v))
+}
+
+func toPath(v any, _ string) (any, error) {
+	s, err := toStr(v)
+	if err != nil || s == "" {
+		return s, err
+	}
+	return expandPath(s), nil
+}
+
+func toInt(v any) (int64, error) {
+	switch x := v.(type) {
+	case json.Number:
+		i, err := x.Int64()
+		if err != nil {
+			f, ferr := x.Float64()
+			if ferr != nil || f != math.Trunc(f) {
+				return 0, fmt.Errorf("%s is not a whole number", x)
+			}
+			i = int64(f)
+		}
+		return i, nil
+	case string:
+		i, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a whole number", x)
+		}
+		return i, nil
+	}
+	return 0, fmt.Errorf("%s is not a number", jsonType(v))
+}
+
+func toBool(v any) (bool, error) {
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string, json.Number:
+		switch strings.ToLower(fmt.Sprint(x)) {
+		case "yes", "on", "1", "true", "y", "t":
+			return true, nil
+		case "no", "off", "0", "false", "n", "f":
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("%v is not a boolean", v)
+}
+
+func toDict(v any, elements string) (any, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a dictionary", jsonType(v))
+	}
+	if elements == "" {
+		return m, nil
+	}
+	out := map[string]any{}
+	for k, e := range m {
+		ce, err := convert(e, elements, "")
+		if err != nil {
+			return nil, fmt.Errorf("value of key %s: %w", k, err)
+		}
+		out[k] = ce
+	}
+	return out, nil
+}
+
+func toList(v any, elements string) (any, error) {
+	var l []any
+	switch x := v.(type) {
+	case []any:
+		l = x
+	case string:
+		for _, part := range strings.Split(x, ",") {
+			l = append(l, strings.TrimSpace(part))
+		}
+	default:
+		return nil, fmt.Errorf("%s is not a list", jsonType(v))
+	}
+	if elements == "" {
+		return l, nil
+	}
+	out := make([]any, 0, len(l))
+	for i, e := range l {
+		ce, err := convert(e, elements, "")
+		if err != nil {
+			return nil, fmt.Errorf("element %d: %w", i, err)
+		}
+		out = append(out, ce)
+	}
+	return out, nil
 }
 
 // expandPath expands ~ and environment variables, as AnsibleModule does for
@@ -287,8 +355,8 @@ func expandPath(p string) string {
 }
 
 func truthy(v any) bool {
-	b, err := convert(v, TypeBool, "")
-	return err == nil && b.(bool)
+	b, err := toBool(v)
+	return err == nil && b
 }
 
 func jsonType(v any) string {

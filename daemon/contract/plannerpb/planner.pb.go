@@ -29,8 +29,10 @@ type InspectRequest struct {
 	// Directory holding the archives; absolute.
 	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// Cache directory; empty means the daemon's default.
-	CacheDir      string `protobuf:"bytes,2,opt,name=cache_dir,json=cacheDir,proto3" json:"cache_dir,omitempty"`
-	NoCache       bool   `protobuf:"varint,3,opt,name=no_cache,json=noCache,proto3" json:"no_cache,omitempty"`
+	CacheDir string `protobuf:"bytes,2,opt,name=cache_dir,json=cacheDir,proto3" json:"cache_dir,omitempty"`
+	// Answer unchanged archives from the cache (and record the rest); false
+	// reads every archive.
+	UseCache      bool `protobuf:"varint,3,opt,name=use_cache,json=useCache,proto3" json:"use_cache,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -79,9 +81,9 @@ func (x *InspectRequest) GetCacheDir() string {
 	return ""
 }
 
-func (x *InspectRequest) GetNoCache() bool {
+func (x *InspectRequest) GetUseCache() bool {
 	if x != nil {
-		return x.NoCache
+		return x.UseCache
 	}
 	return false
 }
@@ -269,6 +271,9 @@ type WaitRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The barrier (a plan item's barrier, as JSON) to wait for.
 	Barrier []byte `protobuf:"bytes,1,opt,name=barrier,proto3" json:"barrier,omitempty"`
+	// Checks listed by hand (a JSON list of {kind, name, namespace}), added
+	// to the barrier.
+	Checks []byte `protobuf:"bytes,5,opt,name=checks,proto3" json:"checks,omitempty"`
 	// Kubeconfig path and context chosen by the caller (never the daemon's
 	// own environment).
 	Kubeconfig string `protobuf:"bytes,2,opt,name=kubeconfig,proto3" json:"kubeconfig,omitempty"`
@@ -312,6 +317,13 @@ func (*WaitRequest) Descriptor() ([]byte, []int) {
 func (x *WaitRequest) GetBarrier() []byte {
 	if x != nil {
 		return x.Barrier
+	}
+	return nil
+}
+
+func (x *WaitRequest) GetChecks() []byte {
+	if x != nil {
+		return x.Checks
 	}
 	return nil
 }
@@ -394,39 +406,16 @@ type PlanRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Directory holding the archives; absolute.
 	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	// Target architecture; empty means the daemon host's.
-	Architecture string `protobuf:"bytes,2,opt,name=architecture,proto3" json:"architecture,omitempty"`
-	// Flavor to choose when a package comes in several.
-	Flavor string `protobuf:"bytes,3,opt,name=flavor,proto3" json:"flavor,omitempty"`
-	// Priority per package name inside alternative groups.
-	Priorities map[string]int32 `protobuf:"bytes,4,rep,name=priorities,proto3" json:"priorities,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	// Group id (or alias names joined with commas) → the package to choose.
-	Select map[string]string `protobuf:"bytes,5,rep,name=select,proto3" json:"select,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Limit the roots to these names (plus what they need).
-	Packages []string `protobuf:"bytes,6,rep,name=packages,proto3" json:"packages,omitempty"`
-	// Names that must not be planned.
-	Exclude []string `protobuf:"bytes,7,rep,name=exclude,proto3" json:"exclude,omitempty"`
-	// Name → semver range the operator pins it to.
-	Constraints map[string]string `protobuf:"bytes,8,rep,name=constraints,proto3" json:"constraints,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Names to plan even when the cluster already has them.
-	Force []string `protobuf:"bytes,9,rep,name=force,proto3" json:"force,omitempty"`
-	// newest_satisfying (default) or newest_only.
-	VersionStrategy string `protobuf:"bytes,10,opt,name=version_strategy,json=versionStrategy,proto3" json:"version_strategy,omitempty"`
-	// Cache directory; empty means the daemon's default.
-	CacheDir string `protobuf:"bytes,11,opt,name=cache_dir,json=cacheDir,proto3" json:"cache_dir,omitempty"`
-	// Read every archive, neither using nor filling the cache.
-	NoCache bool `protobuf:"varint,12,opt,name=no_cache,json=noCache,proto3" json:"no_cache,omitempty"`
-	// standalone (default) or cluster.
-	Mode string `protobuf:"bytes,13,opt,name=mode,proto3" json:"mode,omitempty"`
-	// The cluster, in cluster mode: a kubeconfig path and context chosen by
-	// the caller (the daemon never uses its own environment), or a saved
-	// snapshot file.
-	Kubeconfig     string `protobuf:"bytes,14,opt,name=kubeconfig,proto3" json:"kubeconfig,omitempty"`
-	Context        string `protobuf:"bytes,15,opt,name=context,proto3" json:"context,omitempty"`
-	Installed      string `protobuf:"bytes,16,opt,name=installed,proto3" json:"installed,omitempty"`
-	AllowDowngrade bool   `protobuf:"varint,17,opt,name=allow_downgrade,json=allowDowngrade,proto3" json:"allow_downgrade,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Every other option of the request, as the JSON object whose keys are
+	// the options' names (planner/options.Request: the planner's choices,
+	// the cluster, the cache). The daemon decodes it strictly. Options are
+	// declared once in Go, so adding one does not change this message.
+	Options []byte `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
+	// Who asks: "module" or "cli". Messages name options the way that
+	// caller gives them (select: {...} or --select K=V).
+	Caller        string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PlanRequest) Reset() {
@@ -466,122 +455,24 @@ func (x *PlanRequest) GetPath() string {
 	return ""
 }
 
-func (x *PlanRequest) GetArchitecture() string {
+func (x *PlanRequest) GetOptions() []byte {
 	if x != nil {
-		return x.Architecture
-	}
-	return ""
-}
-
-func (x *PlanRequest) GetFlavor() string {
-	if x != nil {
-		return x.Flavor
-	}
-	return ""
-}
-
-func (x *PlanRequest) GetPriorities() map[string]int32 {
-	if x != nil {
-		return x.Priorities
+		return x.Options
 	}
 	return nil
 }
 
-func (x *PlanRequest) GetSelect() map[string]string {
+func (x *PlanRequest) GetCaller() string {
 	if x != nil {
-		return x.Select
-	}
-	return nil
-}
-
-func (x *PlanRequest) GetPackages() []string {
-	if x != nil {
-		return x.Packages
-	}
-	return nil
-}
-
-func (x *PlanRequest) GetExclude() []string {
-	if x != nil {
-		return x.Exclude
-	}
-	return nil
-}
-
-func (x *PlanRequest) GetConstraints() map[string]string {
-	if x != nil {
-		return x.Constraints
-	}
-	return nil
-}
-
-func (x *PlanRequest) GetForce() []string {
-	if x != nil {
-		return x.Force
-	}
-	return nil
-}
-
-func (x *PlanRequest) GetVersionStrategy() string {
-	if x != nil {
-		return x.VersionStrategy
+		return x.Caller
 	}
 	return ""
-}
-
-func (x *PlanRequest) GetCacheDir() string {
-	if x != nil {
-		return x.CacheDir
-	}
-	return ""
-}
-
-func (x *PlanRequest) GetNoCache() bool {
-	if x != nil {
-		return x.NoCache
-	}
-	return false
-}
-
-func (x *PlanRequest) GetMode() string {
-	if x != nil {
-		return x.Mode
-	}
-	return ""
-}
-
-func (x *PlanRequest) GetKubeconfig() string {
-	if x != nil {
-		return x.Kubeconfig
-	}
-	return ""
-}
-
-func (x *PlanRequest) GetContext() string {
-	if x != nil {
-		return x.Context
-	}
-	return ""
-}
-
-func (x *PlanRequest) GetInstalled() string {
-	if x != nil {
-		return x.Installed
-	}
-	return ""
-}
-
-func (x *PlanRequest) GetAllowDowngrade() bool {
-	if x != nil {
-		return x.AllowDowngrade
-	}
-	return false
 }
 
 type PlanResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The JSON document of the output contract (README "Output"): on success
-	// an object with zarf_packages_to_deploy, skipped, excluded, warnings,
+	// an object with zarf_packages_to_deploy, already_installed, excluded, warnings,
 	// graph, mermaid and plan_digest; on failure one with failed, msg and
 	// errors. It is JSON because the contract is JSON end to end: the module
 	// passes it through to Ansible unchanged.
@@ -789,11 +680,11 @@ var File_planner_proto protoreflect.FileDescriptor
 
 const file_planner_proto_rawDesc = "" +
 	"\n" +
-	"\rplanner.proto\x12\x0ezarfplanner.v1\"\\\n" +
+	"\rplanner.proto\x12\x0ezarfplanner.v1\"^\n" +
 	"\x0eInspectRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1b\n" +
-	"\tcache_dir\x18\x02 \x01(\tR\bcacheDir\x12\x19\n" +
-	"\bno_cache\x18\x03 \x01(\bR\anoCache\")\n" +
+	"\tcache_dir\x18\x02 \x01(\tR\bcacheDir\x12\x1b\n" +
+	"\tuse_cache\x18\x03 \x01(\bR\buseCache\")\n" +
 	"\x0fInspectResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\"\x92\x01\n" +
 	"\x10CacheWarmRequest\x12\x14\n" +
@@ -805,9 +696,10 @@ const file_planner_proto_rawDesc = "" +
 	"\x06forget\x18\x05 \x01(\bR\x06forget\"E\n" +
 	"\x11CacheWarmResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x18\n" +
-	"\achanged\x18\x02 \x01(\bR\achanged\"\x8a\x01\n" +
+	"\achanged\x18\x02 \x01(\bR\achanged\"\xa2\x01\n" +
 	"\vWaitRequest\x12\x18\n" +
-	"\abarrier\x18\x01 \x01(\fR\abarrier\x12\x1e\n" +
+	"\abarrier\x18\x01 \x01(\fR\abarrier\x12\x16\n" +
+	"\x06checks\x18\x05 \x01(\fR\x06checks\x12\x1e\n" +
 	"\n" +
 	"kubeconfig\x18\x02 \x01(\tR\n" +
 	"kubeconfig\x12\x18\n" +
@@ -815,39 +707,11 @@ const file_planner_proto_rawDesc = "" +
 	"\x0ftimeout_seconds\x18\x04 \x01(\x03R\x0etimeoutSeconds\">\n" +
 	"\fWaitResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
-	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xb9\x06\n" +
+	"\x06failed\x18\x02 \x01(\bR\x06failed\"S\n" +
 	"\vPlanRequest\x12\x12\n" +
-	"\x04path\x18\x01 \x01(\tR\x04path\x12\"\n" +
-	"\farchitecture\x18\x02 \x01(\tR\farchitecture\x12\x16\n" +
-	"\x06flavor\x18\x03 \x01(\tR\x06flavor\x12K\n" +
-	"\n" +
-	"priorities\x18\x04 \x03(\v2+.zarfplanner.v1.PlanRequest.PrioritiesEntryR\n" +
-	"priorities\x12?\n" +
-	"\x06select\x18\x05 \x03(\v2'.zarfplanner.v1.PlanRequest.SelectEntryR\x06select\x12\x1a\n" +
-	"\bpackages\x18\x06 \x03(\tR\bpackages\x12\x18\n" +
-	"\aexclude\x18\a \x03(\tR\aexclude\x12N\n" +
-	"\vconstraints\x18\b \x03(\v2,.zarfplanner.v1.PlanRequest.ConstraintsEntryR\vconstraints\x12\x14\n" +
-	"\x05force\x18\t \x03(\tR\x05force\x12)\n" +
-	"\x10version_strategy\x18\n" +
-	" \x01(\tR\x0fversionStrategy\x12\x1b\n" +
-	"\tcache_dir\x18\v \x01(\tR\bcacheDir\x12\x19\n" +
-	"\bno_cache\x18\f \x01(\bR\anoCache\x12\x12\n" +
-	"\x04mode\x18\r \x01(\tR\x04mode\x12\x1e\n" +
-	"\n" +
-	"kubeconfig\x18\x0e \x01(\tR\n" +
-	"kubeconfig\x12\x18\n" +
-	"\acontext\x18\x0f \x01(\tR\acontext\x12\x1c\n" +
-	"\tinstalled\x18\x10 \x01(\tR\tinstalled\x12'\n" +
-	"\x0fallow_downgrade\x18\x11 \x01(\bR\x0eallowDowngrade\x1a=\n" +
-	"\x0fPrioritiesEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a9\n" +
-	"\vSelectEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
-	"\x10ConstraintsEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\">\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
+	"\aoptions\x18\x02 \x01(\fR\aoptions\x12\x16\n" +
+	"\x06caller\x18\x03 \x01(\tR\x06caller\">\n" +
 	"\fPlanResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
 	"\x06failed\x18\x02 \x01(\bR\x06failed\"\x0f\n" +
@@ -882,7 +746,7 @@ func file_planner_proto_rawDescGZIP() []byte {
 	return file_planner_proto_rawDescData
 }
 
-var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_planner_proto_goTypes = []any{
 	(*InspectRequest)(nil),    // 0: zarfplanner.v1.InspectRequest
 	(*InspectResponse)(nil),   // 1: zarfplanner.v1.InspectResponse
@@ -894,29 +758,23 @@ var file_planner_proto_goTypes = []any{
 	(*PlanResponse)(nil),      // 7: zarfplanner.v1.PlanResponse
 	(*StatusRequest)(nil),     // 8: zarfplanner.v1.StatusRequest
 	(*StatusResponse)(nil),    // 9: zarfplanner.v1.StatusResponse
-	nil,                       // 10: zarfplanner.v1.PlanRequest.PrioritiesEntry
-	nil,                       // 11: zarfplanner.v1.PlanRequest.SelectEntry
-	nil,                       // 12: zarfplanner.v1.PlanRequest.ConstraintsEntry
 }
 var file_planner_proto_depIdxs = []int32{
-	10, // 0: zarfplanner.v1.PlanRequest.priorities:type_name -> zarfplanner.v1.PlanRequest.PrioritiesEntry
-	11, // 1: zarfplanner.v1.PlanRequest.select:type_name -> zarfplanner.v1.PlanRequest.SelectEntry
-	12, // 2: zarfplanner.v1.PlanRequest.constraints:type_name -> zarfplanner.v1.PlanRequest.ConstraintsEntry
-	6,  // 3: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
-	0,  // 4: zarfplanner.v1.Planner.Inspect:input_type -> zarfplanner.v1.InspectRequest
-	2,  // 5: zarfplanner.v1.Planner.CacheWarm:input_type -> zarfplanner.v1.CacheWarmRequest
-	4,  // 6: zarfplanner.v1.Planner.Wait:input_type -> zarfplanner.v1.WaitRequest
-	8,  // 7: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
-	7,  // 8: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
-	1,  // 9: zarfplanner.v1.Planner.Inspect:output_type -> zarfplanner.v1.InspectResponse
-	3,  // 10: zarfplanner.v1.Planner.CacheWarm:output_type -> zarfplanner.v1.CacheWarmResponse
-	5,  // 11: zarfplanner.v1.Planner.Wait:output_type -> zarfplanner.v1.WaitResponse
-	9,  // 12: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
-	8,  // [8:13] is the sub-list for method output_type
-	3,  // [3:8] is the sub-list for method input_type
-	3,  // [3:3] is the sub-list for extension type_name
-	3,  // [3:3] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	6, // 0: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
+	0, // 1: zarfplanner.v1.Planner.Inspect:input_type -> zarfplanner.v1.InspectRequest
+	2, // 2: zarfplanner.v1.Planner.CacheWarm:input_type -> zarfplanner.v1.CacheWarmRequest
+	4, // 3: zarfplanner.v1.Planner.Wait:input_type -> zarfplanner.v1.WaitRequest
+	8, // 4: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
+	7, // 5: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
+	1, // 6: zarfplanner.v1.Planner.Inspect:output_type -> zarfplanner.v1.InspectResponse
+	3, // 7: zarfplanner.v1.Planner.CacheWarm:output_type -> zarfplanner.v1.CacheWarmResponse
+	5, // 8: zarfplanner.v1.Planner.Wait:output_type -> zarfplanner.v1.WaitResponse
+	9, // 9: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
+	5, // [5:10] is the sub-list for method output_type
+	0, // [0:5] is the sub-list for method input_type
+	0, // [0:0] is the sub-list for extension type_name
+	0, // [0:0] is the sub-list for extension extendee
+	0, // [0:0] is the sub-list for field type_name
 }
 
 func init() { file_planner_proto_init() }
@@ -930,7 +788,7 @@ func file_planner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_planner_proto_rawDesc), len(file_planner_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -116,7 +116,7 @@ def main():
         # CLI with its own cache (no daemon running).
         cold_cli = paired(plan, env=env, runs=1)
         warm_cli = paired(plan, env=env)
-        nocache = paired(plan + ["--no-cache"], env=env, runs=3)
+        nocache = paired(plan + ["--use-cache=false"], env=env, runs=3)
         # Through a running daemon, with a fresh cache of its own.
         denv = dict(env, ZARF_PLANNER_CACHE_DIR=os.path.join(work, "dcache"))
         daemon = subprocess.Popen([PLANNER, "serve"], env=denv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -144,7 +144,7 @@ def main():
     print("|---|---|---|---|")
     rows = [
         ("bare stat walk: `find DIR -name '*.tar*' -printf '%s %T@\\n'`", walk),
-        ("CLI `plan`, no cache (`--no-cache`)", nocache),
+        ("CLI `plan`, no cache (`--use-cache=false`)", nocache),
         ("CLI `plan`, cold cache (its own)", cold_cli),
         ("CLI `plan`, warm cache (its own)", warm_cli),
         ("CLI `plan` through the daemon, cold cache", cold_daemon),

@@ -183,4 +183,3 @@ func deppyVars(e *planner.Encoding) []deppy.Variable {
 	}
 	return append(out, extra...)
 }
-

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/colonel-byte/zarf-planner/inspect/kubetest"
+	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
 )
 
 func main() {
@@ -34,7 +34,7 @@ func run(dir string) error {
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	c, err := kubetest.Launch(dir)
+	c, err := clustertest.Launch(dir)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,11 @@
-package inspect
+// Package cluster reads, without changing anything, what zarf-planner needs
+// to know of a live cluster: the clients for a kubeconfig and context, a
+// snapshot of what the cluster has (its version, nodes' architectures,
+// Established CRDs, storage classes, CSI drivers, Active namespaces and
+// zarf's deployed packages with their health), and the decoding of zarf's
+// deployed-package state. The planner's cluster facts and the readiness
+// barriers both read the cluster through it. It decides nothing.
+package cluster
 
 import (
 	"bytes"
@@ -90,23 +97,14 @@ func NewClients(cfg *rest.Config, name string) (*Clients, error) {
 	return &Clients{Name: name, Kube: kc, Ext: ext, Dyn: dyn}, nil
 }
 
-// Snapshot reads a snapshot of the cluster cfg points at; see Read.
-func Snapshot(ctx context.Context, cfg *rest.Config, name string) (*facts.Cluster, error) {
-	cl, err := NewClients(cfg, name)
-	if err != nil {
-		return nil, err
-	}
-	return cl.Read(ctx)
-}
-
-// Read reads, without changing anything, what planning needs from a
+// Snapshot reads, without changing anything, what planning needs from a
 // cluster: its version, node architectures, Established CRDs, storage
 // classes, CSI drivers, Active namespaces and zarf's deployed packages
 // with their health. A package is healthy only when every required
 // component is Succeeded at the package's current generation (zarf's
 // observedGeneration equals its generation). Errors name the cluster and,
 // for a refused list, the permission the planner needs.
-func (cl *Clients) Read(ctx context.Context) (*facts.Cluster, error) {
+func (cl *Clients) Snapshot(ctx context.Context) (*facts.Cluster, error) {
 	kc, ext, name := cl.Kube, cl.Ext, cl.Name
 	c := &facts.Cluster{Name: name}
 	refused := func(what, verbResource string, err error) error {
@@ -170,7 +168,7 @@ func (cl *Clients) Read(ctx context.Context) (*facts.Cluster, error) {
 		if !strings.HasPrefix(s.Name, "zarf-package-") {
 			continue
 		}
-		p, err := installed(s.Data["data"])
+		p, err := PackageHealth(s.Data["data"])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("cluster %s: secret zarf/%s: %w", name, s.Name, err))
 			continue
@@ -199,13 +197,9 @@ func CRDReady(crd *apiextv1.CustomResourceDefinition) bool {
 }
 
 // PackageHealth decodes zarf's deployed-package state (a zarf-package-*
-// secret's data) and judges its health; see Read.
+// secret's data) and judges its health: healthy only when every required
+// component is Succeeded at the package's current generation.
 func PackageHealth(data []byte) (facts.InstalledPackage, error) {
-	return installed(data)
-}
-
-// installed decodes zarf's deployed-package state and judges its health.
-func installed(data []byte) (facts.InstalledPackage, error) {
 	var dp deployedPackage
 	if err := json.Unmarshal(data, &dp); err != nil {
 		return facts.InstalledPackage{}, fmt.Errorf("not zarf deployed-package state: %w", err)

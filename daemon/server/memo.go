@@ -1,4 +1,4 @@
-package service
+package server
 
 import (
 	"context"
@@ -11,8 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/planner"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
 // Memo remembers rendered plan documents, so a daemon asked the same
@@ -23,7 +24,7 @@ import (
 // consulted, under a key that hashes everything decide depends on: the
 // request's options and warnings, and what the directory was found to
 // hold (each candidate's path and sha256, which names its content, and
-// every invalid, excluded and ignored file and notice with its reason).
+// every invalid, unusable and ignored file and warning with its reason).
 // A changed, added, removed, renamed or replaced archive changes the key,
 // so it can never be answered with a stale plan. A cluster-aware request
 // is never memoized: the cluster changes under it.
@@ -63,27 +64,27 @@ type Planned struct {
 // Plan plans req like the package's Plan and renders the document,
 // reusing a remembered document when the request and what its directory
 // holds are unchanged. A nil Memo plans every time.
-func (m *Memo) Plan(ctx context.Context, req Request) (*Planned, error) {
-	req, dir, early, err := prepare(ctx, req)
+func (m *Memo) Plan(ctx context.Context, req service.Request) (*Planned, error) {
+	read, early, err := service.Read(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	if early != nil {
 		return render(early)
 	}
-	if m == nil || req.Options.Mode == planner.ModeCluster {
-		return render(decide(req, dir))
+	if m == nil || read.Request.Options.Mode == options.ModeCluster {
+		return render(read.Decide())
 	}
-	key, err := memoKeyOf(req, dir)
+	key, err := memoKeyOf(read.Request, read.Directory)
 	if err != nil {
 		return nil, err
 	}
 	if d, ok := m.get(key); ok {
 		m.hits.Add(1)
-		return &Planned{Doc: d.doc, Failed: d.failed, Counts: dir.Counts}, nil
+		return &Planned{Doc: d.doc, Failed: d.failed, Counts: read.Directory.Counts}, nil
 	}
 	m.misses.Add(1)
-	p, err := render(decide(req, dir))
+	p, err := render(read.Decide())
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func (m *Memo) Stats() (hits, misses uint64) {
 	return m.hits.Load(), m.misses.Load()
 }
 
-func render(res *Result) (*Planned, error) {
+func render(res *service.Result) (*Planned, error) {
 	b, err := res.JSON()
 	if err != nil {
 		return nil, fmt.Errorf("rendering the plan: %w", err)
@@ -137,7 +138,7 @@ func (m *Memo) put(k memoKey, d memoDoc) {
 
 // memoKeyOf hashes everything decide reads. Each field is written with
 // its length first, so no two different inputs write the same bytes.
-func memoKeyOf(req Request, dir *inspect.Directory) (memoKey, error) {
+func memoKeyOf(req service.Request, dir *inspect.Directory) (memoKey, error) {
 	opts, err := json.Marshal(req.Options)
 	if err != nil {
 		return memoKey{}, fmt.Errorf("keying the plan: %w", err)
@@ -148,8 +149,9 @@ func memoKeyOf(req Request, dir *inspect.Directory) (memoKey, error) {
 		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
 		h.Write([]byte(s))
 	}
-	field(h, "zarf-planner plan memo 1")
+	field(h, "zarf-planner plan memo 2")
 	field(h, string(opts))
+	field(h, string(req.Options.Caller))
 	list := func(tag string, n int, each func(i int)) {
 		field(h, fmt.Sprintf("%s %d", tag, n))
 		for i := range n {
@@ -168,9 +170,9 @@ func memoKeyOf(req Request, dir *inspect.Directory) (memoKey, error) {
 		field(h, inv.Field)
 		field(h, inv.Error())
 	})
-	list("excluded", len(dir.Excluded), func(i int) { field(h, dir.Excluded[i].Path); field(h, dir.Excluded[i].Reason) })
+	list("unusable", len(dir.Unusable), func(i int) { field(h, dir.Unusable[i].Path); field(h, dir.Unusable[i].Reason) })
 	list("ignored", len(dir.Ignored), func(i int) { field(h, dir.Ignored[i].Path); field(h, dir.Ignored[i].Reason) })
-	list("notices", len(dir.Notices), func(i int) { field(h, dir.Notices[i]) })
+	list("warnings", len(dir.Warnings), func(i int) { field(h, dir.Warnings[i]) })
 	var k memoKey
 	h.Sum(k[:0])
 	return k, nil

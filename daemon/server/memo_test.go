@@ -1,4 +1,4 @@
-package service
+package server
 
 import (
 	"bytes"
@@ -10,12 +10,48 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
+
+// planReq is a module's plan request of dir for amd64 (whatever the host),
+// with the options set changes.
+func planReq(t *testing.T, dir string, set ...func(*options.Request)) *plannerpb.PlanRequest {
+	t.Helper()
+	o := options.Defaults()
+	o.Architecture = "amd64"
+	for _, f := range set {
+		f(&o)
+	}
+	b, err := contract.EncodeOptions(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &plannerpb.PlanRequest{Path: dir, Options: b, Caller: string(options.ModuleCaller)}
+}
+
+// fresh plans req in process with neither cache nor memo: the reference
+// every answer must equal.
+func fresh(t *testing.T, req *plannerpb.PlanRequest) *service.Result {
+	t.Helper()
+	o, err := contract.DecodeOptions(req.GetOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, early, err := service.Read(context.Background(), service.NewRequest(req.GetPath(), o, options.Caller(req.GetCaller())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if early != nil {
+		return early
+	}
+	return read.Decide()
+}
 
 // copyBundle copies a committed bundle directory into a fresh directory.
 func copyBundle(t *testing.T, src string) string {
@@ -53,10 +89,10 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
-// memoDaemon is a daemon with a cache of its own in a temporary directory.
-func memoDaemon(t *testing.T) *Daemon {
+// memoDaemon is a server with a cache of its own in a temporary directory.
+func memoDaemon(t *testing.T) *Server {
 	t.Helper()
-	d := NewDaemon(filepath.Join(t.TempDir(), "cache"), nil)
+	d := New(Config{DefaultCache: filepath.Join(t.TempDir(), "cache")})
 	t.Cleanup(func() { d.Close() })
 	return d
 }
@@ -65,7 +101,7 @@ func memoDaemon(t *testing.T) *Daemon {
 // reference, in process with neither, and fails unless the documents are
 // byte-identical. It returns the daemon's document and whether the memo
 // answered.
-func planBoth(t *testing.T, d *Daemon, req *plannerpb.PlanRequest) (doc []byte, memoized bool) {
+func planBoth(t *testing.T, d *Server, req *plannerpb.PlanRequest) (doc []byte, memoized bool) {
 	t.Helper()
 	hits, _ := d.memo.Stats()
 	resp, err := d.Plan(context.Background(), req)
@@ -73,10 +109,7 @@ func planBoth(t *testing.T, d *Daemon, req *plannerpb.PlanRequest) (doc []byte, 
 		t.Fatal(err)
 	}
 	after, _ := d.memo.Stats()
-	ref, err := Plan(context.Background(), FromProto(req))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := fresh(t, req)
 	want, err := ref.JSON()
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +126,7 @@ func planBoth(t *testing.T, d *Daemon, req *plannerpb.PlanRequest) (doc []byte, 
 func TestMemoNeverServesAStalePlan(t *testing.T) {
 	d := memoDaemon(t)
 	dir := copyBundle(t, "../../testdata/bundles/versions")
-	req := &plannerpb.PlanRequest{Path: dir}
+	req := planReq(t, dir)
 	first, memo := planBoth(t, d, req)
 	if memo {
 		t.Fatal("the first plan of a directory came from the memo")
@@ -165,10 +198,10 @@ func TestMemoNeverServesAStalePlan(t *testing.T) {
 func TestMemoKeysOnTheRequest(t *testing.T) {
 	d := memoDaemon(t)
 	dir := copyBundle(t, "../../examples/bundles/reference-stack")
-	all := &plannerpb.PlanRequest{Path: dir}
-	some := &plannerpb.PlanRequest{Path: dir, Packages: []string{"operator-cert-manager"}}
-	constrained := &plannerpb.PlanRequest{Path: dir, Constraints: map[string]string{"operator-cert-manager": "<1.14.0"}}
-	other := &plannerpb.PlanRequest{Path: dir, Architecture: "arm64"}
+	all := planReq(t, dir)
+	some := planReq(t, dir, func(o *options.Request) { o.Packages = []string{"operator-cert-manager"} })
+	constrained := planReq(t, dir, func(o *options.Request) { o.Constraints = map[string]string{"operator-cert-manager": "<1.14.0"} })
+	other := planReq(t, dir, func(o *options.Request) { o.Architecture = "arm64" })
 	docs := map[string]bool{}
 	for _, r := range []*plannerpb.PlanRequest{all, some, constrained, other} {
 		doc, memo := planBoth(t, d, r)
@@ -189,7 +222,7 @@ func TestMemoKeysOnTheRequest(t *testing.T) {
 
 func TestMemoKeepsFailuresAndNeverClusterPlans(t *testing.T) {
 	d := memoDaemon(t)
-	bad := &plannerpb.PlanRequest{Path: copyBundle(t, "../../testdata/bundles/malformed")}
+	bad := planReq(t, copyBundle(t, "../../testdata/bundles/malformed"))
 	planBoth(t, d, bad)
 	doc, memo := planBoth(t, d, bad)
 	if !memo || !strings.Contains(string(doc), `"failed":true`) {
@@ -209,7 +242,7 @@ func TestMemoKeepsFailuresAndNeverClusterPlans(t *testing.T) {
 		}
 	}
 	write("1.13.0")
-	cluster := &plannerpb.PlanRequest{Path: dir, Installed: snap}
+	cluster := planReq(t, dir, func(o *options.Request) { o.Architecture, o.Snapshot = "", snap })
 	upgrade, _ := planBoth(t, d, cluster)
 	if _, memo := planBoth(t, d, cluster); memo {
 		t.Fatal("a cluster-aware plan came from the memo")
@@ -249,40 +282,102 @@ func TestMemoEvictsTheOldest(t *testing.T) {
 	}
 }
 
-// The memo answers in the time of a scan, not of a plan; timings are
-// not asserted here (see docs/benchmarks.md), only that concurrent callers
-// get the same document.
-func TestMemoConcurrentCallersAgree(t *testing.T) {
+// Concurrent callers each asking a question the memo has not seen plan
+// at the same time (the memo is bypassed by every one of them), and each
+// gets the document a fresh plan of its own request gives.
+func TestConcurrentPlansAgreeWithFreshPlans(t *testing.T) {
 	d := memoDaemon(t)
-	req := &plannerpb.PlanRequest{Path: copyBundle(t, "../../examples/bundles/reference-stack")}
-	want, _ := planBoth(t, d, req)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	src := "../../examples/bundles/reference-stack"
+	var reqs []*plannerpb.PlanRequest
+	for i := range 16 {
+		dir := copyBundle(t, src)
+		switch i % 4 {
+		case 0:
+			reqs = append(reqs, planReq(t, dir))
+		case 1:
+			reqs = append(reqs, planReq(t, dir, func(o *options.Request) { o.Packages = []string{"operator-cert-manager"} }))
+		case 2:
+			reqs = append(reqs, planReq(t, dir, func(o *options.Request) { o.Exclude = []string{"init"} }))
+		case 3:
+			reqs = append(reqs, planReq(t, dir, func(o *options.Request) { o.UseCache = false }))
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	errs := make(chan error, 16)
-	for range 16 {
+	docs := make([][]byte, len(reqs))
+	errs := make(chan error, len(reqs))
+	for i, req := range reqs {
 		go func() {
 			resp, err := d.Plan(ctx, req)
-			if err == nil && !bytes.Equal(resp.GetResult(), want) {
-				err = io.ErrUnexpectedEOF
+			if err == nil {
+				docs[i] = resp.GetResult()
 			}
 			errs <- err
 		}()
 	}
-	for range 16 {
+	for range reqs {
 		if err := <-errs; err != nil {
-			t.Fatalf("a concurrent caller got a different document or an error: %v", err)
+			t.Fatal(err)
+		}
+	}
+	if hits, misses := d.memo.Stats(); hits != 0 || misses != 12 {
+		t.Fatalf("the memo answered %d and missed %d; want every question planned (12 misses, 4 without the memo at all)", hits, misses)
+	}
+	for i, req := range reqs {
+		want, err := fresh(t, req).JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(docs[i], want) {
+			t.Errorf("caller %d got a document that differs from a fresh plan of its request:\ngot  %.400s\nwant %.400s", i, docs[i], want)
 		}
 	}
 }
 
-// The memo keys a request by its options' JSON: an option that JSON
-// leaves out would let two different requests share a plan.
+// use_cache false reads every archive and answers with no remembered plan.
+func TestWithoutTheCacheNothingIsRemembered(t *testing.T) {
+	d := memoDaemon(t)
+	dir := copyBundle(t, "../../examples/bundles/reference-stack")
+	planBoth(t, d, planReq(t, dir))
+	off := planReq(t, dir, func(o *options.Request) { o.UseCache = false })
+	if _, memo := planBoth(t, d, off); memo {
+		t.Fatal("a plan without the cache came from the memo")
+	}
+	if read := d.read.Load(); read != 12 {
+		t.Fatalf("the server read %d archives in full; want 12 (6 cold, then 6 again without the cache)", read)
+	}
+}
+
+// Messages name options in the caller's words, so the same question from
+// the CLI and from a module are two different documents.
+func TestMemoKeysOnTheCaller(t *testing.T) {
+	d := memoDaemon(t)
+	dir := copyBundle(t, "../../testdata/bundles/ambiguous")
+	module := planReq(t, dir)
+	cli := planReq(t, dir)
+	cli.Caller = string(options.CLICaller)
+	a, _ := planBoth(t, d, module)
+	b, memo := planBoth(t, d, cli)
+	if memo || bytes.Equal(a, b) {
+		t.Fatalf("the CLI was answered in the module's words (memoized=%v):\n%s", memo, b)
+	}
+	if !strings.Contains(string(a), "choose with select (e.g. select: {") || !strings.Contains(string(b), "choose with --select (e.g. --select storage=") {
+		t.Fatalf("messages do not name the options in the caller's words:\nmodule %s\ncli %s", a, b)
+	}
+}
+
+// The memo keys a request by its options' JSON and its caller: an option
+// that JSON leaves out would let two different requests share a plan.
 func TestEveryPlanOptionIsInTheMemoKey(t *testing.T) {
-	typ := reflect.TypeFor[planner.Options]()
-	for i := range typ.NumField() {
-		f := typ.Field(i)
-		if tag := f.Tag.Get("json"); !f.IsExported() || tag == "-" || strings.HasPrefix(tag, "-,") {
-			t.Errorf("planner.Options.%s is not encoded to JSON, so memoKeyOf does not see it", f.Name)
+	for _, typ := range []reflect.Type{reflect.TypeFor[planner.Options](), reflect.TypeFor[options.Plan]()} {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if f.Anonymous || f.Name == "Caller" {
+				continue // the embedded options are checked field by field; the caller is keyed on its own
+			}
+			if tag := f.Tag.Get("json"); !f.IsExported() || tag == "-" || strings.HasPrefix(tag, "-,") {
+				t.Errorf("%s.%s is not encoded to JSON, so memoKeyOf does not see it", typ, f.Name)
+			}
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package inspect
+package cluster
 
 import "github.com/zarf-dev/zarf/src/api/v1alpha1"
 

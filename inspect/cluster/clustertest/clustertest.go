@@ -1,10 +1,10 @@
-// Package kubetest starts a real kube-apiserver and etcd for tests, through
+// Package clustertest starts a real kube-apiserver and etcd for tests, through
 // controller-runtime's envtest: the kube-apiserver `make tools` builds
 // (.tools/bin) and Debian's etcd (etcd-server). It prepares the cluster the
 // way the zarf CLI needs to deploy with --connected when no controllers
 // run: a Node, a Pod whose status is Running, and the default
 // ServiceAccount. It is test support, used by tests only.
-package kubetest
+package clustertest
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package service
+package server
 
 import (
 	"context"
@@ -23,21 +23,21 @@ type WarmOptions struct {
 
 // Warmed is what a warm-up or forget did (or, in check mode, would do).
 type Warmed struct {
-	Paths     []string          `json:"paths"`
-	Added     []string          `json:"added"`
-	Removed   []string          `json:"removed"`
-	Unchanged int               `json:"unchanged"`
-	Excluded  []inspect.Skipped `json:"excluded"`
-	CheckMode bool              `json:"check_mode"`
-	Counts    inspect.Counts    `json:"counts"`
-	Cache     cache.Stats       `json:"cache"`
+	Paths     []string           `json:"paths"`
+	Added     []string           `json:"added"`
+	Removed   []string           `json:"removed"`
+	Unchanged int                `json:"unchanged"`
+	Unusable  []inspect.FileNote `json:"unusable"`
+	CheckMode bool               `json:"check_mode"`
+	Counts    inspect.Counts     `json:"counts"`
+	Cache     cache.Stats        `json:"cache"`
 }
 
 // Changed reports whether entries were (or would be) added or removed.
 func (w *Warmed) Changed() bool { return len(w.Added)+len(w.Removed) > 0 }
 
 func newWarmed(paths []string, check bool) (*Warmed, []string, error) {
-	w := &Warmed{Added: []string{}, Removed: []string{}, Excluded: []inspect.Skipped{}, CheckMode: check}
+	w := &Warmed{Added: []string{}, Removed: []string{}, Unusable: []inspect.FileNote{}, CheckMode: check}
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil {
@@ -77,12 +77,12 @@ func Warm(ctx context.Context, c *cache.Cache, paths []string, opts WarmOptions)
 				}
 			}
 		} else {
-			d, err := inspect.ReadDirWith(ctx, dir, inspect.Options{Cache: c, Progress: opts.Progress})
+			d, err := inspect.ReadDir(ctx, dir, inspect.Options{Cache: c, Progress: opts.Progress})
 			if err != nil {
 				return nil, err
 			}
 			w.Counts.Add(d.Counts)
-			w.Excluded = append(w.Excluded, d.Excluded...)
+			w.Unusable = append(w.Unusable, d.Unusable...)
 			for _, f := range files {
 				fp, err := inspect.Fingerprinting(f)
 				switch {

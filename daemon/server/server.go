@@ -1,4 +1,9 @@
-package service
+// Package server answers the Planner contract: every request of the
+// daemon's clients, and of the CLI when no daemon runs. It owns what
+// outlives one request: the open caches (it is their only opener), the
+// cluster clients of each kubeconfig, and the memo of rendered plans. It
+// decodes wire requests and hands the planning to package service.
+package server
 
 import (
 	"context"
@@ -17,33 +22,44 @@ import (
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
-// Daemon implements contract.Planner for the daemon: it plans in process
-// and is the only opener of the caches it uses (one per cache directory,
-// kept open until Close).
-type Daemon struct {
-	defaultCache string
-	warn         func(string)
+// Server implements contract.Planner. It is the only opener of the caches
+// it uses (one per cache directory, kept open until Close).
+type Server struct {
+	cfg Config
 
 	mu     sync.Mutex
 	caches map[string]*cache.Cache
-	kube   map[inspect.Kube]kubeEntry
+	kube   map[cluster.Kube]kubeEntry
 	memo   *Memo
 
 	read, hits, contentHits atomic.Uint64
 }
 
-var _ contract.Planner = (*Daemon)(nil)
+var _ contract.Planner = (*Server)(nil)
 
-// NewDaemon serves with defaultCache as the cache directory of requests
-// that name none; warn receives cache notices (the daemon log).
-func NewDaemon(defaultCache string, warn func(string)) *Daemon {
-	if warn == nil {
-		warn = func(string) {}
+// Config sets up a Server.
+type Config struct {
+	// DefaultCache is the cache directory of requests that name none.
+	DefaultCache string
+	// Warn receives cache notices (the daemon log, the CLI's stderr).
+	Warn func(string)
+	// Progress, when set, is told after each archive a warm-up reads
+	// (the CLI's progress bar).
+	Progress func(inspect.Progress)
+}
+
+// New returns a Server; Close it to close its caches.
+func New(cfg Config) *Server {
+	if cfg.Warn == nil {
+		cfg.Warn = func(string) {}
 	}
-	return &Daemon{defaultCache: defaultCache, warn: warn, caches: map[string]*cache.Cache{}, kube: map[inspect.Kube]kubeEntry{},
+	return &Server{cfg: cfg, caches: map[string]*cache.Cache{}, kube: map[cluster.Kube]kubeEntry{},
 		memo: NewMemo(memoDocs, memoBytes)}
 }
 
@@ -60,7 +76,7 @@ const (
 const closeTimeout = 10 * time.Second
 
 // Close closes every cache, giving up after closeTimeout.
-func (d *Daemon) Close() error {
+func (d *Server) Close() error {
 	d.mu.Lock()
 	caches := d.caches
 	d.caches = map[string]*cache.Cache{}
@@ -83,9 +99,12 @@ func (d *Daemon) Close() error {
 
 // Cache returns the open cache of dir ("" for the default), opening it on
 // first use.
-func (d *Daemon) Cache(dir string) (*cache.Cache, error) {
+func (d *Server) Cache(dir string) (*cache.Cache, error) {
 	if dir == "" {
-		dir = d.defaultCache
+		dir = d.cfg.DefaultCache
+	}
+	if dir == "" {
+		return nil, fmt.Errorf("no cache directory: give cache_dir or set %s", cache.EnvDir)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -96,7 +115,7 @@ func (d *Daemon) Cache(dir string) (*cache.Cache, error) {
 	if c, ok := d.caches[abs]; ok {
 		return c, nil
 	}
-	c, err := cache.Open(abs, d.warn)
+	c, err := cache.Open(abs, d.cfg.Warn)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +126,7 @@ func (d *Daemon) Cache(dir string) (*cache.Cache, error) {
 // clients returns the cached clients of a cluster, keyed by the kubeconfig
 // path and context the caller chose. The daemon never falls back to its
 // own environment (KUBECONFIG, ~/.kube/config): it serves many callers.
-func (d *Daemon) clients(k inspect.Kube) (*inspect.Clients, error) {
+func (d *Server) clients(k cluster.Kube) (*cluster.Clients, error) {
 	if k.Kubeconfig == "" {
 		return nil, fmt.Errorf("cluster mode through the daemon needs an explicit kubeconfig path: the daemon does not use its own environment (the module passes KUBECONFIG or ~/.kube/config of its caller)")
 	}
@@ -139,35 +158,45 @@ func (d *Daemon) clients(k inspect.Kube) (*inspect.Clients, error) {
 
 // kubeEntry is the clients built from a kubeconfig as it was.
 type kubeEntry struct {
-	clients *inspect.Clients
+	clients *cluster.Clients
 	stamp   inspect.FileStat
 }
 
 // count records how a request obtained its archives.
-func (d *Daemon) count(c inspect.Counts) {
+func (d *Server) count(c inspect.Counts) {
 	d.read.Add(uint64(c.Read))
 	d.hits.Add(uint64(c.Hits))
 	d.contentHits.Add(uint64(c.ContentHits))
 }
 
 // Plan answers a plan request.
-func (d *Daemon) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
+func (d *Server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
 	if !filepath.IsAbs(req.GetPath()) {
-		res := fail(fmt.Sprintf("path %q must be absolute when sent to the daemon", req.GetPath()), nil, nil, nil)
-		b, err := res.JSON()
+		b, err := service.Failed(fmt.Sprintf("path %q must be absolute when sent to the daemon", req.GetPath())).JSON()
 		return &plannerpb.PlanResponse{Result: b, Failed: true}, err
 	}
-	r := FromProto(req)
+	caller := options.Caller(req.GetCaller())
+	if !caller.Valid() {
+		return nil, status.Errorf(codes.InvalidArgument, "caller %q is neither %s nor %s", caller, options.ModuleCaller, options.CLICaller)
+	}
+	o, err := contract.DecodeOptions(req.GetOptions())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	r := service.NewRequest(req.GetPath(), o, caller)
 	r.Cluster.Clients = d.clients
-	if !req.GetNoCache() {
-		c, err := d.Cache(req.GetCacheDir())
+	memo := d.memo
+	if o.UseCache {
+		c, err := d.Cache(o.CacheDir)
 		if err != nil {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("planned without the cache: %v", err))
 		} else {
 			r.Cache = c
 		}
+	} else {
+		memo = nil // without the cache means without any remembered answer
 	}
-	p, err := d.memo.Plan(ctx, r)
+	p, err := memo.Plan(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -176,25 +205,32 @@ func (d *Daemon) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planner
 }
 
 // Inspect answers an inspect request.
-func (d *Daemon) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
+func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
 	if !filepath.IsAbs(req.GetPath()) {
 		return nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", req.GetPath())
 	}
 	var c inspect.Cache
-	if !req.GetNoCache() {
-		if cc, err := d.Cache(req.GetCacheDir()); err == nil {
+	var warning string
+	if req.GetUseCache() {
+		cc, err := d.Cache(req.GetCacheDir())
+		if err != nil {
+			warning = fmt.Sprintf("inspected without the cache: %v", err)
+		} else {
 			c = cc
 		}
 	}
-	in, err := Inspect(ctx, req.GetPath(), c)
+	in, err := service.Inspect(ctx, req.GetPath(), c)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, status.Errorf(codes.FailedPrecondition, "inspecting %s: %v", req.GetPath(), err)
 	}
-	d.count(in.counts)
-	b, err := marshal(in)
+	if warning != "" {
+		in.Warnings = append(in.Warnings, warning)
+	}
+	d.count(in.Counts)
+	b, err := service.Marshal(in)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +238,7 @@ func (d *Daemon) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 }
 
 // CacheWarm answers a warm-up (or forget) request.
-func (d *Daemon) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
+func (d *Server) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
 	for _, p := range req.GetPaths() {
 		if !filepath.IsAbs(p) {
 			return nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", p)
@@ -216,7 +252,7 @@ func (d *Daemon) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest)
 	if req.GetForget() {
 		res, err = Forget(c, req.GetPaths(), req.GetCheckMode())
 	} else {
-		res, err = Warm(ctx, c, req.GetPaths(), WarmOptions{Prune: req.GetPrune(), CheckMode: req.GetCheckMode()})
+		res, err = Warm(ctx, c, req.GetPaths(), WarmOptions{Prune: req.GetPrune(), CheckMode: req.GetCheckMode(), Progress: d.cfg.Progress})
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -225,7 +261,7 @@ func (d *Daemon) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest)
 		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
 	}
 	d.count(res.Counts)
-	b, err := marshal(res)
+	b, err := service.Marshal(res)
 	if err != nil {
 		return nil, err
 	}
@@ -233,12 +269,23 @@ func (d *Daemon) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest)
 }
 
 // Wait watches the caller's cluster until the barrier holds.
-func (d *Daemon) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
+func (d *Server) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
 	var b barrier.Barrier
-	if err := json.Unmarshal(req.GetBarrier(), &b); err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "the barrier is not a plan item's barrier (crds, storage_classes, namespaces, package): %v", err)
+	if len(req.GetBarrier()) > 0 {
+		if err := json.Unmarshal(req.GetBarrier(), &b); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "the barrier is not a plan item's barrier (crds, storage_classes, namespaces, package): %v", err)
+		}
 	}
-	cl, err := d.clients(inspect.Kube{Kubeconfig: req.GetKubeconfig(), Context: req.GetContext()})
+	if len(req.GetChecks()) > 0 {
+		var refs []barrier.Ref
+		if err := json.Unmarshal(req.GetChecks(), &refs); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "checks is not a list of {kind, name, namespace}: %v", err)
+		}
+		if err := b.Add(refs); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "%v", err)
+		}
+	}
+	cl, err := d.clients(cluster.Kube{Kubeconfig: req.GetKubeconfig(), Context: req.GetContext()})
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
 	}
@@ -246,7 +293,7 @@ func (d *Daemon) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*planner
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
-	res, werr := barrier.Wait(ctx, barrier.Clients{Name: cl.Name, Kube: cl.Kube, Ext: cl.Ext, Dyn: cl.Dyn}, b, timeout)
+	res, werr := barrier.Wait(ctx, cl, b, timeout)
 	if werr != nil && ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -254,7 +301,7 @@ func (d *Daemon) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*planner
 	if werr != nil {
 		doc["failed"], doc["msg"] = true, werr.Error()
 	}
-	out, err := marshal(doc)
+	out, err := service.Marshal(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -263,6 +310,6 @@ func (d *Daemon) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*planner
 
 // Status reports the daemon's archive counters; the lifecycle layer adds
 // who the daemon is.
-func (d *Daemon) Status(context.Context) (*plannerpb.StatusResponse, error) {
+func (d *Server) Status(context.Context) (*plannerpb.StatusResponse, error) {
 	return &plannerpb.StatusResponse{ArchivesRead: d.read.Load(), CacheHits: d.hits.Load(), ContentHits: d.contentHits.Load()}, nil
 }

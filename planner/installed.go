@@ -3,62 +3,18 @@ package planner
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
-
-// clusterMode checks the mode and, in cluster mode, takes the target
-// architecture from the nodes when none is set. It returns false (with a
-// problem recorded) when planning cannot go on.
-func (p *planning) clusterMode(cands []facts.Candidate) bool {
-	switch p.opts.Mode {
-	case ModeStandalone:
-		if p.opts.Cluster != nil {
-			p.problem(KindInvalid, nil, "a cluster snapshot was given in standalone mode; set mode to %s to plan against it", ModeCluster)
-			return false
-		}
-		return true
-	case ModeCluster:
-	default:
-		p.problem(KindInvalid, nil, "option mode is %q; use %s or %s", p.opts.Mode, ModeStandalone, ModeCluster)
-		return false
-	}
-	c := p.opts.Cluster
-	if c == nil {
-		p.problem(KindInvalid, nil, "cluster mode needs a cluster: give kubeconfig (and context) or a saved snapshot (installed)")
-		return false
-	}
-	if p.opts.Architecture == "" {
-		switch len(c.NodeArchitectures) {
-		case 0:
-		case 1:
-			p.opts.Architecture = c.NodeArchitectures[0]
-		default:
-			p.problem(KindAmbiguous, nil, "the nodes of %s have several architectures (%s); set architecture to the one to plan for", c.Where(), strings.Join(c.NodeArchitectures, ", "))
-			return false
-		}
-	}
-	names := map[string]bool{}
-	for _, cand := range cands {
-		names[cand.Name] = true
-	}
-	for _, ip := range c.Packages {
-		if !names[ip.Name] {
-			p.plan.InstalledNotInBundle = append(p.plan.InstalledNotInBundle, ip)
-		}
-	}
-	slices.SortFunc(p.plan.InstalledNotInBundle, func(a, b facts.InstalledPackage) int { return strings.Compare(a.Name, b.Name) })
-	return true
-}
 
 // kubernetesFits reports whether a candidate's requires.kubernetes accepts
 // the cluster's version, with the reason when it does not. Standalone
 // plans do not check it.
 func (p *planning) kubernetesFits(c *cand) (string, bool) {
-	if p.opts.Mode != ModeCluster || p.opts.Cluster == nil || c.Prerequisites == nil || c.Prerequisites.Requires.Kubernetes == "" {
+	if p.opts.Mode != options.ModeCluster || p.opts.Cluster == nil || c.Prerequisites == nil || c.Prerequisites.Requires.Kubernetes == "" {
 		return "", true
 	}
 	want := c.Prerequisites.Requires.Kubernetes
@@ -87,7 +43,7 @@ func (p *planning) kubernetesFits(c *cand) (string, bool) {
 // another build, is redeployed with the reason.
 func (p *planning) skipInstalled(m *model, nodes map[string]*node) {
 	c := p.opts.Cluster
-	if p.opts.Mode != ModeCluster || c == nil {
+	if p.opts.Mode != options.ModeCluster || c == nil {
 		return
 	}
 	installed := map[string]facts.InstalledPackage{}
@@ -109,10 +65,10 @@ func (p *planning) skipInstalled(m *model, nodes map[string]*node) {
 		where := c.Where()
 		switch {
 		case cmpv < 0 && !p.opts.AllowDowngrade:
-			p.problem(KindVersionConflict, []string{name}, "%s %s is installed on %s and the plan chose %s %s (%s), a downgrade; set allow_downgrade: true to plan it, or give the directory %s %s or newer", name, ip.Version, where, name, n.c.Version, base(n.c.Path), name, ip.Version)
+			p.problem(KindVersionConflict, []string{name}, "%s %s is installed on %s and the plan chose %s %s (%s), a downgrade; set %s to plan it, or give the directory %s %s or newer", name, ip.Version, where, name, n.c.Version, base(n.c.Path), p.say().Setting("allow_downgrade", "true"), name, ip.Version)
 		case cmpv < 0:
 			n.action = ActionUpgrade
-			n.reasons = append(n.reasons, fmt.Sprintf("downgrades %s %s on %s (allow_downgrade)", name, ip.Version, where))
+			n.reasons = append(n.reasons, fmt.Sprintf("downgrades %s %s on %s (%s)", name, ip.Version, where, p.say().Name("allow_downgrade")))
 		case cmpv > 0:
 			n.action = ActionUpgrade
 			n.reasons = append(n.reasons, fmt.Sprintf("upgrades %s %s on %s", name, ip.Version, where))
@@ -124,9 +80,9 @@ func (p *planning) skipInstalled(m *model, nodes map[string]*node) {
 			n.reasons = append(n.reasons, fmt.Sprintf("another build of %s %s is installed on %s (aggregateChecksum %s, the archive's is %s)", name, ip.Version, where, short(ip.AggregateChecksum), short(n.c.AggregateChecksum)))
 		case forced:
 			n.action = ActionRedeploy
-			n.reasons = append(n.reasons, fmt.Sprintf("%s %s is installed and healthy on %s, but the operator forced it (option force)", name, ip.Version, where))
+			n.reasons = append(n.reasons, fmt.Sprintf("%s %s is installed and healthy on %s, but the operator forced it (%s)", name, ip.Version, where, p.say().Option("force")))
 		default:
-			p.plan.Skipped = append(p.plan.Skipped, Skipped{Name: name, Version: n.c.Version, Path: n.c.Path,
+			p.plan.AlreadyInstalled = append(p.plan.AlreadyInstalled, AlreadyInstalled{Name: name, Version: n.c.Version, Path: n.c.Path,
 				Reason: fmt.Sprintf("%s %s is installed and healthy on %s with the same build (aggregateChecksum %s)", name, ip.Version, where, short(ip.AggregateChecksum))})
 			skipped = append(skipped, name)
 		}

@@ -1,4 +1,4 @@
-package inspect_test
+package cluster_test
 
 import (
 	"context"
@@ -10,23 +10,23 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/inspect/kubetest"
+	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
 // TestSnapshotOfARealCluster deploys three packages of the reference stack
 // with the real zarf CLI to a real API server and reads the snapshot.
 func TestSnapshotOfARealCluster(t *testing.T) {
-	c := kubetest.Start(t)
+	c := clustertest.Start(t)
 	for _, a := range []string{"zarf-package-init-amd64-0.1.0.tar.zst", "zarf-package-app-fluxcd-amd64-2.4.0.tar.zst", "zarf-package-csi-rook-ceph-amd64-1.15.0.tar.zst"} {
-		c.Deploy(t, filepath.Join("..", "examples", "bundles", "reference-stack", a))
+		c.Deploy(t, filepath.Join("..", "..", "examples", "bundles", "reference-stack", a))
 	}
-	cfg, name, err := inspect.Kube{Kubeconfig: c.Kubeconfig}.RESTConfig()
+	cl, err := cluster.Kube{Kubeconfig: c.Kubeconfig}.Clients()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := inspect.Snapshot(context.Background(), cfg, name)
+	s, err := cl.Snapshot(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestSnapshotOfARealCluster(t *testing.T) {
 		if _, err := c.Client.CoreV1().Secrets("zarf").Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		s, err := inspect.Snapshot(ctx, cfg, name)
+		s, err := cl.Snapshot(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,14 +93,14 @@ func TestSnapshotOfARealCluster(t *testing.T) {
 }
 
 func TestSnapshotNamesTheMissingPermission(t *testing.T) {
-	c := kubetest.Start(t)
+	c := clustertest.Start(t)
 	kc := c.UserKubeconfig(t, "nobody")
-	cfg, name, err := inspect.Kube{Kubeconfig: kc}.RESTConfig()
+	cl, err := cluster.Kube{Kubeconfig: kc}.Clients()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = inspect.Snapshot(context.Background(), cfg, name)
-	if err == nil || !strings.Contains(err.Error(), "listing nodes is forbidden: the planner needs list on nodes (see docs/rbac.md)") || !strings.Contains(err.Error(), "cluster "+name) {
+	_, err = cl.Snapshot(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "listing nodes is forbidden: the planner needs list on nodes (see docs/rbac.md)") || !strings.Contains(err.Error(), "cluster "+cl.Name) {
 		t.Fatalf("Snapshot as a user without permissions = %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package inspect
+package cluster
 
 import (
 	"encoding/json"
@@ -45,7 +45,7 @@ func TestDeployedPackageReadsZarfsState(t *testing.T) {
 	if zarfNamespace != state.ZarfNamespaceName || zarfPackageInfoLabel != state.ZarfPackageInfoLabel || componentSucceeded != string(state.ComponentStatusSucceeded) {
 		t.Error("zarf's namespace, label or status names differ from ours")
 	}
-	p, err := installed(b)
+	p, err := PackageHealth(b)
 	if err != nil || !p.Healthy || p.Version != "1.14.0" || p.Generation != 3 {
 		t.Fatalf("health of zarf's state: %+v, %v; want version 1.14.0 at generation 3, healthy (the failed component is optional)", p, err)
 	}

@@ -1,4 +1,4 @@
-package service
+package server
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 )
 
 func writeKubeconfig(t *testing.T, path, context, server string) {
@@ -36,11 +36,11 @@ users:
 // The daemon keeps clients per kubeconfig, but a kubeconfig rewritten in
 // place (a recreated cluster) gets new clients.
 func TestClientsFollowARewrittenKubeconfig(t *testing.T) {
-	d := NewDaemon(filepath.Join(t.TempDir(), "cache"), nil)
+	d := New(Config{DefaultCache: filepath.Join(t.TempDir(), "cache")})
 	t.Cleanup(func() { d.Close() })
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	writeKubeconfig(t, path, "first", "https://127.0.0.1:1")
-	k := inspect.Kube{Kubeconfig: path}
+	k := cluster.Kube{Kubeconfig: path}
 	a, err := d.clients(k)
 	if err != nil {
 		t.Fatal(err)

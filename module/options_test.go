@@ -1,0 +1,283 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/colonel-byte/zarf-planner/daemon/contract"
+	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/daemon/server"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+)
+
+// sample is a value for one declared option, the options it needs beside
+// it, and how its effect shows.
+type sample struct {
+	value any
+	with  map[string]any
+	// cache marks an option that changes how archives are read, not the
+	// plan: its effect is on the cache directory.
+	cache bool
+}
+
+// TestEveryOptionReachesThePlannerFromBothFrontEnds sets each declared
+// plan option, in turn, through the CLI's flag and through the module's
+// option (both generated from the declaration), and checks that each
+// front end's document is exactly what the server gives for that option
+// set directly, and differs from the document without it: the option
+// arrived, with its value, and changed what was planned. An option
+// declared without a sample here fails the test: adding an option means
+// adding its sample.
+func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("HOME", tmp)
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("ZARF_PLANNER_CACHE_DIR", filepath.Join(tmp, "default-cache"))
+	dir := copyDir(t, exampleDir)
+	snapshot := filepath.Join(tmp, "snapshot.json")
+	writeJSON(t, snapshot, facts.Cluster{Name: "snap", NodeArchitectures: []string{"amd64"}, KubernetesVersion: "v1.36.3",
+		Packages: []facts.InstalledPackage{{Name: "init", Version: "0.1.0", Healthy: true, Generation: 1}}})
+	kubeconfig := filepath.Join(tmp, "kubeconfig")
+	writeKubeconfig(t, kubeconfig)
+
+	samples := map[string]sample{
+		"architecture":     {value: "arm64"},
+		"flavor":           {value: "hardened"},
+		"select":           {value: map[string]string{"any-group": "init"}},
+		"priorities":       {value: map[string]int{"init": 5}},
+		"packages":         {value: []string{"init"}},
+		"exclude":          {value: []string{"workload-app"}},
+		"constraints":      {value: map[string]string{"init": ">=0.1.0, <1.0.0"}},
+		"force":            {value: []string{"init"}},
+		"version_strategy": {value: "newest_only"},
+		"mode":             {value: "standalone", with: map[string]any{"snapshot": snapshot}},
+		"allow_downgrade":  {value: true},
+		"snapshot":         {value: snapshot},
+		"kubeconfig":       {value: kubeconfig, with: map[string]any{"mode": "cluster"}},
+		"context":          {value: "ctx-b", with: map[string]any{"mode": "cluster", "kubeconfig": kubeconfig}},
+		"cache_dir":        {value: filepath.Join(tmp, "cache"), cache: true},
+		"use_cache":        {value: false, with: map[string]any{"cache_dir": filepath.Join(tmp, "unused-cache")}, cache: true},
+	}
+	declared := options.Of(options.Request{})
+	for _, o := range declared {
+		if _, ok := samples[o.Name]; !ok {
+			t.Errorf("option %s is declared but has no sample in this test", o.Name)
+		}
+	}
+	for name := range samples {
+		if !slices.ContainsFunc(declared, func(o options.Option) bool { return o.Name == name }) {
+			t.Errorf("the test has a sample for %s, which is not a declared option", name)
+		}
+	}
+	for _, o := range declared {
+		s, ok := samples[o.Name]
+		if !ok {
+			continue
+		}
+		t.Run(o.Name, func(t *testing.T) {
+			base := maps.Clone(s.with)
+			if base == nil {
+				base = map[string]any{}
+			}
+			if !s.cache {
+				base["use_cache"] = false // nothing written anywhere
+			}
+			set := maps.Clone(base)
+			set[o.Name] = s.value
+			for _, caller := range []options.Caller{options.CLICaller, options.ModuleCaller} {
+				want := direct(t, dir, set, caller)
+				if !s.cache && want == direct(t, dir, base, caller) {
+					t.Fatalf("%s: setting %s=%v does not change the document; pick a sample that does", caller, o.Name, s.value)
+				}
+				var got string
+				if caller == options.CLICaller {
+					got = viaCLI(t, dir, set)
+				} else {
+					got = viaModule(t, dir, set)
+				}
+				if got != want {
+					t.Errorf("%s=%v through the %s differs from the server's answer to it:\n%.700s\nwant\n%.700s", o.Name, s.value, caller, got, want)
+				}
+			}
+			if s.cache {
+				cacheDir := set["cache_dir"].(string)
+				_, err := os.Stat(cacheDir)
+				if used, _ := set["use_cache"].(bool); used || set["use_cache"] == nil {
+					if err != nil {
+						t.Errorf("cache_dir %s was not used: %v", cacheDir, err)
+					}
+				} else if err == nil {
+					t.Errorf("use_cache false still opened cache_dir %s", cacheDir)
+				}
+			}
+		})
+	}
+}
+
+// direct is the document a server in this process gives for options set
+// (by name), asked by caller: the reference.
+func direct(t *testing.T, dir string, set map[string]any, caller options.Caller) string {
+	t.Helper()
+	b, err := json.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := contract.DecodeOptions(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := contract.Resolve(&o); err != nil {
+		t.Fatal(err)
+	}
+	enc, err := contract.EncodeOptions(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.New(server.Config{DefaultCache: os.Getenv("ZARF_PLANNER_CACHE_DIR")})
+	defer srv.Close()
+	resp, err := srv.Plan(context.Background(), &plannerpb.PlanRequest{Path: dir, Options: enc, Caller: string(caller)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return canonical(t, resp.GetResult(), nil)
+}
+
+// viaCLI plans through `zarf-planner plan -o json` with a flag per option,
+// rendered from the option's declaration.
+func viaCLI(t *testing.T, dir string, set map[string]any) string {
+	t.Helper()
+	args := []string{"plan", dir, "-o", "json", "--state-dir", filepath.Join(t.TempDir(), "no-daemon")}
+	for _, name := range slices.Sorted(maps.Keys(set)) {
+		o, _ := options.Find(options.Request{}, name)
+		args = append(args, flags(o, set[name])...)
+	}
+	cmd := exec.Command(daemonBin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			t.Fatalf("zarf-planner %v: %v\n%s", args, err, errb.String())
+		}
+	}
+	return canonical(t, out.Bytes(), nil)
+}
+
+// viaModule plans through the module binary with each option by name.
+func viaModule(t *testing.T, dir string, set map[string]any) string {
+	t.Helper()
+	args := map[string]any{"path": dir, "daemon_path": daemonBin, "state_dir": stateDir(t), "_ansible_module_name": "zarf_bundle_plan"}
+	maps.Copy(args, set)
+	res, _ := runModule(t, args)
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return canonical(t, b, []string{"changed", "daemon", "invocation"})
+}
+
+// flags renders one option's value as the CLI's flags.
+func flags(o options.Option, v any) []string {
+	flag := "--" + o.Flag()
+	switch x := v.(type) {
+	case bool:
+		return []string{flag + "=" + strconv.FormatBool(x)}
+	case []string:
+		return []string{flag, strings.Join(x, ",")}
+	case map[string]string:
+		var out []string
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			out = append(out, flag, k+"="+x[k])
+		}
+		return out
+	case map[string]int:
+		var out []string
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			out = append(out, flag, fmt.Sprintf("%s=%d", k, x[k]))
+		}
+		return out
+	}
+	return []string{flag, fmt.Sprint(v)}
+}
+
+// canonical re-renders a JSON object with sorted keys, without drop.
+func canonical(t *testing.T, doc []byte, drop []string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(doc, &m); err != nil {
+		t.Fatalf("not a JSON object (%v): %s", err, doc)
+	}
+	for _, k := range drop {
+		delete(m, k)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "bundle")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeKubeconfig writes a kubeconfig of two contexts, ctx-a (current) and
+// ctx-b, for servers nothing listens on.
+func writeKubeconfig(t *testing.T, path string) {
+	t.Helper()
+	doc := `apiVersion: v1
+kind: Config
+current-context: ctx-a
+clusters:
+- {name: a, cluster: {server: "https://127.0.0.1:1"}}
+- {name: b, cluster: {server: "https://127.0.0.1:2"}}
+contexts:
+- {name: ctx-a, context: {cluster: a, user: u}}
+- {name: ctx-b, context: {cluster: b, user: u}}
+users:
+- {name: u, user: {token: t}}
+`
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+

@@ -1,0 +1,126 @@
+// Package specs declares the argument spec of each zarf-planner module:
+// the plan module's options come from their declarations (package
+// planner/options), the others are written here. The module binary
+// validates with them and the documentation generator (module/docgen)
+// documents them, so an option is described in one place.
+package specs
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	"github.com/colonel-byte/zarf-planner/daemon/contract"
+	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/module/ansible"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+)
+
+// daemonOptions are shared by every module that talks to the daemon.
+var daemonOptions = map[string]ansible.Option{
+	"daemon_path": {Type: ansible.TypePath, Description: "Path of the C(zarf-planner) binary. Ansible copies the module into a temporary directory, so nothing is found next to it; without this option the binary is looked up in C(PATH)."},
+	"state_dir":   {Type: ansible.TypePath, Description: "Daemon state directory (state file, socket, log). Defaults to C($ZARF_PLANNER_STATE_DIR), else C($XDG_RUNTIME_DIR/zarf-planner), else the user cache directory."},
+	"timeout":     {Type: ansible.TypeInt, Default: int64(300), Description: "Seconds the call may take, including starting the daemon."},
+}
+
+func with(opts map[string]ansible.Option) map[string]ansible.Option {
+	out := maps.Clone(daemonOptions)
+	maps.Copy(out, opts)
+	return out
+}
+
+// kinds maps a declared option's kind to its Ansible type and elements.
+var kinds = map[options.Kind][2]string{
+	options.String:    {ansible.TypeStr, ""},
+	options.Path:      {ansible.TypePath, ""},
+	options.Bool:      {ansible.TypeBool, ""},
+	options.Int:       {ansible.TypeInt, ""},
+	options.List:      {ansible.TypeList, ansible.TypeStr},
+	options.StringMap: {ansible.TypeDict, ansible.TypeStr},
+	options.IntMap:    {ansible.TypeDict, ansible.TypeInt},
+}
+
+// declared converts the options declared by v's type to Ansible options.
+func declared(v any) map[string]ansible.Option {
+	out := map[string]ansible.Option{}
+	for _, o := range options.Of(v) {
+		k := kinds[o.Kind]
+		opt := ansible.Option{Type: k[0], Elements: k[1], Choices: o.Choices, Aliases: o.Aliases, Description: o.Help}
+		switch d := o.DefaultValue().(type) {
+		case int:
+			opt.Default = int64(d)
+		case nil:
+		default:
+			opt.Default = d
+		}
+		out[o.Name] = opt
+	}
+	return out
+}
+
+// Module names.
+const (
+	Plan    = "zarf_bundle_plan"
+	Barrier = "zarf_readiness_barrier"
+	Cache   = "zarf_bundle_cache"
+)
+
+// Specs are the modules' argument specs, by module name.
+var Specs = map[string]ansible.Spec{
+	Plan:    planSpec(),
+	Barrier: barrierSpec(),
+	Cache:   cacheSpec(),
+}
+
+// planSpec is zarf_bundle_plan's spec: path, every declared plan option,
+// and the daemon's options.
+func planSpec() ansible.Spec {
+	opts := with(declared(options.Request{}))
+	opts["path"] = ansible.Option{Type: ansible.TypePath, Required: true, Description: "Directory holding the Zarf package archives. Only files directly inside it are read."}
+	return ansible.Spec{Options: opts}
+}
+
+func barrierSpec() ansible.Spec {
+	opts := with(declared(options.Cluster{}))
+	opts["barrier"] = ansible.Option{Type: ansible.TypeDict, Description: "A plan item's C(barrier) (C(crds), C(storage_classes), C(namespaces), C(package))."}
+	opts["checks"] = ansible.Option{Type: ansible.TypeList, Elements: ansible.TypeDict, Description: "Checks listed by hand instead of a plan item's barrier, each with C(kind) (C(crd), C(storage_class), C(namespace), C(package), or a workload - C(deployment), C(statefulset), C(daemonset), which also need C(namespace)) and C(name).\n" +
+		"C(operator_condition) (with C(namespace)) names an OLM OperatorCondition - its Upgradeable is believed only once its status observedGeneration equals the generation (no Upgradeable condition at all lets the upgrade proceed).\n" +
+		"A workload must be Current by kstatus rules; a status whose observedGeneration lags the generation is never believed."}
+	opts["timeout"] = ansible.Option{Type: ansible.TypeInt, Default: int64(600), Description: "Seconds to wait for the barrier before failing, listing each unmet check with its last observed state."}
+	return ansible.Spec{Options: opts, MutuallyExclusive: [][]string{{"barrier", "checks"}}, RequiredOneOf: [][]string{{"barrier", "checks"}}}
+}
+
+func cacheSpec() ansible.Spec {
+	opts := with(declared(options.Cache{}))
+	delete(opts, "use_cache")
+	opts["path"] = ansible.Option{Type: ansible.TypePath, Required: true, Description: "Directory whose archives to cache (or forget)."}
+	opts["state"] = ansible.Option{Type: ansible.TypeStr, Default: "present", Choices: []string{"present", "absent"}, Description: "C(present) reads every archive not yet cached; C(absent) forgets the directory's archives."}
+	opts["prune"] = ansible.Option{Type: ansible.TypeBool, Default: false, Description: "With C(state=present), also forget cached archives that are no longer in the directory."}
+	return ansible.Spec{Options: opts}
+}
+
+// PlanRequest is the wire request of zarf_bundle_plan: its validated
+// parameters, by their declared names, as the options' JSON.
+func PlanRequest(dir string, params map[string]any) (*plannerpb.PlanRequest, error) {
+	given := map[string]any{}
+	for _, o := range options.Of(options.Request{}) {
+		if v, ok := params[o.Name]; ok && v != nil {
+			given[o.Name] = v
+		}
+	}
+	b, err := json.Marshal(given)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the options: %w", err)
+	}
+	o, err := contract.DecodeOptions(b)
+	if err != nil {
+		return nil, err
+	}
+	if err := contract.Resolve(&o); err != nil {
+		return nil, err
+	}
+	if b, err = contract.EncodeOptions(o); err != nil {
+		return nil, err
+	}
+	return &plannerpb.PlanRequest{Path: dir, Options: b, Caller: string(options.ModuleCaller)}, nil
+}

@@ -1,0 +1,262 @@
+// Package options declares every option of a plan request once: its one
+// name, type, default, choices and help. The CLI's flags, the Ansible
+// module's argument spec and documentation, the daemon's wire encoding and
+// the planner all derive from these declarations, so an option added here
+// reaches every front end without being written again.
+//
+// An option is a field of Plan (the operator's choices, which the planner
+// reads), Cluster (which cluster a cluster-aware plan reads) or Cache (how
+// archives are read). Its `json` tag is its name everywhere: the module
+// option, the JSON key, and (with dashes for underscores) the CLI flag.
+// Other tags:
+//
+//	help     one or two sentences for the CLI's help and the module's doc
+//	type     "path" for a string that names a file (made absolute by callers)
+//	default  the value when the option is not given, as text
+//	choices  the allowed values, comma-separated
+//	alias    former spellings, comma-separated, accepted for one release;
+//	         a leading "!" marks a CLI flag that sets a bool to false
+//
+// It is pure: it opens no file and reads no environment.
+package options
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Plan is what the operator chooses about a plan. The planner reads these.
+// The fields' order is the order of the JSON the plan digest hashes, so a
+// new option goes at the end.
+type Plan struct {
+	Architecture string `json:"architecture,omitempty" alias:"arch" help:"Plan only archives built for this architecture. Default: this host's; in cluster mode, the nodes'."`
+	Flavor       string `json:"flavor,omitempty" help:"Flavor to choose when one package name and version is present in several flavors."`
+	// Select and Priorities settle alternative groups and alias sets.
+	Select      map[string]string `json:"select,omitempty" help:"Settle an alternative group (key: its id) or an alias set (key: its names joined with commas) on one package name. Wins over cluster precedence and priorities."`
+	Priorities  map[string]int    `json:"priorities,omitempty" alias:"priority" help:"Priority per package name inside alternative groups and alias sets (higher wins), overriding the priority a requirement declares."`
+	Packages    []string          `json:"packages,omitempty" help:"Plan only these package names and everything they need. By default every package in the directory is planned, except those that lost an alternative group."`
+	Exclude     []string          `json:"exclude,omitempty" help:"Never plan these package names. Planning fails, saying why, if something needs them."`
+	Constraints map[string]string `json:"constraints,omitempty" alias:"constraint" help:"Pin package names to a semver range (Masterminds syntax), as one more consumer would; cited as requested by the operator."`
+	Force       []string          `json:"force,omitempty" help:"Plan these package names even when a cluster-aware plan would skip them as already installed."`
+	// VersionStrategy is StrategyNewestSatisfying or StrategyNewestOnly.
+	VersionStrategy string `json:"version_strategy,omitempty" choices:"newest_satisfying,newest_only" default:"newest_satisfying" help:"newest_satisfying picks, per name, the newest version every planned consumer accepts, stepping down when needed; newest_only allows only the newest version and fails instead of stepping down."`
+	// Mode is ModeStandalone or ModeCluster.
+	Mode           string `json:"mode,omitempty" choices:"standalone,cluster" help:"standalone: the directory must be self-contained. cluster: read the target cluster (or a snapshot) first; what is installed, healthy and of the same build is not deployed again. Default: standalone, or cluster when a snapshot is given."`
+	AllowDowngrade bool   `json:"allow_downgrade,omitempty" help:"In cluster mode, allow planning an older version than the one installed."`
+}
+
+// Modes.
+const (
+	ModeStandalone = "standalone"
+	ModeCluster    = "cluster"
+)
+
+// Version strategies.
+const (
+	// StrategyNewestSatisfying picks, per name, the newest version that
+	// satisfies every planned consumer, stepping down when needed.
+	StrategyNewestSatisfying = "newest_satisfying"
+	// StrategyNewestOnly allows only the newest version of each name and
+	// fails instead of stepping down.
+	StrategyNewestOnly = "newest_only"
+)
+
+// Cluster names the cluster a cluster-aware plan (or a readiness barrier)
+// reads.
+type Cluster struct {
+	Kubeconfig string `json:"kubeconfig,omitempty" type:"path" help:"Kubeconfig of the target cluster. Default: KUBECONFIG of the caller's environment, then ~/.kube/config; the daemon is always given this path explicitly."`
+	Context    string `json:"context,omitempty" help:"Kubeconfig context to use. Default: the kubeconfig's current context."`
+}
+
+// Cache says how archives are read.
+type Cache struct {
+	CacheDir string `json:"cache_dir,omitempty" type:"path" help:"Archive cache directory. Default: ZARF_PLANNER_CACHE_DIR, else under the user cache directory. Unchanged archives are answered from it by their stat alone."`
+	UseCache bool   `json:"use_cache" default:"true" alias:"!no-cache" help:"Set to false to read every archive, neither using nor filling the cache (nor reusing a remembered plan)."`
+}
+
+// Request is every option of a plan request, by group.
+type Request struct {
+	Plan
+	// Snapshot is a saved cluster snapshot to plan against instead of a
+	// live cluster.
+	Snapshot string `json:"snapshot,omitempty" type:"path" alias:"installed" help:"A snapshot saved with zarf-planner snapshot -o json, to plan cluster-aware where the cluster cannot be reached. Implies cluster mode."`
+	Cluster
+	Cache
+}
+
+// Kind is the type of an option's value.
+type Kind string
+
+// Kinds.
+const (
+	String    Kind = "str"
+	Path      Kind = "path"
+	Bool      Kind = "bool"
+	Int       Kind = "int"
+	List      Kind = "list"       // of strings
+	StringMap Kind = "string_map" // string → string
+	IntMap    Kind = "int_map"    // string → int
+)
+
+// Option is one declared option.
+type Option struct {
+	// Name is the option's one name: module option and JSON key.
+	Name string
+	Kind Kind
+	Help string
+	// Default is the value when the option is not given, as text ("" when
+	// it has none).
+	Default string
+	Choices []string
+	// Aliases are former names, accepted for one release.
+	Aliases []string
+	// NegatedAlias is a former CLI flag that sets this bool to false.
+	NegatedAlias string
+	index        []int
+}
+
+// Flag is the option's CLI flag name (without dashes in front).
+func (o Option) Flag() string { return strings.ReplaceAll(o.Name, "_", "-") }
+
+// Field returns the option's field in v, a struct value (or pointer to
+// one) of the type the option was declared in.
+func (o Option) Field(v reflect.Value) reflect.Value {
+	return reflect.Indirect(v).FieldByIndex(o.index)
+}
+
+// DefaultValue is the declared default as a Go value of the option's kind
+// (nil when it has none).
+func (o Option) DefaultValue() any {
+	if o.Default == "" {
+		return nil
+	}
+	switch o.Kind {
+	case Bool:
+		b, _ := strconv.ParseBool(o.Default)
+		return b
+	case Int:
+		n, _ := strconv.Atoi(o.Default)
+		return n
+	}
+	return o.Default
+}
+
+var declared sync.Map // reflect.Type → []Option
+
+// Of lists the options declared by the struct type of v (a value or a
+// pointer), in field order, embedded groups in place.
+func Of(v any) []Option {
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if opts, ok := declared.Load(t); ok {
+		return opts.([]Option)
+	}
+	var opts []Option
+	collect(t, nil, &opts)
+	declared.Store(t, opts)
+	return opts
+}
+
+// Find returns the option of that name (or alias) declared by v's type.
+func Find(v any, name string) (Option, bool) {
+	for _, o := range Of(v) {
+		if o.Name == name || slices.Contains(o.Aliases, name) {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
+
+func collect(t reflect.Type, index []int, out *[]Option) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		idx := append(slices.Clip(index), i)
+		if f.Anonymous {
+			collect(f.Type, idx, out)
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" || !f.IsExported() {
+			continue
+		}
+		o := Option{Name: name, Kind: kindOf(f), Help: f.Tag.Get("help"), Default: f.Tag.Get("default"), index: idx}
+		if c := f.Tag.Get("choices"); c != "" {
+			o.Choices = strings.Split(c, ",")
+		}
+		for _, a := range strings.Split(f.Tag.Get("alias"), ",") {
+			switch {
+			case a == "":
+			case strings.HasPrefix(a, "!"):
+				o.NegatedAlias = a[1:]
+			default:
+				o.Aliases = append(o.Aliases, a)
+			}
+		}
+		*out = append(*out, o)
+	}
+}
+
+func kindOf(f reflect.StructField) Kind {
+	switch t := f.Type; t.Kind() {
+	case reflect.String:
+		if f.Tag.Get("type") == "path" {
+			return Path
+		}
+		return String
+	case reflect.Bool:
+		return Bool
+	case reflect.Int:
+		return Int
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.String {
+			return List
+		}
+	case reflect.Map:
+		if t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String {
+			return StringMap
+		}
+		if t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.Int {
+			return IntMap
+		}
+	}
+	return "" // a declaration mistake: the package's tests refuse it
+}
+
+// Defaults returns a Request with every declared default set.
+func Defaults() Request {
+	var r Request
+	SetDefaults(&r)
+	return r
+}
+
+// SetDefaults sets every option of *ptr that has a declared default.
+func SetDefaults(ptr any) {
+	v := reflect.ValueOf(ptr)
+	for _, o := range Of(ptr) {
+		if d := o.DefaultValue(); d != nil {
+			o.Field(v).Set(reflect.ValueOf(d).Convert(o.Field(v).Type()))
+		}
+	}
+}
+
+// Check reports the first option of *ptr whose value is not one of its
+// choices, naming it the way caller gives it.
+func Check(ptr any, caller Caller) error {
+	v := reflect.ValueOf(ptr)
+	for _, o := range Of(ptr) {
+		if len(o.Choices) == 0 {
+			continue
+		}
+		s := o.Field(v).String()
+		if s != "" && !slices.Contains(o.Choices, s) {
+			return fmt.Errorf("%s is %q; use %s", caller.Option(o.Name), s, strings.Join(o.Choices, " or "))
+		}
+	}
+	return nil
+}

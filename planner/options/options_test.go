@@ -1,0 +1,100 @@
+package options
+
+import (
+	"strconv"
+	"testing"
+)
+
+// Every declared option has a type a front end can give, a name used once,
+// help, and a default of its own type.
+func TestDeclarations(t *testing.T) {
+	seen := map[string]bool{}
+	for _, o := range Of(Request{}) {
+		if o.Kind == "" {
+			t.Errorf("option %s has a type no front end can give", o.Name)
+		}
+		if seen[o.Name] {
+			t.Errorf("option %s is declared twice", o.Name)
+		}
+		seen[o.Name] = true
+		for _, a := range o.Aliases {
+			if seen[a] {
+				t.Errorf("alias %s of %s is also a name", a, o.Name)
+			}
+			seen[a] = true
+		}
+		if o.Help == "" {
+			t.Errorf("option %s has no help", o.Name)
+		}
+		switch o.Kind {
+		case Bool:
+			if _, err := strconv.ParseBool(o.Default); o.Default != "" && err != nil {
+				t.Errorf("option %s has default %q, not a bool", o.Name, o.Default)
+			}
+		case Int:
+			if _, err := strconv.Atoi(o.Default); o.Default != "" && err != nil {
+				t.Errorf("option %s has default %q, not an int", o.Name, o.Default)
+			}
+		}
+		if len(o.Choices) > 0 && o.Default != "" && !contains(o.Choices, o.Default) {
+			t.Errorf("option %s defaults to %q, not one of its choices %v", o.Name, o.Default, o.Choices)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDefaults(t *testing.T) {
+	d := Defaults()
+	if !d.UseCache || d.VersionStrategy != StrategyNewestSatisfying || d.Mode != "" {
+		t.Errorf("Defaults() = %+v; want use_cache true, newest_satisfying, no mode", d)
+	}
+}
+
+func TestCheckNamesTheOptionInTheCallersWords(t *testing.T) {
+	p := Plan{VersionStrategy: "oldest"}
+	for caller, want := range map[Caller]string{
+		ModuleCaller: `option version_strategy is "oldest"; use newest_satisfying or newest_only`,
+		CLICaller:    `--version-strategy is "oldest"; use newest_satisfying or newest_only`,
+	} {
+		if err := Check(&p, caller); err == nil || err.Error() != want {
+			t.Errorf("Check as %s = %v; want %s", caller, err, want)
+		}
+	}
+	if err := Check(&Plan{Mode: ModeCluster}, CLICaller); err != nil {
+		t.Errorf("a valid choice: %v", err)
+	}
+}
+
+func TestCallerVocabulary(t *testing.T) {
+	tests := []struct {
+		got, want string
+	}{
+		{ModuleCaller.Option("exclude"), "option exclude"},
+		{CLICaller.Option("exclude"), "--exclude"},
+		{ModuleCaller.Name("allow_downgrade"), "allow_downgrade"},
+		{CLICaller.Name("allow_downgrade"), "--allow-downgrade"},
+		{ModuleCaller.Setting("allow_downgrade", "true"), "allow_downgrade: true"},
+		{CLICaller.Setting("allow_downgrade", "true"), "--allow-downgrade"},
+		{CLICaller.Setting("architecture", "arm64"), "--architecture arm64"},
+		{ModuleCaller.Entry("select", "storage", "csi-a"), `select: {"storage": csi-a}`},
+		{CLICaller.Entry("select", "init,init-slim", "init"), "--select init,init-slim=init"},
+		{ModuleCaller.Entry("priorities", "csi-a", "100"), "priorities: {csi-a: 100}"},
+		{CLICaller.Entry("constraints", "cm", ">=1.0, <2.0"), `--constraints 'cm=>=1.0, <2.0'`},
+		{CLICaller.Entry("constraints", "it's", "1"), `--constraints 'it'\''s=1'`},
+		{ModuleCaller.The("flavor"), "the flavor option"},
+		{CLICaller.The("flavor"), "--flavor"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("got %q; want %q", tt.got, tt.want)
+		}
+	}
+}
