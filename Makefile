@@ -13,7 +13,7 @@ LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID
 export ANSIBLE_LIBRARY := $(CURDIR)/bin/library
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: all build tools fixtures demo test test-go vet gate venv proto clean bench-planner bench-inspect bench-cache fuzz collection lint molecule demo-cluster
+.PHONY: all build tools fixtures demo test test-go vet gate venv proto clean bench-planner bench-inspect bench-cache bench-memory fuzz collection lint molecule demo-cluster
 
 all: build
 
@@ -122,22 +122,32 @@ $(STATICCHECK):
 	@mkdir -p $(TOOLS)
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
+# The packages under testdata/ (test support, benchmark programs) are
+# checked too: ./... leaves them out.
+GATE_PACKAGES := ./... ./testdata/craft/... ./testdata/bench/memory/...
 gate: $(STATICCHECK)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "not gofmt-clean (run gofmt -w):"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet ./...
-	$(STATICCHECK) ./...
+	$(GO) vet $(GATE_PACKAGES)
+	$(STATICCHECK) $(GATE_PACKAGES)
 
 # Every Go test. -timeout bounds the whole run; no test bounds its own time.
 GO_TEST_TIMEOUT ?= 45m
 test-go:
 	PATH=$(VENV)/bin:$$PATH $(GO) test -count=1 -timeout $(GO_TEST_TIMEOUT) ./...
 
-# A short fuzz run of each input reader (archives, prerequisites documents).
-FUZZTIME ?= 10s
+# A short fuzz run of every fuzz target: the archive and split readers,
+# the prerequisites decoder, the cache's value decoder and the text, DOT
+# and mermaid renderers. `make fuzz FUZZTIME=10m` is the long run
+# (docs/security.md records one).
+FUZZTIME ?= 5s
+FUZZ_TARGETS := ./inspect:FuzzReadStream ./inspect:FuzzSplitReader ./planner/facts:FuzzDecode \
+	./cache:FuzzDecodeEntry ./planner:FuzzRenderers ./daemon/cli:FuzzRenderText
 fuzz:
-	$(GO) test ./inspect -run XXX -fuzz FuzzReadStream -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
-	$(GO) test ./planner/facts -run XXX -fuzz FuzzDecode -fuzztime $(FUZZTIME) -fuzzminimizetime 2s
+	@for t in $(FUZZ_TARGETS); do \
+		echo "== fuzz $${t#*:} ($(FUZZTIME))"; \
+		$(GO) test $${t%%:*} -run XXX -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s || exit 1; \
+	done
 
 # ansible-lint (production profile) on the playbooks and molecule scenarios.
 lint: build venv
@@ -158,6 +168,11 @@ test: tools build venv collection gate test-go fuzz lint molecule
 # does not depend on deppy). Results: docs/benchmarks.md.
 bench-planner:
 	cd testdata/bench/planner && $(GO) run .
+
+# Peak memory of reading a directory of crafted archives at GOMAXPROCS=8,
+# against the example bundle. Results: docs/security.md.
+bench-memory: bin/zarf-planner
+	$(GO) run ./testdata/bench/memory -bin bin/zarf-planner
 
 # Archive inspection speed against zstd -dc and the zarf CLI, one run.
 # Builds its archives with the zarf CLI once (.cache/bench/inspect).

@@ -40,14 +40,24 @@ var starters = map[resource]func(f *watch) (cache.SharedIndexInformer, error){
 	resStorageClasses: func(w *watch) (cache.SharedIndexInformer, error) {
 		return w.core.Storage().V1().StorageClasses().Informer(), nil
 	},
-	resCSIDrivers: func(w *watch) (cache.SharedIndexInformer, error) { return w.core.Storage().V1().CSIDrivers().Informer(), nil },
-	resNamespaces: func(w *watch) (cache.SharedIndexInformer, error) { return w.core.Core().V1().Namespaces().Informer(), nil },
+	resCSIDrivers: func(w *watch) (cache.SharedIndexInformer, error) {
+		return w.core.Storage().V1().CSIDrivers().Informer(), nil
+	},
+	resNamespaces: func(w *watch) (cache.SharedIndexInformer, error) {
+		return w.core.Core().V1().Namespaces().Informer(), nil
+	},
 	resZarfSecrets: func(w *watch) (cache.SharedIndexInformer, error) {
 		return w.zarf.Core().V1().Secrets().Informer(), nil
 	},
-	resDeployments:  func(w *watch) (cache.SharedIndexInformer, error) { return w.core.Apps().V1().Deployments().Informer(), nil },
-	resStatefulSets: func(w *watch) (cache.SharedIndexInformer, error) { return w.core.Apps().V1().StatefulSets().Informer(), nil },
-	resDaemonSets:   func(w *watch) (cache.SharedIndexInformer, error) { return w.core.Apps().V1().DaemonSets().Informer(), nil },
+	resDeployments: func(w *watch) (cache.SharedIndexInformer, error) {
+		return w.core.Apps().V1().Deployments().Informer(), nil
+	},
+	resStatefulSets: func(w *watch) (cache.SharedIndexInformer, error) {
+		return w.core.Apps().V1().StatefulSets().Informer(), nil
+	},
+	resDaemonSets: func(w *watch) (cache.SharedIndexInformer, error) {
+		return w.core.Apps().V1().DaemonSets().Informer(), nil
+	},
 	resOperatorConditions: func(w *watch) (cache.SharedIndexInformer, error) {
 		if w.dyn == nil {
 			return nil, fmt.Errorf("waiting for operator conditions needs a dynamic client")

@@ -30,11 +30,13 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
 // Schema is the shape of the values this version writes. Opening a cache
-// written with another schema drops every entry.
-const Schema = 1
+// written with another schema drops every entry. (2: fingerprints hold
+// the ctime.)
+const Schema = 2
 
 // EnvDir overrides the default cache directory.
 const EnvDir = "ZARF_PLANNER_CACHE_DIR"
@@ -311,10 +313,11 @@ func (c *Cache) content(sha string) (inspect.Outcome, bool) {
 	key := func() []byte { return []byte(prefixSHA + sha) }
 	e, memoized := c.memoSHA(sha)
 	if !memoized {
-		if !c.get(key(), &e) {
+		raw, ok := c.raw(key())
+		if !ok {
 			return inspect.Outcome{}, false
 		}
-		if e.Schema != c.schema || e.Outcome.SHA256 != sha || !validOutcome(e.Outcome) {
+		if e, ok = decodeEntry(raw, sha, c.schema); !ok {
 			_ = c.db.Update(func(txn *badger.Txn) error { return txn.Delete(key()) })
 			return inspect.Outcome{}, false
 		}
@@ -332,11 +335,30 @@ func (c *Cache) content(sha string) (inspect.Outcome, bool) {
 	return e.Outcome, true
 }
 
-// validOutcome rejects values that decoded but cannot be what we wrote.
+// decodeEntry decodes the content entry kept for sha, and reports false
+// for anything that is not what this version writes for it: another
+// schema, another sha256, an outcome that breaks a rule.
+func decodeEntry(raw []byte, sha string, schema int) (entry, bool) {
+	var e entry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return entry{}, false
+	}
+	if e.Schema != schema || e.Outcome.SHA256 != sha || !validOutcome(e.Outcome) {
+		return entry{}, false
+	}
+	return e, true
+}
+
+// validOutcome rejects values that decoded but cannot be what we wrote:
+// a candidate is held to the rules inspect held it to when it read the
+// archive (a cache is no reason to trust a name).
 func validOutcome(o inspect.Outcome) bool {
 	switch o.Kind {
 	case inspect.OutcomeOK:
-		return o.Candidate.Name != "" && o.Candidate.SHA256 == o.SHA256
+		c := o.Candidate
+		return c.SHA256 == o.SHA256 && facts.CheckPackageName(c.Name) == nil && facts.CheckArchitecture(c.Architecture) == nil &&
+			facts.CheckFlavor(c.Flavor) == nil && facts.Printable(c.Version) == c.Version && facts.Printable(c.Description) == c.Description &&
+			(c.Prerequisites == nil || c.Prerequisites.Validate() == nil)
 	case inspect.OutcomeInvalid:
 		return o.Problem != ""
 	case inspect.OutcomeIntegrity, inspect.OutcomeNotZarf:
@@ -345,9 +367,8 @@ func validOutcome(o inspect.Outcome) bool {
 	return false
 }
 
-// get reads and decodes one value; a value that does not decode is deleted
-// and reported as absent.
-func (c *Cache) get(key []byte, v any) bool {
+// raw reads one value as stored.
+func (c *Cache) raw(key []byte) ([]byte, bool) {
 	var raw []byte
 	err := c.db.View(func(txn *badger.Txn) error {
 		it, err := txn.Get(key)
@@ -357,7 +378,14 @@ func (c *Cache) get(key []byte, v any) bool {
 		raw, err = it.ValueCopy(nil)
 		return err
 	})
-	if err != nil {
+	return raw, err == nil
+}
+
+// get reads and decodes one value; a value that does not decode is deleted
+// and reported as absent.
+func (c *Cache) get(key []byte, v any) bool {
+	raw, ok := c.raw(key)
+	if !ok {
 		return false
 	}
 	if err := json.Unmarshal(raw, v); err != nil {

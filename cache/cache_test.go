@@ -18,6 +18,8 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
 
 const reference = "../examples/bundles/reference-stack"
@@ -154,6 +156,28 @@ func TestChangesAreNoticed(t *testing.T) {
 				t.Error("after the change the cache answers differently from a plain read")
 			}
 		})
+	}
+}
+
+// An archive rewritten in place with the same size and its modification
+// time put back (rsync -t, cp --preserve, touch -d) is read again: the
+// cache never answers with the archive it replaced.
+func TestInPlaceRewriteIsReadAgain(t *testing.T) {
+	dir := t.TempDir()
+	a, b := craft.Twins("twin", "1.0.0")
+	file := filepath.Join(dir, "zarf-package-twin-amd64-1.0.0.tar")
+	if err := os.WriteFile(file, a, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := openT(t, filepath.Join(t.TempDir(), "cache"))
+	before := read(t, dir, c)
+	if err := craft.RewriteInPlace(file, b); err != nil {
+		t.Fatal(err)
+	}
+	after := read(t, dir, c)
+	plain := read(t, dir, nil)
+	if after.Counts.Read != 1 || view(t, after) != view(t, plain) || view(t, after) == view(t, before) {
+		t.Fatalf("after the rewrite: counts %+v\ncache  %s\nplain  %s\nbefore %s", after.Counts, view(t, after), view(t, plain), view(t, before))
 	}
 }
 
@@ -375,11 +399,36 @@ func writer(dir string) {
 	for i := 0; ; i++ {
 		sha := fmt.Sprintf("%064x", i)
 		o := inspect.Outcome{Kind: inspect.OutcomeOK, SHA256: sha}
-		o.Candidate.Name, o.Candidate.SHA256 = fmt.Sprintf("pkg-%d", i), sha
+		o.Candidate.Name, o.Candidate.SHA256, o.Candidate.Architecture = fmt.Sprintf("pkg-%d", i), sha, "amd64"
 		fp := inspect.Fingerprint{Path: fmt.Sprintf("/bundle/%d.tar.zst", i), Files: []inspect.FileStat{{Name: "x", Size: int64(i)}}}
 		if err := c.Store(fp, o); err != nil {
 			os.Exit(4)
 		}
 		fmt.Println(i)
 	}
+}
+
+// FuzzDecodeEntry feeds arbitrary bytes to the decoder of cached values:
+// it must not panic, and may accept only an entry of this schema for this
+// sha256 whose candidate keeps every rule inspect holds names to.
+func FuzzDecodeEntry(f *testing.F) {
+	sha := strings.Repeat("ab", 32)
+	good, _ := json.Marshal(entry{Schema: Schema, Outcome: inspect.Outcome{Kind: inspect.OutcomeOK, SHA256: sha,
+		Candidate: facts.Candidate{Name: "init", Version: "0.1.0", Architecture: "amd64", SHA256: sha}}})
+	f.Add(good)
+	f.Add([]byte(`{"schema":2,"outcome":{"kind":"ok","sha256":"` + sha + `","candidate":{"name":"a\"->\"b","sha256":"` + sha + `"}}}`))
+	f.Add([]byte(`{"schema":2,"outcome":{"kind":"invalid","sha256":"` + sha + `","problem":"x"}}`))
+	f.Add([]byte("null"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		e, ok := decodeEntry(raw, sha, Schema)
+		if !ok {
+			return
+		}
+		if e.Schema != Schema || e.Outcome.SHA256 != sha || !validOutcome(e.Outcome) {
+			t.Fatalf("accepted an entry that breaks a rule: %+v", e)
+		}
+		if c := e.Outcome.Candidate; e.Outcome.Kind == inspect.OutcomeOK && facts.CheckPackageName(c.Name) != nil {
+			t.Fatalf("accepted a candidate named %q", c.Name)
+		}
+	})
 }

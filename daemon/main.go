@@ -7,12 +7,22 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/colonel-byte/zarf-planner/daemon/cli"
 )
 
+// memoryLimit is the soft memory limit of the process (unless GOMEMLIMIT
+// sets another): the readers' budget (inspect.DefaultMemory and one
+// archive's reserve) and one YAML parse at a time fit well inside, so the
+// collector returns their garbage before the process grows past it.
+const memoryLimit = 192 << 20
+
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

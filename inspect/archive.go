@@ -1,6 +1,13 @@
 // Package inspect reads facts without changing anything: the Zarf package
 // archives of a directory, read as a stream (never unpacked to disk), turned
 // into planner candidates. It decides nothing about order or selection.
+//
+// Archives come from outside the enclave, so every byte is treated as
+// hostile: every resource a read takes is bounded (members held in memory,
+// the decompressor's window and the memory all readers share, the bytes an
+// archive may inflate to, split packages' counts and sizes), every bound
+// is named in the error that enforces it, and anything ambiguous (a
+// member given twice, a zarf.yaml zarf would read otherwise) is refused.
 package inspect
 
 import (
@@ -22,45 +29,85 @@ import (
 	"syscall"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/zarf-dev/zarf/src/api/v1alpha1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
 // Limits on what is read into memory from an archive.
 const (
-	// MaxZarfYAML caps zarf.yaml.
-	MaxZarfYAML = 4 << 20
+	// MaxZarfYAML caps zarf.yaml (zarf's own init package's is about
+	// 30 KiB).
+	MaxZarfYAML = 1 << 20
 	// MaxDocumentationTar caps documentation.tar, which is held in memory
 	// until zarf.yaml (usually later in the stream) says which file in it is
 	// the prerequisites document.
 	MaxDocumentationTar = 16 << 20
 	// MaxChecksums caps checksums.txt (one line per file in the package).
 	MaxChecksums = 8 << 20
+	// MaxWindow caps the zstd window an archive may ask for (zarf writes
+	// windows of at most 8 MiB), so a hostile frame header cannot make a
+	// reader allocate gigabytes.
+	MaxWindow = 32 << 20
+	// DefaultInflation is how many times its size on disk an archive may
+	// decompress to, beyond InflationAllowance. zarf packages hold images
+	// that are already compressed, so real ones stay far below.
+	DefaultInflation = 100
+	// InflationAllowance is what any archive may decompress to whatever its
+	// size on disk, so small packages of text never meet the ratio.
+	InflationAllowance = 1 << 30
+)
+
+// Reading costs beyond the members, held from the budget while an
+// archive is read.
+const (
+	readBuffer      = 1 << 20   // the buffered reader in front of the hash
+	decoderOverhead = 256 << 10 // a zstd decoder's own tables and block buffers
+	smallWindow     = 1 << 20   // decoders of windows up to this are reused
 )
 
 // ErrNotZarfPackage marks a file that is a readable archive but not a Zarf
-// package (no zarf.yaml, or one that is not a package). Planning warns and
-// goes on without it.
+// package (it holds no zarf.yaml). Planning warns and goes on without it.
 var ErrNotZarfPackage = errors.New("not a Zarf package")
 
 // ErrUnreadable marks a file that cannot be read as an archive at all
 // (truncated, corrupt, not a tar or tar.zst, permission denied). Planning
-// warns and goes on without it.
+// warns and goes on without it (or fails, when the operator asks for
+// integrity to fail the plan).
 var ErrUnreadable = errors.New("unreadable archive")
 
-// InvalidError is a Zarf package whose embedded PackagePrerequisites document
-// is malformed. Unlike an unreadable file this stops planning: the operator
-// meant the package to be planned and must fix its document.
+// ErrIntegrity marks an archive whose embedded checksums do not match
+// what it holds (documentation.tar against checksums.txt, checksums.txt
+// against zarf.yaml's aggregateChecksum, or a split package against its
+// .part000), or that was tampered with (a member given twice, a zarf.yaml
+// zarf itself would read differently or refuse). Planning warns and goes
+// on without it, or fails when the operator asks. Component and image
+// checksums are zarf's to verify when it deploys.
+var ErrIntegrity = errors.New("integrity check failed")
+
+// ErrLimit marks an archive that needs more than a bound allows: memory,
+// the zstd window, the bytes it decompresses to, or a split package's
+// parts. The error names the bound. Like ErrUnreadable it is never cached:
+// it depends on the limits, not only on the bytes.
+var ErrLimit = errors.New("over a limit")
+
+// InvalidError is a Zarf package whose identity (zarf.yaml's name, version,
+// architecture or flavor) or embedded PackagePrerequisites document is
+// malformed. Unlike an unreadable file this stops planning: the operator
+// meant the package to be planned and must fix it.
 type InvalidError struct {
 	Archive string // base name of the archive
-	Package string // zarf.yaml metadata.name
+	Package string // zarf.yaml metadata.name, when it is a valid name
 	Field   string // the field at fault, or "" for the whole document
-	Err     error
+	// InZarfYAML says the fault is in zarf.yaml, not in the
+	// PackagePrerequisites document.
+	InZarfYAML bool
+	Err        error
 }
 
 func (e *InvalidError) Error() string {
+	if e.InZarfYAML {
+		return fmt.Sprintf("%s: zarf.yaml %s: %v; rebuild the package with zarf from a source zarf accepts", e.Archive, e.Field, e.Err)
+	}
 	return fmt.Sprintf("%s (package %s): invalid PackagePrerequisites document: %v; fix docs/prerequisites.yaml in the package source and rebuild the archive", e.Archive, e.Package, e.Err)
 }
 
@@ -69,13 +116,6 @@ func (e *InvalidError) Unwrap() error { return e.Err }
 // zstdMagic starts every zstd frame.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// ErrIntegrity marks an archive whose embedded checksums do not match
-// what it holds (documentation.tar against checksums.txt, checksums.txt
-// against zarf.yaml's aggregateChecksum, or a split package against its
-// .part000). Planning warns and goes on without it. Component and image
-// checksums are zarf's to verify when it deploys.
-var ErrIntegrity = errors.New("integrity check failed")
-
 // Archive is one inspected archive: the candidate and anything worth a
 // warning that did not stop it being used.
 type Archive struct {
@@ -83,29 +123,55 @@ type Archive struct {
 	Warnings  []string
 }
 
-// maxWindow caps the zstd window an archive may ask for (zarf writes 8 MiB
-// windows), so a hostile frame header cannot make us allocate gigabytes.
-const maxWindow = 64 << 20
-
-// Decoders and read buffers are reused across archives: a directory of a
-// thousand packages should not allocate a thousand decoders.
-var (
-	decoders = sync.Pool{}
-	readers  = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1<<20) }}
-)
-
-func getDecoder(r io.Reader) (*zstd.Decoder, error) {
-	if d, ok := decoders.Get().(*zstd.Decoder); ok {
-		if err := d.Reset(r); err != nil {
-			d.Close()
-			return nil, err
-		}
-		return d, nil
-	}
-	return zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxWindow))
+// Limits bound the reading of archives.
+type Limits struct {
+	// Inflation is how many times its size on disk an archive may
+	// decompress to, beyond InflationAllowance (0: DefaultInflation).
+	Inflation int
+	// Budget is the memory the readers share (nil: a budget of
+	// DefaultMemory for this read alone).
+	Budget *Budget
 }
 
-func putDecoder(d *zstd.Decoder) {
+func (l Limits) inflation() int64 {
+	if l.Inflation <= 0 {
+		return DefaultInflation
+	}
+	return int64(l.Inflation)
+}
+
+// Small-window decoders and read buffers are reused across archives: a
+// directory of a thousand packages should not build a thousand decoders.
+// Decoders of bigger windows are built for their archive and closed, so
+// nothing kept between reads holds more than smallWindow.
+var (
+	decoders = sync.Pool{}
+	readers  = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBuffer) }}
+)
+
+// newDecoder returns a decoder of r for frames whose window is at most
+// window bytes.
+func newDecoder(r io.Reader, window int64) (*zstd.Decoder, error) {
+	if window <= smallWindow {
+		if d, ok := decoders.Get().(*zstd.Decoder); ok {
+			if err := d.Reset(r); err != nil {
+				d.Close()
+				return nil, err
+			}
+			return d, nil
+		}
+		window = smallWindow
+	}
+	return zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(uint64(window)), zstd.WithDecoderMaxMemory(uint64(window)+decoderOverhead))
+}
+
+// doneDecoder returns a small-window decoder to the pool, and closes any
+// other.
+func doneDecoder(d *zstd.Decoder, window int64) {
+	if window > smallWindow {
+		d.Close()
+		return
+	}
 	if err := d.Reset(nil); err != nil {
 		d.Close()
 		return
@@ -114,51 +180,86 @@ func putDecoder(d *zstd.Decoder) {
 }
 
 // Inspect reads one Zarf package archive (.tar.zst, .tar, or a split
-// package's .part000 with its parts) as a single stream: it hashes the
-// bytes and decompresses them in the same pass, keeps zarf.yaml,
+// package's .part000 with its parts) as a single stream under limits: it
+// hashes the bytes and decompresses them in the same pass, keeps zarf.yaml,
 // checksums.txt and documentation.tar, skips everything else, and checks
 // the embedded checksums. It returns an error wrapping ErrUnreadable,
-// ErrNotZarfPackage or ErrIntegrity, or an *InvalidError.
-func Inspect(ctx context.Context, file string) (Archive, error) {
+// ErrNotZarfPackage, ErrIntegrity or ErrLimit, or an *InvalidError.
+func Inspect(ctx context.Context, file string, limits Limits) (Archive, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return Archive{}, fmt.Errorf("%w: %s: %w", ErrUnreadable, file, err)
 	}
 	name := filepath.Base(abs)
-	var r io.Reader
-	var split *splitReader
-	if strings.HasSuffix(abs, ".part000") {
-		if split, err = openSplit(abs); err != nil {
-			return Archive{}, err
-		}
-		defer split.Close()
-		r = split
-	} else {
-		f, err := openRegular(abs)
-		if err != nil {
-			return Archive{}, err
-		}
-		defer f.Close()
-		r = f
+	if err := checkFileName(name); err != nil {
+		return Archive{}, err
 	}
-	c, n, err := readStream(ctx, r, name)
+	src, err := openSource(abs)
+	if err != nil {
+		return Archive{}, err
+	}
+	defer src.Close()
+	if limits.Budget == nil {
+		limits.Budget = NewBudget(0)
+	}
+	c, err := readStream(ctx, src, name, limits)
 	c.Path = abs
-	a := Archive{Candidate: c}
-	if split != nil {
-		a.Warnings = split.warnings
-		if err == nil || errors.Is(err, ErrUnreadable) {
-			// A wrong size or hash explains a broken stream better than
-			// the stream's own error does.
-			if n != split.meta.Bytes {
-				return a, fmt.Errorf("%w: split package %s: its parts hold %d bytes, its .part000 says %d", ErrIntegrity, name, n, split.meta.Bytes)
-			}
-			if err == nil && c.SHA256 != split.meta.Sha256Sum {
-				return a, fmt.Errorf("%w: split package %s: its parts hash to sha256 %s, its .part000 says %s", ErrIntegrity, name, c.SHA256, split.meta.Sha256Sum)
-			}
-		}
+	a := Archive{Candidate: c, Warnings: src.warnings()}
+	if sp, ok := src.(*splitReader); ok && err == nil && c.SHA256 != sp.meta.Sha256Sum {
+		return a, fmt.Errorf("%w: split package %s: its parts hash to sha256 %s, its .part000 says %s", ErrIntegrity, name, c.SHA256, sp.meta.Sha256Sum)
 	}
 	return a, err
 }
+
+// checkFileName refuses an archive whose name could not be reported as it
+// is: a name that is not UTF-8 (JSON would carry a different name), or
+// one holding control characters (it would break the lines of every
+// report and the commands that deploy it).
+func checkFileName(name string) error {
+	if p := facts.Printable(name); p != name {
+		return fmt.Errorf("%w: the file name %q is not valid UTF-8 or holds control characters, so no report could name it as it is; rename it", ErrUnreadable, p)
+	}
+	return nil
+}
+
+// source is the bytes of one archive on disk: a regular file, or the data
+// parts of a split package in order.
+type source interface {
+	io.Reader
+	io.Closer
+	// head reads the archive's first bytes without consuming them.
+	head(p []byte) (int, error)
+	// size is the archive's size on disk (a split package's data parts).
+	size() int64
+	warnings() []string
+}
+
+// openSource opens the archive at abs.
+func openSource(abs string) (source, error) {
+	if strings.HasSuffix(abs, ".part000") {
+		return openSplit(abs)
+	}
+	f, err := openRegular(abs)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	}
+	return &regular{File: f, n: fi.Size()}, nil
+}
+
+// regular is an archive in one file.
+type regular struct {
+	*os.File
+	n int64
+}
+
+func (r *regular) head(p []byte) (int, error) { return r.ReadAt(p, 0) }
+func (r *regular) size() int64                { return r.n }
+func (r *regular) warnings() []string         { return nil }
 
 // openRegular opens a regular file (following symlinks) for reading. A
 // FIFO, device or socket named like an archive is refused before open(2),
@@ -190,67 +291,119 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// boundedReader fails once more than limit bytes have been read through
+// it, with the error err says.
+type boundedReader struct {
+	r     io.Reader
+	n     int64
+	limit int64
+	err   func() error
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if b.n > b.limit {
+		return n, b.err()
+	}
+	return n, err
+}
+
 // members are the archive members planning reads, held in memory.
 type members struct {
 	zarfYAML, docTar, checksums []byte
 }
 
-// readStream reads an archive stream; it returns the candidate (without
-// Path) and the number of bytes read.
-func readStream(ctx context.Context, r io.Reader, name string) (facts.Candidate, int64, error) {
-	s, err := openStream(r, name)
+// readStream reads an archive; it returns the candidate (without Path).
+func readStream(ctx context.Context, src source, name string, limits Limits) (facts.Candidate, error) {
+	h := limits.Budget.hold()
+	defer h.release()
+	s, err := openStream(ctx, src, name, limits, h)
 	if err != nil {
-		return facts.Candidate{}, s.counted.n, err
+		return facts.Candidate{}, err
 	}
 	defer s.close()
-	m, err := collect(ctx, s.tar, name)
+	m, err := collect(ctx, s.tar, name, h)
 	if err != nil {
-		return facts.Candidate{}, s.counted.n, err
+		return facts.Candidate{}, err
 	}
 	if err := s.drain(ctx, name); err != nil {
-		return facts.Candidate{}, s.counted.n, err
+		return facts.Candidate{}, err
 	}
-	c, err := decide(name, m, hex.EncodeToString(s.hash.Sum(nil)))
-	return c, s.counted.n, err
+	done, err := limits.Budget.parsing(ctx)
+	defer done()
+	if err != nil {
+		return facts.Candidate{}, err
+	}
+	return decide(name, m, hex.EncodeToString(s.hash.Sum(nil)))
 }
 
 // stream is an archive being read: every byte is counted and hashed as it
-// is read, and decompressed when it is zstd.
+// is read, and decompressed (within its bound) when it is zstd.
 type stream struct {
 	counted *countingReader
 	hash    hash.Hash
 	buf     *bufio.Reader
 	zstd    *zstd.Decoder
+	window  int64
 	tar     *tar.Reader
 }
 
-// openStream starts reading r, telling a zstd stream from a plain tar by
-// its first bytes.
-func openStream(r io.Reader, name string) (*stream, error) {
-	s := &stream{counted: &countingReader{r: r}, hash: sha256.New()}
+// openStream starts reading src, telling a zstd stream from a plain tar by
+// its first bytes, after taking from the budget what the read needs
+// besides its members: the read buffer and, for zstd, the window its frame
+// header asks for and the decoder's own buffers.
+func openStream(ctx context.Context, src source, name string, limits Limits, h *hold) (*stream, error) {
+	head := make([]byte, zstd.HeaderMaxSize)
+	n, err := src.head(head)
+	if n < len(zstdMagic) {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("%w: %s: reading the first bytes: %w", ErrUnreadable, name, err)
+	}
+	head = head[:n]
+	compressed := bytes.HasPrefix(head, zstdMagic)
+	var window int64
+	if compressed {
+		var zh zstd.Header
+		if err := zh.Decode(head); err != nil {
+			return nil, fmt.Errorf("%w: %s: reading the zstd frame header: %w", ErrUnreadable, name, err)
+		}
+		window = int64(zh.WindowSize)
+		if zh.SingleSegment {
+			window = int64(zh.FrameContentSize)
+		}
+		if zh.WindowSize > MaxWindow || (zh.SingleSegment && zh.FrameContentSize > MaxWindow) {
+			return nil, fmt.Errorf("%w: %s asks for a zstd window of %d bytes, more than the %d allowed (zarf writes at most 8 MiB)", ErrLimit, name, max(zh.WindowSize, zh.FrameContentSize), MaxWindow)
+		}
+		window = max(window, 1<<10)
+	}
+	if err := h.take(ctx, readBuffer+window+decoderOverhead, "reading "+name); err != nil {
+		return nil, err
+	}
+	s := &stream{counted: &countingReader{r: src}, hash: sha256.New(), window: window}
 	s.buf = readers.Get().(*bufio.Reader)
 	s.buf.Reset(io.TeeReader(s.counted, s.hash))
-	head, err := s.buf.Peek(len(zstdMagic))
-	if err != nil {
-		s.close()
-		return s, fmt.Errorf("%w: %s: reading the first bytes: %w", ErrUnreadable, name, err)
-	}
-	if !bytes.Equal(head, zstdMagic) {
+	if !compressed {
 		s.tar = tar.NewReader(s.buf)
 		return s, nil
 	}
-	if s.zstd, err = getDecoder(s.buf); err != nil {
+	if s.zstd, err = newDecoder(s.buf, window); err != nil {
 		s.close()
-		return s, fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
 	}
-	s.tar = tar.NewReader(s.zstd)
+	limit := InflationAllowance + limits.inflation()*src.size()
+	s.tar = tar.NewReader(&boundedReader{r: s.zstd, limit: limit, err: func() error {
+		return fmt.Errorf("%w: %s decompresses to more than %d bytes (%d times its %d bytes on disk, plus %d): refused as a decompression bomb; if it is a real package, raise max_inflation", ErrLimit, name, limit, limits.inflation(), src.size(), InflationAllowance)
+	}})
 	return s, nil
 }
 
 // close returns the stream's buffer and decoder to their pools.
 func (s *stream) close() {
 	if s.zstd != nil {
-		putDecoder(s.zstd)
+		doneDecoder(s.zstd, s.window)
 		s.zstd = nil
 	}
 	if s.buf != nil {
@@ -277,10 +430,21 @@ func (s *stream) drain(ctx context.Context, name string) error {
 	}
 }
 
+// kept are the members planning keeps, by their cleaned name, with their
+// caps.
+var kept = map[string]int64{
+	"zarf.yaml":         MaxZarfYAML,
+	"documentation.tar": MaxDocumentationTar,
+	"checksums.txt":     MaxChecksums,
+}
+
 // collect walks the tar stream, keeping zarf.yaml, documentation.tar and
-// checksums.txt and skipping everything else.
-func collect(ctx context.Context, tr *tar.Reader, name string) (members, error) {
+// checksums.txt (each taken from the budget) and skipping everything
+// else. A kept member given twice is tampering: a second zarf.yaml could
+// rename the package while the checksums still pass.
+func collect(ctx context.Context, tr *tar.Reader, name string, h *hold) (members, error) {
 	var m members
+	seen := map[string]bool{}
 	for {
 		if err := ctx.Err(); err != nil {
 			return m, err
@@ -290,36 +454,58 @@ func collect(ctx context.Context, tr *tar.Reader, name string) (members, error) 
 			return m, nil
 		}
 		if err != nil {
+			if errors.Is(err, ErrLimit) {
+				return m, err
+			}
 			return m, fmt.Errorf("%w: %s: reading the tar stream: %w", ErrUnreadable, name, err)
 		}
-		var into *[]byte
-		var limit int64
-		switch path.Clean(hdr.Name) {
-		case "zarf.yaml":
-			into, limit = &m.zarfYAML, MaxZarfYAML
-		case "documentation.tar":
-			into, limit = &m.docTar, MaxDocumentationTar
-		case "checksums.txt":
-			into, limit = &m.checksums, MaxChecksums
-		default:
+		member := path.Clean(hdr.Name)
+		limit, keep := kept[member]
+		if !keep {
 			continue
 		}
-		if *into, err = readCapped(tr, hdr, limit); err != nil {
-			return m, fmt.Errorf("%w: %s: %s: %w", ErrUnreadable, name, path.Clean(hdr.Name), err)
+		if seen[member] {
+			return m, fmt.Errorf("%w: %s holds %s twice (the second as %q); refused as tampered", ErrIntegrity, name, member, facts.Printable(hdr.Name))
+		}
+		seen[member] = true
+		if hdr.Typeflag != tar.TypeReg {
+			return m, fmt.Errorf("%w: %s: %s is not a regular file (type %q)", ErrUnreadable, name, member, hdr.Typeflag)
+		}
+		if hdr.Size > limit {
+			return m, fmt.Errorf("%w: %s: %s is %d bytes, more than the %d allowed", ErrLimit, name, member, hdr.Size, limit)
+		}
+		if err := h.take(ctx, hdr.Size, member+" of "+name); err != nil {
+			return m, err
+		}
+		b, err := io.ReadAll(io.LimitReader(tr, hdr.Size))
+		if err != nil {
+			if errors.Is(err, ErrLimit) {
+				return m, err
+			}
+			return m, fmt.Errorf("%w: %s: %s: %w", ErrUnreadable, name, member, err)
+		}
+		switch member {
+		case "zarf.yaml":
+			m.zarfYAML = b
+		case "documentation.tar":
+			m.docTar = b
+		case "checksums.txt":
+			m.checksums = b
 		}
 	}
 }
 
 // decide turns an archive's members into a candidate: zarf.yaml says what
-// the package is, the checksums are verified, and the prerequisites
-// document (if zarf.yaml names one) is decoded.
+// the package is (read as zarf reads it, its names held to their rules),
+// the checksums are verified, and the prerequisites document (if zarf.yaml
+// names one) is decoded.
 func decide(name string, m members, sum string) (facts.Candidate, error) {
 	if m.zarfYAML == nil {
 		return facts.Candidate{}, fmt.Errorf("%w: %s holds no zarf.yaml", ErrNotZarfPackage, name)
 	}
-	var pkg v1alpha1.ZarfPackage
-	if err := yaml.Unmarshal(m.zarfYAML, &pkg); err != nil {
-		return facts.Candidate{}, fmt.Errorf("%w: %s: zarf.yaml does not parse: %w", ErrNotZarfPackage, name, err)
+	pkg, err := readZarfYAML(m.zarfYAML)
+	if err != nil {
+		return facts.Candidate{}, fmt.Errorf("%w: %s: zarf.yaml %w; refused as tampered", ErrIntegrity, name, err)
 	}
 	if pkg.Metadata.Name == "" {
 		return facts.Candidate{}, fmt.Errorf("%w: %s: zarf.yaml has no metadata.name", ErrNotZarfPackage, name)
@@ -339,9 +525,40 @@ func decide(name string, m members, sum string) (facts.Candidate, error) {
 	if err := verify(name, pkg.Metadata.AggregateChecksum, m.checksums, m.docTar); err != nil {
 		return c, err
 	}
+	if err := identity(name, &c); err != nil {
+		return c, err
+	}
 	p, err := prerequisites(name, c.Name, pkg.Documentation, m.docTar)
 	c.Prerequisites = p
 	return c, err
+}
+
+// identity holds a candidate's name, version, architecture and flavor to
+// their rules. A field that breaks its rule is cleared from the candidate
+// (it is reported only quoted, in the error).
+func identity(name string, c *facts.Candidate) error {
+	invalid := func(field string, err error) error {
+		return &InvalidError{Archive: name, Field: field, InZarfYAML: true, Err: err}
+	}
+	if err := facts.CheckPackageName(c.Name); err != nil {
+		c.Name = ""
+		return invalid("metadata.name", err)
+	}
+	if facts.Printable(c.Version) != c.Version || len(c.Version) > 256 {
+		v := c.Version
+		c.Version = ""
+		return invalid("metadata.version", fmt.Errorf("%s holds control characters or is longer than 256 bytes", facts.Quote(v)))
+	}
+	if err := facts.CheckArchitecture(c.Architecture); err != nil {
+		c.Architecture = ""
+		return invalid("metadata.architecture", err)
+	}
+	if err := facts.CheckFlavor(c.Flavor); err != nil {
+		c.Flavor = ""
+		return invalid("build.flavor", err)
+	}
+	c.Description = facts.Printable(c.Description)
+	return nil
 }
 
 // prerequisites decodes the PackagePrerequisites document zarf.yaml's
@@ -353,9 +570,12 @@ func prerequisites(name, pkg string, docs map[string]string, docTar []byte) (*fa
 	}
 	if docTar == nil {
 		return nil, &InvalidError{Archive: name, Package: pkg, Field: "documentation." + facts.DocumentationKey,
-			Err: fmt.Errorf("zarf.yaml documentation.%s names %s but the archive holds no documentation.tar", facts.DocumentationKey, docPath)}
+			Err: fmt.Errorf("zarf.yaml documentation.%s names %s but the archive holds no documentation.tar", facts.DocumentationKey, facts.Quote(docPath))}
 	}
 	doc, err := findInTar(docTar, documentationFileName(docs, facts.DocumentationKey), facts.MaxDocumentSize)
+	if errors.Is(err, ErrIntegrity) {
+		return nil, fmt.Errorf("%s: documentation.tar %w; refused as tampered", name, err)
+	}
 	if err != nil {
 		return nil, &InvalidError{Archive: name, Package: pkg, Err: fmt.Errorf("documentation.tar: %w", err)}
 	}
@@ -381,23 +601,27 @@ func verify(name, aggregate string, checksums, docTar []byte) error {
 		return fmt.Errorf("%w: %s holds no checksums.txt although zarf.yaml has an aggregateChecksum", ErrIntegrity, name)
 	}
 	if got := sha256.Sum256(checksums); hex.EncodeToString(got[:]) != aggregate {
-		return fmt.Errorf("%w: %s: checksums.txt hashes to sha256 %x, zarf.yaml metadata.aggregateChecksum says %s", ErrIntegrity, name, got, aggregate)
+		return fmt.Errorf("%w: %s: checksums.txt hashes to sha256 %x, zarf.yaml metadata.aggregateChecksum says %s", ErrIntegrity, name, got, facts.Quote(aggregate))
 	}
 	if docTar == nil {
 		return nil
 	}
 	want := ""
-	for _, line := range strings.Split(string(checksums), "\n") {
-		sum, file, ok := strings.Cut(strings.TrimSpace(line), " ")
-		if ok && strings.TrimSpace(file) == "documentation.tar" {
-			want = sum
+	for line := range bytes.Lines(checksums) { // no copy: checksums.txt may be megabytes of lines
+		sum, file, ok := bytes.Cut(bytes.TrimSpace(line), []byte(" "))
+		if !ok || string(bytes.TrimSpace(file)) != "documentation.tar" {
+			continue
 		}
+		if want != "" {
+			return fmt.Errorf("%w: %s: checksums.txt lists documentation.tar twice; refused as tampered", ErrIntegrity, name)
+		}
+		want = string(sum)
 	}
 	if want == "" {
 		return fmt.Errorf("%w: %s: documentation.tar is not listed in checksums.txt", ErrIntegrity, name)
 	}
 	if got := sha256.Sum256(docTar); hex.EncodeToString(got[:]) != want {
-		return fmt.Errorf("%w: %s: documentation.tar hashes to sha256 %x, checksums.txt says %s", ErrIntegrity, name, got, want)
+		return fmt.Errorf("%w: %s: documentation.tar hashes to sha256 %x, checksums.txt says %s", ErrIntegrity, name, got, facts.Quote(want))
 	}
 	return nil
 }
@@ -419,41 +643,43 @@ func documentationFileName(docs map[string]string, key string) string {
 	return b
 }
 
-// readCapped reads a regular tar entry of at most limit bytes.
-func readCapped(tr *tar.Reader, hdr *tar.Header, limit int64) ([]byte, error) {
-	if hdr.Typeflag != tar.TypeReg {
-		return nil, fmt.Errorf("is not a regular file (type %q)", hdr.Typeflag)
-	}
-	if hdr.Size > limit {
-		return nil, fmt.Errorf("is %d bytes, more than the %d allowed", hdr.Size, limit)
-	}
-	return io.ReadAll(io.LimitReader(tr, limit))
-}
-
 // findInTar returns the regular file name from an in-memory tar. It refuses
-// absolute or parent-relative names and links anywhere in the tar.
+// absolute or parent-relative names and links anywhere in the tar, and a
+// tar that holds name twice (wrapping ErrIntegrity: tampering).
 func findInTar(data []byte, name string, limit int64) ([]byte, error) {
 	tr := tar.NewReader(bytes.NewReader(data))
+	var found []byte
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("holds no %s", name)
+			if found == nil {
+				return nil, fmt.Errorf("holds no %s", facts.Quote(name))
+			}
+			return found, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading: %w", err)
 		}
 		if !cleanPath(hdr.Name) {
-			return nil, fmt.Errorf("holds an unsafe path %q", hdr.Name)
+			return nil, fmt.Errorf("holds an unsafe path %s", facts.Quote(hdr.Name))
 		}
 		if hdr.Typeflag == tar.TypeSymlink || hdr.Typeflag == tar.TypeLink {
-			return nil, fmt.Errorf("holds a link %q", hdr.Name)
+			return nil, fmt.Errorf("holds a link %s", facts.Quote(hdr.Name))
 		}
-		if path.Clean(hdr.Name) == name {
-			b, err := readCapped(tr, hdr, limit)
-			if err != nil {
-				return nil, fmt.Errorf("%s %w", name, err)
-			}
-			return b, nil
+		if path.Clean(hdr.Name) != name {
+			continue
+		}
+		if found != nil {
+			return nil, fmt.Errorf("%w: it holds %s twice", ErrIntegrity, facts.Quote(name))
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			return nil, fmt.Errorf("%s is not a regular file (type %q)", facts.Quote(name), hdr.Typeflag)
+		}
+		if hdr.Size > limit {
+			return nil, fmt.Errorf("%s is %d bytes, more than the %d allowed", facts.Quote(name), hdr.Size, limit)
+		}
+		if found, err = io.ReadAll(io.LimitReader(tr, hdr.Size)); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", facts.Quote(name), err)
 		}
 	}
 }

@@ -10,20 +10,25 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
-// FileStat is what stat says of one file, enough to tell it changed.
+// FileStat is what stat says of one file, enough to tell it changed. The
+// mtime alone can be put back (touch -d, rsync -t, cp --preserve); the
+// ctime cannot: the kernel sets it on every write and every metadata
+// change, so a file rewritten in place always differs here.
 type FileStat struct {
 	Name    string `json:"name"`
 	Size    int64  `json:"size"`
 	ModTime int64  `json:"mtime_ns"`
-	Inode   uint64 `json:"inode"`
-	Device  uint64 `json:"device"`
+	// ChangeTime is the ctime: the last change to the file's content or
+	// metadata, which no user can set.
+	ChangeTime int64  `json:"ctime_ns"`
+	Inode      uint64 `json:"inode"`
+	Device     uint64 `json:"device"`
 }
 
 // Fingerprint identifies an archive's files as they are now, without
@@ -157,23 +162,15 @@ func Stat(path string) (FileStat, error) {
 }
 
 // statFile stats path (following links, like os.Stat), relative to dir
-// when dir is open.
+// when dir is open (else by its whole path).
 func statFile(dir *os.File, path string) (FileStat, error) {
-	if dir == nil {
-		fi, err := os.Stat(path)
-		if err != nil {
-			return FileStat{}, err
-		}
-		st := FileStat{Name: filepath.Base(path), Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
-		if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-			st.Inode, st.Device = sys.Ino, uint64(sys.Dev)
-		}
-		return st, nil
+	dirfd, name := unix.AT_FDCWD, path
+	if dir != nil {
+		dirfd, name = int(dir.Fd()), filepath.Base(path)
 	}
-	name := filepath.Base(path)
 	var sys unix.Stat_t
 	for {
-		err := unix.Fstatat(int(dir.Fd()), name, &sys, 0)
+		err := unix.Fstatat(dirfd, name, &sys, 0)
 		if err == nil {
 			break
 		}
@@ -181,7 +178,7 @@ func statFile(dir *os.File, path string) (FileStat, error) {
 			return FileStat{}, &fs.PathError{Op: "stat", Path: path, Err: err}
 		}
 	}
-	return FileStat{Name: name, Size: sys.Size, ModTime: sys.Mtim.Nano(), Inode: sys.Ino, Device: uint64(sys.Dev)}, nil
+	return FileStat{Name: filepath.Base(path), Size: sys.Size, ModTime: sys.Mtim.Nano(), ChangeTime: sys.Ctim.Nano(), Inode: sys.Ino, Device: uint64(sys.Dev)}, nil
 }
 
 // outcomeOf turns what Inspect returned into a cacheable outcome; ok is
@@ -237,10 +234,10 @@ func (e errorText) Unwrap() error { return e.sentinel }
 // files are unchanged; by content after one hash when an archive of the
 // same size is known (a rename or a copy); else it reads the archive and
 // records the outcome.
-func inspectCached(ctx context.Context, dir *os.File, path string, c Cache, counts *Counts) (Archive, error) {
+func inspectCached(ctx context.Context, dir *os.File, path string, c Cache, limits Limits, counts *Counts) (Archive, error) {
 	fp, err := fingerprintIn(dir, path)
 	if err != nil {
-		return Inspect(ctx, path) // let Inspect report it as it would
+		return Inspect(ctx, path, limits) // let Inspect report it as it would
 	}
 	if o, ok := c.Lookup(fp); ok {
 		counts.Hits++
@@ -258,7 +255,7 @@ func inspectCached(ctx context.Context, dir *os.File, path string, c Cache, coun
 		}
 	}
 	counts.Read++
-	a, err := Inspect(ctx, path)
+	a, err := Inspect(ctx, path, limits)
 	if o, ok := outcomeOf(a, err); ok {
 		if after, ferr := fingerprintIn(dir, path); ferr == nil && equalFingerprints(after, fp) && c.Store(fp, o) == nil {
 			counts.Stored++

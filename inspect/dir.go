@@ -19,6 +19,30 @@ import (
 type FileNote struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
+	// Kind says, for an unusable archive, what went wrong: integrity,
+	// unreadable, limit or not-zarf (see UnusableKind).
+	Kind string `json:"kind,omitempty"`
+}
+
+// Kinds of unusable archive.
+const (
+	UnusableIntegrity  = "integrity"
+	UnusableUnreadable = "unreadable"
+	UnusableLimit      = "limit"
+	UnusableNotZarf    = "not-zarf"
+)
+
+// UnusableKind names what an archive's read error says went wrong.
+func UnusableKind(err error) string {
+	switch {
+	case errors.Is(err, ErrIntegrity):
+		return UnusableIntegrity
+	case errors.Is(err, ErrLimit):
+		return UnusableLimit
+	case errors.Is(err, ErrNotZarfPackage):
+		return UnusableNotZarf
+	}
+	return UnusableUnreadable
 }
 
 // Directory is what one directory holds, as the planner needs it.
@@ -47,6 +71,9 @@ type Directory struct {
 
 // Options steer ReadDir.
 type Options struct {
+	// Limits bound every read (nil budget: one shared by this directory's
+	// readers).
+	Limits Limits
 	// Cache, when set, answers for archives that have not changed and
 	// records the outcome of those read.
 	Cache Cache
@@ -112,6 +139,9 @@ func ReadDir(ctx context.Context, dir string, opts Options) (*Directory, error) 
 	}
 	d := &Directory{Candidates: []facts.Candidate{}, Invalid: []*InvalidError{}, Unusable: []FileNote{}, Ignored: []FileNote{}, Warnings: []string{}}
 	files := d.sort(abs, entries)
+	if opts.Limits.Budget == nil {
+		opts.Limits.Budget = NewBudget(0)
+	}
 	results := inspectAll(ctx, dirFile, files, opts)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -138,7 +168,7 @@ func (d *Directory) sort(abs string, entries []os.DirEntry) []string {
 		case isPart && part > 0 && names[base+".part000"]:
 			d.Ignored = append(d.Ignored, FileNote{Path: p, Reason: fmt.Sprintf("part %d of split package %s.part000, read with it", part, base)})
 		case isPart && part > 0:
-			d.Unusable = append(d.Unusable, FileNote{Path: p, Reason: fmt.Sprintf("part %d of a split package whose metadata %s.part000 is missing; copy it next to the parts", part, base)})
+			d.Unusable = append(d.Unusable, FileNote{Path: p, Kind: UnusableUnreadable, Reason: fmt.Sprintf("part %d of a split package whose metadata %s.part000 is missing; copy it next to the parts", part, base)})
 		case !IsCandidate(e.Name()):
 			d.Ignored = append(d.Ignored, FileNote{Path: p, Reason: "not a package archive (only .tar.zst, .tar and split .part000 files are)"})
 		default:
@@ -174,7 +204,7 @@ func inspectAll(ctx context.Context, dir *os.File, files []string, opts Options)
 				if i >= len(files) {
 					return
 				}
-				results[i] = inspectOne(ctx, dir, files[i], opts.Cache)
+				results[i] = inspectOne(ctx, dir, files[i], opts.Cache, opts.Limits)
 				if opts.Progress != nil {
 					progressMu.Lock()
 					progress.Done++
@@ -192,13 +222,13 @@ func inspectAll(ctx context.Context, dir *os.File, files []string, opts Options)
 }
 
 // inspectOne reads one archive candidate, through c when it is set.
-func inspectOne(ctx context.Context, dir *os.File, file string, c Cache) inspected {
+func inspectOne(ctx context.Context, dir *os.File, file string, c Cache, limits Limits) inspected {
 	var r inspected
 	if c != nil {
-		r.a, r.err = inspectCached(ctx, dir, file, c, &r.counts)
+		r.a, r.err = inspectCached(ctx, dir, file, c, limits, &r.counts)
 	} else {
 		r.counts.Read++
-		r.a, r.err = Inspect(ctx, file)
+		r.a, r.err = Inspect(ctx, file, limits)
 	}
 	r.counts.Archives++
 	return r
@@ -216,7 +246,7 @@ func (d *Directory) add(files []string, results []inspected) {
 		case errors.As(r.err, &inv):
 			d.Invalid = append(d.Invalid, inv)
 		default:
-			d.Unusable = append(d.Unusable, FileNote{Path: files[i], Reason: r.err.Error()})
+			d.Unusable = append(d.Unusable, FileNote{Path: files[i], Kind: UnusableKind(r.err), Reason: r.err.Error()})
 		}
 	}
 	slices.SortFunc(d.Unusable, func(a, b FileNote) int { return strings.Compare(a.Path, b.Path) })

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -77,7 +78,7 @@ func TestEveryArchiveForm(t *testing.T) {
 }
 
 func TestSplitPackageReadsAsOneStream(t *testing.T) {
-	a, err := Inspect(context.Background(), filepath.Join(formsDir, bigApp+".part000"))
+	a, err := Inspect(context.Background(), filepath.Join(formsDir, bigApp+".part000"), Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestSplitPackageProblems(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(d.Unusable) != 1 || !strings.Contains(d.Unusable[0].Reason, bigApp+".part002 is missing") || !strings.Contains(d.Unusable[0].Reason, "counts 3 parts") {
+		if len(d.Unusable) != 1 || !strings.Contains(d.Unusable[0].Reason, "missing "+bigApp+".part002;") || !strings.Contains(d.Unusable[0].Reason, "counts 3 parts") {
 			t.Fatalf("excluded = %+v; want big-app excluded naming part002", d.Unusable)
 		}
 		for _, c := range d.Candidates {
@@ -143,18 +144,47 @@ func TestSplitPackageProblems(t *testing.T) {
 		b, _ := os.ReadFile(p)
 		b[len(b)-10] ^= 0xff
 		write(t, dir, bigApp+".part003", b)
-		_, err := Inspect(context.Background(), filepath.Join(dir, bigApp+".part000"))
+		_, err := Inspect(context.Background(), filepath.Join(dir, bigApp+".part000"), Limits{})
 		if !errors.Is(err, ErrIntegrity) && !errors.Is(err, ErrUnreadable) {
 			t.Fatalf("error %v; want an integrity or unreadable error", err)
 		}
 	})
-	t.Run("a truncated part fails on size", func(t *testing.T) {
+	t.Run("a truncated part fails on the sizes on disk, before reading", func(t *testing.T) {
 		dir := copyForms(t)
 		b, _ := os.ReadFile(filepath.Join(dir, bigApp+".part003"))
 		write(t, dir, bigApp+".part003", b[:len(b)-1000])
-		_, err := Inspect(context.Background(), filepath.Join(dir, bigApp+".part000"))
-		if err == nil || !strings.Contains(err.Error(), "big-app") {
-			t.Fatalf("error %v; want one naming the split package", err)
+		_, err := Inspect(context.Background(), filepath.Join(dir, bigApp+".part000"), Limits{})
+		if !errors.Is(err, ErrIntegrity) || !strings.Contains(err.Error(), fmt.Sprintf("its 3 parts hold %d bytes on disk, its .part000 says %d", formsSplitBytes(t)-1000, formsSplitBytes(t))) {
+			t.Fatalf("error %v; want the sizes on disk named", err)
+		}
+	})
+	t.Run("parts swapped claim no wrong size", func(t *testing.T) {
+		dir := copyForms(t)
+		one, _ := os.ReadFile(filepath.Join(dir, bigApp+".part001"))
+		two, _ := os.ReadFile(filepath.Join(dir, bigApp+".part002"))
+		write(t, dir, bigApp+".part001", two)
+		write(t, dir, bigApp+".part002", one)
+		_, err := Inspect(context.Background(), filepath.Join(dir, bigApp+".part000"), Limits{})
+		if err == nil || strings.Contains(err.Error(), "hold") {
+			t.Fatalf("error %v; want the broken stream named, not a size its parts do not have", err)
+		}
+	})
+	t.Run("a part000 claiming a trillion parts is refused before anything is allocated", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, "zarf-package-x-amd64-1.0.0.tar.zst.part000", []byte(`{"Sha256Sum":"`+strings.Repeat("0", 64)+`","Bytes":1,"Count":1000000000000}`))
+		write(t, dir, "zarf-package-x-amd64-1.0.0.tar.zst.part001", []byte("x"))
+		_, err := Inspect(context.Background(), filepath.Join(dir, "zarf-package-x-amd64-1.0.0.tar.zst.part000"), Limits{})
+		if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "counts 1000000000000 parts, more than the 100000 allowed") {
+			t.Fatalf("error %v", err)
+		}
+	})
+	t.Run("a part000 claiming more parts than are present names a few", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, "zarf-package-x-amd64-1.0.0.tar.zst.part000", []byte(`{"Sha256Sum":"`+strings.Repeat("0", 64)+`","Bytes":1,"Count":90000}`))
+		write(t, dir, "zarf-package-x-amd64-1.0.0.tar.zst.part001", []byte("x"))
+		_, err := Inspect(context.Background(), filepath.Join(dir, "zarf-package-x-amd64-1.0.0.tar.zst.part000"), Limits{})
+		if !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), "counts 90000 parts but 1 are present; missing zarf-package-x-amd64-1.0.0.tar.zst.part002, zarf-package-x-amd64-1.0.0.tar.zst.part003, zarf-package-x-amd64-1.0.0.tar.zst.part004, 89996 more") {
+			t.Fatalf("error %v", err)
 		}
 	})
 	t.Run("parts without their part000", func(t *testing.T) {
@@ -170,7 +200,7 @@ func TestSplitPackageProblems(t *testing.T) {
 	t.Run("a part000 that is not split metadata", func(t *testing.T) {
 		dir := copyForms(t)
 		write(t, dir, bigApp+".part000", []byte(`{"hello": "world"}`))
-		_, err := Inspect(context.Background(), filepath.Join(dir, bigApp+".part000"))
+		_, err := Inspect(context.Background(), filepath.Join(dir, bigApp+".part000"), Limits{})
 		if !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), "not zarf split-package metadata") {
 			t.Fatalf("error %v", err)
 		}
@@ -244,6 +274,11 @@ type zeros struct {
 	cancel         context.CancelFunc
 }
 
+func (z *zeros) head(p []byte) (int, error) { clear(p); return len(p), nil }
+func (z *zeros) size() int64                { return 1 << 40 }
+func (z *zeros) warnings() []string         { return nil }
+func (z *zeros) Close() error               { return nil }
+
 func (z *zeros) Read(p []byte) (int, error) {
 	clear(p)
 	z.read += int64(len(p))
@@ -261,11 +296,25 @@ func TestCancellationStopsALongRead(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	z := &zeros{cancelAt: 64 << 20, cancel: cancel}
-	_, _, err := readStream(ctx, z, "endless.tar")
+	_, err := readStream(ctx, z, "endless.tar", Limits{Budget: NewBudget(0)})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("readStream = %v; want it cancelled", err)
 	}
 	if z.read > 96<<20 {
 		t.Errorf("read %d MiB, 32 MiB past its cancellation", z.read>>20)
 	}
+}
+
+// formsSplitBytes is the size of the committed split package's data.
+func formsSplitBytes(t *testing.T) int64 {
+	t.Helper()
+	var n int64
+	for i := 1; i <= 3; i++ {
+		fi, err := os.Stat(filepath.Join(formsDir, fmt.Sprintf("%s.part%03d", bigApp, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += fi.Size()
+	}
+	return n
 }

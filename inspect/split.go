@@ -50,15 +50,24 @@ func splitBase(name string) (base string, n int, ok bool) {
 // splitReader reads a split package's data parts in order as one stream,
 // without joining them on disk.
 type splitReader struct {
-	meta     SplitMetadata
-	parts    []string
-	files    []*os.File
-	r        io.Reader
-	warnings []string
+	meta  SplitMetadata
+	parts []string
+	files []*os.File
+	r     io.Reader
+	bytes int64
+	notes []string
 }
 
-// openSplit opens the split package whose metadata is part000. Every data
-// part the metadata counts must exist; a part beyond the count is a warning
+// maxSplitParts caps the parts a split package may count. zarf splits at
+// --max-package-size (at least 1 MB), so this is a package of at least
+// 100 TB.
+const maxSplitParts = 100_000
+
+// openSplit opens the split package whose metadata is part000. Before it
+// allocates anything by what the metadata claims, it checks the claims
+// against the files on disk: the count against the parts present (and
+// maxSplitParts), the total size against the sum of the parts' sizes.
+// Every data part counted must exist; a part beyond the count is a warning
 // and is not read.
 func openSplit(part000 string) (_ *splitReader, err error) {
 	name := filepath.Base(part000)
@@ -73,7 +82,10 @@ func openSplit(part000 string) (_ *splitReader, err error) {
 	}
 	var meta SplitMetadata
 	if len(b) > maxSplitMetadata || json.Unmarshal(b, &meta) != nil || meta.Count < 1 || meta.Bytes < 0 || len(meta.Sha256Sum) != 64 {
-		return nil, fmt.Errorf("%w: %s is not zarf split-package metadata (a JSON object with Sha256Sum, Bytes and Count)", ErrUnreadable, name)
+		return nil, fmt.Errorf("%w: %s is not zarf split-package metadata (a JSON object with Sha256Sum, Bytes and Count, at most %d bytes)", ErrUnreadable, name, maxSplitMetadata)
+	}
+	if meta.Count > maxSplitParts {
+		return nil, fmt.Errorf("%w: split package %s counts %d parts, more than the %d allowed", ErrLimit, name, meta.Count, maxSplitParts)
 	}
 	base := strings.TrimSuffix(part000, ".part000")
 	present, err := filepath.Glob(globEscape(base) + ".part*")
@@ -87,42 +99,65 @@ func openSplit(part000 string) (_ *splitReader, err error) {
 		}
 	}
 	s := &splitReader{meta: meta}
-	var missing []string
-	for i := 1; i <= meta.Count; i++ {
-		p, ok := have[i]
-		if !ok {
-			missing = append(missing, fmt.Sprintf("%s.part%03d", filepath.Base(base), i))
-			continue
+	held := 0
+	for n := range have {
+		if n <= meta.Count {
+			held++
 		}
-		s.parts = append(s.parts, p)
+	}
+	if held < meta.Count {
+		var missing []string
+		for i := 1; i <= meta.Count && len(missing) < 3; i++ {
+			if _, ok := have[i]; !ok {
+				missing = append(missing, fmt.Sprintf("%s.part%03d", filepath.Base(base), i))
+			}
+		}
+		if more := meta.Count - held - len(missing); more > 0 {
+			missing = append(missing, fmt.Sprintf("%d more", more))
+		}
+		return nil, fmt.Errorf("%w: split package %s counts %d parts but %d are present; missing %s; copy the missing parts next to it", ErrUnreadable, name, meta.Count, held, strings.Join(missing, ", "))
 	}
 	for _, n := range slices.Sorted(maps.Keys(have)) {
 		if n > meta.Count {
-			s.warnings = append(s.warnings, fmt.Sprintf("%s is not one of the %d parts %s counts; it was not read", filepath.Base(have[n]), meta.Count, name))
+			s.notes = append(s.notes, fmt.Sprintf("%s is not one of the %d parts %s counts; it was not read", filepath.Base(have[n]), meta.Count, name))
 		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("%w: split package %s counts %d parts but %s is missing; copy the missing parts next to it", ErrUnreadable, name, meta.Count, strings.Join(missing, ", "))
 	}
 	defer func() {
 		if err != nil {
 			s.Close()
 		}
 	}()
-	readers := make([]io.Reader, 0, len(s.parts))
-	for _, p := range s.parts {
-		f, err := openRegular(p)
+	readers := make([]io.Reader, 0, meta.Count)
+	for i := 1; i <= meta.Count; i++ {
+		f, err := openRegular(have[i])
 		if err != nil {
-			return nil, err
+			return s, err
 		}
 		s.files = append(s.files, f)
+		fi, err := f.Stat()
+		if err != nil {
+			return s, fmt.Errorf("%w: %w", ErrUnreadable, err)
+		}
+		s.bytes += fi.Size()
+		s.parts = append(s.parts, have[i])
 		readers = append(readers, f)
+	}
+	if s.bytes != meta.Bytes {
+		return s, fmt.Errorf("%w: split package %s: its %d parts hold %d bytes on disk, its .part000 says %d", ErrIntegrity, name, meta.Count, s.bytes, meta.Bytes)
 	}
 	s.r = io.MultiReader(readers...)
 	return s, nil
 }
 
 func (s *splitReader) Read(p []byte) (int, error) { return s.r.Read(p) }
+
+// head reads the first bytes of the first data part.
+func (s *splitReader) head(p []byte) (int, error) { return s.files[0].ReadAt(p, 0) }
+
+// size is the bytes of the data parts.
+func (s *splitReader) size() int64 { return s.bytes }
+
+func (s *splitReader) warnings() []string { return s.notes }
 
 // Close closes every part.
 func (s *splitReader) Close() error {

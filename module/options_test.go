@@ -17,8 +17,10 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/server"
+	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
 
 // sample is a value for one declared option, the options it needs beside
@@ -26,6 +28,8 @@ import (
 type sample struct {
 	value any
 	with  map[string]any
+	// dir, when set, is the directory to plan (else the example's copy).
+	dir string
 	// cache marks an option that changes how archives are read, not the
 	// plan: its effect is on the cache directory.
 	cache bool
@@ -50,6 +54,21 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 		Packages: []facts.InstalledPackage{{Name: "init", Version: "0.1.0", Healthy: true, Generation: 1}}})
 	kubeconfig := filepath.Join(tmp, "kubeconfig")
 	writeKubeconfig(t, kubeconfig)
+	// A directory with a decompression bomb (refused under the default
+	// max_inflation, read through under a large one), and one with a
+	// truncated archive (a warning, or a failure under integrity: fail).
+	bombed := copyDir(t, exampleDir)
+	if err := os.WriteFile(filepath.Join(bombed, "zarf-package-bomb-amd64-1.0.0.tar.zst"), craft.Bomb(inspect.InflationAllowance+32<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cut := copyDir(t, exampleDir)
+	whole, err := os.ReadFile(filepath.Join(cut, "zarf-package-init-amd64-0.1.0.tar.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cut, "zarf-package-init-amd64-0.1.0.tar.zst"), whole[:len(whole)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	samples := map[string]sample{
 		"architecture":     {value: "arm64"},
@@ -63,6 +82,9 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 		"version_strategy": {value: "newest_only"},
 		"mode":             {value: "standalone", with: map[string]any{"snapshot": snapshot}},
 		"allow_downgrade":  {value: true},
+		"prereleases":      {value: []string{"init"}},
+		"max_inflation":    {value: 100000, dir: bombed},
+		"integrity":        {value: "fail", dir: cut},
 		"snapshot":         {value: snapshot},
 		"kubeconfig":       {value: kubeconfig, with: map[string]any{"mode": "cluster"}},
 		"context":          {value: "ctx-b", with: map[string]any{"mode": "cluster", "kubeconfig": kubeconfig}},
@@ -86,6 +108,10 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 			continue
 		}
 		t.Run(o.Name, func(t *testing.T) {
+			dir := dir
+			if s.dir != "" {
+				dir = s.dir
+			}
 			base := maps.Clone(s.with)
 			if base == nil {
 				base = map[string]any{}
@@ -200,6 +226,8 @@ func flags(o options.Option, v any) []string {
 			out = append(out, flag, k+"="+x[k])
 		}
 		return out
+	case int:
+		return []string{flag, strconv.Itoa(x)}
 	case map[string]int:
 		var out []string
 		for _, k := range slices.Sorted(maps.Keys(x)) {
@@ -280,4 +308,3 @@ users:
 		t.Fatal(err)
 	}
 }
-

@@ -80,7 +80,11 @@ func (p *planning) explainDead(m *model, dead map[*cand]*req, c *cand, seen map[
 		case !r.anyNamed:
 			p.problem(KindMissing, []string{c.Name}, "%s requires %s (%s); no package in the directory provides it%s", c.label(), r.what, where, m.clusterNote(r))
 		case len(r.providers) == 0:
-			p.problem(KindVersionConflict, []string{c.Name, r.target}, "%s requires %s (%s); the directory holds %s%s", c.label(), r.what, where, m.holds(r.target), m.clusterNote(r))
+			var why string
+			for _, o := range m.byName[r.target] {
+				why += p.whyNot(r.sc, o)
+			}
+			p.problem(KindVersionConflict, []string{c.Name, r.target}, "%s requires %s (%s); the directory holds %s%s%s", c.label(), r.what, where, m.holds(r.target), why, m.clusterNote(r))
 		default:
 			var ruled []string
 			kind := KindVersionConflict

@@ -25,6 +25,10 @@ const (
 	// KindConflict: a package that lost an alternative group is required
 	// directly by another, or the operator excluded what is needed.
 	KindConflict = "conflict"
+	// KindIntegrity: an archive that fails an integrity check, cannot be
+	// read whole or is over a limit, when the operator set integrity to
+	// fail. Remove or replace the archive. The service reports it.
+	KindIntegrity = "integrity"
 	// KindCluster: the cluster (or its saved snapshot) a cluster-aware plan
 	// needs could not be read. The service reports it; the planner never
 	// sees the cluster it could not read.
@@ -33,7 +37,7 @@ const (
 
 // Kinds lists every problem kind, in the order a summary counts them. A
 // new kind is a constant above, its entry here, and a test that makes it.
-var Kinds = []string{KindCluster, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict}
+var Kinds = []string{KindCluster, KindIntegrity, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict}
 
 // Problem is one reason no plan is possible.
 type Problem struct {

@@ -30,7 +30,7 @@ func (p *planning) filter(cands []facts.Candidate) []facts.Candidate {
 // valid reports whether a candidate's identity is well formed, recording an
 // invalid problem when it is not.
 func (p *planning) valid(c facts.Candidate) bool {
-	if _, err := p.version(c.Version); err != nil {
+	if _, err := p.version(c.Version); err != nil && c.Version != "" {
 		p.problem(KindInvalid, []string{c.Name}, "%s: zarf.yaml metadata.version %q is not a semantic version, so it cannot be compared or constrained; rebuild the package with a version such as 1.2.3", base(c.Path), c.Version)
 		return false
 	}

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
@@ -74,7 +75,7 @@ func (p *planning) edges(m *model, sel map[string]*cand) map[string]*node {
 		case losers[c] != "":
 			p.exclude(c.Candidate, "%s", losers[c])
 		case chosen != nil:
-			p.exclude(c.Candidate, "%s %s is chosen instead (the newest version that satisfies every consumer)", c.Name, chosen.Version)
+			p.exclude(c.Candidate, "%s %s is chosen instead (the newest version that satisfies every consumer)%s", c.Name, chosen.Version, p.prereleaseNote(c))
 		case len(p.opts.Packages) > 0:
 			p.exclude(c.Candidate, "not needed: nothing planned requires it and the operator limited the plan to %s (%s)", strings.Join(m.roots, ", "), p.say().Option("packages"))
 		default:
@@ -82,4 +83,14 @@ func (p *planning) edges(m *model, sel map[string]*cand) map[string]*node {
 		}
 	}
 	return nodes
+}
+
+// prereleaseNote says, of a prerelease left out, that a range naming no
+// prerelease leaves it out, and how to include it; "" for any other
+// candidate.
+func (p *planning) prereleaseNote(c *cand) string {
+	if c.versionless || c.version.Prerelease() == "" || slices.Contains(p.opts.Prereleases, c.Name) {
+		return ""
+	}
+	return fmt.Sprintf("; %s is a prerelease, which semver leaves out of version ranges that name no prerelease (set %s to include it)", c.label(), p.say().List("prereleases", c.Name))
 }

@@ -62,6 +62,9 @@ func (p *planning) skipInstalled(m *model, nodes map[string]*node) {
 		// (an older zarf) can only be matched by version.
 		sameBuild := ip.AggregateChecksum == "" || ip.AggregateChecksum == n.c.AggregateChecksum
 		cmpv := compareVersions(n.c.Version, ip.Version)
+		if n.c.Version == "" {
+			cmpv = 0 // a versionless package can only be matched by its build
+		}
 		where := c.Where()
 		switch {
 		case cmpv < 0 && !p.opts.AllowDowngrade:

@@ -20,7 +20,10 @@ type cand struct {
 	facts.Candidate
 	id      int
 	version *semver.Version
-	reqs    []*req
+	// versionless is a package whose zarf.yaml has no version: it sorts
+	// below every version and satisfies no version range.
+	versionless bool
+	reqs        []*req
 }
 
 func (c *cand) label() string { return c.Name + " " + c.Version }
@@ -38,6 +41,7 @@ type req struct {
 	// settled on ("" for crd, storage class, capability).
 	target     string
 	constraint string
+	sc         *semver.Constraints // constraint, parsed (nil: any version)
 	value      string
 	providers  []*cand
 	// byCluster, when set, says which cluster fact satisfies it.
@@ -77,8 +81,12 @@ type model struct {
 func (p *planning) build(kept []facts.Candidate) *model {
 	m := &model{byName: map[string][]*cand{}, forbid: map[*cand]ruling{}, cluster: p.opts.Cluster, required: map[string]bool{}}
 	for _, c := range kept {
-		v, _ := p.version(c.Version) // filter validated it
-		cc := &cand{Candidate: c, version: v}
+		cc := &cand{Candidate: c, versionless: c.Version == ""}
+		if cc.versionless {
+			cc.version = semver.New(0, 0, 0, "", "")
+		} else {
+			cc.version, _ = p.version(c.Version) // filter validated it
+		}
 		m.cands = append(m.cands, cc)
 		m.byName[c.Name] = append(m.byName[c.Name], cc)
 	}
@@ -162,8 +170,8 @@ func (p *planning) forbidden(m *model) {
 			continue
 		}
 		for _, c := range m.byName[n] {
-			if _, done := m.forbid[c]; !done && !sc.Check(c.version) {
-				m.forbid[c] = ruling{why: fmt.Sprintf("the operator requested %s %s (%s), which %s does not satisfy", n, p.opts.Constraints[n], p.say().Option("constraints"), c.Version)}
+			if _, done := m.forbid[c]; !done && !p.accepts(sc, c) {
+				m.forbid[c] = ruling{why: fmt.Sprintf("the operator requested %s %s (%s), which %s does not satisfy%s", n, p.opts.Constraints[n], p.say().Option("constraints"), versionText(c), p.whyNot(sc, c))}
 			}
 		}
 	}
@@ -238,6 +246,9 @@ func (p *planning) compile(m *model, c *cand) {
 	for _, k := range kinds {
 		for i, want := range k.wants {
 			r := &req{owner: c, kind: k.kind, field: fmt.Sprintf("%s[%d]", k.field, i), what: k.what + " " + want, value: want}
+			if provides(c, k.kind, want) {
+				continue // a package satisfies what it provides itself
+			}
 			for _, o := range m.provides[provided{k.kind, want}] {
 				if o.Name != c.Name {
 					r.providers = append(r.providers, o)
@@ -296,13 +307,14 @@ func (p *planning) packageReq(m *model, owner *cand, kind, field, name, constrai
 		sc, _ = p.constraint(constraint) // Decode validated it
 	}
 	_, r.anyNamed = m.byName[name]
+	r.sc = sc
 	for _, c := range m.byName[name] {
-		if sc == nil || sc.Check(c.version) {
+		if p.accepts(sc, c) {
 			r.providers = append(r.providers, c)
 		}
 	}
 	if inst, ok := m.cluster.Installed(name); ok {
-		if v, err := semver.NewVersion(inst.Version); err == nil && (sc == nil || sc.Check(v)) {
+		if v, err := semver.NewVersion(inst.Version); err == nil && (sc == nil || p.withPrereleases(sc, name).Check(v)) {
 			r.byCluster = fmt.Sprintf("%s %s is installed and healthy on %s", name, inst.Version, m.cluster.Where())
 		}
 	}
@@ -483,4 +495,77 @@ func (r *req) satisfiedBy(sel map[string]*cand) bool {
 		}
 	}
 	return false
+}
+
+// provides reports whether c's own document provides name, of an edge
+// kind (crd, storage class, capability).
+func provides(c *cand, kind, name string) bool {
+	d := c.Prerequisites
+	if d == nil {
+		return false
+	}
+	var list []string
+	switch kind {
+	case EdgeCRD:
+		list = d.Provides.CRDs
+	case EdgeStorageClass:
+		list = d.Provides.StorageClasses
+	case EdgeCapability:
+		list = d.Provides.Capabilities
+	}
+	return slices.Contains(list, name)
+}
+
+// accepts reports whether candidate c satisfies the version range sc (nil:
+// any version). A versionless package satisfies no range; the prerelease
+// versions of the names the operator listed in prereleases satisfy ranges
+// that name no prerelease.
+func (p *planning) accepts(sc *semver.Constraints, c *cand) bool {
+	switch {
+	case sc == nil:
+		return true
+	case c.versionless:
+		return false
+	}
+	return p.withPrereleases(sc, c.Name).Check(c.version)
+}
+
+// withPrereleases is sc, including prereleases when the operator asked for
+// them for name.
+func (p *planning) withPrereleases(sc *semver.Constraints, name string) *semver.Constraints {
+	if !slices.Contains(p.opts.Prereleases, name) || sc.IncludePrerelease {
+		return sc
+	}
+	with := *sc
+	with.IncludePrerelease = true
+	return &with
+}
+
+// whyNot explains, beyond "does not satisfy", why c falls outside sc when
+// that is not plain: c has no version, or c is a prerelease that the range
+// leaves out only because it names no prerelease. It returns "" otherwise.
+func (p *planning) whyNot(sc *semver.Constraints, c *cand) string {
+	switch {
+	case sc == nil || p.accepts(sc, c):
+		return ""
+	case c.versionless:
+		return fmt.Sprintf(" (%s has no version: zarf.yaml metadata.version is empty, so no version range accepts it; rebuild it with a version)", c.Name)
+	case c.version.Prerelease() == "":
+		return ""
+	}
+	with := *sc
+	with.IncludePrerelease = true
+	if !with.Check(c.version) {
+		return ""
+	}
+	return fmt.Sprintf(" (%s is a prerelease, which semver leaves out of a range that names no prerelease: include it with a range such as >=%d.%d.%d-0, or set %s)",
+		c.label(), c.version.Major(), c.version.Minor(), c.version.Patch(), p.say().List("prereleases", c.Name))
+}
+
+// versionText is a candidate's version for a sentence.
+func versionText(c *cand) string {
+	if c.versionless {
+		return "its missing version"
+	}
+	return c.Version
 }

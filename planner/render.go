@@ -1,9 +1,18 @@
 package planner
 
 import (
+	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strings"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
+
+// The renderers escape everything they print that came from an archive:
+// names are held to their rules before planning, but a renderer must not
+// let any string change the structure of its output (add a node or an
+// edge, end a label), whatever it is given.
 
 // mermaid renders the plan as a flowchart, one subgraph per level.
 func mermaid(plan *Plan) string {
@@ -18,12 +27,12 @@ func mermaid(plan *Plan) string {
 	for l := 0; l <= maxLevel; l++ {
 		fmt.Fprintf(&b, "    subgraph level%d [Level %d]\n", l, l)
 		for _, n := range byLevel[l] {
-			fmt.Fprintf(&b, "        %s[\"%s %s\"]\n", mermaidID(n.Name), n.Name, n.Version)
+			fmt.Fprintf(&b, "        %s[\"%s\"]\n", mermaidID(n.Name), mermaidText(n.Name+" "+n.Version))
 		}
 		b.WriteString("    end\n")
 	}
 	for _, e := range plan.Graph.Edges {
-		fmt.Fprintf(&b, "    %s -->|%s: %s| %s\n", mermaidID(e.From), e.Kind, e.Source.Value, mermaidID(e.To))
+		fmt.Fprintf(&b, "    %s -->|%s| %s\n", mermaidID(e.From), mermaidText(e.Kind+": "+e.Source.Value), mermaidID(e.To))
 	}
 	return b.String()
 }
@@ -35,26 +44,53 @@ func (plan *Plan) DOT() string {
 	byLevel := map[int][]string{}
 	maxLevel := -1
 	for _, n := range plan.Graph.Nodes {
-		fmt.Fprintf(&b, "    %q [label=\"%s %s\\nlevel %d\"];\n", n.Name, n.Name, n.Version, n.Level)
-		byLevel[n.Level] = append(byLevel[n.Level], fmt.Sprintf("%q", n.Name))
+		fmt.Fprintf(&b, "    %s [label=\"%s\\nlevel %d\"];\n", dotQuote(n.Name), dotEscape(n.Name+" "+n.Version), n.Level)
+		byLevel[n.Level] = append(byLevel[n.Level], dotQuote(n.Name))
 		maxLevel = max(maxLevel, n.Level)
 	}
 	for l := 0; l <= maxLevel; l++ {
 		fmt.Fprintf(&b, "    { rank=same; %s }\n", strings.Join(byLevel[l], "; "))
 	}
 	for _, e := range plan.Graph.Edges {
-		fmt.Fprintf(&b, "    %q -> %q [label=%q];\n", e.From, e.To, e.Kind+": "+e.Source.Value)
+		fmt.Fprintf(&b, "    %s -> %s [label=%s];\n", dotQuote(e.From), dotQuote(e.To), dotQuote(e.Kind+": "+e.Source.Value))
 	}
 	b.WriteString("}\n")
 	return b.String()
 }
 
-// mermaidID turns a package name (lowercase letters, digits and dashes) into
-// a mermaid node id.
-func mermaidID(name string) string {
-	return "pkg_" + mermaidSafe.Replace(name)
+// dotQuote is s as a DOT quoted string.
+func dotQuote(s string) string { return `"` + dotEscape(s) + `"` }
+
+// dotEscape escapes s for the inside of a DOT quoted string: a backslash
+// and a quote are escaped, and control characters are written as their
+// escapes, so nothing in s can end the string or the line.
+var dotEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+
+func dotEscape(s string) string {
+	return dotEscaper.Replace(facts.Printable(s))
 }
 
-// mermaidSafe makes a package name a mermaid node id (built once: a
+// mermaidText escapes s for a mermaid label: mermaid's entity codes for
+// the characters that would end a label or an edge's text, and escapes
+// for control characters.
+var mermaidEscaper = strings.NewReplacer("#", "#35;", `"`, "#quot;", "|", "#124;", "<", "#lt;", ">", "#gt;", "`", "#96;")
+
+func mermaidText(s string) string { return mermaidEscaper.Replace(facts.Printable(s)) }
+
+// mermaidID turns a package name into a mermaid node id: a valid name
+// (lowercase letters, digits and dashes) keeps its letters; anything else
+// is spelled in hex, so no two names share an id and no name can break out
+// of one.
+func mermaidID(name string) string {
+	if plainName.MatchString(name) {
+		return "pkg_" + mermaidSafe.Replace(name)
+	}
+	return "raw_" + hex.EncodeToString([]byte(name))
+}
+
+// plainName is what mermaidID spells as it is.
+var plainName = regexp.MustCompile(`^[a-z0-9-]+$`)
+
+// mermaidSafe makes a valid package name a mermaid node id (built once: a
 // Replacer compiles its table on first use).
-var mermaidSafe = strings.NewReplacer("-", "_", ".", "_")
+var mermaidSafe = strings.NewReplacer("-", "_")

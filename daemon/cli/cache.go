@@ -82,7 +82,7 @@ func newCacheWarm() *cobra.Command {
 			}
 			fmt.Fprintf(out, "%s %d, removed %d, unchanged %d; the cache holds %d archives (%s)\n", verb, len(w.Added), len(w.Removed), w.Unchanged, w.Cache.Entries, w.Cache.Dir)
 			for _, e := range w.Unusable {
-				fmt.Fprintf(out, "not cached %s: %s\n", filepath.Base(e.Path), e.Reason)
+				printf(out, "not cached %s: %s\n", filepath.Base(e.Path), e.Reason)
 			}
 			return nil
 		},

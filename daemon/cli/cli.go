@@ -290,22 +290,22 @@ func renderInspection(w io.Writer, in *service.Inspection) error {
 	fmt.Fprintln(tw, "PACKAGE\tVERSION\tARCH\tFLAVOR\tREQUIRES\tPROVIDES\tARCHIVE")
 	for _, c := range in.Candidates {
 		req, prov := summary(c.Prerequisites)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Version, c.Architecture, dash(c.Flavor), req, prov, filepath.Base(c.Path))
+		printf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, c.Version, c.Architecture, dash(c.Flavor), req, prov, filepath.Base(c.Path))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, inv := range in.Invalid {
-		fmt.Fprintf(w, "invalid %s: %s\n", inv.Archive, inv.Error)
+		printf(w, "invalid %s: %s\n", inv.Archive, inv.Error)
 	}
 	for _, e := range in.Unusable {
-		fmt.Fprintf(w, "unusable %s: %s\n", filepath.Base(e.Path), e.Reason)
+		printf(w, "unusable %s: %s\n", filepath.Base(e.Path), e.Reason)
 	}
 	for _, ig := range in.Ignored {
-		fmt.Fprintf(w, "ignored %s: %s\n", filepath.Base(ig.Path), ig.Reason)
+		printf(w, "ignored %s: %s\n", filepath.Base(ig.Path), ig.Reason)
 	}
 	for _, warn := range in.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
+		printf(w, "warning: %s\n", warn)
 	}
 	return nil
 }
@@ -438,7 +438,7 @@ func newWait() *cobra.Command {
 				if !c.Ready {
 					mark = "waiting"
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s: %s (%s)\n", mark, c.Kind, c.Name, c.State, c.Waited)
+				printf(cmd.OutOrStdout(), "%s %s %s: %s (%s)\n", mark, c.Kind, c.Name, c.State, c.Waited)
 			}
 			if resp.GetFailed() {
 				fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: %s\n", res.Msg)
@@ -474,7 +474,7 @@ func newWhy() *cobra.Command {
 			}
 			lines, found := service.Why(res, args[0])
 			for _, l := range lines {
-				fmt.Fprintln(cmd.OutOrStdout(), l)
+				printf(cmd.OutOrStdout(), "%s\n", l)
 			}
 			if !found {
 				return errNoPlan
@@ -617,20 +617,20 @@ func render(w io.Writer, format string, res *service.Result) error {
 
 func renderText(w io.Writer, res *service.Result) error {
 	if res.Failed {
-		fmt.Fprintf(w, "No plan is possible.\n")
+		printf(w, "No plan is possible.\n")
 		if len(res.Errors) == 0 {
-			fmt.Fprintf(w, "  %s\n", res.Msg)
+			printf(w, "  %s\n", res.Msg)
 		}
 		for _, p := range res.Errors {
-			fmt.Fprintf(w, "  [%s] %s\n", p.Kind, p.Message)
+			printf(w, "  [%s] %s\n", p.Kind, p.Message)
 		}
 		for _, warn := range res.Warnings {
-			fmt.Fprintf(w, "warning: %s\n", warn)
+			printf(w, "warning: %s\n", warn)
 		}
 		return nil
 	}
 	p := res.Plan
-	fmt.Fprintf(w, "Deploy %d packages in this order (plan %s):\n", len(p.Packages), short(p.PlanDigest))
+	printf(w, "Deploy %d packages in this order (plan %s):\n", len(p.Packages), short(p.PlanDigest))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  #\tLEVEL\tPACKAGE\tVERSION\tACTION\tAFTER\tARCHIVE")
 	for i, it := range p.Packages {
@@ -638,27 +638,39 @@ func renderText(w io.Writer, res *service.Result) error {
 		if after == "" {
 			after = "-"
 		}
-		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\t%s\n", i+1, it.Level, it.Name, it.Version, it.Action, after, filepath.Base(it.Path))
+		printf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\t%s\n", i+1, it.Level, it.Name, it.Version, it.Action, after, filepath.Base(it.Path))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, sk := range p.AlreadyInstalled {
-		fmt.Fprintf(w, "already installed %s %s: %s\n", sk.Name, sk.Version, sk.Reason)
+		printf(w, "already installed %s %s: %s\n", sk.Name, sk.Version, sk.Reason)
 	}
 	for _, ip := range p.InstalledNotInBundle {
-		fmt.Fprintf(w, "installed on the cluster but not in the directory: %s %s (left as it is)\n", ip.Name, ip.Version)
+		printf(w, "installed on the cluster but not in the directory: %s %s (left as it is)\n", ip.Name, ip.Version)
 	}
 	for _, e := range p.Excluded {
-		fmt.Fprintf(w, "excluded %s %s (%s): %s\n", e.Name, e.Version, filepath.Base(e.Path), e.Reason)
+		printf(w, "excluded %s %s (%s): %s\n", e.Name, e.Version, filepath.Base(e.Path), e.Reason)
 	}
 	for _, warn := range p.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
+		printf(w, "warning: %s\n", warn)
 	}
 	for _, ig := range res.Ignored {
-		fmt.Fprintf(w, "ignored %s: %s\n", filepath.Base(ig.Path), ig.Reason)
+		printf(w, "ignored %s: %s\n", filepath.Base(ig.Path), ig.Reason)
 	}
 	return nil
+}
+
+// printf is fmt.Fprintf for a line of text output: every string argument
+// (names, reasons and messages from archives) is made printable first, so
+// no value can add a line, a column or a terminal escape.
+func printf(w io.Writer, format string, args ...any) {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = facts.Printable(s)
+		}
+	}
+	fmt.Fprintf(w, format, args...)
 }
 
 func short(digest string) string {

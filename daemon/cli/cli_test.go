@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -284,5 +287,56 @@ func TestSelectAnAliasSet(t *testing.T) {
 	code, out, stderr := run(t, "plan", dir, "--select", "storage=csi-longhorn", "--select", "a,b=c")
 	if code != ExitFailed || !strings.Contains(out, "--select names package c") {
 		t.Fatalf("exit %d:\n%s%s", code, out, stderr)
+	}
+}
+
+// An archive rewritten in place with the same size and its modification
+// time put back is read again by the CLI (through its cache): the plan
+// names the new bytes' sha256.
+func TestInPlaceRewriteIsReadAgainThroughTheCLI(t *testing.T) {
+	t.Setenv("ZARF_PLANNER_CACHE_DIR", filepath.Join(t.TempDir(), "cache"))
+	dir := t.TempDir()
+	a, b := craft.Twins("twin", "1.0.0")
+	file := filepath.Join(dir, "zarf-package-twin-amd64-1.0.0.tar")
+	if err := os.WriteFile(file, a, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, content := range [][]byte{a, a, b} {
+		if !bytes.Equal(content, a) {
+			if err := craft.RewriteInPlace(file, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, out, stderr := run(t, "plan", dir, "-o", "json", "--architecture", "amd64")
+		if want := fmt.Sprintf(`"sha256":"%x"`, sha256.Sum256(content)); !strings.Contains(out, want) {
+			t.Fatalf("plan does not say %s:\n%s%s", want, out, stderr)
+		}
+	}
+}
+
+// A truncated archive is a warning by default; with --integrity fail it
+// fails the plan, naming the archive.
+func TestIntegrityFailuresCanFailThePlan(t *testing.T) {
+	dir := t.TempDir()
+	entries, _ := os.ReadDir("../../examples/bundles/reference-stack")
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("../../examples/bundles/reference-stack", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "zarf-package-workload-app-amd64-2.3.0.tar.zst" {
+			b = b[:len(b)/2]
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, _ := run(t, "plan", dir, "--architecture", "amd64", "--use-cache=false")
+	if code != ExitOK || !strings.Contains(out, "warning: could not use zarf-package-workload-app-amd64-2.3.0.tar.zst: unreadable archive") {
+		t.Fatalf("default: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "plan", dir, "--architecture", "amd64", "--use-cache=false", "--integrity", "fail")
+	if code != ExitFailed || !strings.Contains(out, "[integrity] zarf-package-workload-app-amd64-2.3.0.tar.zst cannot be used (unreadable), and --integrity fail fails the plan on it") {
+		t.Fatalf("--integrity fail: exit %d\n%s", code, out)
 	}
 }

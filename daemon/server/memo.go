@@ -143,14 +143,19 @@ func memoKeyOf(req service.Request, dir *inspect.Directory) (memoKey, error) {
 	if err != nil {
 		return memoKey{}, fmt.Errorf("keying the plan: %w", err)
 	}
+	read, err := json.Marshal(req.Read)
+	if err != nil {
+		return memoKey{}, fmt.Errorf("keying the plan: %w", err)
+	}
 	h := sha256.New()
 	field := func(h hash.Hash, s string) {
 		var n [binary.MaxVarintLen64]byte
 		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
 		h.Write([]byte(s))
 	}
-	field(h, "zarf-planner plan memo 2")
+	field(h, "zarf-planner plan memo 3")
 	field(h, string(opts))
+	field(h, string(read))
 	field(h, string(req.Options.Caller))
 	list := func(tag string, n int, each func(i int)) {
 		field(h, fmt.Sprintf("%s %d", tag, n))

@@ -17,6 +17,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
 
 // planReq is a module's plan request of dir for amd64 (whatever the host),
@@ -126,6 +127,11 @@ func planBoth(t *testing.T, d *Server, req *plannerpb.PlanRequest) (doc []byte, 
 func TestMemoNeverServesAStalePlan(t *testing.T) {
 	d := memoDaemon(t)
 	dir := copyBundle(t, "../../testdata/bundles/versions")
+	twinA, twinB := craft.Twins("twin", "1.0.0")
+	twin := filepath.Join(dir, "zarf-package-twin-amd64-1.0.0.tar")
+	if err := os.WriteFile(twin, twinA, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	req := planReq(t, dir)
 	first, memo := planBoth(t, d, req)
 	if memo {
@@ -141,6 +147,11 @@ func TestMemoNeverServesAStalePlan(t *testing.T) {
 		name   string
 		change func(t *testing.T)
 	}{
+		{"rewritten in place, same size, mtime put back", func(t *testing.T) {
+			if err := craft.RewriteInPlace(twin, twinB); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"content replaced under the same name, mtime kept", func(t *testing.T) {
 			st, err := os.Stat(newer)
 			if err != nil {
@@ -369,7 +380,7 @@ func TestMemoKeysOnTheCaller(t *testing.T) {
 // The memo keys a request by its options' JSON and its caller: an option
 // that JSON leaves out would let two different requests share a plan.
 func TestEveryPlanOptionIsInTheMemoKey(t *testing.T) {
-	for _, typ := range []reflect.Type{reflect.TypeFor[planner.Options](), reflect.TypeFor[options.Plan]()} {
+	for _, typ := range []reflect.Type{reflect.TypeFor[planner.Options](), reflect.TypeFor[options.Plan](), reflect.TypeFor[options.Read]()} {
 		for i := range typ.NumField() {
 			f := typ.Field(i)
 			if f.Anonymous || f.Name == "Caller" {

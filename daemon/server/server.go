@@ -33,6 +33,9 @@ import (
 type Server struct {
 	cfg Config
 
+	// budget is the memory every archive read of every request shares.
+	budget *inspect.Budget
+
 	mu     sync.Mutex
 	caches map[string]*cache.Cache
 	kube   map[cluster.Kube]kubeEntry
@@ -59,7 +62,7 @@ func New(cfg Config) *Server {
 	if cfg.Warn == nil {
 		cfg.Warn = func(string) {}
 	}
-	return &Server{cfg: cfg, caches: map[string]*cache.Cache{}, kube: map[cluster.Kube]kubeEntry{},
+	return &Server{cfg: cfg, budget: inspect.NewBudget(0), caches: map[string]*cache.Cache{}, kube: map[cluster.Kube]kubeEntry{},
 		memo: NewMemo(memoDocs, memoBytes)}
 }
 
@@ -185,6 +188,7 @@ func (d *Server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planner
 	}
 	r := service.NewRequest(req.GetPath(), o, caller)
 	r.Cluster.Clients = d.clients
+	r.Budget = d.budget
 	memo := d.memo
 	if o.UseCache {
 		c, err := d.Cache(o.CacheDir)
@@ -219,7 +223,7 @@ func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 			c = cc
 		}
 	}
-	in, err := service.Inspect(ctx, req.GetPath(), c)
+	in, err := service.Inspect(ctx, req.GetPath(), c, inspect.Limits{Budget: d.budget})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -252,7 +256,7 @@ func (d *Server) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest)
 	if req.GetForget() {
 		res, err = Forget(c, req.GetPaths(), req.GetCheckMode())
 	} else {
-		res, err = Warm(ctx, c, req.GetPaths(), WarmOptions{Prune: req.GetPrune(), CheckMode: req.GetCheckMode(), Progress: d.cfg.Progress})
+		res, err = Warm(ctx, c, req.GetPaths(), WarmOptions{Prune: req.GetPrune(), CheckMode: req.GetCheckMode(), Progress: d.cfg.Progress, Limits: inspect.Limits{Budget: d.budget}})
 	}
 	if err != nil {
 		if ctx.Err() != nil {

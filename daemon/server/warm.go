@@ -19,6 +19,8 @@ type WarmOptions struct {
 	CheckMode bool
 	// Progress, when set, is told after each archive.
 	Progress func(inspect.Progress)
+	// Limits bound every read.
+	Limits inspect.Limits
 }
 
 // Warmed is what a warm-up or forget did (or, in check mode, would do).
@@ -77,7 +79,7 @@ func Warm(ctx context.Context, c *cache.Cache, paths []string, opts WarmOptions)
 				}
 			}
 		} else {
-			d, err := inspect.ReadDir(ctx, dir, inspect.Options{Cache: c, Progress: opts.Progress})
+			d, err := inspect.ReadDir(ctx, dir, inspect.Options{Cache: c, Progress: opts.Progress, Limits: opts.Limits})
 			if err != nil {
 				return nil, err
 			}

@@ -84,6 +84,11 @@ func Marshal(v any) ([]byte, error) {
 type Request struct {
 	Path    string
 	Options planner.Options
+	// Read says how archives are read and judged (limits, integrity).
+	Read options.Read
+	// Budget is the memory every read shares (the server's); nil gives
+	// this request a budget of its own.
+	Budget *inspect.Budget
 	// Cache, when set, answers for unchanged archives and records the rest.
 	Cache inspect.Cache
 	// Cluster says where cluster facts come from in cluster mode.
@@ -126,6 +131,7 @@ func NewRequest(path string, o options.Request, caller options.Caller) Request {
 	return Request{
 		Path:    path,
 		Options: planner.Options{Plan: o.Plan, Caller: caller},
+		Read:    o.Read,
 		Cluster: ClusterSource{Kube: cluster.Kube{Kubeconfig: o.Kubeconfig, Context: o.Context}, Snapshot: o.Snapshot},
 	}
 }
@@ -157,7 +163,7 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 	if req.Options.Architecture == "" && req.Options.Mode != options.ModeCluster {
 		req.Options.Architecture = runtime.GOARCH
 	}
-	dir, err := inspect.ReadDir(ctx, req.Path, inspect.Options{Cache: req.Cache})
+	dir, err := inspect.ReadDir(ctx, req.Path, inspect.Options{Cache: req.Cache, Limits: inspect.Limits{Inflation: req.Read.MaxInflation, Budget: req.Budget}})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -176,11 +182,23 @@ func (p *Prepared) Decide() *Result {
 		warnings = append(warnings, fmt.Sprintf("could not use %s: %s", filepath.Base(w.Path), w.Reason))
 	}
 	warnings = append(warnings, req.Warnings...)
-	if len(dir.Invalid) > 0 {
-		var probs []planner.Problem
-		for _, inv := range dir.Invalid {
-			probs = append(probs, planner.Problem{Kind: planner.KindInvalid, Packages: []string{inv.Package}, Message: inv.Error()})
+	var probs []planner.Problem
+	for _, inv := range dir.Invalid {
+		pkgs := []string{}
+		if inv.Package != "" {
+			pkgs = append(pkgs, inv.Package)
 		}
+		probs = append(probs, planner.Problem{Kind: planner.KindInvalid, Packages: pkgs, Message: inv.Error()})
+	}
+	if req.Read.Integrity == options.IntegrityFail {
+		for _, u := range dir.Unusable {
+			if u.Kind != inspect.UnusableNotZarf {
+				probs = append(probs, planner.Problem{Kind: planner.KindIntegrity, Packages: []string{},
+					Message: fmt.Sprintf("%s cannot be used (%s), and %s fails the plan on it: %s", filepath.Base(u.Path), u.Kind, req.Options.Caller.Setting("integrity", options.IntegrityFail), u.Reason)})
+			}
+		}
+	}
+	if len(probs) > 0 {
 		return withCounts(fail(summary(probs), probs, warnings, dir.Ignored), dir.Counts)
 	}
 	plan, err := planner.New(dir.Candidates, req.Options)
@@ -312,13 +330,13 @@ type InvalidArchive struct {
 	Error   string `json:"error"`
 }
 
-// Inspect reads a directory without planning; c may be nil.
-func Inspect(ctx context.Context, dir string, c inspect.Cache) (*Inspection, error) {
+// Inspect reads a directory without planning, under limits; c may be nil.
+func Inspect(ctx context.Context, dir string, c inspect.Cache, limits inspect.Limits) (*Inspection, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	d, err := inspect.ReadDir(ctx, abs, inspect.Options{Cache: c})
+	d, err := inspect.ReadDir(ctx, abs, inspect.Options{Cache: c, Limits: limits})
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,9 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
-	"sigs.k8s.io/yaml"
+	goyaml "github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
 )
 
 // APIVersion and Kind identify a PackagePrerequisites document.
@@ -96,7 +98,11 @@ func (e *FieldError) Error() string {
 }
 
 // MaxDocumentSize caps the size of a PackagePrerequisites document.
-const MaxDocumentSize = 4 << 20
+const MaxDocumentSize = 1 << 20
+
+// documentShape bounds a PackagePrerequisites document: one document, and
+// far more nodes and keys than a package's requirements ever need.
+var documentShape = Shape{Nodes: 20000, Keys: 5000, Documents: 1}
 
 // Decode parses and validates a PackagePrerequisites document strictly:
 // unknown fields, an unknown apiVersion or kind, malformed constraints and
@@ -106,9 +112,9 @@ func Decode(data []byte) (*Prerequisites, error) {
 	if len(data) > MaxDocumentSize {
 		return nil, &FieldError{Problem: fmt.Sprintf("document is %d bytes, more than the %d allowed", len(data), MaxDocumentSize)}
 	}
-	js, err := yaml.YAMLToJSON(data)
+	js, err := yamlToJSON(data)
 	if err != nil {
-		return nil, &FieldError{Problem: "not valid YAML: " + err.Error()}
+		return nil, err
 	}
 	var generic any
 	dec := json.NewDecoder(bytes.NewReader(js))
@@ -136,6 +142,53 @@ func Decode(data []byte) (*Prerequisites, error) {
 		return nil, err
 	}
 	return &p, nil
+}
+
+// yamlToJSON reads a YAML document strictly, the way zarf reads zarf.yaml
+// (goccy/go-yaml, YAML 1.2): a byte-order mark is accepted, a key given
+// twice in one mapping is an error naming it, and the file must hold
+// exactly one document. It returns the document as JSON.
+func yamlToJSON(data []byte) ([]byte, error) {
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // an editor's byte-order mark is not part of the first key
+	if err := CheckShape(data, Shape{Nodes: documentShape.Nodes, Keys: documentShape.Keys, Documents: 1 << 10}); err != nil {
+		return nil, &FieldError{Problem: "the document " + err.Error()}
+	}
+	file, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, &FieldError{Problem: "not valid YAML: " + oneLine(err)}
+	}
+	var docs []ast.Node
+	for _, d := range file.Docs {
+		if d != nil && d.Body != nil {
+			docs = append(docs, d.Body)
+		}
+	}
+	switch len(docs) {
+	case 0:
+		return nil, &FieldError{Problem: "document is empty"}
+	case 1:
+	default:
+		return nil, &FieldError{Problem: fmt.Sprintf("the file holds %d YAML documents; a prerequisites file holds exactly one", len(docs))}
+	}
+	if err := NoAliases(docs[0]); err != nil {
+		return nil, &FieldError{Problem: err.Error()}
+	}
+	var v any
+	if err := goyaml.NodeToValue(docs[0], &v); err != nil {
+		return nil, &FieldError{Problem: "not valid YAML: " + oneLine(err)}
+	}
+	js, err := json.Marshal(v)
+	if err != nil {
+		return nil, &FieldError{Problem: "not a JSON-compatible document: " + err.Error()}
+	}
+	return js, nil
+}
+
+// oneLine is the first line of an error: goccy's errors append the
+// offending source, which may hold anything.
+func oneLine(err error) string {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return Printable(strings.TrimSpace(first))
 }
 
 // checkKnown walks a decoded JSON value against the struct type it must fill
@@ -231,8 +284,13 @@ func (p *Prerequisites) Validate() error {
 	if p.Metadata.Package == "" {
 		return &FieldError{Field: "metadata.package", Problem: "is required: set it to the zarf.yaml metadata.name"}
 	}
-	if p.Metadata.Version == "" {
-		return &FieldError{Field: "metadata.version", Problem: "is required: set it to the zarf.yaml metadata.version"}
+	if err := CheckPackageName(p.Metadata.Package); err != nil {
+		return &FieldError{Field: "metadata.package", Problem: err.Error()}
+	}
+	// metadata.version must equal zarf.yaml's, which the planner checks;
+	// it is empty only for a package zarf.yaml gives no version.
+	if err := checkConstraint(p.Metadata.Version); err != nil {
+		return &FieldError{Field: "metadata.version", Problem: err.Error()}
 	}
 	for i, r := range p.Requires.Packages {
 		field := fmt.Sprintf("requires.packages[%d]", i)
@@ -242,12 +300,28 @@ func (p *Prerequisites) Validate() error {
 		case r.Name == "" && len(r.Names) == 0:
 			return &FieldError{Field: field, Problem: "names no package; set name or names"}
 		}
+		if r.Name != "" {
+			if err := CheckPackageName(r.Name); err != nil {
+				return &FieldError{Field: field + ".name", Problem: err.Error()}
+			}
+		}
 		for j, n := range r.Names {
 			if n == "" {
 				return &FieldError{Field: fmt.Sprintf("%s.names[%d]", field, j), Problem: "is empty"}
 			}
+			if err := CheckPackageName(n); err != nil {
+				return &FieldError{Field: fmt.Sprintf("%s.names[%d]", field, j), Problem: err.Error()}
+			}
+		}
+		if r.ID != "" {
+			if err := checkToken("group id", r.ID); err != nil {
+				return &FieldError{Field: field + ".id", Problem: err.Error()}
+			}
 		}
 		if r.Version != "" {
+			if err := checkConstraint(r.Version); err != nil {
+				return &FieldError{Field: field + ".version", Problem: err.Error()}
+			}
 			if _, err := semver.NewConstraint(r.Version); err != nil {
 				return &FieldError{Field: field + ".version", Problem: fmt.Sprintf("%q is not a semver constraint: %v", r.Version, err)}
 			}
@@ -256,9 +330,41 @@ func (p *Prerequisites) Validate() error {
 			return &FieldError{Field: field + ".priority", Problem: "only means something inside an alternative group; set id as well"}
 		}
 	}
+	if err := checkNames(p); err != nil {
+		return err
+	}
 	if p.Requires.Kubernetes != "" {
+		if err := checkConstraint(p.Requires.Kubernetes); err != nil {
+			return &FieldError{Field: "requires.kubernetes", Problem: err.Error()}
+		}
 		if _, err := semver.NewConstraint(p.Requires.Kubernetes); err != nil {
 			return &FieldError{Field: "requires.kubernetes", Problem: fmt.Sprintf("%q is not a semver constraint: %v", p.Requires.Kubernetes, err)}
+		}
+	}
+	return nil
+}
+
+// checkNames holds every CRD, storage class, namespace and capability a
+// document names to the rule of what it names.
+func checkNames(p *Prerequisites) error {
+	lists := []struct {
+		field string
+		names []string
+		check func(string) error
+	}{
+		{"provides.crds", p.Provides.CRDs, func(s string) error { return checkSubdomain("CRD", s) }},
+		{"provides.storage_classes", p.Provides.StorageClasses, func(s string) error { return checkSubdomain("storage class", s) }},
+		{"provides.namespaces", p.Provides.Namespaces, func(s string) error { return checkLabel("namespace", s) }},
+		{"provides.capabilities", p.Provides.Capabilities, func(s string) error { return checkToken("capability", s) }},
+		{"requires.crds", p.Requires.CRDs, func(s string) error { return checkSubdomain("CRD", s) }},
+		{"requires.storage_classes", p.Requires.StorageClasses, func(s string) error { return checkSubdomain("storage class", s) }},
+		{"requires.capabilities", p.Requires.Capabilities, func(s string) error { return checkToken("capability", s) }},
+	}
+	for _, l := range lists {
+		for i, n := range l.names {
+			if err := l.check(n); err != nil {
+				return &FieldError{Field: fmt.Sprintf("%s[%d]", l.field, i), Problem: err.Error()}
+			}
 		}
 	}
 	return nil

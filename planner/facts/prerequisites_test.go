@@ -62,6 +62,18 @@ func TestDecodeRejects(t *testing.T) {
 		{"list where a mapping belongs", header + "requires: [a]\n", "requires", "expected a mapping, got a list"},
 		{"bad kubernetes constraint", header + "requires: {kubernetes: 'new'}\n", "requires.kubernetes", "not a semver constraint"},
 		{"wrong scalar type", header + "requires:\n  packages:\n    - {id: g, name: a, priority: high}\n", "requires.packages.priority", "expected int"},
+		{"a key given twice", header + "requires:\n  crds: [a.example.com]\n  crds: [b.example.com]\n", "", `the document gives the key "crds" twice in one mapping (lines 5 and 6)`},
+		{"a second document", header + "---\n" + header, "", "holds 2 YAML documents; a prerequisites file holds exactly one"},
+		{"an empty document", "# nothing\n", "", "document is empty"},
+		{"a package name zarf refuses", header + "requires:\n  packages:\n    - name: Bad_Name\n", "requires.packages[0].name", `"Bad_Name" is not a zarf package name`},
+		{"an alias with a quote", header + "requires:\n  packages:\n    - names: [a, 'b\"; c -> d']\n", "requires.packages[0].names[1]", "is not a zarf package name"},
+		{"a name of a thousand letters", header + "requires:\n  packages:\n    - name: " + strings.Repeat("a", 1000) + "\n", "requires.packages[0].name", "… (1000 bytes)"},
+		{"metadata.package zarf refuses", strings.Replace(header, "package: app", "package: ../app", 1), "metadata.package", "is not a zarf package name"},
+		{"a CRD that is no DNS name", header + "provides:\n  crds: ['x\\ny']\n", "provides.crds[0]", "is not a CRD name"},
+		{"a namespace with dots", header + "provides:\n  namespaces: [a.b]\n", "provides.namespaces[0]", "is not a namespace name"},
+		{"a capability with a space", header + "requires:\n  capabilities: ['git ops']\n", "requires.capabilities[0]", "is not a capability"},
+		{"a group id with a newline", header + "requires:\n  packages:\n    - {id: \"g\\nh\", name: a}\n", "requires.packages[0].id", `"g\nh" is not a group id`},
+		{"a constraint with a control character", header + "requires:\n  packages:\n    - {name: a, version: \">=1\\u0007\"}\n", "requires.packages[0].version", "which no semver constraint holds"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,5 +102,29 @@ func TestDecodeRejectsNonYAMLAndOversize(t *testing.T) {
 	big := make([]byte, MaxDocumentSize+1)
 	if _, err := Decode(big); err == nil || !strings.Contains(err.Error(), "more than the") {
 		t.Errorf("Decode(oversize) = %v; want a size error", err)
+	}
+}
+
+// A byte-order mark (as Windows editors write) is not part of the first key.
+func TestDecodeAcceptsAByteOrderMark(t *testing.T) {
+	p, err := Decode([]byte("\ufeff" + header))
+	if err != nil || p.Metadata.Package != "app" {
+		t.Fatalf("Decode(BOM + document) = %+v, %v; want package app", p, err)
+	}
+}
+
+func TestPrintableEscapesControlCharacters(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain-name":    "plain-name",
+		"a\nb":          `a\nb`,
+		"\x1b[31mred":   `\x1b[31mred`,
+		"bad\xffutf8":   `bad\xffutf8`,
+		"line\u2028sep": `line\u2028sep`,
+		`quote "kept"`:  `quote "kept"`,
+		"émigré (fine)": "émigré (fine)",
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q; want %q", in, got, want)
+		}
 	}
 }

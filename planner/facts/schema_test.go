@@ -27,6 +27,13 @@ func TestSchemaAgreesWithDecode(t *testing.T) {
 		"priority alone": header + "requires: {packages: [{name: a, priority: 1}]}\n",
 		"unknown field":  header + "requires: {packages: [{nmae: a}]}\n",
 		"wrong kind":     strings.Replace(header, "PackagePrerequisites", "Other", 1),
+		"bad name":       header + "requires: {packages: [{name: Bad_Name}]}\n",
+		"bad alias":      header + "requires: {packages: [{names: [a, 'b c']}]}\n",
+		"bad namespace":  header + "provides: {namespaces: [a.b]}\n",
+		"bad crd":        header + "requires: {crds: [X.example.com]}\n",
+		"bad capability": header + "requires: {capabilities: ['-x']}\n",
+		"bad group id":   header + "requires: {packages: [{id: 'g h', name: a}]}\n",
+		"no version":     "apiVersion: colonel-byte.dev/v1alpha1\nkind: PackagePrerequisites\nmetadata: {package: app}\n",
 	}
 	check := func(name string, b []byte) {
 		js, err := yaml.YAMLToJSON(b)

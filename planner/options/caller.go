@@ -62,6 +62,15 @@ func (c Caller) Setting(name, value string) string {
 	return c.Name(name) + " " + shellWord(value)
 }
 
+// List shows a list option set to values: "prereleases: [a, b]" or
+// "--prereleases a,b".
+func (c Caller) List(name string, values ...string) string {
+	if c.cli() {
+		return c.Name(name) + " " + shellWord(strings.Join(values, ","))
+	}
+	return name + ": [" + strings.Join(values, ", ") + "]"
+}
+
 // Entry shows one entry of a map option: `select: {"g": a}` or
 // `--select g=a`; `priorities: {a: 100}` or `--priorities a=100`. A
 // module's string map quotes its key (it may hold commas).

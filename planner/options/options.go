@@ -5,8 +5,9 @@
 // reaches every front end without being written again.
 //
 // An option is a field of Plan (the operator's choices, which the planner
-// reads), Cluster (which cluster a cluster-aware plan reads) or Cache (how
-// archives are read). Its `json` tag is its name everywhere: the module
+// reads), Read (how archives are read and judged), Cluster (which cluster
+// a cluster-aware plan reads) or Cache (whether answers may come from the
+// cache). Its `json` tag is its name everywhere: the module
 // option, the JSON key, and (with dashes for underscores) the CLI flag.
 // Other tags:
 //
@@ -47,6 +48,9 @@ type Plan struct {
 	// Mode is ModeStandalone or ModeCluster.
 	Mode           string `json:"mode,omitempty" choices:"standalone,cluster" help:"standalone: the directory must be self-contained. cluster: read the target cluster (or a snapshot) first; what is installed, healthy and of the same build is not deployed again. Default: standalone, or cluster when a snapshot is given."`
 	AllowDowngrade bool   `json:"allow_downgrade,omitempty" help:"In cluster mode, allow planning an older version than the one installed."`
+	// Prereleases names the packages whose prerelease versions (such as
+	// UDS-style 1.14.0-uds.1) satisfy constraints that name no prerelease.
+	Prereleases []string `json:"prereleases,omitempty" help:"Package names whose prerelease versions (such as 1.14.0-uds.1) satisfy version ranges that name no prerelease; semver otherwise leaves them out."`
 }
 
 // Modes.
@@ -78,9 +82,22 @@ type Cache struct {
 	UseCache bool   `json:"use_cache" default:"true" alias:"!no-cache" help:"Set to false to read every archive, neither using nor filling the cache (nor reusing a remembered plan)."`
 }
 
+// Read says how archives are read and judged.
+type Read struct {
+	MaxInflation int    `json:"max_inflation,omitempty" default:"100" help:"How many times its size on disk (beyond 1 GiB) an archive may decompress to before it is refused as a decompression bomb."`
+	Integrity    string `json:"integrity,omitempty" choices:"warn,fail" default:"warn" help:"warn: an archive that fails an integrity check, cannot be read whole or is over a limit is left out with a warning. fail: it fails the plan, so nothing is deployed from a directory holding one."`
+}
+
+// Integrity policies.
+const (
+	IntegrityWarn = "warn"
+	IntegrityFail = "fail"
+)
+
 // Request is every option of a plan request, by group.
 type Request struct {
 	Plan
+	Read
 	// Snapshot is a saved cluster snapshot to plan against instead of a
 	// live cluster.
 	Snapshot string `json:"snapshot,omitempty" type:"path" alias:"installed" help:"A snapshot saved with zarf-planner snapshot -o json, to plan cluster-aware where the cluster cannot be reached. Implies cluster mode."`

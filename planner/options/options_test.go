@@ -89,6 +89,8 @@ func TestCallerVocabulary(t *testing.T) {
 		{ModuleCaller.Entry("priorities", "csi-a", "100"), "priorities: {csi-a: 100}"},
 		{CLICaller.Entry("constraints", "cm", ">=1.0, <2.0"), `--constraints 'cm=>=1.0, <2.0'`},
 		{CLICaller.Entry("constraints", "it's", "1"), `--constraints 'it'\''s=1'`},
+		{ModuleCaller.List("prereleases", "a", "b"), "prereleases: [a, b]"},
+		{CLICaller.List("prereleases", "a", "b"), "--prereleases a,b"},
 		{ModuleCaller.The("flavor"), "the flavor option"},
 		{CLICaller.The("flavor"), "--flavor"},
 	}

@@ -1,0 +1,218 @@
+// Package craft builds Zarf package archives for tests from a short
+// description: valid ones, laid out as `zarf package create` lays them out
+// (documentation.tar listed in checksums.txt, checksums.txt hashed into
+// zarf.yaml's aggregateChecksum, zarf.yaml last), and crafted ones that
+// break one rule on purpose (Tamper edits the members after the checksums
+// are computed). It is test support: no product code imports it. The
+// archives the real zarf CLI builds are in testdata/bundles.
+package craft
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Package describes an archive.
+type Package struct {
+	// Name, Version, Architecture (default amd64), Flavor and Description
+	// go into zarf.yaml's metadata and build.
+	Name, Version, Architecture, Flavor, Description string
+	// Prerequisites is the PackagePrerequisites document ("" for none).
+	Prerequisites string
+	// DocFile is its file name in documentation.tar (default
+	// prerequisites.yaml).
+	DocFile string
+	// Extra members, listed in checksums.txt like zarf's components.
+	Extra []Member
+	// Tamper edits the members (in archive order) after every checksum
+	// is computed.
+	Tamper func(members *[]Member)
+}
+
+// Member is one file of an archive.
+type Member struct {
+	Name string
+	Body []byte
+	// Zeros, when set, is a body of that many zero bytes (not held in
+	// memory while writing).
+	Zeros int64
+}
+
+// Doc is a minimal PackagePrerequisites document for name and version,
+// with more YAML appended.
+func Doc(name, version, more string) string {
+	return fmt.Sprintf("apiVersion: colonel-byte.dev/v1alpha1\nkind: PackagePrerequisites\nmetadata: {package: %s, version: %q}\n%s", name, version, more)
+}
+
+// Members lays the package out as zarf does, before compression.
+func (p Package) Members() []Member {
+	var members []Member
+	var sums strings.Builder
+	var doc []byte
+	if p.Prerequisites != "" {
+		file := p.DocFile
+		if file == "" {
+			file = "prerequisites.yaml"
+		}
+		doc = Tar([]Member{{Name: file, Body: []byte(p.Prerequisites)}})
+		fmt.Fprintf(&sums, "%x documentation.tar\n", sha256.Sum256(doc))
+	}
+	for _, m := range p.Extra {
+		h := sha256.New()
+		_, _ = io.Copy(h, m.reader()) // reading memory or zeros cannot fail
+		fmt.Fprintf(&sums, "%x %s\n", h.Sum(nil), m.Name)
+	}
+	checksums := []byte(sums.String())
+	arch := p.Architecture
+	if arch == "" {
+		arch = "amd64"
+	}
+	var y strings.Builder
+	fmt.Fprintf(&y, "kind: ZarfPackageConfig\nmetadata:\n  name: %q\n", p.Name)
+	if p.Version != "" {
+		fmt.Fprintf(&y, "  version: %q\n", p.Version)
+	}
+	fmt.Fprintf(&y, "  architecture: %q\n  description: %q\n  aggregateChecksum: %x\n", arch, p.Description, sha256.Sum256(checksums))
+	fmt.Fprintf(&y, "build:\n  architecture: %q\n", arch)
+	if p.Flavor != "" {
+		fmt.Fprintf(&y, "  flavor: %q\n", p.Flavor)
+	}
+	if doc != nil {
+		y.WriteString("documentation:\n  prerequisites: docs/prerequisites.yaml\n")
+	}
+	y.WriteString("components:\n- name: main\n  required: true\n")
+	members = append(members, Member{Name: "checksums.txt", Body: checksums})
+	if doc != nil {
+		members = append(members, Member{Name: "documentation.tar", Body: doc})
+	}
+	members = append(members, p.Extra...)
+	members = append(members, Member{Name: "zarf.yaml", Body: []byte(y.String())})
+	if p.Tamper != nil {
+		p.Tamper(&members)
+	}
+	return members
+}
+
+// Tar is the package as an uncompressed tar.
+func (p Package) Tar() []byte { return Tar(p.Members()) }
+
+// Zst is the package as a .tar.zst.
+func (p Package) Zst() []byte { return Zst(Tar(p.Members())) }
+
+// Tar writes members as a tar. (Writing to memory cannot fail, so its
+// errors are not returned.)
+func Tar(members []Member) []byte {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, m := range members {
+		size := int64(len(m.Body))
+		if m.Zeros > 0 {
+			size = m.Zeros
+		}
+		_ = tw.WriteHeader(&tar.Header{Name: m.Name, Mode: 0o644, Size: size, Typeflag: tar.TypeReg})
+		_, _ = io.Copy(tw, m.reader())
+	}
+	_ = tw.Close()
+	return buf.Bytes()
+}
+
+func (m Member) reader() io.Reader {
+	if m.Zeros > 0 {
+		return io.LimitReader(zeros{}, m.Zeros)
+	}
+	return bytes.NewReader(m.Body)
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// Zst compresses b as zarf does (klauspost/compress zstd, default level).
+func Zst(b []byte) []byte {
+	return ZstFrom(bytes.NewReader(b))
+}
+
+// ZstFrom compresses a stream (into memory, which cannot fail).
+func ZstFrom(r io.Reader) []byte {
+	var buf bytes.Buffer
+	enc, _ := zstd.NewWriter(&buf) // default options never fail
+	_, _ = io.Copy(enc, r)
+	_ = enc.Close()
+	return buf.Bytes()
+}
+
+// Bomb is a .tar.zst of a few kilobytes holding one member of n zero
+// bytes: a decompression bomb.
+func Bomb(n int64) []byte {
+	pr, pw := io.Pipe()
+	go func() {
+		tw := tar.NewWriter(pw)
+		_ = tw.WriteHeader(&tar.Header{Name: "payload.bin", Mode: 0o644, Size: n, Typeflag: tar.TypeReg})
+		_, _ = io.Copy(tw, io.LimitReader(zeros{}, n))
+		_ = tw.Close()
+		_ = pw.Close()
+	}()
+	return ZstFrom(pr)
+}
+
+// Split writes archive into dir as zarf's split package base: base.part000
+// (its metadata) and parts data parts, and returns the .part000 path.
+func Split(dir, base string, archive []byte, parts int) (string, error) {
+	size := (len(archive) + parts - 1) / parts
+	for i := 0; i < parts; i++ {
+		chunk := archive[min(i*size, len(archive)):min((i+1)*size, len(archive))]
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s.part%03d", base, i+1)), chunk, 0o644); err != nil {
+			return "", err
+		}
+	}
+	meta, err := json.Marshal(map[string]any{"Sha256Sum": fmt.Sprintf("%x", sha256.Sum256(archive)), "Bytes": len(archive), "Count": parts})
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, base+".part000")
+	return p, os.WriteFile(p, meta, 0o644)
+}
+
+// Twins are two valid archives (.tar) of one package, name and version,
+// exactly as long as each other but with different bytes: their
+// descriptions differ in one letter.
+func Twins(name, version string) (a, b []byte) {
+	a = Package{Name: name, Version: version, Description: "twin a"}.Tar()
+	b = Package{Name: name, Version: version, Description: "twin b"}.Tar()
+	return a, b
+}
+
+// RewriteInPlace writes b over the file at path, which must be exactly as
+// long, in place (the same inode), then puts the file's modification time
+// back, as rsync -t or cp --preserve would: only the ctime tells the file
+// changed.
+func RewriteInPlace(path string, b []byte) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Size() != int64(len(b)) {
+		return fmt.Errorf("%s is %d bytes; the rewrite is %d", path, fi.Size(), len(b))
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(b, 0); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Chtimes(path, fi.ModTime(), fi.ModTime())
+}
