@@ -5,23 +5,31 @@ SHELL := /bin/bash
 GO ?= go
 TOOLS := $(CURDIR)/.tools/bin
 VENV := $(CURDIR)/.venv
+PYTHON_VERSION := $(shell python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 ZARF := $(TOOLS)/zarf
 ZARF_VERSION := v0.84.0
 # The build id both binaries carry: a module refuses a daemon of another build.
 BUILD_ID := $(shell cat go.sum $$(find . -name '*.go' -not -path './.tools/*' -not -path './testdata/tools/*' -not -path './.venv/*' | sort) 2>/dev/null | sha256sum | cut -c1-16)
-LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID=$(BUILD_ID)
-export ANSIBLE_LIBRARY := $(CURDIR)/bin/library
+# The collection's version, which the binaries report beside their build.
+VERSION := $(shell sed -n 's/^version: //p' module/collection/galaxy.yml)
+LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID=$(BUILD_ID) -X github.com/colonel-byte/zarf-planner/daemon/contract.Version=$(VERSION)
+# Every binary is static (no libc), so it runs on any Linux of its
+# architecture whatever its glibc (RHEL 8, Ubuntu 20.04, Amazon Linux 2).
+export CGO_ENABLED := 0
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: all build tools fixtures demo test test-go vet gate venv proto clean bench-planner bench-inspect bench-cache bench-memory fuzz collection lint molecule demo-cluster
+.PHONY: all build tools fixtures demo test test-go vet gate venv proto clean bench-planner bench-inspect bench-cache bench-memory fuzz collection install-collection dist lint sanity molecule demo-cluster host-deps venv-oldest
 
 all: build
 
 MODULES := zarf_bundle_plan zarf_readiness_barrier zarf_bundle_cache
 
-build: bin/zarf-planner $(addprefix bin/library/,$(MODULES)) $(addsuffix .yml,$(addprefix bin/library/,$(MODULES))) bin/testcluster
+# This machine's daemon and module binary, each module's generated sidecar
+# doc, and the test control plane. Playbooks run the modules from the
+# installed collection (make install-collection), not from bin/.
+build: bin/zarf-planner bin/zarf_planner_module $(addsuffix .yml,$(addprefix bin/docs/,$(MODULES))) bin/testcluster
 
-# The test control plane molecule's cluster scenario starts (test support,
+# The test control plane molecule's cluster scenarios start (test support,
 # never shipped).
 bin/testcluster: FORCE
 	$(GO) build -o $@ ./inspect/cluster/clustertest/testcluster
@@ -29,30 +37,62 @@ bin/testcluster: FORCE
 bin/zarf-planner: FORCE
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./daemon
 
-# One module binary, installed under each module name.
-bin/module: FORCE
+# One module binary for every module: it learns which module it is from
+# Ansible's arguments (or ZARF_PLANNER_MODULE).
+bin/zarf_planner_module: FORCE
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./module
-
-bin/library/%: bin/module
-	@mkdir -p $(@D)
-	cp $< $@
 
 # Sidecar documentation: the module's hand-written text with its options
 # generated from their declarations (module/docgen).
-bin/library/%.yml: module/docs/%.yml FORCE
+bin/docs/%.yml: module/docs/%.yml FORCE
 	@mkdir -p $(@D)
 	$(GO) run ./module/docgen -module $* -template $< > $@.tmp && mv $@.tmp $@
 
 FORCE:
 
-# An installable collection tarball: bin/colonel_byte-zarf_planner-<version>.tar.gz
-COLLECTION_DIR := $(CURDIR)/.cache/collection
-collection: build venv
-	rm -rf $(COLLECTION_DIR) && mkdir -p $(COLLECTION_DIR)/plugins/modules
+# Static binaries of every platform the collection carries: the module and
+# the daemon for each target architecture.
+PLATFORMS := linux-amd64 linux-arm64
+DIST := $(CURDIR)/bin/dist
+DIST_BINARIES := $(foreach p,$(PLATFORMS),$(DIST)/$(p)/zarf-planner $(DIST)/$(p)/zarf_planner_module)
+dist: $(DIST_BINARIES)
+
+$(DIST)/%/zarf-planner: FORCE
+	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./daemon
+
+$(DIST)/%/zarf_planner_module: FORCE
+	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./module
+
+# The installable collection, bin/colonel_byte-zarf_planner-<version>.tar.gz:
+# module/collection (action plugins, role, playbook, meta), a small shell
+# module per module name with its generated sidecar doc, and the binaries
+# of every platform once each (binaries/linux-<arch>/, binaries/SHA256SUMS), which
+# the action plugins install on each target. See module/collection/README.md.
+COLLECTION_DIR := $(CURDIR)/.cache/collection/ansible_collections/colonel_byte/zarf_planner
+COLLECTION := bin/colonel_byte-zarf_planner-$(VERSION).tar.gz
+collection: $(COLLECTION)
+$(COLLECTION): dist $(addsuffix .yml,$(addprefix bin/docs/,$(MODULES))) venv FORCE
+	rm -rf $(COLLECTION_DIR) && mkdir -p $(COLLECTION_DIR)/plugins/modules $(COLLECTION_DIR)/binaries
 	cp -r module/collection/. $(COLLECTION_DIR)/
-	cp $(addprefix bin/library/,$(MODULES)) $(addsuffix .yml,$(addprefix bin/library/,$(MODULES))) $(COLLECTION_DIR)/plugins/modules/
+	cp LICENSE $(COLLECTION_DIR)/
+	for m in $(MODULES); do \
+		sed -e 's/@MODULE@/'$$m'/g' -e 's/@VERSION@/$(VERSION)/g' module/stub.sh > $(COLLECTION_DIR)/plugins/modules/$$m && \
+		cp bin/docs/$$m.yml $(COLLECTION_DIR)/plugins/modules/ || exit 1; \
+	done
+	for p in $(PLATFORMS); do mkdir -p $(COLLECTION_DIR)/binaries/$$p && cp $(DIST)/$$p/* $(COLLECTION_DIR)/binaries/$$p/ || exit 1; done
+	cd $(COLLECTION_DIR)/binaries && sha256sum */* > SHA256SUMS
+	cd $(COLLECTION_DIR) && $(VENV)/bin/antsibull-changelog generate >/dev/null
 	rm -f bin/colonel_byte-zarf_planner-*.tar.gz
 	cd $(COLLECTION_DIR) && $(VENV)/bin/ansible-galaxy collection build --force --output-path $(CURDIR)/bin
+
+# The collection installed offline, as an operator installs it, where the
+# repository's playbooks, tests and molecule scenarios find it.
+COLLECTIONS_PATH := $(CURDIR)/.cache/collections
+export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS_PATH)
+install-collection: $(COLLECTIONS_PATH)/.installed
+$(COLLECTIONS_PATH)/.installed: $(COLLECTION)
+	$(VENV)/bin/ansible-galaxy collection install --offline --force -p $(COLLECTIONS_PATH) $(COLLECTION)
+	touch $@
 
 KUBE_VERSION := v1.36.3
 KUBE_APISERVER := $(TOOLS)/kube-apiserver
@@ -66,9 +106,16 @@ KUBE_LDFLAGS := -s -w \
 	-X k8s.io/client-go/pkg/version.gitMajor=1 \
 	-X k8s.io/client-go/pkg/version.gitMinor=36
 
-# The real zarf CLI and kube-apiserver, built once from the Go module proxy
-# into .tools/bin (kube-apiserver: ~12 min cold on 2 cores).
-tools: $(ZARF) $(KUBE_APISERVER)
+# The real zarf CLI, kube-apiserver and etcd, built once from the Go module
+# proxy into .tools/bin (kube-apiserver: ~12 min cold on 2 cores).
+ETCD := $(TOOLS)/etcd
+tools: $(ZARF) $(KUBE_APISERVER) $(ETCD)
+
+$(ETCD): testdata/tools/etcd/go.mod testdata/tools/etcd/go.sum
+	@mkdir -p $(TOOLS)
+	cd testdata/tools/etcd && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' \
+		-o $(ETCD) go.etcd.io/etcd/server/v3
+	$(ETCD) --version
 
 $(KUBE_APISERVER): testdata/tools/kube-apiserver/go.mod testdata/tools/kube-apiserver/go.sum
 	@mkdir -p $(TOOLS)
@@ -95,18 +142,28 @@ $(VENV)/.installed: playbooks/requirements.txt
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r playbooks/requirements.txt
 	touch $@
 
-demo: build venv
+# The oldest ansible-core the collection claims (meta/runtime.yml), for
+# the test that runs its playbooks there too.
+VENV_OLDEST := $(CURDIR)/.venv-oldest
+venv-oldest: $(VENV_OLDEST)/.installed
+$(VENV_OLDEST)/.installed: playbooks/requirements-oldest.txt
+	python3 -m venv $(VENV_OLDEST)
+	$(VENV_OLDEST)/bin/pip install --quiet --disable-pip-version-check -r playbooks/requirements-oldest.txt
+	touch $@
+
+demo: build venv install-collection
 	$(VENV)/bin/ansible-playbook playbooks/plan-example.yml
 
 # The whole flow against a real kube-apiserver: start the test control
 # plane, plan the example in cluster mode, deploy each package with the real
 # zarf CLI (--connected) and wait for its barrier, then stop it all.
 DEMO_CLUSTER := $(CURDIR)/.cache/demo-cluster
-demo-cluster: tools build venv
+demo-cluster: tools build venv install-collection
 	rm -rf $(DEMO_CLUSTER) && mkdir -p $(DEMO_CLUSTER)
 	./bin/testcluster --dir $(DEMO_CLUSTER)/cluster > $(DEMO_CLUSTER)/cluster.log 2>&1 & \
 	for i in $$(seq 1 900); do [ -f $(DEMO_CLUSTER)/cluster/pid ] && break; sleep 0.2; done; \
-	$(VENV)/bin/ansible-playbook playbooks/deploy-bundle.yml -e zarf_planner_mode=cluster \
+	$(VENV)/bin/ansible-playbook colonel_byte.zarf_planner.deploy_bundle \
+		-e bundle_dir=$(CURDIR)/examples/bundles/reference-stack -e zarf_bin=$(ZARF) \
 		-e kubeconfig=$(DEMO_CLUSTER)/cluster/kubeconfig -e '{"zarf_deploy_args": ["--connected"]}' \
 		-e zarf_planner_state_dir=$(DEMO_CLUSTER)/state -e zarf_planner_cache_dir=$(DEMO_CLUSTER)/cache; \
 	status=$$?; ./bin/zarf-planner daemon stop --state-dir $(DEMO_CLUSTER)/state >/dev/null 2>&1; \
@@ -133,7 +190,7 @@ gate: $(STATICCHECK)
 
 # Every Go test. -timeout bounds the whole run; no test bounds its own time.
 GO_TEST_TIMEOUT ?= 45m
-test-go:
+test-go: build install-collection venv-oldest
 	PATH=$(VENV)/bin:$$PATH $(GO) test -count=1 -timeout $(GO_TEST_TIMEOUT) ./...
 
 # A short fuzz run of every fuzz target: the archive and split readers,
@@ -149,19 +206,53 @@ fuzz:
 		$(GO) test $${t%%:*} -run XXX -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s || exit 1; \
 	done
 
-# ansible-lint (production profile) on the playbooks and molecule scenarios.
-lint: build venv
-	PATH=$(VENV)/bin:$$PATH ansible-lint --profile production playbooks molecule
+# ansible-lint (production profile) on the playbooks, the molecule
+# scenarios and the collection's role and playbook.
+lint: venv install-collection
+	PATH=$(VENV)/bin:$$PATH ansible-lint --profile production playbooks molecule \
+		module/collection/roles module/collection/playbooks
 
-# Every molecule scenario (default driver, localhost), full test sequence.
-MOLECULE_SCENARIOS := default failures airgap-cache cluster
-molecule: build venv
+# ansible-test sanity on the built tarball, unpacked outside this git
+# checkout (ansible-test reads only the files git tracks when it finds a
+# repository), with the Python this venv runs and no containers. Its
+# per-test virtual environments live in .cache/ansible-test/home, with an
+# offline pip bootstrap (testdata/tools/ansible-test/get_pip.py). Each
+# line of tests/sanity/ignore-*.txt says why.
+SANITY := $(CURDIR)/.cache/ansible-test
+SANITY_PIP = $(shell sed -n "s/^ *pip='\([0-9.]*\)',/\1/p" $(VENV)/lib/python*/site-packages/ansible_test/_internal/python_requirements.py 2>/dev/null | tr . _)
+sanity: collection
+	@test -n "$(SANITY_PIP)" || { echo "ansible-test's pip version not found"; exit 1; }
+	mkdir -p $(SANITY)/home/.ansible/test/cache
+	cp testdata/tools/ansible-test/get_pip.py $(SANITY)/home/.ansible/test/cache/get_pip_$(SANITY_PIP).py
+	src=$$(mktemp -d) && trap 'rm -rf '$$src EXIT && \
+	mkdir -p $$src/ansible_collections/colonel_byte/zarf_planner && \
+	tar xzf $(COLLECTION) -C $$src/ansible_collections/colonel_byte/zarf_planner && \
+	cd $$src/ansible_collections/colonel_byte/zarf_planner && \
+	HOME=$(SANITY)/home $(VENV)/bin/ansible-test sanity --color no --python $(PYTHON_VERSION) --requirements
+
+# Every molecule scenario, full test sequence: localhost with the default
+# driver, and `ssh`, a target reached over real SSH.
+MOLECULE_SCENARIOS := default failures airgap-cache cluster ssh
+molecule: tools build venv install-collection
 	@for s in $(MOLECULE_SCENARIOS); do \
 		echo "== molecule test -s $$s"; \
 		PATH=$(VENV)/bin:$$PATH molecule test -s $$s || exit 1; \
 	done
 
-test: tools build venv collection gate test-go fuzz lint molecule
+test: host-deps tools build venv venv-oldest install-collection gate test-go fuzz lint sanity molecule
+
+# The Debian packages the tests run, installed when missing (as root, with
+# apt): a real sshd on the loopback (molecule's ssh scenario) and
+# qemu-user-static, which runs the arm64 binaries without binfmt.
+host-deps:
+	@need=""; [ -x /usr/sbin/sshd ] || need="$$need openssh-server"; \
+	command -v ssh >/dev/null || need="$$need openssh-client"; \
+	command -v qemu-aarch64-static >/dev/null || need="$$need qemu-user-static"; \
+	if [ -n "$$need" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "apt-get install$$need"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need; \
+		else echo "make test needs the Debian packages$$need: install them as root (apt-get install$$need)"; exit 1; fi; \
+	fi
 
 # Planner speed on synthetic problems, against deppy and a bare gophersat
 # Solve of the same clauses, in one run (bench-only module: the product

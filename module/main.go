@@ -86,7 +86,7 @@ func connect(ctx context.Context, args map[string]any) (context.Context, context
 		return nil, nil, nil, fmt.Errorf("timeout must be a positive number of seconds, got %d", args["timeout"])
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
-	conn, err := lifecycle.Connect(ctx, lifecycle.Options{StateDir: str(args["state_dir"]), DaemonPath: str(args["daemon_path"])})
+	conn, err := lifecycle.Connect(ctx, daemonOptions(args))
 	if err != nil {
 		cancel()
 		return nil, nil, nil, fmt.Errorf("cannot reach the zarf-planner daemon: %w", err)
@@ -127,7 +127,7 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	defer cancel()
 	defer conn.Close()
 	resp, err := conn.Planner.Wait(ctx, &plannerpb.WaitRequest{
-		Barrier: barrierJSON, Checks: checksJSON, Kubeconfig: contract.CallerKubeconfig(str(args["kubeconfig"])), Context: str(args["context"]), TimeoutSeconds: waitFor,
+		Barrier: barrierJSON, Checks: checksJSON, Kubeconfig: contract.CallerKubeconfig(str(args["kubeconfig"])), Context: contract.CallerContext(str(args["context"])), TimeoutSeconds: waitFor,
 	})
 	if err != nil {
 		if st, ok := status.FromError(err); ok && (st.Code() == codes.FailedPrecondition || st.Code() == codes.InvalidArgument) {
@@ -135,7 +135,7 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		}
 		return fail("%s", callError(err, ctx, conn, "the barrier", 0))
 	}
-	if err := ansible.PrintMerged(stdout, resp.GetResult(), map[string]any{"changed": false, "invocation": invocation}); err != nil {
+	if err := ansible.PrintMerged(stdout, resp.GetResult(), map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}); err != nil {
 		return fail("the daemon (pid %d) returned a result that is not a JSON object: %v", conn.State.Pid, err)
 	}
 	if resp.GetFailed() {
@@ -195,10 +195,17 @@ func warm(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	return 0
 }
 
+// envModule names the module when the binary runs under another name
+// (the collection's module scripts run one binary for every module).
+const envModule = "ZARF_PLANNER_MODULE"
+
 // moduleName is the short module name: from _ansible_module_name (which
-// may be a FQCN), else the binary's base name.
+// may be a FQCN), else ZARF_PLANNER_MODULE, else the binary's base name.
 func moduleName(raw map[string]any, argv0 string) string {
 	name, _ := raw["_ansible_module_name"].(string)
+	if name == "" {
+		name = os.Getenv(envModule) // set by the collection's module script
+	}
 	if name == "" {
 		name = filepath.Base(argv0)
 	}
@@ -226,7 +233,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	conn, err := lifecycle.Connect(ctx, lifecycle.Options{StateDir: str(args["state_dir"]), DaemonPath: str(args["daemon_path"])})
+	conn, err := lifecycle.Connect(ctx, daemonOptions(args))
 	if err != nil {
 		return fail("cannot reach the zarf-planner daemon: %v", err)
 	}
@@ -240,7 +247,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		// The daemon began to drain (idle timeout) just before this call
 		// and refused it without doing any work: start over once.
 		_ = conn.Close()
-		if conn, err = lifecycle.Connect(ctx, lifecycle.Options{StateDir: str(args["state_dir"]), DaemonPath: str(args["daemon_path"])}); err != nil {
+		if conn, err = lifecycle.Connect(ctx, daemonOptions(args)); err != nil {
 			return fail("cannot reach the zarf-planner daemon: %v", err)
 		}
 		defer conn.Close()
@@ -250,7 +257,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		return fail("%s", callError(err, ctx, conn, dir, timeout))
 	}
 	// The document can be megabytes: add our keys without decoding it.
-	extra := map[string]any{"changed": false, "invocation": invocation, "daemon": map[string]any{"pid": conn.State.Pid, "started": conn.Started}}
+	extra := map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}
 	if len(inv.Deprecations) > 0 {
 		extra["deprecations"] = inv.Deprecations
 	}
@@ -282,4 +289,32 @@ func callError(err error, ctx context.Context, conn *lifecycle.Conn, dir string,
 func str(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+// daemonResult says which daemon answered: its pid, whether this call
+// started it, and the zarf-planner binary this module runs (daemon_path,
+// else the one beside the module, else the one in PATH), which the
+// deploy_packages role runs for the kubeconfig it gives zarf.
+func daemonResult(args map[string]any, conn *lifecycle.Conn) map[string]any {
+	path := daemonOptions(args).DaemonPath
+	if p, err := lifecycle.FindDaemon(path); err == nil {
+		path = p
+	}
+	return map[string]any{"pid": conn.State.Pid, "started": conn.Started, "path": path}
+}
+
+// daemonOptions say where the daemon of a call lives: its state
+// directory, and its binary: daemon_path, else the zarf-planner beside
+// this module's binary (where the collection installs both), else PATH.
+func daemonOptions(args map[string]any) lifecycle.Options {
+	path := str(args["daemon_path"])
+	if path == "" {
+		if exe, err := os.Executable(); err == nil {
+			beside := filepath.Join(filepath.Dir(exe), lifecycle.DaemonBinary)
+			if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() {
+				path = beside
+			}
+		}
+	}
+	return lifecycle.Options{StateDir: str(args["state_dir"]), DaemonPath: path}
 }

@@ -496,9 +496,14 @@ func TestArgumentAndDaemonErrors(t *testing.T) {
 		{"no daemon_path and nothing in PATH", map[string]any{"path": exampleDir, "state_dir": state}, []string{"PATH=/nonexistent-bin"},
 			[]string{`"zarf-planner" is not in PATH (/nonexistent-bin)`, "set daemon_path"}},
 	}
+	// A module alone in its directory: no daemon beside it to default to.
+	alone := filepath.Join(t.TempDir(), "zarf_bundle_plan")
+	if b, err := os.ReadFile(moduleBin); err != nil || os.WriteFile(alone, b, 0o755) != nil {
+		t.Fatalf("copying the module: %v", err)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, code := runModule(t, tt.args, tt.env...)
+			res, code := runBinary(t, alone, tt.args, tt.env...)
 			if code == 0 || res["failed"] != true || res["changed"] != false {
 				t.Fatalf("code %d result %v; want failed and not changed", code, res)
 			}

@@ -1,6 +1,8 @@
-// Package playbooks_test runs the example playbooks through real
-// ansible-playbook (from the .venv that `make venv` installs) against the
-// binaries that `make build` puts in bin/. Run it through `make test`.
+// Package playbooks_test runs the example playbooks and the collection's
+// own playbook through real ansible-playbook (from the .venv that `make
+// venv` installs), with the modules of the collection `make
+// install-collection` installs into .cache/collections. Run it through
+// `make test`.
 package playbooks_test
 
 import (
@@ -37,24 +39,35 @@ func tool(t *testing.T, name string) string {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
+// installed is the collection make install-collection installs.
+var installed = filepath.Join(root, ".cache", "collections", "ansible_collections", "colonel_byte", "zarf_planner")
+
 func built(t *testing.T) {
 	t.Helper()
-	for _, b := range []string{"bin/zarf-planner", "bin/library/zarf_bundle_plan", "bin/library/zarf_bundle_plan.yml"} {
-		if !fileExists(filepath.Join(root, b)) {
-			t.Fatalf("%s is missing: run `make test` (it builds first)", b)
+	for _, b := range []string{"bin/zarf-planner", filepath.Join(installed, "MANIFEST.json"), filepath.Join(installed, "binaries", "SHA256SUMS")} {
+		if !fileExists(filepath.Join(root, b)) && !fileExists(b) {
+			t.Fatalf("%s is missing: run `make test` (it builds and installs the collection first)", b)
 		}
 	}
 }
 
+// ansibleEnv runs Ansible with the repository's ansible.cfg (whose
+// collections_path is the installed collection), the daemon state in
+// state, and the collection's binaries installed under state.
 func ansibleEnv(state string) []string {
 	return append(os.Environ(),
 		cache.EnvDir+"="+filepath.Join(state, "cache"),
 		"ANSIBLE_CONFIG="+filepath.Join(root, "ansible.cfg"),
-		"ANSIBLE_LIBRARY="+filepath.Join(root, "bin", "library"),
+		"ANSIBLE_COLLECTIONS_PATH="+filepath.Join(root, ".cache", "collections"),
 		"ANSIBLE_NOCOLOR=1",
+		envInstallDir+"="+filepath.Join(state, "install"),
 		lifecycle.EnvStateDir+"="+state,
 	)
 }
+
+// envInstallDir names the directory the collection installs its binaries
+// in on a target (module/collection/plugins/plugin_utils/runner.py).
+const envInstallDir = "ZARF_PLANNER_INSTALL_DIR"
 
 func privateStateDir(t *testing.T) string {
 	t.Helper()
@@ -118,8 +131,8 @@ func TestPlanExamplePlaybookMatchesTheCLI(t *testing.T) {
 func TestFailingPlanFailsThePlay(t *testing.T) {
 	built(t)
 	state := privateStateDir(t)
-	cmd := exec.Command(tool(t, "ansible"), "localhost", "-m", "zarf_bundle_plan",
-		"-a", "path="+filepath.Join(root, "testdata", "bundles", "cycle")+" daemon_path="+filepath.Join(root, "bin", "zarf-planner"))
+	cmd := exec.Command(tool(t, "ansible"), "localhost", "-m", "colonel_byte.zarf_planner.zarf_bundle_plan",
+		"-a", "path="+filepath.Join(root, "testdata", "bundles", "cycle"))
 	cmd.Dir = root
 	cmd.Env = ansibleEnv(state)
 	log, err := cmd.CombinedOutput()
@@ -141,47 +154,18 @@ func TestAnsibleDocRendersEveryModule(t *testing.T) {
 		{"zarf_bundle_cache", "Reads every archive of"},
 	} {
 		t.Run(tt.module, func(t *testing.T) {
-			cmd := exec.Command(tool(t, "ansible-doc"), "-M", filepath.Join(root, "bin", "library"), tt.module)
-			cmd.Env = append(os.Environ(), "ANSIBLE_NOCOLOR=1", "PAGER=cat")
+			cmd := exec.Command(tool(t, "ansible-doc"), "colonel_byte.zarf_planner."+tt.module)
+			cmd.Env = append(os.Environ(), "ANSIBLE_NOCOLOR=1", "PAGER=cat", "ANSIBLE_COLLECTIONS_PATH="+filepath.Join(root, ".cache", "collections"))
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("ansible-doc: %v\n%s", err, out)
 			}
-			for _, want := range []string{"MODULE " + tt.module, tt.says, "daemon_path", "EXAMPLES", "check_mode", "diff_mode", "RETURN VALUES"} {
+			for _, want := range []string{"MODULE colonel_byte.zarf_planner." + tt.module, tt.says, "daemon_path", "kubeconfig", "context", "state_dir", "cache_dir", "EXAMPLES", "check_mode", "diff_mode", "RETURN VALUES"} {
 				if !strings.Contains(string(out), want) {
 					t.Errorf("ansible-doc output lacks %q:\n%s", want, out)
 				}
 			}
 		})
-	}
-}
-
-// TestCollectionInstallsAndRunsByFQCN installs the tarball `make
-// collection` builds and runs a playbook that calls the module by its
-// fully qualified name, with nothing else on the module path.
-func TestCollectionInstallsAndRunsByFQCN(t *testing.T) {
-	built(t)
-	tarballs, _ := filepath.Glob(filepath.Join(root, "bin", "colonel_byte-zarf_planner-*.tar.gz"))
-	if len(tarballs) != 1 {
-		t.Fatalf("collection tarballs %v: run `make test` (it runs make collection)", tarballs)
-	}
-	collections := t.TempDir()
-	install := exec.Command(tool(t, "ansible-galaxy"), "collection", "install", tarballs[0], "-p", collections)
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("ansible-galaxy collection install: %v\n%s", err, out)
-	}
-	env := []string{"ANSIBLE_NOCOLOR=1", "PAGER=cat", "ANSIBLE_COLLECTIONS_PATH=" + collections, lifecycle.EnvStateDir + "=" + privateStateDir(t)}
-	doc := exec.Command(tool(t, "ansible-doc"), "colonel_byte.zarf_planner.zarf_bundle_plan")
-	doc.Env = append(os.Environ(), env...)
-	if out, err := doc.CombinedOutput(); err != nil || !strings.Contains(string(out), "colonel_byte.zarf_planner.zarf_bundle_plan") {
-		t.Errorf("ansible-doc by FQCN: %v\n%s", err, out)
-	}
-	play := exec.Command(tool(t, "ansible-playbook"), "-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter="+tool(t, "python3"), "playbooks/plan-fqcn.yml")
-	play.Dir = root
-	play.Env = append(os.Environ(), env...)
-	out, err := play.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "failed=0") {
-		t.Fatalf("ansible-playbook plan-fqcn.yml: %v\n%s", err, out)
 	}
 }
 
@@ -244,7 +228,7 @@ func TestReadinessBarrierModuleOnARealCluster(t *testing.T) {
 	state := privateStateDir(t)
 	// Each case is a one-task playbook run by ansible-playbook.
 	run := func(args string) (string, error) {
-		play := fmt.Sprintf("- name: Barrier\n  hosts: localhost\n  gather_facts: false\n  tasks:\n    - name: Wait\n      zarf_readiness_barrier: %s\n      register: zarf_wait\n    - name: Show\n      ansible.builtin.debug:\n        var: zarf_wait\n", args)
+		play := fmt.Sprintf("- name: Barrier\n  hosts: localhost\n  gather_facts: false\n  tasks:\n    - name: Wait\n      colonel_byte.zarf_planner.zarf_readiness_barrier: %s\n      register: zarf_wait\n    - name: Show\n      ansible.builtin.debug:\n        var: zarf_wait\n", args)
 		pb := filepath.Join(t.TempDir(), "barrier.yml")
 		if err := os.WriteFile(pb, []byte(play), 0o600); err != nil {
 			t.Fatal(err)
@@ -255,7 +239,7 @@ func TestReadinessBarrierModuleOnARealCluster(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	common := fmt.Sprintf(`"kubeconfig": %q, "daemon_path": %q`, c.Kubeconfig, filepath.Join(root, "bin", "zarf-planner"))
+	common := fmt.Sprintf(`"kubeconfig": %q`, c.Kubeconfig)
 	out, err := run(`{"barrier": {"crds": ["kustomizations.kustomize.toolkit.fluxcd.io"], "namespaces": ["flux-system"], "storage_classes": [], "package": "app-fluxcd"}, "timeout": 60, ` + common + `}`)
 	if err != nil || !strings.Contains(out, `"ready": true`) || !strings.Contains(out, "changed=0") || !strings.Contains(out, "Established and NamesAccepted") {
 		t.Fatalf("barrier that should hold: %v\n%s", err, out)
@@ -266,19 +250,48 @@ func TestReadinessBarrierModuleOnARealCluster(t *testing.T) {
 	}
 }
 
-// TestDeployBundleCheckModeDeploysNothing runs deploy-bundle.yml in check
-// mode: it plans and shows the plan, and the role deploys nothing.
+// TestDeployBundleCheckModeDeploysNothing runs the collection's
+// deploy_bundle playbook in check mode against a real, empty cluster: it
+// plans in cluster mode (with one more option from zarf_planner_options),
+// verifies every archive, lists each package it
+// would deploy, and the cluster still holds no package afterwards.
 func TestDeployBundleCheckModeDeploysNothing(t *testing.T) {
 	built(t)
-	cmd := exec.Command(tool(t, "ansible-playbook"), "playbooks/deploy-bundle.yml", "--check")
+	c := clustertest.Start(t)
+	bundle := filepath.Join(root, "examples", "bundles", "reference-stack")
+	// zarf_planner_options reaches the plan: workload-app is excluded.
+	cmd := exec.Command(tool(t, "ansible-playbook"), "colonel_byte.zarf_planner.deploy_bundle", "--check",
+		"-e", "bundle_dir="+bundle, "-e", "kubeconfig="+c.Kubeconfig, "-e", "zarf_bin="+filepath.Join(root, ".tools", "bin", "zarf"),
+		"-e", `{"zarf_planner_options": {"exclude": ["workload-app"]}}`)
 	cmd.Dir = root
 	cmd.Env = ansibleEnv(privateStateDir(t))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("check mode: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "workload-app") || strings.Contains(string(out), "Deploy init") || !strings.Contains(string(out), "changed=0") {
-		t.Errorf("check mode should show the plan and deploy nothing:\n%s", out)
+	s := string(out)
+	for _, p := range []string{"init 0.1.0", "app-fluxcd 2.4.0", "csi-rook-ceph 1.15.0", "operator-cert-manager 1.14.0", "operator-external-secrets 0.10.0"} {
+		if !strings.Contains(s, "would deploy "+p+" from "+bundle+"/") {
+			t.Errorf("check mode does not list %s:\n%s", p, s)
+		}
+	}
+	if strings.Contains(s, "would deploy workload-app") {
+		t.Errorf("zarf_planner_options did not reach the plan: workload-app was excluded:\n%s", s)
+	}
+	if i := strings.Index(s, "TASK [colonel_byte.zarf_planner.deploy_packages : Deploy init 0.1.0]"); i < 0 || !strings.HasPrefix(strings.TrimLeft(s[strings.Index(s[i:], "\n")+i:], "\n"), "skipping: [localhost]") ||
+		!strings.Contains(s, "verified") || !strings.Contains(s, "changed=0") || !strings.Contains(s, "failed=0") {
+		t.Errorf("check mode should verify each archive and deploy nothing:\n%s", s)
+	}
+	snap, err := exec.Command(filepath.Join(root, "bin", "zarf-planner"), "snapshot", "--kubeconfig", c.Kubeconfig, "-o", "json").Output()
+	if err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	var cluster struct{ Packages []any }
+	if err := json.Unmarshal(snap, &cluster); err != nil {
+		t.Fatal(err)
+	}
+	if len(cluster.Packages) != 0 {
+		t.Errorf("check mode deployed %d packages: %s", len(cluster.Packages), snap)
 	}
 }
 
@@ -290,7 +303,10 @@ func TestDeployBundleStopsAtTheFirstFailure(t *testing.T) {
 	if err := os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: gone, cluster: {server: 'https://127.0.0.1:1'}}]\ncontexts: [{name: gone, context: {cluster: gone, user: u}}]\ncurrent-context: gone\nusers: [{name: u, user: {token: x}}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(tool(t, "ansible-playbook"), "playbooks/deploy-bundle.yml", "-e", "kubeconfig="+kc, "-e", `{"zarf_deploy_args": ["--connected"]}`)
+	// Standalone: a cluster-mode plan would stop earlier, at the plan.
+	cmd := exec.Command(tool(t, "ansible-playbook"), "colonel_byte.zarf_planner.deploy_bundle",
+		"-e", "bundle_dir="+filepath.Join(root, "examples", "bundles", "reference-stack"), "-e", "zarf_planner_mode=standalone",
+		"-e", "kubeconfig="+kc, "-e", "zarf_bin="+filepath.Join(root, ".tools", "bin", "zarf"), "-e", `{"zarf_deploy_args": ["--connected"]}`)
 	cmd.Dir = root
 	cmd.Env = ansibleEnv(privateStateDir(t))
 	out, err := cmd.CombinedOutput()
@@ -298,7 +314,7 @@ func TestDeployBundleStopsAtTheFirstFailure(t *testing.T) {
 		t.Fatalf("deploying to no cluster succeeded:\n%s", out)
 	}
 	s := string(out)
-	i := strings.Index(s, "TASK [deploy_packages : Deploy init 0.1.0]")
+	i := strings.Index(s, "TASK [colonel_byte.zarf_planner.deploy_packages : Deploy init 0.1.0]")
 	if i < 0 || !strings.Contains(s[i:], "fatal: [localhost]") || strings.Contains(s, "Deploy app-fluxcd") || !strings.Contains(s, "failed=1") {
 		t.Errorf("the play should stop at init's deploy step:\n%s", out)
 	}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -79,8 +80,27 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
-	root.AddCommand(newInspect(), newPlan(), newWhy(), newGraph(), newSnapshot(), newWait(), newCache(), newServe(), newDaemon())
+	root.Version = versionLine()
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.AddCommand(newInspect(), newPlan(), newWhy(), newGraph(), newSnapshot(), newKubeconfig(), newWait(), newCache(), newServe(), newDaemon(), newVersion())
 	return root
+}
+
+// versionLine names this binary's release, build and platform.
+func versionLine() string {
+	return fmt.Sprintf("zarf-planner %s (build %s, protocol %d, %s/%s)", contract.Version, contract.BuildID, contract.ProtocolVersion, runtime.GOOS, runtime.GOARCH)
+}
+
+func newVersion() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the release, build and platform of this binary",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintln(cmd.OutOrStdout(), versionLine())
+			return nil
+		},
+	}
 }
 
 func exactArgs(n int, what string) cobra.PositionalArgs {
@@ -349,6 +369,41 @@ func dash(s string) string {
 	return s
 }
 
+func newKubeconfig() *cobra.Command {
+	var kube options.Cluster
+	var output string
+	cmd := &cobra.Command{
+		Use:   "kubeconfig --output FILE",
+		Short: "Write a kubeconfig for one context alone, for tools that take no context (zarf)",
+		Long: "Writes a new file (mode 0600; it must not exist) holding only the cluster, user and\n" +
+			"context that --context names (default: the current one), made current, with every\n" +
+			"certificate and key file read in. zarf has no context flag: given this file as\n" +
+			"KUBECONFIG, it deploys to the cluster the planner and the barriers read.",
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output == "" {
+				return &UsageError{errors.New("--output is required: the file to write (it holds credentials, so never stdout)")}
+			}
+			b, name, err := cluster.Kube{Kubeconfig: contract.CallerKubeconfig(kube.Kubeconfig), Context: contract.CallerContext(kube.Context)}.Pinned()
+			if err != nil {
+				return err
+			}
+			f, err := os.OpenFile(output, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if err != nil {
+				return fmt.Errorf("writing the kubeconfig of context %q: %w", name, err)
+			}
+			if _, err := f.Write(b); err != nil {
+				_ = f.Close()
+				return fmt.Errorf("writing %s: %w", output, err)
+			}
+			return f.Close()
+		},
+	}
+	bind(cmd.Flags(), &kube)
+	cmd.Flags().StringVar(&output, "output", "", "the file to write (created, mode 0600)")
+	return cmd
+}
+
 func newSnapshot() *cobra.Command {
 	var kube options.Cluster
 	var output string
@@ -422,7 +477,7 @@ func newWait() *cobra.Command {
 				return err
 			}
 			defer be.close()
-			resp, err := be.Wait(cmd.Context(), &plannerpb.WaitRequest{Barrier: barrierJSON, Kubeconfig: contract.CallerKubeconfig(kube.Kubeconfig), Context: kube.Context, TimeoutSeconds: int64(timeout.Round(time.Second) / time.Second)})
+			resp, err := be.Wait(cmd.Context(), &plannerpb.WaitRequest{Barrier: barrierJSON, Kubeconfig: contract.CallerKubeconfig(kube.Kubeconfig), Context: contract.CallerContext(kube.Context), TimeoutSeconds: int64(timeout.Round(time.Second) / time.Second)})
 			if err != nil {
 				return fmt.Errorf("waiting in %s: %w", be.who, err)
 			}

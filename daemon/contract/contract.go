@@ -25,6 +25,11 @@ const PluginName = "planner"
 // can tell it is talking to a daemon of another build. Unset, it is "dev".
 var BuildID = "dev"
 
+// Version is the release (the collection's version) a binary belongs to,
+// set by the Makefile; "dev" unset. Messages about a daemon of another
+// build name both versions.
+var Version = "dev"
+
 // Handshake is the go-plugin handshake shared by daemon and clients.
 var Handshake = plugin.HandshakeConfig{
 	ProtocolVersion:  ProtocolVersion,

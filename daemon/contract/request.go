@@ -59,6 +59,7 @@ func Resolve(o *options.Request) error {
 	}
 	if o.Mode == options.ModeCluster && o.Snapshot == "" {
 		o.Kubeconfig = CallerKubeconfig(o.Kubeconfig)
+		o.Context = CallerContext(o.Context)
 	}
 	return nil
 }

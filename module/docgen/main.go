@@ -93,9 +93,14 @@ func options(spec ansible.Spec) (*yaml.Node, error) {
 		for _, line := range strings.Split(o.Description, "\n") {
 			desc = append(desc, scalar(line))
 		}
+		// Ansible's documentation schema knows elements only for lists; the
+		// type of a dict's values is said in words.
+		if o.Type == ansible.TypeDict && o.Elements != "" {
+			desc = append(desc, scalar("Each value is of type C("+o.Elements+")."))
+		}
 		add("description", &yaml.Node{Kind: yaml.SequenceNode, Content: desc})
 		add("type", scalar(o.Type))
-		if o.Elements != "" {
+		if o.Elements != "" && o.Type == ansible.TypeList {
 			add("elements", scalar(o.Elements))
 		}
 		if o.Required {

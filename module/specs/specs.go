@@ -16,15 +16,34 @@ import (
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
-// daemonOptions are shared by every module that talks to the daemon.
-var daemonOptions = map[string]ansible.Option{
-	"daemon_path": {Type: ansible.TypePath, Description: "Path of the C(zarf-planner) binary. Ansible copies the module into a temporary directory, so nothing is found next to it; without this option the binary is looked up in C(PATH)."},
-	"state_dir":   {Type: ansible.TypePath, Description: "Daemon state directory (state file, socket, log). Defaults to C($ZARF_PLANNER_STATE_DIR), else C($XDG_RUNTIME_DIR/zarf-planner), else the user cache directory."},
-	"timeout":     {Type: ansible.TypeInt, Default: int64(300), Description: "Seconds the call may take, including starting the daemon."},
+// common are the options every module accepts, so one module_defaults
+// entry for the collection's action group sets them for all: where the
+// daemon lives, which cluster, which cache. A module that has no use for
+// one accepts it and says so in its documentation.
+func common() map[string]ansible.Option {
+	opts := map[string]ansible.Option{
+		"daemon_path": {Type: ansible.TypePath, Description: "Path of the C(zarf-planner) daemon binary. Default - the one the collection installed beside the module on this host (see the collection README), else C(zarf-planner) in C(PATH). A binary another user owns or can write is refused."},
+		"state_dir":   {Type: ansible.TypePath, Description: "Daemon state directory (state file, socket, log). Defaults to C($ZARF_PLANNER_STATE_DIR), else C($XDG_RUNTIME_DIR/zarf-planner), else the user cache directory."},
+		"timeout":     {Type: ansible.TypeInt, Default: int64(300), Description: "Seconds the call may take, including starting the daemon."},
+	}
+	maps.Copy(opts, declared(options.Cluster{}))
+	for name, o := range declared(options.Cache{}) {
+		if name == "cache_dir" {
+			opts[name] = o
+		}
+	}
+	return opts
 }
 
-func with(opts map[string]ansible.Option) map[string]ansible.Option {
-	out := maps.Clone(daemonOptions)
+// with is the common options, those a module has no use for saying so,
+// and the module's own.
+func with(unused []string, opts map[string]ansible.Option) map[string]ansible.Option {
+	out := common()
+	for _, name := range unused {
+		o := out[name]
+		o.Description = "Accepted so that one C(module_defaults) entry for the C(colonel_byte.zarf_planner.zarf_planner) action group sets it for every module; unused by this module."
+		out[name] = o
+	}
 	maps.Copy(out, opts)
 	return out
 }
@@ -75,13 +94,13 @@ var Specs = map[string]ansible.Spec{
 // planSpec is zarf_bundle_plan's spec: path, every declared plan option,
 // and the daemon's options.
 func planSpec() ansible.Spec {
-	opts := with(declared(options.Request{}))
+	opts := with(nil, declared(options.Request{}))
 	opts["path"] = ansible.Option{Type: ansible.TypePath, Required: true, Description: "Directory holding the Zarf package archives. Only files directly inside it are read."}
 	return ansible.Spec{Options: opts}
 }
 
 func barrierSpec() ansible.Spec {
-	opts := with(declared(options.Cluster{}))
+	opts := with([]string{"cache_dir"}, nil)
 	opts["barrier"] = ansible.Option{Type: ansible.TypeDict, Description: "A plan item's C(barrier) (C(crds), C(storage_classes), C(namespaces), C(package))."}
 	opts["checks"] = ansible.Option{Type: ansible.TypeList, Elements: ansible.TypeDict, Description: "Checks listed by hand instead of a plan item's barrier, each with C(kind) (C(crd), C(storage_class), C(namespace), C(package), or a workload - C(deployment), C(statefulset), C(daemonset), which also need C(namespace)) and C(name).\n" +
 		"C(operator_condition) (with C(namespace)) names an OLM OperatorCondition - its Upgradeable is believed only once its status observedGeneration equals the generation (no Upgradeable condition at all lets the upgrade proceed).\n" +
@@ -91,8 +110,7 @@ func barrierSpec() ansible.Spec {
 }
 
 func cacheSpec() ansible.Spec {
-	opts := with(declared(options.Cache{}))
-	delete(opts, "use_cache")
+	opts := with([]string{"kubeconfig", "context"}, nil)
 	opts["path"] = ansible.Option{Type: ansible.TypePath, Required: true, Description: "Directory whose archives to cache (or forget)."}
 	opts["state"] = ansible.Option{Type: ansible.TypeStr, Default: "present", Choices: []string{"present", "absent"}, Description: "C(present) reads every archive not yet cached; C(absent) forgets the directory's archives."}
 	opts["prune"] = ansible.Option{Type: ansible.TypeBool, Default: false, Description: "With C(state=present), also forget cached archives that are no longer in the directory."}

@@ -72,8 +72,8 @@ const (
 // Cluster names the cluster a cluster-aware plan (or a readiness barrier)
 // reads.
 type Cluster struct {
-	Kubeconfig string `json:"kubeconfig,omitempty" type:"path" help:"Kubeconfig of the target cluster. Default: KUBECONFIG of the caller's environment, then ~/.kube/config; the daemon is always given this path explicitly."`
-	Context    string `json:"context,omitempty" help:"Kubeconfig context to use. Default: the kubeconfig's current context."`
+	Kubeconfig string `json:"kubeconfig,omitempty" type:"path" help:"Kubeconfig of the target cluster. Default: K8S_AUTH_KUBECONFIG, then the first entry of KUBECONFIG, then ~/.kube/config, where the module or CLI runs; the daemon is always given this path explicitly."`
+	Context    string `json:"context,omitempty" help:"Kubeconfig context to use. Default: K8S_AUTH_CONTEXT, then the kubeconfig's current context."`
 }
 
 // Cache says how archives are read.

@@ -1,6 +1,6 @@
 // Package clustertest starts a real kube-apiserver and etcd for tests, through
-// controller-runtime's envtest: the kube-apiserver `make tools` builds
-// (.tools/bin) and Debian's etcd (etcd-server). It prepares the cluster the
+// controller-runtime's envtest: the kube-apiserver and etcd `make tools`
+// builds into .tools/bin from the Go module proxy. It prepares the cluster the
 // way the zarf CLI needs to deploy with --connected when no controllers
 // run: a Node, a Pod whose status is Running, and the default
 // ServiceAccount. It is test support, used by tests only.
@@ -69,9 +69,9 @@ func assets(dir string) error {
 	if _, err := os.Stat(apiserver); err != nil {
 		return fmt.Errorf("%s is missing: run `make tools` (make test does)", apiserver)
 	}
-	etcd, err := exec.LookPath("etcd")
-	if err != nil {
-		return errors.New("etcd is not in PATH: install Debian's etcd-server (.ci/run does)")
+	etcd := filepath.Join(root, ".tools", "bin", "etcd")
+	if _, err := os.Stat(etcd); err != nil {
+		return fmt.Errorf("%s is missing: run `make tools` (make test does)", etcd)
 	}
 	for name, target := range map[string]string{"kube-apiserver": apiserver, "etcd": etcd} {
 		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
