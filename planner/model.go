@@ -323,6 +323,7 @@ type alternative struct {
 // highest priority; the only one present needs no decision. A tie is an
 // ambiguity problem.
 func (p *planning) settle(m *model, owner *cand, kind, key, field string, alts []alternative) *req {
+	alts = distinct(alts)
 	var all []string
 	for _, a := range alts {
 		all = append(all, a.name)
@@ -415,6 +416,31 @@ func (p *planning) settle(m *model, owner *cand, kind, key, field string, alts [
 	return pick(here[0], fmt.Sprintf("%s won %s by priority (%d > %d)", here[0].name, label, here[0].priority, here[1].priority))
 }
 
+// distinct merges the alternatives that name the same package: a name
+// listed twice in one group or alias set is one alternative, not two that
+// tie. The merged alternative keeps the first entry's field, takes the
+// highest priority its entries give, and accepts every version one of its
+// entries accepts (no range if one entry has none).
+func distinct(alts []alternative) []alternative {
+	var out []alternative
+	for _, a := range alts {
+		i := slices.IndexFunc(out, func(o alternative) bool { return o.name == a.name })
+		if i < 0 {
+			out = append(out, a)
+			continue
+		}
+		o := &out[i]
+		o.priority = max(o.priority, a.priority)
+		switch {
+		case o.version == "" || a.version == "":
+			o.version = ""
+		case !slices.Contains(strings.Split(o.version, " || "), a.version):
+			o.version += " || " + a.version
+		}
+	}
+	return out
+}
+
 // selectFor finds the operator's select entry for a group id, or for an
 // alias set keyed by its names joined with commas (in any order).
 func (p *planning) selectFor(kind, key string, names []string) (string, bool) {
@@ -432,7 +458,7 @@ func (p *planning) selectFor(kind, key string, names []string) (string, bool) {
 			parts[i] = strings.TrimSpace(parts[i])
 		}
 		slices.Sort(parts)
-		if slices.Equal(parts, want) {
+		if slices.Equal(slices.Compact(parts), want) {
 			return v, true
 		}
 	}

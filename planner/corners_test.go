@@ -1,0 +1,30 @@
+package planner
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+)
+
+func TestANameListedTwiceDoesNotTieWithItself(t *testing.T) {
+	tests := []struct {
+		name string
+		req  []facts.PackageRequirement
+	}{
+		{"a group naming a twice", []facts.PackageRequirement{{ID: "g", Name: "a"}, {ID: "g", Name: "a"}}},
+		{"a group naming a twice, once with a priority", []facts.PackageRequirement{{ID: "g", Name: "a", Priority: prio(10)}, {ID: "g", Name: "a"}}},
+		{"an alias set naming a twice and an absent name", []facts.PackageRequirement{{Names: []string{"a", "a", "ghost"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := New([]facts.Candidate{pkg("a", "1.0.0", nil), pkg("app", "1.0.0", reqs(tt.req...))}, Options{})
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			if got := itemVersions(p); !slices.Equal(got, []string{"a@1.0.0", "app@1.0.0"}) {
+				t.Errorf("plan = %v; want a, then app", got)
+			}
+		})
+	}
+}
