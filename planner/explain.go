@@ -198,8 +198,7 @@ func minimalCore(m *model, f *cnf) []*clauseGroup {
 		for _, g := range gs {
 			cls = append(cls, g.clauses...)
 		}
-		_, ok := solve(m, cls, nil)
-		return !ok
+		return !solve(m, cls)
 	}
 	var qx func(background []*clauseGroup, delta bool, c []*clauseGroup) []*clauseGroup
 	qx = func(background []*clauseGroup, delta bool, c []*clauseGroup) []*clauseGroup {

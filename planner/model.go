@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/crillab/gophersat/solver"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -63,13 +61,6 @@ type model struct {
 	cluster  *facts.Cluster
 	required map[string]bool // names some requirement targets (for excluded reasons)
 	provides map[provided][]*cand
-
-	reverseOnce         sync.Once
-	providerOf, loserOf map[*cand][]*req
-
-	hintOnce    sync.Once
-	hintLits    []solver.Lit
-	hintWeights []int
 }
 
 // build compiles the kept candidates and the options into a model. It

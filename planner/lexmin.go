@@ -1,0 +1,71 @@
+package planner
+
+import (
+	"slices"
+)
+
+// search finds the preferred selection of a model exactly. The objective
+// of README's "Planning rules" is the lexicographic order of the engine's
+// decisions (see engine.lexmin), each a literal tried false first:
+//
+//   - for each name in the preference order (see preferenceOrder), its
+//     versions from the oldest to the second newest, each "not this
+//     version": since a name has at most one version, the least outcome
+//     is "the newest version, or not planned", then the second newest
+//     version, then the third, and so on;
+//   - then, for each name from the last in that order to the first, its
+//     newest version, "not planned" first.
+//
+// The roots to plan are assumptions made before all of these.
+type search struct {
+	m     *model
+	f     *cnf
+	e     *engine
+	order []string
+}
+
+// newSearch prepares the search of m's selections under the clause groups
+// of f that keep accepts (nil: all).
+func newSearch(m *model, f *cnf, keep func(*clauseGroup) bool) *search {
+	return &search{m: m, f: f, e: newEngine(m, f, keep), order: m.preferenceOrder()}
+}
+
+// optimum returns the preferred selection that plans every one of roots,
+// or false when none exists.
+func (s *search) optimum(roots []string) (map[string]*cand, bool) {
+	model, ok := s.e.lexmin(s.decisions(roots))
+	if !ok {
+		return nil, false
+	}
+	sel := map[string]*cand{}
+	for _, c := range s.m.cands {
+		if model[c.id-1] {
+			sel[c.Name] = c
+		}
+	}
+	return sel, true
+}
+
+// decisions lays out the objective for the given roots: the assumptions
+// that they are planned, then the order of the decisions (see search).
+func (s *search) decisions(roots []string) (assume, order []int32) {
+	e := s.e
+	for _, n := range roots {
+		assume = append(assume, e.rootVar[n])
+	}
+	index := make(map[string]int, len(s.m.names))
+	for i, n := range s.m.names {
+		index[n] = i
+	}
+	order = make([]int32, 0, e.ncands)
+	for _, n := range s.order {
+		vs := e.version[index[n]]
+		for _, v := range slices.Backward(vs[1:]) {
+			order = append(order, -v)
+		}
+	}
+	for _, n := range slices.Backward(s.order) {
+		order = append(order, -e.version[index[n]][0])
+	}
+	return assume, order
+}
