@@ -103,8 +103,6 @@ func oracle(nv int, clauses [][]int) bool {
 	return solver.New(pb).Solve() == solver.Sat
 }
 
-func abs(i int) int { return max(i, -i) }
-
 func slicesContainsFunc(s []int, f func(int) bool) bool {
 	for _, x := range s {
 		if f(x) {

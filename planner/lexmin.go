@@ -27,7 +27,7 @@ type search struct {
 // newSearch prepares the search of m's selections under the clause groups
 // of f that keep accepts (nil: all).
 func newSearch(m *model, f *cnf, keep func(*clauseGroup) bool) *search {
-	return &search{m: m, f: f, e: newEngine(m, f, keep), order: m.preferenceOrder()}
+	return &search{m: m, f: f, e: newEngine(m, f, keep), order: m.preference()}
 }
 
 // optimum returns the preferred selection that plans every one of roots,
@@ -68,4 +68,45 @@ func (s *search) decisions(roots []string) (assume, order []int32) {
 		order = append(order, -e.version[index[n]][0])
 	}
 	return assume, order
+}
+
+// rootsInOrder lists the model's roots in the preference order.
+func (s *search) rootsInOrder() []string {
+	var out []string
+	for _, n := range s.order {
+		if s.m.isRoot[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// conflict returns a minimal set of roots, from roots (in the preference
+// order, and together impossible to plan), that cannot all be planned:
+// its last member is the first root at which the roots so far cannot all
+// be planned; each earlier member is the first root at which the roots
+// before it, with the members found, cannot all be planned. The members
+// are returned in the preference order.
+func (s *search) conflict(roots []string) []string {
+	var found []string
+	feasible := func(prefix []string) bool {
+		_, ok := s.optimum(append(slices.Clone(prefix), found...))
+		return ok
+	}
+	prefix := roots
+	for feasible(nil) {
+		lo, hi := 1, len(prefix) // prefix[:lo-1] is feasible, prefix[:hi] is not
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if feasible(prefix[:mid]) {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		found = append(found, prefix[lo-1])
+		prefix = prefix[:lo-1]
+	}
+	slices.Reverse(found)
+	return found
 }

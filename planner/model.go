@@ -46,6 +46,10 @@ type req struct {
 	settled  string // how a group or alias set was settled, for reasons
 	names    []string
 	anyNamed bool // some name it accepts is in the directory at all
+	// ambiguity, when set, says the group or alias set tied: nothing
+	// settles it, so it constrains nothing, and the plan fails if a
+	// package it deploys has it.
+	ambiguity *Problem
 }
 
 // model is the resolution problem: candidates, their requirements, the
@@ -61,6 +65,8 @@ type model struct {
 	cluster  *facts.Cluster
 	required map[string]bool // names some requirement targets (for excluded reasons)
 	provides map[provided][]*cand
+	// preferred is the preference order of the names, once computed.
+	preferred []string
 }
 
 // build compiles the kept candidates and the options into a model. It
@@ -400,8 +406,8 @@ func (p *planning) settle(m *model, owner *cand, kind, key, field string, alts [
 			key = strings.Join(all, ",")
 		}
 		say := p.say()
-		p.problem(KindAmbiguous, append([]string{owner.Name}, all...), "%s of %s can be satisfied by %s with equal priority; choose with %s (e.g. %s) or %s (e.g. %s), or remove one archive",
-			label, where, strings.Join(tied, " or "), say.Name("select"), say.Entry("select", key, here[0].name), say.Name("priorities"), say.Entry("priorities", here[0].name, "100"))
+		none.ambiguity = &Problem{Kind: KindAmbiguous, Packages: append([]string{owner.Name}, all...), Message: fmt.Sprintf("%s of %s can be satisfied by %s with equal priority; choose with %s (e.g. %s) or %s (e.g. %s), or remove one archive",
+			label, where, strings.Join(tied, " or "), say.Name("select"), say.Entry("select", key, here[0].name), say.Name("priorities"), say.Entry("priorities", here[0].name, "100"))}
 		return none
 	}
 	return pick(here[0], fmt.Sprintf("%s won %s by priority (%d > %d)", here[0].name, label, here[0].priority, here[1].priority))

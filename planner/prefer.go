@@ -5,6 +5,15 @@ import (
 	"slices"
 )
 
+// preference returns the preference order of the names (see
+// preferenceOrder), computed once.
+func (m *model) preference() []string {
+	if m.preferred == nil {
+		m.preferred = m.preferenceOrder()
+	}
+	return m.preferred
+}
+
 // preferenceOrder ranks the package names for the objective, consumers
 // first: a name comes before every name it requires or rules out, in any
 // version (a requirement's providers, a group's or alias set's losers).
@@ -18,11 +27,13 @@ func (m *model) preferenceOrder() []string {
 		index[n] = i
 	}
 	succ := make([][]int, len(m.names))
+	last := make([]int, len(m.names)) // the name (index+1) that last added an edge to each name
 	for _, c := range m.cands {
 		from := index[c.Name]
 		add := func(to *cand) {
-			if to.Name != c.Name {
-				succ[from] = append(succ[from], index[to.Name])
+			if t := index[to.Name]; t != from && last[t] != from+1 {
+				last[t] = from + 1
+				succ[from] = append(succ[from], t)
 			}
 		}
 		for _, r := range c.reqs {
@@ -38,7 +49,6 @@ func (m *model) preferenceOrder() []string {
 	}
 	for i := range succ {
 		slices.Sort(succ[i])
-		succ[i] = slices.Compact(succ[i])
 	}
 	comp := strongComponents(succ)
 	// Kahn's algorithm on the components, the ready component with the

@@ -13,16 +13,27 @@ var solverMu sync.Mutex
 
 // selectPackages picks one candidate per planned name: the preferred
 // selection (see search), computed exactly. When the roots cannot all be
-// planned it explains why (see explain) and returns false.
-func (p *planning) selectPackages(m *model) (map[string]*cand, bool) {
+// planned it records why (see explain) and returns the preferred selection
+// of those that can be. It also returns the candidates that can never be
+// chosen (see propagate), for explanations.
+func (p *planning) selectPackages(m *model) (map[string]*cand, map[*cand]*req) {
 	dead := m.propagate()
 	f := m.encode()
 	s := newSearch(m, f, nil)
 	if sel, ok := s.optimum(m.roots); ok {
-		return sel, true
+		return sel, dead
 	}
-	p.explain(m, dead, f)
-	return nil, false
+	return p.explain(m, dead, f, s), dead
+}
+
+// defects records the missing items and ambiguous groups or alias sets of
+// the packages the plan deploys: they never steer the selection, and
+// planning fails on them here.
+func (p *planning) defects(m *model, dead map[*cand]*req, sel map[string]*cand, nodes map[string]*node) {
+	seen := map[*cand]bool{}
+	for _, name := range sortedKeys(nodes) {
+		p.explainDead(m, dead, sel[name], seen)
+	}
 }
 
 // propagate finds the candidates that can never be chosen: forbidden ones,
@@ -134,22 +145,47 @@ func (m *model) encode() *cnf {
 
 // constrains reports whether a requirement is a constraint on the
 // selection: one of its providers must be chosen with its owner. One the
-// cluster satisfies is not.
-func (r *req) constrains() bool { return r.byCluster == "" }
+// cluster satisfies is not, nor is a defect.
+func (r *req) constrains() bool { return r.byCluster == "" && !r.defect() }
 
-// solve runs a fresh gophersat solver on the clauses over the model's
-// variables and reports whether they are satisfiable.
-func solve(m *model, clauses [][]int) bool {
-	for _, cl := range clauses {
+// defect reports whether a requirement is missing (nothing in the
+// directory or on the cluster can satisfy it) or ambiguous (its group or
+// alias set tied). A defect never steers the selection: a package that has
+// one can be selected, and the plan fails if it deploys it (see defects).
+func (r *req) defect() bool {
+	return r.byCluster == "" && (r.ambiguity != nil || !r.anyNamed)
+}
+
+// solve runs a fresh gophersat solver on the clauses and reports whether
+// they are satisfiable. The variables are numbered afresh, so a small set
+// of clauses makes a small problem whatever the model's size.
+func solve(clauses [][]int) bool {
+	ids := map[int]int{}
+	renum := make([][]int, len(clauses))
+	for i, cl := range clauses {
 		if len(cl) == 0 {
 			return false
+		}
+		renum[i] = make([]int, len(cl))
+		for j, l := range cl {
+			v, ok := ids[abs(l)]
+			if !ok {
+				v = len(ids) + 1
+				ids[abs(l)] = v
+			}
+			if l < 0 {
+				v = -v
+			}
+			renum[i][j] = v
 		}
 	}
 	solverMu.Lock()
 	defer solverMu.Unlock()
-	pb := solver.ParseSliceNb(clauses, len(m.cands))
+	pb := solver.ParseSliceNb(renum, len(ids))
 	if pb.Status == solver.Unsat {
 		return false
 	}
 	return solver.New(pb).Solve() == solver.Sat
 }
+
+func abs(i int) int { return max(i, -i) }
