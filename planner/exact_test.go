@@ -38,7 +38,7 @@ func TestPreferredSelectionIsExact(t *testing.T) {
 				t.Fatalf("build: %v", p.failure())
 			}
 			f := m.encode()
-			s := newSearch(m, f, nil)
+			s := newSearch(m, f)
 			assume, order := s.decisions(m.roots)
 			model, ok := s.e.lexmin(assume, order)
 			var base [][]int

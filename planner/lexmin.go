@@ -19,15 +19,13 @@ import (
 // The roots to plan are assumptions made before all of these.
 type search struct {
 	m     *model
-	f     *cnf
 	e     *engine
 	order []string
 }
 
-// newSearch prepares the search of m's selections under the clause groups
-// of f that keep accepts (nil: all).
-func newSearch(m *model, f *cnf, keep func(*clauseGroup) bool) *search {
-	return &search{m: m, f: f, e: newEngine(m, f, keep), order: m.preference()}
+// newSearch prepares the search of m's selections under f, its clauses.
+func newSearch(m *model, f *cnf) *search {
+	return &search{m: m, e: newEngine(m, f), order: m.preference()}
 }
 
 // optimum returns the preferred selection that plans every one of roots,

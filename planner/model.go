@@ -317,8 +317,8 @@ type alternative struct {
 // settle decides which alternative of a group (kind group, key its id) or
 // alias set (kind alias, key its names) a consumer gets: the operator's
 // select, else one already installed and healthy on the cluster, else the
-// highest priority; the only one present needs no decision. A tie is an
-// ambiguity problem.
+// highest priority; the only one present needs no decision. A tie settles
+// nothing: the requirement keeps the ambiguity, a defect (see defect).
 func (p *planning) settle(m *model, owner *cand, kind, key, field string, alts []alternative) *req {
 	alts = distinct(alts)
 	var all []string

@@ -19,7 +19,7 @@ var solverMu sync.Mutex
 func (p *planning) selectPackages(m *model) (map[string]*cand, map[*cand]*req) {
 	dead := m.propagate()
 	f := m.encode()
-	s := newSearch(m, f, nil)
+	s := newSearch(m, f)
 	if sel, ok := s.optimum(m.roots); ok {
 		return sel, dead
 	}
@@ -92,9 +92,9 @@ type cnf struct {
 
 // encode compiles the model: one variable per candidate; a root must be
 // chosen in some version; a chosen candidate needs one provider of each
-// requirement (unless the cluster satisfies it) and none of the losers of
-// its groups; at most one version per name; forbidden candidates are never
-// chosen.
+// requirement (unless the cluster satisfies it or it is a defect) and none
+// of the losers of its groups; at most one version per name; forbidden
+// candidates are never chosen.
 func (m *model) encode() *cnf {
 	f := &cnf{}
 	for _, n := range m.roots {

@@ -2,8 +2,8 @@ package planner
 
 // engine decides a model's clauses in a fixed order of literals, each
 // tried with its given polarity first: conflict-driven clause learning
-// (first unique implication point, backjumping) with that static order,
-// no restarts, and at most one version per name as a rule of propagation
+// (first unique implication point) with chronological backtracking, no
+// restarts, and at most one version per name as a rule of propagation
 // rather than a list of clauses. Because the order never changes and
 // every learned clause follows from the clauses, the model it returns is
 // the least one in the order of its decisions (see lexmin): that is what
@@ -14,7 +14,6 @@ package planner
 // answers for any set of roots. Learned clauses are kept between calls:
 // they follow from the clauses alone.
 type engine struct {
-	m       *model
 	ncands  int
 	nv      int
 	rootVar map[string]int32
@@ -34,9 +33,7 @@ type engine struct {
 	// none); next is the first index that may still be undecided.
 	rank []int32
 	next int
-	// conflicts counts the conflicts met, for tests and benchmarks.
-	conflicts int
-	seen      []bool
+	seen []bool
 }
 
 // reasons other than a clause index.
@@ -57,10 +54,9 @@ func litIndex(l int32) int {
 	return int(2 * l)
 }
 
-// newEngine builds an engine for m from the clause groups of f that keep
-// accepts (nil: all of them).
-func newEngine(m *model, f *cnf, keep func(*clauseGroup) bool) *engine {
-	e := &engine{m: m, ncands: len(m.cands), rootVar: map[string]int32{}}
+// newEngine builds an engine for m from its clauses f.
+func newEngine(m *model, f *cnf) *engine {
+	e := &engine{ncands: len(m.cands), rootVar: map[string]int32{}}
 	e.nv = e.ncands
 	for _, n := range m.roots {
 		e.nv++
@@ -84,8 +80,8 @@ func newEngine(m *model, f *cnf, keep func(*clauseGroup) bool) *engine {
 		}
 	}
 	for _, g := range f.groups {
-		if g.kind == groupOne || (keep != nil && !keep(g)) {
-			continue
+		if g.kind == groupOne {
+			continue // a rule of propagation here
 		}
 		for _, cl := range g.clauses {
 			lits := make([]int32, 0, len(cl)+1)
@@ -353,7 +349,6 @@ func (e *engine) lexmin(assume, order []int32) ([]bool, bool) {
 	e.next = 0
 	for {
 		if c := e.propagate(); c != nil {
-			e.conflicts++
 			if !e.resolve(c) {
 				return nil, false
 			}
