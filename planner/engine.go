@@ -44,6 +44,7 @@ const decided = -1
 func amo(v int32) int32       { return -2 - v }
 func amoSource(r int32) int32 { return -2 - r }
 
+// abs32 is a literal's variable.
 func abs32(l int32) int32 { return max(l, -l) }
 
 // litIndex numbers literals for the watch lists: 2v for v, 2v+1 for -v.
@@ -116,11 +117,13 @@ func (e *engine) add(cl []int32) {
 	e.watch(ci)
 }
 
+// store keeps a clause and returns its index.
 func (e *engine) store(cl []int32) int32 {
 	e.clauses = append(e.clauses, cl)
 	return int32(len(e.clauses) - 1)
 }
 
+// watch has clause ci watched on its first two literals.
 func (e *engine) watch(ci int32) {
 	cl := e.clauses[ci]
 	e.watches[litIndex(cl[0])] = append(e.watches[litIndex(cl[0])], ci)

@@ -250,6 +250,7 @@ func cone(m *model, f *cnf, roots []string, keep func(*clauseGroup) bool) []*cla
 	return out
 }
 
+// clausesOf lists the clauses of groups.
 func clausesOf(gs []*clauseGroup) [][]int {
 	var cls [][]int
 	for _, g := range gs {

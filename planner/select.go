@@ -188,4 +188,5 @@ func solve(clauses [][]int) bool {
 	return solver.New(pb).Solve() == solver.Sat
 }
 
+// abs is a literal's variable.
 func abs(i int) int { return max(i, -i) }
