@@ -324,3 +324,29 @@ func TestFailuresAreByteIdenticalUnderPermutation(t *testing.T) {
 		}
 	}
 }
+
+func TestClusterModeProblemsAreThoseOfWhatIsDeployed(t *testing.T) {
+	prod := func(ps ...facts.InstalledPackage) *facts.Cluster {
+		return &facts.Cluster{Name: "prod", NodeArchitectures: []string{"amd64"}, Packages: ps}
+	}
+	cluster := Options{Plan: options.Plan{Mode: options.ModeCluster}}
+
+	// a is installed and not deployed again, so a and b form no cycle.
+	opts := cluster
+	opts.Cluster = prod(facts.InstalledPackage{Name: "a", Version: "1.0.0", AggregateChecksum: "sum-a", Healthy: true})
+	p, err := New([]facts.Candidate{withSum(pkg("a", "1.0.0", needs("b")), "sum-a"), pkg("b", "1.0.0", needs("a"))}, opts)
+	if err != nil {
+		t.Fatalf("a cycle through an installed package: %v", err)
+	}
+	if got := itemVersions(p); !slices.Equal(got, []string{"b@1.0.0"}) {
+		t.Errorf("plan = %v; want b only", got)
+	}
+
+	// A refused downgrade does not hide a missing package.
+	opts.Cluster = prod(facts.InstalledPackage{Name: "app", Version: "3.0.0", Healthy: true})
+	_, err = New([]facts.Candidate{pkg("app", "2.0.0", nil), pkg("web", "1.0.0", needs("db"))}, opts)
+	f, ok := AsFailure(err)
+	if !ok || !slices.Equal(kinds(f), []string{KindMissing, KindVersionConflict}) {
+		t.Errorf("failure %v; want the downgrade and the missing package", err)
+	}
+}
