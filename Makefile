@@ -265,6 +265,16 @@ bench-planner:
 bench-memory: bin/zarf-planner
 	$(GO) run ./testdata/bench/memory -bin bin/zarf-planner
 
+# The planner against the reference planner of planner/reference_test.go
+# (README's "Planning rules") on many random bundles, with a fixed seed
+# (go test runs 500 of them). Counts: docs/benchmarks.md.
+PROPERTY_CHECKS ?= 20000
+PROPERTY_SEED ?= 1
+.PHONY: planner-property
+planner-property:
+	$(GO) test ./planner -count=1 -timeout 60m -run TestPlannerAgreesWithReference -v \
+		-rapid.checks=$(PROPERTY_CHECKS) -rapid.seed=$(PROPERTY_SEED)
+
 # Archive inspection speed against zstd -dc and the zarf CLI, one run.
 # Builds its archives with the zarf CLI once (.cache/bench/inspect).
 bench-inspect: tools bin/zarf-planner

@@ -6,49 +6,57 @@ import (
 	"strings"
 )
 
-// explain records why no selection exists, as problems a person can act on.
-// Roots that can never be chosen are explained by the chain of requirements
-// that rules out each of their versions, listing every missing item. Any
-// other conflict is reduced to a minimal set of constraints (a minimal set
-// of roots by QuickXplain, then a deletion-based minimal unsatisfiable set
-// of the constraint groups around them) and rendered as sentences.
-func (p *planning) explain(m *model, dead map[*cand]*req, f *cnf) {
-	var doomed []string
-	for _, n := range m.roots {
+// explain records why the roots cannot all be planned, as problems a
+// person can act on, and returns the preferred selection of those that can
+// be, so that its own problems (missing items, ambiguities, cycles) are
+// reported too. A root of which no version can ever be chosen is explained
+// by the chain of requirements that rules out each of its versions (see
+// explainDead). Among the other roots, taken in the preference order,
+// conflicts are found one at a time (see search.conflict): each is reduced
+// to a minimal set of constraints, told as sentences, and its roots are
+// set aside, until the remaining roots can be planned together.
+func (p *planning) explain(m *model, dead map[*cand]*req, f *cnf, s *search) map[string]*cand {
+	seen := map[*cand]bool{}
+	var rest []string
+	for _, n := range s.rootsInOrder() {
 		if !slices.ContainsFunc(m.byName[n], func(c *cand) bool { _, d := dead[c]; return !d }) {
-			doomed = append(doomed, n)
-		}
-	}
-	if len(doomed) > 0 {
-		seen := map[*cand]bool{}
-		for _, n := range doomed {
 			for _, c := range m.byName[n] {
 				p.explainDead(m, dead, c, seen)
 			}
+			continue
 		}
-		return
+		rest = append(rest, n)
 	}
-	core := minimalCore(m, f)
-	if len(core) == 0 {
-		p.problem(KindVersionConflict, m.roots, "no selection of archives satisfies every requirement, and the conflict could not be narrowed down")
-		return
-	}
-	kind := KindVersionConflict
-	var pkgs, because []string
-	for _, g := range core {
-		pkgs = append(pkgs, g.name)
-		if g.r != nil && g.r.target != "" {
-			pkgs = append(pkgs, g.r.target)
+	for {
+		if sel, ok := s.optimum(rest); ok {
+			return sel
 		}
-		switch {
-		case g.kind == groupLoser:
-			kind = KindConflict
-		case g.kind == groupForbid && m.forbid[g.c].excluded:
-			kind = KindConflict
+		roots := s.conflict(rest)
+		// The conflict is the operator's or a group's when it goes away
+		// without group losers and excluded names; it is then explained
+		// with them, and otherwise without.
+		kind, keep := KindConflict, (func(*clauseGroup) bool)(nil)
+		if !solve(clausesOf(cone(m, f, roots, m.relaxed))) {
+			kind, keep = KindVersionConflict, m.relaxed
 		}
-		because = append(because, m.sentence(g))
+		core := minimalCore(m, f, roots, keep)
+		var pkgs, because []string
+		for _, g := range core {
+			pkgs = append(pkgs, g.name)
+			if g.r != nil && g.r.target != "" {
+				pkgs = append(pkgs, g.r.target)
+			}
+			because = append(because, m.sentence(g))
+		}
+		p.problem(kind, pkgs, "no selection of archives satisfies every constraint, because %s", strings.Join(because, ", and "))
+		rest = slices.DeleteFunc(rest, func(n string) bool { return slices.Contains(roots, n) })
 	}
-	p.problem(kind, pkgs, "no selection of archives satisfies every constraint, because %s", strings.Join(because, ", and "))
+}
+
+// relaxed keeps the clause groups that are neither a group's or alias
+// set's losers nor a name the operator excluded.
+func (m *model) relaxed(g *clauseGroup) bool {
+	return g.kind != groupLoser && (g.kind != groupForbid || !m.forbid[g.c].excluded)
 }
 
 // explainDead records the leaf causes that rule out candidate c: every
@@ -68,6 +76,10 @@ func (p *planning) explainDead(m *model, dead map[*cand]*req, c *cand, seen map[
 		return
 	}
 	for _, r := range c.reqs {
+		if a := r.ambiguity; a != nil {
+			p.problem(a.Kind, a.Packages, "%s", a.Message)
+			continue
+		}
 		if r.byCluster != "" || slices.ContainsFunc(r.providers, func(pr *cand) bool { _, d := dead[pr]; return !d }) {
 			continue
 		}
@@ -184,55 +196,36 @@ func (m *model) sentence(g *clauseGroup) string {
 	return g.kind
 }
 
-// minimalCore finds a minimal set of constraint groups that cannot all
-// hold. The roots are minimised first with QuickXplain (everything else as
-// background); then, keeping only the groups about the packages those roots
-// can reach, each group is dropped if the rest still conflicts.
-func minimalCore(m *model, f *cnf) []*clauseGroup {
-	var roots, rest []*clauseGroup
-	for _, g := range f.groups {
-		if g.kind == groupRoot {
-			roots = append(roots, g)
-		} else {
-			rest = append(rest, g)
+// minimalCore finds a minimal set of constraint groups, among those keep
+// accepts (nil: all), that cannot all hold with the given roots planned
+// (a minimal conflict of roots): starting from their cone, each group but
+// the roots' own is dropped, in order, if the rest still conflicts.
+func minimalCore(m *model, f *cnf, roots []string, keep func(*clauseGroup) bool) []*clauseGroup {
+	core := cone(m, f, roots, keep)
+	for i := 0; i < len(core); {
+		if core[i].kind == groupRoot { // the roots are a minimal conflict already
+			i++
+			continue
 		}
-	}
-	unsat := func(gs []*clauseGroup) bool {
-		var cls [][]int
-		for _, g := range gs {
-			cls = append(cls, g.clauses...)
+		without := slices.Delete(slices.Clone(core), i, i+1)
+		if !solve(clausesOf(without)) {
+			core = without
+			continue
 		}
-		_, ok := solve(m, cls, nil)
-		return !ok
+		i++
 	}
-	var qx func(background []*clauseGroup, delta bool, c []*clauseGroup) []*clauseGroup
-	qx = func(background []*clauseGroup, delta bool, c []*clauseGroup) []*clauseGroup {
-		if delta && unsat(background) {
-			return nil
-		}
-		if len(c) == 1 {
-			return c
-		}
-		c1, c2 := c[:len(c)/2], c[len(c)/2:]
-		d2 := qx(append(slices.Clip(background), c1...), len(c1) > 0, c2)
-		d1 := qx(append(slices.Clip(background), d2...), len(d2) > 0, c1)
-		return append(d1, d2...)
-	}
-	if !unsat(f.groups) {
-		return nil
-	}
-	var keptRoots []*clauseGroup
-	if len(roots) > 0 && !unsat(rest) {
-		keptRoots = qx(rest, false, roots)
-	}
-	// The packages the kept roots can reach through requirements.
+	return core
+}
+
+// cone returns, in encoding order, the clause groups keep accepts (nil:
+// all) that bear on planning roots: their root groups, and the groups
+// about the packages they can reach through requirements and losers. A
+// variable outside the cone can be false without breaking any clause.
+func cone(m *model, f *cnf, roots []string, keep func(*clauseGroup) bool) []*clauseGroup {
 	reach := map[string]bool{}
-	var queue []string
-	for _, g := range keptRoots {
-		if !reach[g.name] {
-			reach[g.name] = true
-			queue = append(queue, g.name)
-		}
+	queue := slices.Clone(roots)
+	for _, n := range roots {
+		reach[n] = true
 	}
 	for len(queue) > 0 {
 		n := queue[0]
@@ -248,22 +241,24 @@ func minimalCore(m *model, f *cnf) []*clauseGroup {
 			}
 		}
 	}
-	core := slices.Clone(keptRoots)
-	for _, g := range rest {
-		if reach[g.name] {
-			core = append(core, g)
+	var out []*clauseGroup
+	for _, g := range f.groups {
+		switch {
+		case keep != nil && !keep(g):
+		case g.kind == groupRoot && slices.Contains(roots, g.name):
+			out = append(out, g)
+		case g.kind != groupRoot && reach[g.name]:
+			out = append(out, g)
 		}
 	}
-	if !unsat(core) { // cannot happen: the cone holds every clause on those variables
-		core = slices.Clone(f.groups)
+	return out
+}
+
+// clausesOf lists the clauses of groups.
+func clausesOf(gs []*clauseGroup) [][]int {
+	var cls [][]int
+	for _, g := range gs {
+		cls = append(cls, g.clauses...)
 	}
-	for i := 0; i < len(core); {
-		without := slices.Delete(slices.Clone(core), i, i+1)
-		if unsat(without) {
-			core = without
-			continue
-		}
-		i++
-	}
-	return core
+	return cls
 }

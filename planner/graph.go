@@ -67,6 +67,17 @@ func (p *planning) edges(m *model, sel map[string]*cand) map[string]*node {
 			}
 		}
 	}
+	// A name that lost a group or alias set of a version not selected is
+	// still not planned by default: say so, rather than only "not needed".
+	for _, c := range m.cands {
+		for _, r := range c.reqs {
+			for _, l := range r.losers {
+				if _, seen := losers[l]; !seen && sel[l.Name] == nil && len(p.opts.Packages) == 0 {
+					losers[l] = fmt.Sprintf("not needed: nothing planned requires it, and it is not planned by default since it lost %s of %s %s: %s", r.what, c.Name, c.Version, r.settled)
+				}
+			}
+		}
+	}
 	for _, c := range m.cands {
 		switch chosen := sel[c.Name]; {
 		case chosen == c:

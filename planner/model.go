@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/crillab/gophersat/solver"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -52,6 +50,10 @@ type req struct {
 	settled  string // how a group or alias set was settled, for reasons
 	names    []string
 	anyNamed bool // some name it accepts is in the directory at all
+	// ambiguity, when set, says the group or alias set tied: nothing
+	// settles it, so it constrains nothing, and the plan fails if a
+	// package it deploys has it.
+	ambiguity *Problem
 }
 
 // model is the resolution problem: candidates, their requirements, the
@@ -67,13 +69,8 @@ type model struct {
 	cluster  *facts.Cluster
 	required map[string]bool // names some requirement targets (for excluded reasons)
 	provides map[provided][]*cand
-
-	reverseOnce         sync.Once
-	providerOf, loserOf map[*cand][]*req
-
-	hintOnce    sync.Once
-	hintLits    []solver.Lit
-	hintWeights []int
+	// preferred is the preference order of the names, once computed.
+	preferred []string
 }
 
 // build compiles the kept candidates and the options into a model. It
@@ -332,9 +329,10 @@ type alternative struct {
 // settle decides which alternative of a group (kind group, key its id) or
 // alias set (kind alias, key its names) a consumer gets: the operator's
 // select, else one already installed and healthy on the cluster, else the
-// highest priority; the only one present needs no decision. A tie is an
-// ambiguity problem.
+// highest priority; the only one present needs no decision. A tie settles
+// nothing: the requirement keeps the ambiguity, a defect (see defect).
 func (p *planning) settle(m *model, owner *cand, kind, key, field string, alts []alternative) *req {
+	alts = distinct(alts)
 	var all []string
 	for _, a := range alts {
 		all = append(all, a.name)
@@ -420,11 +418,36 @@ func (p *planning) settle(m *model, owner *cand, kind, key, field string, alts [
 			key = strings.Join(all, ",")
 		}
 		say := p.say()
-		p.problem(KindAmbiguous, append([]string{owner.Name}, all...), "%s of %s can be satisfied by %s with equal priority; choose with %s (e.g. %s) or %s (e.g. %s), or remove one archive",
-			label, where, strings.Join(tied, " or "), say.Name("select"), say.Entry("select", key, here[0].name), say.Name("priorities"), say.Entry("priorities", here[0].name, "100"))
+		none.ambiguity = &Problem{Kind: KindAmbiguous, Packages: append([]string{owner.Name}, all...), Message: fmt.Sprintf("%s of %s can be satisfied by %s with equal priority; choose with %s (e.g. %s) or %s (e.g. %s), or remove one archive",
+			label, where, strings.Join(tied, " or "), say.Name("select"), say.Entry("select", key, here[0].name), say.Name("priorities"), say.Entry("priorities", here[0].name, "100"))}
 		return none
 	}
 	return pick(here[0], fmt.Sprintf("%s won %s by priority (%d > %d)", here[0].name, label, here[0].priority, here[1].priority))
+}
+
+// distinct merges the alternatives that name the same package: a name
+// listed twice in one group or alias set is one alternative, not two that
+// tie. The merged alternative keeps the first entry's field, takes the
+// highest priority its entries give, and accepts every version one of its
+// entries accepts (no range if one entry has none).
+func distinct(alts []alternative) []alternative {
+	var out []alternative
+	for _, a := range alts {
+		i := slices.IndexFunc(out, func(o alternative) bool { return o.name == a.name })
+		if i < 0 {
+			out = append(out, a)
+			continue
+		}
+		o := &out[i]
+		o.priority = max(o.priority, a.priority)
+		switch {
+		case o.version == "" || a.version == "":
+			o.version = ""
+		case !slices.Contains(strings.Split(o.version, " || "), a.version):
+			o.version += " || " + a.version
+		}
+	}
+	return out
 }
 
 // selectFor finds the operator's select entry for a group id, or for an
@@ -444,7 +467,7 @@ func (p *planning) selectFor(kind, key string, names []string) (string, bool) {
 			parts[i] = strings.TrimSpace(parts[i])
 		}
 		slices.Sort(parts)
-		if slices.Equal(parts, want) {
+		if slices.Equal(slices.Compact(parts), want) {
 			return v, true
 		}
 	}

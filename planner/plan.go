@@ -59,7 +59,6 @@ func New(candidates []facts.Candidate, opts Options) (*Plan, error) {
 	}}
 	cands := slices.Clone(candidates)
 	sortCandidates(cands)
-	p.plan.PlanDigest = digest(cands, opts)
 
 	if !p.clusterMode(cands) {
 		return nil, p.failure()
@@ -72,18 +71,18 @@ func New(candidates []facts.Candidate, opts Options) (*Plan, error) {
 	if p.failed() {
 		return nil, p.failure()
 	}
-	sel, ok := p.selectPackages(m)
-	if !ok {
-		return nil, p.failure()
-	}
+	// Every problem of the selection is found before failing: roots that
+	// cannot be planned, then, for the packages the plan would deploy,
+	// missing items and ambiguities, downgrades and cycles.
+	sel, dead := p.selectPackages(m)
 	nodes := p.edges(m, sel)
-	if p.skipInstalled(m, nodes); p.failed() {
-		return nil, p.failure()
-	}
+	p.skipInstalled(m, nodes)
+	p.defects(m, dead, sel, nodes)
 	order, ok := p.order(nodes)
-	if !ok {
+	if !ok || p.failed() {
 		return nil, p.failure()
 	}
+	p.plan.PlanDigest = digest(cands, opts)
 	p.emit(order)
 	return p.plan, nil
 }
@@ -167,9 +166,15 @@ func sortCandidates(cands []facts.Candidate) {
 		v *semver.Version // nil when not semver: sorts after, lexically
 	}
 	ks := make([]keyed, len(cands))
+	parsed := map[string]*semver.Version{} // bundles repeat versions
 	for i, c := range cands {
 		ks[i].c = c
-		ks[i].v, _ = semver.NewVersion(c.Version)
+		v, ok := parsed[c.Version]
+		if !ok {
+			v, _ = semver.NewVersion(c.Version)
+			parsed[c.Version] = v
+		}
+		ks[i].v = v
 	}
 	slices.SortFunc(ks, func(a, b keyed) int {
 		byVersion := 0
