@@ -31,6 +31,20 @@ import (
 // maxHops bounds the symlinks followed while opening one path.
 const maxHops = 40
 
+// ErrUntrusted is matched (errors.Is) by every refusal of a path that
+// another user could change, or of an entry that is not what it must be
+// (a symlink, another user's file, a file others can use).
+var ErrUntrusted = errors.New("untrusted path")
+
+type untrustedError struct{ msg string }
+
+func (e *untrustedError) Error() string        { return e.msg }
+func (e *untrustedError) Is(target error) bool { return target == ErrUntrusted }
+
+func untrusted(format string, a ...any) error {
+	return &untrustedError{msg: fmt.Sprintf(format, a...)}
+}
+
 // Dir is an open directory whose path, owner and mode were checked.
 // Every operation on it is relative to its descriptor and never follows a
 // symlink in the name it is given.
@@ -105,7 +119,7 @@ func open(path string, create, mine bool) (*Dir, error) {
 func walk(path string, create bool) (*Dir, error) {
 	for hops := 0; ; hops++ {
 		if hops > maxHops {
-			return nil, fmt.Errorf("opening %s: too many symlinks", path)
+			return nil, untrusted("opening %s: too many symlinks", path)
 		}
 		d, next, err := walkOnce(path, create)
 		if err != nil || next == "" {
@@ -154,7 +168,7 @@ func walkOnce(path string, create bool) (*Dir, string, error) {
 		}
 		if sticky(&dst) && !byUs(&st) {
 			closeFd()
-			return nil, "", fmt.Errorf("%s belongs to uid %d, and %s above it is writable by others (only its sticky bit protects it): anyone could have placed it there; use a path that only you or root control", next, st.Uid, cur)
+			return nil, "", untrusted("%s belongs to uid %d, and %s above it is writable by others (only its sticky bit protects it): anyone could have placed it there; use a path that only you or root control", next, st.Uid, cur)
 		}
 		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			target, err := readlinkat(fd, name)
@@ -205,10 +219,10 @@ func sticky(st *unix.Stat_t) bool {
 // not writable by group or others unless sticky.
 func trusted(path string, st *unix.Stat_t) error {
 	if !byUs(st) {
-		return fmt.Errorf("%s belongs to uid %d, who could replace what is below it; use a path that only you (uid %d) or root control", path, st.Uid, os.Geteuid())
+		return untrusted("%s belongs to uid %d, who could replace what is below it; use a path that only you (uid %d) or root control", path, st.Uid, os.Geteuid())
 	}
 	if st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0 {
-		return fmt.Errorf("%s is writable by group or others (mode %v), who could replace what is below it; run chmod go-w on it or use another path", path, fs.FileMode(st.Mode&0o777))
+		return untrusted("%s is writable by group or others (mode %v), who could replace what is below it; run chmod go-w on it or use another path", path, fs.FileMode(st.Mode&0o777))
 	}
 	return nil
 }
@@ -217,14 +231,14 @@ func trusted(path string, st *unix.Stat_t) error {
 // permission bits in forbidden.
 func owned(path string, st *unix.Stat_t, forbidden uint32) error {
 	if int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d)", path, st.Uid, os.Geteuid())
+		return untrusted("%s belongs to uid %d, not to this user (uid %d)", path, st.Uid, os.Geteuid())
 	}
 	if st.Mode&forbidden != 0 {
 		what := "readable or writable by group or others"
 		if forbidden == 0o022 {
 			what = "writable by group or others"
 		}
-		return fmt.Errorf("%s is %s (mode %v); run chmod %s on it", path, what, fs.FileMode(st.Mode&0o777), chmodFor(forbidden))
+		return untrusted("%s is %s (mode %v); run chmod %s on it", path, what, fs.FileMode(st.Mode&0o777), chmodFor(forbidden))
 	}
 	return nil
 }
@@ -266,11 +280,11 @@ func (d *Dir) Sub(name string, create bool) (*Dir, error) {
 // notSafe explains an open refused by O_NOFOLLOW or O_DIRECTORY.
 func notSafe(path, want string, err error) error {
 	if errors.Is(err, unix.ELOOP) {
-		return fmt.Errorf("%s is a symlink, not %s; remove it (nothing here is reached through a symlink)", path, want)
+		return untrusted("%s is a symlink, not %s; remove it (nothing here is reached through a symlink)", path, want)
 	}
 	if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ENXIO) {
 		// ENXIO: a FIFO without a reader, or a device, opened for writing.
-		return fmt.Errorf("%s is not %s; remove it", path, want)
+		return untrusted("%s is not %s; remove it", path, want)
 	}
 	return &fs.PathError{Op: "open", Path: path, Err: err}
 }
@@ -293,7 +307,7 @@ func (d *Dir) OpenFile(name string, flag int, perm uint32) (*os.File, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return nil, fmt.Errorf("%s is not a regular file; remove it", p)
+		return nil, untrusted("%s is not a regular file; remove it", p)
 	}
 	if err := owned(p, &st, 0o077); err != nil {
 		unix.Close(fd)
@@ -376,7 +390,7 @@ func (d *Dir) CheckSocket(name string) error {
 	}
 	p := filepath.Join(d.path, name)
 	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
-		return fmt.Errorf("%s is not a unix socket; remove it", p)
+		return untrusted("%s is not a unix socket; remove it", p)
 	}
 	return owned(p, st, 0o077)
 }
@@ -426,7 +440,7 @@ func Executable(path string) (string, error) {
 			}
 			if sticky(&dst) && !byUs(st) {
 				dir.Close()
-				return "", fmt.Errorf("%s belongs to uid %d in a directory others can write; use a program only you or root control", full, st.Uid)
+				return "", untrusted("%s belongs to uid %d in a directory others can write; use a program only you or root control", full, st.Uid)
 			}
 			target, err := readlinkat(dir.Fd(), name)
 			dir.Close()
@@ -442,13 +456,13 @@ func Executable(path string) (string, error) {
 		dir.Close()
 		switch {
 		case st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o111 == 0:
-			return "", fmt.Errorf("%s is not an executable file (mode %v)", full, fs.FileMode(st.Mode&0o777))
+			return "", untrusted("%s is not an executable file (mode %v)", full, fs.FileMode(st.Mode&0o777))
 		case !byUs(st):
-			return "", fmt.Errorf("%s belongs to uid %d, who could replace what it runs; use a program owned by you (uid %d) or root", full, st.Uid, os.Geteuid())
+			return "", untrusted("%s belongs to uid %d, who could replace what it runs; use a program owned by you (uid %d) or root", full, st.Uid, os.Geteuid())
 		case st.Mode&0o022 != 0:
-			return "", fmt.Errorf("%s is writable by group or others (mode %v), who could replace what it runs; run chmod go-w on it", full, fs.FileMode(st.Mode&0o777))
+			return "", untrusted("%s is writable by group or others (mode %v), who could replace what it runs; run chmod go-w on it", full, fs.FileMode(st.Mode&0o777))
 		}
 		return full, nil
 	}
-	return "", fmt.Errorf("resolving %s: too many symlinks", path)
+	return "", untrusted("resolving %s: too many symlinks", path)
 }

@@ -1,6 +1,7 @@
 package privdir
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -244,5 +245,35 @@ func TestExecutable(t *testing.T) {
 				t.Errorf("Executable = %s, %v; want refused saying %q", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// The holder of a lock is the kernel's answer, not what the file says: a
+// file left by a daemon that died names a pid that holds nothing.
+func TestHolderIsWhoHoldsTheLock(t *testing.T) {
+	d, err := Open(private(t), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.WriteFile("daemon.lock", "daemon.lock.tmp", []byte("999999\n")); err != nil {
+		t.Fatal(err)
+	}
+	if pid := d.Holder("daemon.lock"); pid != 0 {
+		t.Errorf("Holder of a lock nobody holds = %d; want 0", pid)
+	}
+	l, ok, err := d.TryLock("daemon.lock")
+	if err != nil || !ok {
+		t.Fatalf("TryLock = %v, %v", ok, err)
+	}
+	defer l.Unlock()
+	if _, again, _ := d.TryLock("daemon.lock"); again {
+		t.Error("a held lock was taken a second time")
+	}
+	if pid := d.Holder("daemon.lock"); pid != os.Getpid() {
+		t.Errorf("Holder = %d; want this process, %d", pid, os.Getpid())
+	}
+	if !errors.Is(untrusted("x"), ErrUntrusted) {
+		t.Error("a refusal does not match ErrUntrusted")
 	}
 }
