@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
 )
@@ -39,6 +40,17 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer os.RemoveAll(tmp)
+		// The binaries are root's, in root's directories, and the second
+		// local user of the tests runs them too.
+		if err := os.Chmod(tmp, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer func() {
+			if err := privdirtest.Remove(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+		}()
 		moduleBin = filepath.Join(tmp, "zarf_bundle_plan")
 		daemonBin = filepath.Join(tmp, "zarf-planner")
 		otherModuleBin = filepath.Join(tmp, "other", "zarf_bundle_plan")
@@ -406,8 +418,10 @@ func TestSilentSocketIsReplacedWithoutKillingItsPid(t *testing.T) {
 	if pid, started := daemonPid(t, res); !started || pid == stale.Pid {
 		t.Errorf("reached pid %d (started %v); want a fresh daemon", pid, started)
 	}
-	if err := bystander.Process.Signal(syscall.Signal(0)); err != nil {
-		t.Errorf("the unrelated process named by the stale state file was killed: %v", err)
+	// Alive, not kill(0): a killed child of this test would linger as a
+	// zombie that kill(0) still finds.
+	if !lifecycle.Alive(bystander.Process.Pid) {
+		t.Error("the unrelated process named by the stale state file was killed")
 	}
 }
 
