@@ -120,8 +120,8 @@ func (d *Server) cache(dir string) (*cache.Cache, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
+	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = resolved
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
