@@ -4,11 +4,13 @@
 // stats files. It implements inspect.Cache. It knows nothing of planning:
 // it stores and returns inspect outcomes.
 //
-// One process opens a cache directory at a time: Open takes a lock beside
-// Badger's own and says clearly who holds it. A directory Badger cannot
-// open is moved aside and rebuilt (it is a cache); entries that do not
-// decode or do not match their key are dropped when read; a schema number
-// guards the shape of every value.
+// One process opens a cache directory at a time: Open checks that no other
+// user can change it (package privdir), resolves a symlink, takes a lock
+// beside Badger's own and says clearly who holds it. A directory whose
+// content Badger cannot read is moved aside and rebuilt (it is a cache);
+// any other open error (rights, another process, space) leaves it as it
+// is. Entries that do not decode or do not match their key are dropped
+// when read; a schema number guards the shape of every value.
 package cache
 
 import (
@@ -27,8 +29,8 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/gofrs/flock"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
@@ -71,7 +73,7 @@ type pathEntry struct {
 type Cache struct {
 	dir    string
 	db     *badger.DB
-	lock   *flock.Flock
+	lock   *privdir.Lock
 	schema int
 	now    func() time.Time
 
@@ -151,39 +153,45 @@ func open(dir string, schema int, warn func(string)) (c *Cache, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-		return nil, fmt.Errorf("creating the cache's parent directory: %w", err)
-	}
-	lock := flock.New(dir + ".lock")
-	ok, err := lock.TryLock()
+	cl, err := claim(dir)
 	if err != nil {
-		return nil, fmt.Errorf("locking cache %s: %w", dir, err)
+		return nil, err
 	}
-	if !ok {
-		return nil, fmt.Errorf("%w: %s is open in another process (a zarf-planner daemon or CLI); use that daemon, stop it with `zarf-planner daemon stop`, or choose another cache_dir", ErrInUse, dir)
-	}
+	dir, lock := cl.dir, cl.lock
 	defer func() {
+		err = errors.Join(err, cl.parent.Close())
 		if err != nil {
 			err = errors.Join(err, lock.Unlock())
 		}
 	}()
-	_, statErr := os.Stat(dir)
-	existed := statErr == nil
 	// A crash while Badger created its next memtable leaves a zero-length
 	// .mem file that Badger refuses to reopen (and, on that failed open,
 	// grows to full size, so this must run first). It holds nothing; we
 	// hold the lock, so no other process is writing it.
+	if badgerHolder(dir) {
+		return nil, inUseByBadger(dir)
+	}
 	removeEmptyMemtables(dir)
 	db, err := badger.Open(options(dir))
-	if err != nil && !existed {
-		return nil, fmt.Errorf("creating cache %s: %w", dir, err)
+	if err != nil {
+		// Not the content's fault (rights, another process, space):
+		// reported, and the directory left as it is.
+		if badgerHolder(dir) {
+			return nil, inUseByBadger(dir)
+		}
+		if !cl.existed {
+			return nil, fmt.Errorf("creating cache %s: %w", dir, err)
+		}
+		if why := unusable(dir, err); why != "" {
+			return nil, fmt.Errorf("opening cache %s: %w; it was left as it is (it is not corrupt: %s)", dir, err, why)
+		}
 	}
 	if err != nil {
 		// We hold the lock, so no other zarf-planner has it open: Badger
 		// cannot read what is there. It is a cache; keep it aside for a
 		// post-mortem and start empty.
-		aside := fmt.Sprintf("%s.corrupt-%s", dir, time.Now().UTC().Format("20060102T150405"))
-		if rerr := os.Rename(dir, aside); rerr != nil {
+		aside, rerr := cl.setAside(time.Now().UTC().Format("20060102T150405"))
+		if rerr != nil {
 			return nil, fmt.Errorf("opening cache %s: %w (and moving it aside failed: %v)", dir, err, rerr)
 		}
 		warn(fmt.Sprintf("cache %s could not be opened (%v); moved it to %s and started an empty cache", dir, err, aside))

@@ -80,6 +80,9 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 }
 
 // connect bounds the call by the module's timeout and reaches the daemon.
+// The timeout bounds everything from here on: waiting for a lock, for a
+// daemon that does not answer (a stopped one), for one that starts, and
+// the request.
 func connect(ctx context.Context, args map[string]any) (context.Context, context.CancelFunc, *lifecycle.Conn, error) {
 	timeout := time.Duration(args["timeout"].(int64)) * time.Second
 	if timeout <= 0 {
@@ -89,9 +92,37 @@ func connect(ctx context.Context, args map[string]any) (context.Context, context
 	conn, err := lifecycle.Connect(ctx, daemonOptions(args))
 	if err != nil {
 		cancel()
-		return nil, nil, nil, fmt.Errorf("cannot reach the zarf-planner daemon: %w", err)
+		return nil, nil, nil, &unreachable{err}
 	}
 	return ctx, cancel, conn, nil
+}
+
+// unreachable is a daemon the module could not reach.
+type unreachable struct{ err error }
+
+func (e *unreachable) Error() string { return "cannot reach the zarf-planner daemon: " + e.err.Error() }
+func (e *unreachable) Unwrap() error { return e.err }
+
+// call makes one request of the daemon, and makes it again on a fresh
+// connection (the next daemon) whenever the daemon never began it: it was
+// draining (an idle exit, SIGTERM, a new build replacing it) or the
+// connection was gone before the request reached it. A request the daemon
+// was working on is never made twice. ctx bounds it all; *conn is the
+// connection that answered.
+func call[T any](ctx context.Context, args map[string]any, conn **lifecycle.Conn, f func(contract.Planner) (T, error)) (T, error) {
+	for {
+		resp, err := f((*conn).Planner)
+		if err == nil || !(*conn).Unprocessed(err) || ctx.Err() != nil {
+			return resp, err
+		}
+		_ = (*conn).Close()
+		c, cerr := lifecycle.Connect(ctx, daemonOptions(args))
+		if cerr != nil {
+			var zero T
+			return zero, &unreachable{cerr}
+		}
+		*conn = c
+	}
 }
 
 // wait runs zarf_readiness_barrier: it asks the daemon to watch the
@@ -125,10 +156,14 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		return fail("%v", err)
 	}
 	defer cancel()
-	defer conn.Close()
-	resp, err := conn.Planner.Wait(ctx, &plannerpb.WaitRequest{
+	defer func() { conn.Close() }()
+	req := &plannerpb.WaitRequest{
 		Barrier: barrierJSON, Checks: checksJSON, Kubeconfig: contract.CallerKubeconfig(str(args["kubeconfig"])), Context: contract.CallerContext(str(args["context"])), TimeoutSeconds: waitFor,
-	})
+	}
+	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.WaitResponse, error) { return p.Wait(ctx, req) })
+	if _, ok := err.(*unreachable); ok {
+		return fail("%v", err)
+	}
 	if err != nil {
 		if st, ok := status.FromError(err); ok && (st.Code() == codes.FailedPrecondition || st.Code() == codes.InvalidArgument) {
 			return fail("%s", st.Message())
@@ -162,11 +197,15 @@ func warm(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		return fail("%v", err)
 	}
 	defer cancel()
-	defer conn.Close()
-	resp, err := conn.Planner.CacheWarm(ctx, &plannerpb.CacheWarmRequest{
+	defer func() { conn.Close() }()
+	req := &plannerpb.CacheWarmRequest{
 		Paths: []string{dir}, Prune: args["prune"].(bool), CheckMode: inv.CheckMode,
 		CacheDir: str(args["cache_dir"]), Forget: str(args["state"]) == "absent",
-	})
+	}
+	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.CacheWarmResponse, error) { return p.CacheWarm(ctx, req) })
+	if _, ok := err.(*unreachable); ok {
+		return fail("%v", err)
+	}
 	if err != nil {
 		if st, ok := status.FromError(err); ok && st.Code() == codes.FailedPrecondition {
 			return fail("%s", st.Message())
@@ -227,34 +266,22 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	if err != nil {
 		return fail("resolving path %s: %v", args["path"], err)
 	}
-	timeout := time.Duration(args["timeout"].(int64)) * time.Second
-	if timeout <= 0 {
-		return fail("timeout must be a positive number of seconds, got %d", args["timeout"])
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	conn, err := lifecycle.Connect(ctx, daemonOptions(args))
-	if err != nil {
-		return fail("cannot reach the zarf-planner daemon: %v", err)
-	}
-	defer conn.Close()
 	req, err := specs.PlanRequest(dir, args)
 	if err != nil {
 		return fail("%v", err)
 	}
-	resp, err := conn.Planner.Plan(ctx, req)
-	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable && strings.Contains(st.Message(), lifecycle.Draining) {
-		// The daemon began to drain (idle timeout) just before this call
-		// and refused it without doing any work: start over once.
-		_ = conn.Close()
-		if conn, err = lifecycle.Connect(ctx, daemonOptions(args)); err != nil {
-			return fail("cannot reach the zarf-planner daemon: %v", err)
-		}
-		defer conn.Close()
-		resp, err = conn.Planner.Plan(ctx, req)
+	ctx, cancel, conn, err := connect(ctx, args)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer cancel()
+	defer func() { conn.Close() }()
+	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.PlanResponse, error) { return p.Plan(ctx, req) })
+	if _, ok := err.(*unreachable); ok {
+		return fail("%v", err)
 	}
 	if err != nil {
-		return fail("%s", callError(err, ctx, conn, dir, timeout))
+		return fail("%s", callError(err, ctx, conn, dir, 0))
 	}
 	// The document can be megabytes: add our keys without decoding it.
 	extra := map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}

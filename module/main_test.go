@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
@@ -41,6 +42,17 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer os.RemoveAll(tmp)
+		// The binaries are root's, in root's directories, and the second
+		// local user of the tests runs them too.
+		if err := os.Chmod(tmp, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer func() {
+			if err := privdirtest.Remove(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+		}()
 		moduleBin = filepath.Join(tmp, "zarf_bundle_plan")
 		daemonBin = filepath.Join(tmp, "zarf-planner")
 		otherModuleBin = filepath.Join(tmp, "other", "zarf_bundle_plan")
@@ -90,6 +102,21 @@ func stopDaemon(t *testing.T, dir string) {
 func runModule(t *testing.T, args map[string]any, env ...string) (map[string]any, int) {
 	t.Helper()
 	return runBinary(t, moduleBin, args, env...)
+}
+
+// aloneModule is a copy of the module binary alone in its directory, with
+// no daemon beside it to default to, for tests of daemon_path and PATH.
+func aloneModule(t *testing.T) string {
+	t.Helper()
+	alone := filepath.Join(t.TempDir(), "zarf_bundle_plan")
+	b, err := os.ReadFile(moduleBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return alone
 }
 
 func runBinary(t *testing.T, bin string, args map[string]any, env ...string) (map[string]any, int) {
@@ -410,8 +437,10 @@ func TestSilentSocketIsReplacedWithoutKillingItsPid(t *testing.T) {
 	if pid, started := daemonPid(t, res); !started || pid == stale.Pid {
 		t.Errorf("reached pid %d (started %v); want a fresh daemon", pid, started)
 	}
-	if err := bystander.Process.Signal(syscall.Signal(0)); err != nil {
-		t.Errorf("the unrelated process named by the stale state file was killed: %v", err)
+	// Alive, not kill(0): a killed child of this test would linger as a
+	// zombie that kill(0) still finds.
+	if !lifecycle.Alive(bystander.Process.Pid) {
+		t.Error("the unrelated process named by the stale state file was killed")
 	}
 }
 
@@ -496,11 +525,7 @@ func TestArgumentAndDaemonErrors(t *testing.T) {
 		{"no daemon_path and nothing in PATH", map[string]any{"path": exampleDir, "state_dir": state}, []string{"PATH=/nonexistent-bin"},
 			[]string{`"zarf-planner" is not in PATH (/nonexistent-bin)`, "set daemon_path"}},
 	}
-	// A module alone in its directory: no daemon beside it to default to.
-	alone := filepath.Join(t.TempDir(), "zarf_bundle_plan")
-	if b, err := os.ReadFile(moduleBin); err != nil || os.WriteFile(alone, b, 0o755) != nil {
-		t.Fatalf("copying the module: %v", err)
-	}
+	alone := aloneModule(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, code := runBinary(t, alone, tt.args, tt.env...)

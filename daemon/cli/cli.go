@@ -188,8 +188,15 @@ type backend struct {
 func openBackend(cmd *cobra.Command, stateDir string) (*backend, error) {
 	actx, cancel := context.WithTimeout(cmd.Context(), 3*time.Second)
 	defer cancel()
-	if conn, err := lifecycle.Attach(actx, stateDir); err == nil {
+	conn, err := lifecycle.Attach(actx, stateDir)
+	if err == nil {
 		return &backend{Planner: conn.Planner, who: fmt.Sprintf("the daemon (pid %d)", conn.State.Pid), close: conn.Close}, nil
+	}
+	// A state directory others could change is a mistake to fix, not a
+	// reason to work without the daemon.
+	var refused *lifecycle.StateDirError
+	if errors.As(err, &refused) {
+		return nil, err
 	}
 	stderr := cmd.ErrOrStderr()
 	cacheDir, err := cache.DefaultDir()
@@ -584,6 +591,9 @@ func newServe() *cobra.Command {
 			"without requests, or on SIGTERM after in-flight requests finish.",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if err := checkCookie(); err != nil {
+				return err
+			}
 			if cacheDir == "" {
 				if cacheDir, err = cache.DefaultDir(); err != nil {
 					return err
@@ -599,6 +609,21 @@ func newServe() *cobra.Command {
 	cmd.Flags().DurationVar(&idle, "idle-timeout", lifecycle.DefaultIdleTimeout, "exit after this long without a request")
 	cmd.Flags().StringVar(&cacheDir, "cache-dir", os.Getenv(cache.EnvDir), "default archive cache directory (env "+cache.EnvDir+"; default under the user cache dir)")
 	return cmd
+}
+
+// checkCookie checks go-plugin's handshake cookie when a client set it (a
+// client of this build sets it when it starts the daemon; someone running
+// `serve` by hand need not), then drops it from the daemon's environment.
+func checkCookie() error {
+	key, want := contract.Handshake.MagicCookieKey, contract.Handshake.MagicCookieValue
+	got, ok := os.LookupEnv(key)
+	if !ok {
+		return nil
+	}
+	if got != want {
+		return fmt.Errorf("%s is %q, not this build's handshake cookie: whatever started this daemon does not speak its protocol; unset %s to run `serve` by hand", key, got, key)
+	}
+	return os.Unsetenv(key)
 }
 
 func newDaemon() *cobra.Command {
@@ -621,6 +646,10 @@ func newDaemon() *cobra.Command {
 				return err
 			}
 			s, st, err := lifecycle.Status(cmd.Context(), d)
+			var refused *lifecycle.StateDirError
+			if errors.As(err, &refused) {
+				return err
+			}
 			if err != nil {
 				return fmt.Errorf("no daemon answers for %s: %w", d, err)
 			}

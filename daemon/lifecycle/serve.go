@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"net"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -13,19 +12,21 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 )
 
 // Draining is the message of the UNAVAILABLE answer a draining daemon gives
-// to new requests; a client may start over with a fresh daemon.
+// to every new request, before any work: a client starts over with the
+// next daemon (Conn.Unprocessed).
 const Draining = "the zarf-planner daemon is shutting down; retry to start a fresh one"
 
 // DefaultIdleTimeout is how long a daemon waits without a request before it
@@ -44,8 +45,13 @@ type ServeOptions struct {
 
 // Serve runs the daemon until it has been idle for IdleTimeout, ctx ends, or
 // it receives SIGTERM or SIGINT; in-flight requests finish first. It owns
-// the state directory for its whole life (a second Serve on the same
-// directory fails at once) and removes its state file and socket on exit.
+// the state directory for its whole life: it holds daemon.lock from before
+// it listens until after its socket and state file are gone and Impl is
+// closed (a second Serve on the same directory fails at once). As soon as
+// it starts draining it removes its state file and refuses every request
+// (Status too) with Draining, so callers start the next daemon once its
+// lock is free. It accepts connections only from processes of its own
+// user (SO_PEERCRED).
 func Serve(ctx context.Context, opts ServeOptions) (err error) {
 	dir := opts.StateDir
 	if dir == "" {
@@ -53,9 +59,11 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 			return err
 		}
 	}
-	if err := EnsureStateDir(dir); err != nil {
+	sd, err := openStateDir(dir, true)
+	if err != nil {
 		return err
 	}
+	defer func() { err = errors.Join(err, sd.Close()) }()
 	log := opts.Logger
 	if log == nil {
 		log = hclog.New(&hclog.LoggerOptions{Name: "zarf-planner", Output: os.Stderr, Level: hclog.Info})
@@ -64,71 +72,100 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 	if idle <= 0 {
 		idle = DefaultIdleTimeout
 	}
-	unlock, err := lockDaemon(dir)
+	lock, err := lockDaemon(sd)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, unlock()) }()
+	defer func() { err = errors.Join(err, lock.Unlock()) }()
+	if c, ok := opts.Impl.(io.Closer); ok {
+		// Before the lock is released: the next daemon finds the
+		// caches free.
+		defer func() { err = errors.Join(err, c.Close()) }()
+	}
+	// No daemon holds the lock but us: what is there is stale.
+	if err := sd.clearStale(); err != nil {
+		return &StateDirError{Dir: sd.Path(), Err: err}
+	}
+	socks, err := sd.Sub(SocketDir, false)
+	if err != nil {
+		return &StateDirError{Dir: sd.Path(), Err: err}
+	}
+	defer func() { err = errors.Join(err, socks.Close()) }()
 
 	t := &tracker{impl: opts.Impl, started: time.Now(), last: time.Now(), pid: os.Getpid()}
-	srv, err := listen(ctx, dir, t, log)
+	srv, err := listen(ctx, socks, t, log)
 	if err != nil {
 		return err
 	}
 	st := State{
-		Pid: os.Getpid(), Network: srv.addr.Network(), Addr: srv.addr.String(),
+		Pid: os.Getpid(), Network: "unix", Addr: srv.addr,
 		ProtocolVersion: contract.ProtocolVersion, BuildID: contract.BuildID, Started: t.started.UTC(),
 	}
-	if err := WriteState(dir, st); err != nil {
+	if err := sd.writeState(st); err != nil {
 		srv.stop()
 		return err
 	}
-	defer func() {
-		err = errors.Join(err, RemoveState(dir, st.Pid))
-		if rmErr := os.Remove(st.Addr); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
-			err = errors.Join(err, rmErr)
-		}
-	}()
+	defer func() { err = errors.Join(err, sd.removeState(st.Pid)) }()
 	log.Info("serving", "pid", st.Pid, "socket", st.Addr, "build", contract.BuildID, "idle_timeout", idle.String())
-	return serveUntilDone(ctx, t, srv, idle, log)
+	unpublish := func() {
+		if err := sd.removeState(st.Pid); err != nil {
+			log.Warn("removing the state file", "error", err)
+		}
+	}
+	return serveUntilDone(ctx, t, srv, idle, unpublish, log)
 }
 
 // lockDaemon takes the state directory's daemon lock, held for the
-// daemon's whole life, or says who holds it.
-func lockDaemon(dir string) (unlock func() error, err error) {
-	lock := flock.New(filepath.Join(dir, DaemonLock))
-	ok, err := lock.TryLock()
-	if err != nil {
-		return nil, fmt.Errorf("locking %s: %w", lock.Path(), err)
+// daemon's whole life, and records this pid in it; or says who holds it.
+func lockDaemon(sd *stateDir) (*privdir.Lock, error) {
+	// A caller holding the start lock takes this lock for a moment to
+	// see whether a daemon lives; a daemon started by hand meanwhile
+	// waits that moment out rather than fail.
+	ctx, cancel := context.WithTimeout(context.Background(), lockGrace)
+	defer cancel()
+	lock, err := sd.LockContext(ctx, DaemonLock, poll)
+	if err != nil && ctx.Err() == nil {
+		return nil, &StateDirError{Dir: sd.Path(), Err: err}
 	}
-	if !ok {
-		pid := "unknown pid"
-		if s, err := ReadState(dir); err == nil {
-			pid = fmt.Sprintf("pid %d", s.Pid)
-		}
-		return nil, fmt.Errorf("another zarf-planner daemon (%s) already serves state directory %s; stop it with `zarf-planner daemon stop` or use another --state-dir", pid, dir)
+	if lock == nil {
+		return nil, fmt.Errorf("another zarf-planner daemon (%s) already serves state directory %s; stop it with `zarf-planner daemon stop` or use another --state-dir", sd.holder(), sd.Path())
 	}
-	return lock.Unlock, nil
+	if err := lock.Record(os.Getpid()); err != nil {
+		return nil, errors.Join(err, lock.Unlock())
+	}
+	return lock, nil
 }
+
+// lockGrace is how long a starting daemon waits for a daemon lock that is
+// held.
+const lockGrace = 500 * time.Millisecond
 
 // server is the running go-plugin server and how to end it.
 type server struct {
-	addr   net.Addr
+	addr   string // the socket's path, as published
 	t      *tracker
 	stop   func() // stop ends the server at once and waits for it
 	closed <-chan struct{}
 }
 
-// listen starts the go-plugin server on a unix socket under dir/sockets,
-// owner-only, answering through t.
-func listen(ctx context.Context, dir string, t *tracker, log hclog.Logger) (*server, error) {
-	sockets := filepath.Join(dir, SocketDir)
-	if err := os.MkdirAll(sockets, 0o700); err != nil {
-		return nil, fmt.Errorf("creating socket directory: %w", err)
-	}
+// pluginEnv are go-plugin's settings read from the environment by a
+// plugin server; none may come from whoever started the daemon (a client
+// certificate would turn on TLS that callers do not speak, a socket group
+// would open the socket to that group).
+var pluginEnv = []string{"PLUGIN_CLIENT_CERT", "PLUGIN_MULTIPLEX_GRPC", "PLUGIN_UNIX_SOCKET_GROUP", "PLUGIN_MIN_PORT", "PLUGIN_MAX_PORT", "PLUGIN_PROTOCOL_VERSIONS"}
+
+// listen starts the go-plugin server on a unix socket in the sockets
+// directory, reached through its descriptor, owner-only (0600), answering
+// only callers of this user, through t.
+func listen(ctx context.Context, socks *privdir.Dir, t *tracker, log hclog.Logger) (*server, error) {
 	// The socket must be owner-only: go-plugin creates it under this umask.
 	syscall.Umask(0o077)
-	if err := os.Setenv(plugin.EnvUnixSocketDir, sockets); err != nil {
+	for _, k := range pluginEnv {
+		if err := os.Unsetenv(k); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.Setenv(plugin.EnvUnixSocketDir, socks.ProcPath("")); err != nil {
 		return nil, err
 	}
 	// The plugin server stops abruptly when serveCtx ends, so it must not
@@ -142,7 +179,8 @@ func listen(ctx context.Context, dir string, t *tracker, log hclog.Logger) (*ser
 		Logger:          log,
 		GRPCServer: func(o []grpc.ServerOption) *grpc.Server {
 			o = append(o, contract.WindowServerOptions()...)
-			srv := grpc.NewServer(append(o, grpc.ChainUnaryInterceptor(t.intercept))...)
+			o = append(o, grpc.Creds(sameUser{log: log}), grpc.ChainUnaryInterceptor(t.intercept))
+			srv := grpc.NewServer(o...)
 			t.mu.Lock()
 			t.server = srv
 			t.mu.Unlock()
@@ -153,7 +191,12 @@ func listen(ctx context.Context, dir string, t *tracker, log hclog.Logger) (*ser
 	s := &server{t: t, closed: closed, stop: func() { cancel(); <-closed }}
 	select {
 	case rc := <-reattach:
-		s.addr = rc.Addr
+		name := filepath.Base(rc.Addr.String())
+		if err := unix.Fchmodat(socks.Fd(), name, 0o600, 0); err != nil {
+			s.stop()
+			return nil, fmt.Errorf("securing the socket %s: %w", filepath.Join(socks.Path(), name), err)
+		}
+		s.addr = filepath.Join(socks.Path(), name)
 		return s, nil
 	case <-closed:
 		cancel()
@@ -173,12 +216,19 @@ func (s *server) shutdown() {
 
 // serveUntilDone serves until the server stops by itself, a signal or
 // ctx's end (drain, then shut down), or idle time without a request.
-func serveUntilDone(ctx context.Context, t *tracker, srv *server, idle time.Duration, log hclog.Logger) error {
+// unpublish runs as soon as draining starts.
+func serveUntilDone(ctx context.Context, t *tracker, srv *server, idle time.Duration, unpublish func(), log hclog.Logger) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
 	tick := time.NewTicker(min(idle/4, time.Second))
 	defer tick.Stop()
+	drain := func() {
+		t.startDraining()
+		unpublish()
+		t.waitIdle()
+		srv.shutdown()
+	}
 	for {
 		select {
 		case <-srv.closed:
@@ -186,17 +236,16 @@ func serveUntilDone(ctx context.Context, t *tracker, srv *server, idle time.Dura
 			return nil
 		case s := <-sigs:
 			log.Info("draining on signal", "signal", s.String())
-			t.drain()
-			srv.shutdown()
+			drain()
 			return nil
 		case <-ctx.Done():
 			log.Info("draining: context ended")
-			t.drain()
-			srv.shutdown()
+			drain()
 			return nil
 		case <-tick.C:
 			if t.idleFor() >= idle && t.drainIfIdle(idle) {
 				log.Info("exiting after idle timeout", "idle", idle.String())
+				unpublish()
 				srv.shutdown()
 				return nil
 			}
@@ -245,15 +294,19 @@ func (t *tracker) intercept(ctx context.Context, req any, info *grpc.UnaryServer
 	switch info.FullMethod {
 	case contract.ShutdownMethod:
 		return nil, status.Error(codes.PermissionDenied, "this zarf-planner daemon is shared by every caller; stop it with `zarf-planner daemon stop`")
-	case plannerpb.Planner_Status_FullMethodName:
-		// A status probe is not work: it neither counts as a request nor
-		// keeps an idle daemon alive.
-		return h(ctx, req)
 	}
 	t.mu.Lock()
 	if t.draining {
+		// Refused before any work, Status too: a caller treats a
+		// draining daemon as gone and starts the next one.
 		t.mu.Unlock()
 		return nil, status.Error(codes.Unavailable, Draining)
+	}
+	if info.FullMethod == plannerpb.Planner_Status_FullMethodName {
+		// A status probe is not work: it neither counts as a request nor
+		// keeps an idle daemon alive.
+		t.mu.Unlock()
+		return h(ctx, req)
 	}
 	t.inflight++
 	t.requests++
@@ -291,11 +344,17 @@ func (t *tracker) drainIfIdle(idle time.Duration) bool {
 	return true
 }
 
-// drain refuses new requests and waits for in-flight ones to finish.
-func (t *tracker) drain() {
+// startDraining refuses every new request from now on.
+func (t *tracker) startDraining() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.draining = true
+}
+
+// waitIdle waits for in-flight requests to finish.
+func (t *tracker) waitIdle() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.cond == nil {
 		t.cond = sync.NewCond(&t.mu)
 	}

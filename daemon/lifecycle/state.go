@@ -4,6 +4,14 @@
 // reattach through it, and the first client (holding a flock) starts the
 // daemon when none answers. It knows the wire contract but nothing of
 // planning, so the Ansible module can use it.
+//
+// Trust: the state directory is opened once and checked (package
+// privdir); the daemon at the other end of the socket is proved by the
+// kernel (SO_PEERCRED: this user, and the pid the state file names) and
+// signalled only through a pidfd; the daemon refuses callers of another
+// user the same way. Liveness: the daemon holds daemon.lock for its whole
+// life, so a state file whose daemon still holds the lock is never
+// removed, and the next daemon starts only once the lock is free.
 package lifecycle
 
 import (
@@ -16,6 +24,10 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 )
 
 // EnvStateDir overrides the default state directory.
@@ -57,64 +69,116 @@ func DefaultStateDir() (string, error) {
 	return filepath.Join(c, "zarf-planner", "run"), nil
 }
 
-// EnsureStateDir creates dir (0700) if needed and refuses one that others
-// can write to, since whoever writes the state file decides which socket
-// clients talk to.
-func EnsureStateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("creating state directory %s: %w", dir, err)
-	}
-	fi, err := os.Stat(dir)
+// StateDirError is a state directory that cannot be trusted (another user
+// owns or can change it or a directory above it, or a file in it), or
+// cannot be opened. Callers stop there: they never fall back to working
+// without the daemon because of it.
+type StateDirError struct {
+	Dir string
+	Err error
+}
+
+func (e *StateDirError) Error() string {
+	return fmt.Sprintf("state directory %s: %v; fix it or choose another with --state-dir (the module's state_dir) or %s", e.Dir, e.Err, EnvStateDir)
+}
+
+func (e *StateDirError) Unwrap() error { return e.Err }
+
+// stateDir is a state directory opened once (see privdir): every file,
+// lock and socket of it is reached through its descriptor.
+type stateDir struct {
+	*privdir.Dir
+}
+
+// openStateDir opens and checks the state directory at path, creating it
+// (0700) when create is set. Without create, a directory that does not
+// exist is reported as fs.ErrNotExist (no daemon ever ran there).
+func openStateDir(path string, create bool) (*stateDir, error) {
+	d, err := privdir.Open(path, create)
 	if err != nil {
-		return fmt.Errorf("checking state directory %s: %w", dir, err)
+		if !create && errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, &StateDirError{Dir: path, Err: err}
 	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("state directory %s is writable by group or others (mode %v); run chmod 700 on it or choose another with --state-dir or %s", dir, fi.Mode().Perm(), EnvStateDir)
+	return &stateDir{d}, nil
+}
+
+// EnsureStateDir creates dir (0700) if needed and refuses one that others
+// can change (it, a directory above it), since whoever writes the state
+// file decides which socket clients talk to.
+func EnsureStateDir(dir string) error {
+	sd, err := openStateDir(dir, true)
+	if err != nil {
+		return err
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("state directory %s belongs to uid %d, not to this user (uid %d); choose another with --state-dir or %s", dir, st.Uid, os.Geteuid(), EnvStateDir)
-	}
-	return nil
+	return sd.Close()
 }
 
 // ReadState reads the state file of dir. It returns fs.ErrNotExist when no
 // daemon has published one.
 func ReadState(dir string) (*State, error) {
-	b, err := os.ReadFile(filepath.Join(dir, StateFile))
+	sd, err := openStateDir(dir, false)
 	if err != nil {
 		return nil, err
 	}
+	defer sd.Close()
+	return sd.readState()
+}
+
+// readState reads and checks the state file: a file of this user that
+// only this user can read, naming a unix socket in the sockets
+// directory. Nothing else is dialled, whatever the file says.
+func (sd *stateDir) readState() (*State, error) {
+	b, err := sd.ReadFile(StateFile)
+	if err != nil {
+		return nil, sd.untrusted(err)
+	}
+	path := filepath.Join(sd.Path(), StateFile)
 	var s State
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("state file %s is corrupt: %w", filepath.Join(dir, StateFile), err)
+		return nil, fmt.Errorf("state file %s is corrupt: %w", path, err)
 	}
 	if s.Pid <= 0 || s.Addr == "" {
-		return nil, fmt.Errorf("state file %s is incomplete (pid %d, addr %q)", filepath.Join(dir, StateFile), s.Pid, s.Addr)
+		return nil, fmt.Errorf("state file %s is incomplete (pid %d, addr %q)", path, s.Pid, s.Addr)
+	}
+	if s.Network != "unix" {
+		return nil, fmt.Errorf("state file %s names network %q; a daemon listens only on a unix socket in %s", path, s.Network, filepath.Join(sd.Path(), SocketDir))
+	}
+	if _, err := sd.socketName(&s); err != nil {
+		return nil, fmt.Errorf("state file %s: %w", path, err)
 	}
 	return &s, nil
 }
 
+// socketName is the name, in the sockets directory, of the socket s
+// names; any other address is refused.
+func (sd *stateDir) socketName(s *State) (string, error) {
+	dir, name := filepath.Split(s.Addr)
+	if filepath.Clean(dir) != filepath.Join(sd.Path(), SocketDir) || name == "" || name == "." || name == ".." {
+		return "", fmt.Errorf("the socket %s is not in %s", s.Addr, filepath.Join(sd.Path(), SocketDir))
+	}
+	return name, nil
+}
+
 // WriteState publishes s atomically (write to a temporary file, then
 // rename) with mode 0600.
-func WriteState(dir string, s State) (err error) {
+func WriteState(dir string, s State) error {
+	sd, err := openStateDir(dir, true)
+	if err != nil {
+		return err
+	}
+	defer sd.Close()
+	return sd.writeState(s)
+}
+
+func (sd *stateDir) writeState(s State) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, stateTemp)
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("writing state file: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, os.Remove(tmp))
-		}
-	}()
-	if err := os.Chmod(tmp, 0o600); err != nil {
-		return fmt.Errorf("securing state file: %w", err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, StateFile)); err != nil {
-		return fmt.Errorf("publishing state file: %w", err)
+	if err := sd.WriteFile(StateFile, stateTemp, b); err != nil {
+		return fmt.Errorf("publishing the state file: %w", err)
 	}
 	return nil
 }
@@ -122,17 +186,67 @@ func WriteState(dir string, s State) (err error) {
 // RemoveState removes the state file if it still names pid, so a daemon
 // that exits late never removes its successor's state.
 func RemoveState(dir string, pid int) error {
-	s, err := ReadState(dir)
+	sd, err := openStateDir(dir, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if err == nil && s.Pid != pid {
-		return nil
-	}
-	if err := os.Remove(filepath.Join(dir, StateFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err != nil {
 		return err
 	}
+	defer sd.Close()
+	return sd.removeState(pid)
+}
+
+func (sd *stateDir) removeState(pid int) error {
+	s, err := sd.readState()
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && s.Pid != pid) {
+		return nil
+	}
+	return sd.Remove(StateFile)
+}
+
+// clearStale removes what a dead daemon left: its state file and every
+// socket in the sockets directory. The caller holds the daemon lock, so
+// no daemon is serving (a daemon takes the lock before it listens).
+func (sd *stateDir) clearStale() error {
+	if err := sd.Remove(StateFile); err != nil {
+		return err
+	}
+	socks, err := sd.Sub(SocketDir, true)
+	if err != nil {
+		return err
+	}
+	defer socks.Close()
+	names, err := socks.Names()
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if st, err := socks.Lstat(n); err == nil && st.Mode&unix.S_IFMT == unix.S_IFSOCK {
+			if err := socks.Remove(n); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// untrusted makes a refusal of something in the state directory (another
+// user's file, a symlink, a file others can use) a StateDirError, which
+// stops every caller; other errors pass.
+func (sd *stateDir) untrusted(err error) error {
+	if errors.Is(err, privdir.ErrUntrusted) {
+		return &StateDirError{Dir: sd.Path(), Err: err}
+	}
+	return err
+}
+
+// holder names the pid recorded in the daemon lock, for messages.
+func (sd *stateDir) holder() string {
+	if pid := sd.Holder(DaemonLock); pid > 0 {
+		return fmt.Sprintf("pid %d", pid)
+	}
+	return "unknown pid"
 }
 
 // Alive reports whether a process with pid exists and has not exited.

@@ -103,27 +103,44 @@ func (d *Server) Close() error {
 // Cache returns the open cache of dir ("" for the default), opening it on
 // first use.
 func (d *Server) Cache(dir string) (*cache.Cache, error) {
+	c, _, err := d.cache(dir)
+	return c, err
+}
+
+// cache is Cache that also returns the notices of opening the cache (a
+// corrupt directory moved aside, entries of another schema dropped), for
+// the request that opened it to report in its warnings; they go to Warn
+// too. A cache is kept under its resolved path, so two names of one
+// directory are one open cache.
+func (d *Server) cache(dir string) (*cache.Cache, []string, error) {
 	if dir == "" {
 		dir = d.cfg.DefaultCache
 	}
 	if dir == "" {
-		return nil, fmt.Errorf("no cache directory: give cache_dir or set %s", cache.EnvDir)
+		return nil, nil, fmt.Errorf("no cache directory: give cache_dir or set %s", cache.EnvDir)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = resolved
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if c, ok := d.caches[abs]; ok {
-		return c, nil
+		return c, nil, nil
 	}
-	c, err := cache.Open(abs, d.cfg.Warn)
+	var notes []string
+	c, err := cache.Open(abs, func(w string) {
+		d.cfg.Warn(w)
+		notes = append(notes, w)
+	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d.caches[abs] = c
-	return c, nil
+	return c, notes, nil
 }
 
 // clients returns the cached clients of a cluster, keyed by the kubeconfig
@@ -191,7 +208,8 @@ func (d *Server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planner
 	r.Budget = d.budget
 	memo := d.memo
 	if o.UseCache {
-		c, err := d.Cache(o.CacheDir)
+		c, notes, err := d.cache(o.CacheDir)
+		r.Warnings = append(r.Warnings, notes...)
 		if err != nil {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("planned without the cache: %v", err))
 		} else {
@@ -214,11 +232,12 @@ func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 		return nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", req.GetPath())
 	}
 	var c inspect.Cache
-	var warning string
+	var warnings []string
 	if req.GetUseCache() {
-		cc, err := d.Cache(req.GetCacheDir())
+		cc, notes, err := d.cache(req.GetCacheDir())
+		warnings = notes
 		if err != nil {
-			warning = fmt.Sprintf("inspected without the cache: %v", err)
+			warnings = append(warnings, fmt.Sprintf("inspected without the cache: %v", err))
 		} else {
 			c = cc
 		}
@@ -230,9 +249,7 @@ func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 		}
 		return nil, status.Errorf(codes.FailedPrecondition, "inspecting %s: %v", req.GetPath(), err)
 	}
-	if warning != "" {
-		in.Warnings = append(in.Warnings, warning)
-	}
+	in.Warnings = append(in.Warnings, warnings...)
 	d.count(in.Counts)
 	b, err := service.Marshal(in)
 	if err != nil {
