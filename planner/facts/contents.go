@@ -1,0 +1,303 @@
+package facts
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Contents is what a package ships, read from its archive in the same
+// pass as its zarf.yaml: its components with their images, charts and
+// manifests, and the claims its Kubernetes objects make on a cluster. It
+// is what the catalog shows and what a maximal policy is held against.
+type Contents struct {
+	// Size is the archive's size on disk (a split package's data parts).
+	Size int64 `json:"size"`
+	// Signed says the archive holds a signature (zarf.bundle.sig, or the
+	// legacy zarf.yaml.sig). The planner does not verify it.
+	Signed     bool        `json:"signed"`
+	Components []Component `json:"components"`
+	Claims     Claims      `json:"claims"`
+}
+
+// Component is one component of a package, as zarf.yaml lists it.
+type Component struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Required components are always deployed; the others only when the
+	// operator asks for them (zarf's --components).
+	Required  bool       `json:"required"`
+	Images    []string   `json:"images"`
+	Charts    []Chart    `json:"charts"`
+	Manifests []Manifest `json:"manifests"`
+}
+
+// Chart is a Helm chart a component deploys.
+type Chart struct {
+	Name        string `json:"name"`
+	Version     string `json:"version,omitempty"`
+	Namespace   string `json:"namespace,omitempty"`
+	ReleaseName string `json:"release_name,omitempty"`
+	// Source is where zarf took it from when the package was built: a
+	// local path, or the URL of a repository or registry.
+	Source string `json:"source,omitempty"`
+	// Rendered says its templates were rendered; Notes say what the
+	// rendering could not know (the cluster's state, deploy-time values).
+	Rendered bool     `json:"rendered"`
+	Notes    []string `json:"notes,omitempty"`
+}
+
+// Manifest is a set of raw manifests a component deploys (zarf deploys
+// them as a generated chart).
+type Manifest struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+	// Files are the manifest files in the component, in order.
+	Files []string `json:"files"`
+}
+
+// Claims are what a package's objects do to a cluster beyond their own
+// namespaced workloads, collected from what it ships (not from what it
+// declares): the CRDs it installs, the namespaces it creates or writes
+// to, its cluster-scoped objects, the RBAC rules it grants cluster-wide
+// and the registries its images come from. What cannot be known without
+// the cluster (or before deploy time) is listed in Unknown, never guessed.
+type Claims struct {
+	CRDs          []CRDClaim       `json:"crds"`
+	Namespaces    []NamespaceClaim `json:"namespaces"`
+	ClusterScoped []Origin         `json:"cluster_scoped"`
+	ClusterRBAC   []RBACClaim      `json:"cluster_rbac"`
+	Registries    []RegistryClaim  `json:"registries"`
+	Unknown       []UnknownClaim   `json:"unknown"`
+}
+
+// Origin locates the object that makes a claim: its component, the file
+// it comes from in the archive, and the object itself.
+type Origin struct {
+	Component string `json:"component"`
+	// File is the file in the component: a raw manifest
+	// ("manifests/widgets-0.yaml") or a chart and the file in it
+	// ("charts/gadgets-0.3.0.tgz: templates/rbac.yaml").
+	File       string `json:"file"`
+	APIVersion string `json:"api_version,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Name       string `json:"name,omitempty"`
+	Namespace  string `json:"namespace,omitempty"`
+}
+
+// Group is the API group of the object's apiVersion ("" for the core group).
+func (o Origin) Group() string {
+	g, _, ok := strings.Cut(o.APIVersion, "/")
+	if !ok {
+		return ""
+	}
+	return g
+}
+
+// Object is the object's kind and name, as kubectl writes them:
+// "ClusterRole/gadgets-controller", or "Deployment/web in gadgets".
+func (o Origin) Object() string {
+	s := o.Kind + "/" + o.Name
+	if o.Namespace != "" {
+		s += " in " + o.Namespace
+	}
+	return s
+}
+
+// String is the object with where it comes from, for messages:
+// "ClusterRole/gadgets-controller (component gadgets, charts/gadgets-0.3.0.tgz: templates/rbac.yaml)".
+func (o Origin) String() string {
+	where := fmt.Sprintf("component %s, %s", o.Component, o.File)
+	if o.Kind == "" {
+		return where
+	}
+	return fmt.Sprintf("%s (%s)", o.Object(), where)
+}
+
+// CRDClaim is a CustomResourceDefinition the package installs.
+type CRDClaim struct {
+	// Name is the CRD's name, <plural>.<group>.
+	Name  string `json:"name"`
+	Group string `json:"group"`
+	Kind  string `json:"kind"`
+	// Scope is Namespaced or Cluster.
+	Scope  string `json:"scope"`
+	Origin Origin `json:"origin"`
+}
+
+// NamespaceClaim is a namespace the package creates (a Namespace object)
+// or writes to (its objects, a chart's release or a manifest's target
+// namespace).
+type NamespaceClaim struct {
+	Name    string   `json:"name"`
+	Created bool     `json:"created"`
+	Objects []Origin `json:"objects"`
+}
+
+// RBACClaim is a grant of RBAC rules across the whole cluster: a
+// ClusterRoleBinding and the ClusterRole it binds.
+type RBACClaim struct {
+	Binding Origin `json:"binding"`
+	// Role is the bound ClusterRole's name; RoleOrigin is where the
+	// package ships it (nil when it does not).
+	Role       string  `json:"role"`
+	RoleOrigin *Origin `json:"role_origin,omitempty"`
+	Rules      []Rule  `json:"rules"`
+	// Wildcard says a rule grants "*" (verbs, resources, API groups or
+	// non-resource URLs).
+	Wildcard bool `json:"wildcard"`
+	// Subjects are who is granted them ("ServiceAccount gadgets/gadgets-controller").
+	Subjects []string `json:"subjects"`
+}
+
+// Rule is one RBAC policy rule.
+type Rule struct {
+	APIGroups       []string `json:"api_groups,omitempty"`
+	Resources       []string `json:"resources,omitempty"`
+	ResourceNames   []string `json:"resource_names,omitempty"`
+	NonResourceURLs []string `json:"non_resource_urls,omitempty"`
+	Verbs           []string `json:"verbs"`
+}
+
+// Wildcard says the rule grants "*" somewhere.
+func (r Rule) Wildcard() bool {
+	for _, l := range [][]string{r.APIGroups, r.Resources, r.NonResourceURLs, r.Verbs} {
+		for _, s := range l {
+			if s == "*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// String writes the rule as `verbs [get list] on resources [*] of groups [*]`.
+func (r Rule) String() string {
+	s := fmt.Sprintf("verbs [%s]", strings.Join(r.Verbs, " "))
+	if len(r.NonResourceURLs) > 0 {
+		return s + fmt.Sprintf(" on non-resource URLs [%s]", strings.Join(r.NonResourceURLs, " "))
+	}
+	s += fmt.Sprintf(" on resources [%s] of groups [%s]", strings.Join(r.Resources, " "), strings.Join(quoteCore(r.APIGroups), " "))
+	if len(r.ResourceNames) > 0 {
+		s += fmt.Sprintf(" named [%s]", strings.Join(r.ResourceNames, " "))
+	}
+	return s
+}
+
+func quoteCore(groups []string) []string {
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		if g == "" {
+			g = `""`
+		}
+		out[i] = g
+	}
+	return out
+}
+
+// RegistryClaim is a registry the package's images come from.
+type RegistryClaim struct {
+	Registry string `json:"registry"`
+	// Images are the package's images from it, as zarf.yaml lists them,
+	// each with its component ("gadgets: 127.0.0.1:47301/demo/web:1.0.0").
+	Images []string `json:"images"`
+}
+
+// Kinds of unknown claim.
+const (
+	// UnknownScope: an object of a kind whose scope (namespaced or
+	// cluster-wide) only the cluster knows (its CRD is not in the package).
+	UnknownScope = "scope"
+	// UnknownDeployTime: a value zarf sets when it deploys (a
+	// ###ZARF_VAR_…### variable, a templated values file).
+	UnknownDeployTime = "deploy_time"
+	// UnknownRBAC: rules of a ClusterRole bound cluster-wide that the
+	// package does not ship (or that aggregates others).
+	UnknownRBAC = "rbac"
+	// UnknownRender: a chart that could not be rendered.
+	UnknownRender = "render"
+	// UnknownContents: contents that could not be read (over a limit,
+	// not YAML, in a form the reader does not know).
+	UnknownContents = "contents"
+)
+
+// UnknownClaim is something the package may do that cannot be known
+// from the archive alone, with why.
+type UnknownClaim struct {
+	Kind string `json:"kind"`
+	// Subject is what is unknown about: a kind ("cert-manager.io/Certificate"),
+	// a namespace, a ClusterRole, a chart.
+	Subject string `json:"subject"`
+	Reason  string `json:"reason"`
+	Origin  Origin `json:"origin"`
+}
+
+// Validate holds every string of the contents to what inspect writes:
+// printable, so a value read back from a cache is as safe to print as a
+// fresh read.
+func (c *Contents) Validate() error {
+	var bad string
+	check := func(ss ...string) {
+		for _, s := range ss {
+			if bad == "" && Printable(s) != s {
+				bad = s
+			}
+		}
+	}
+	origin := func(o Origin) { check(o.Component, o.File, o.APIVersion, o.Kind, o.Name, o.Namespace) }
+	if c.Size < 0 {
+		return fmt.Errorf("contents: negative size %d", c.Size)
+	}
+	for _, comp := range c.Components {
+		check(comp.Name, comp.Description)
+		check(comp.Images...)
+		for _, ch := range comp.Charts {
+			check(ch.Name, ch.Version, ch.Namespace, ch.ReleaseName, ch.Source)
+			check(ch.Notes...)
+		}
+		for _, m := range comp.Manifests {
+			check(m.Name, m.Namespace)
+			check(m.Files...)
+		}
+	}
+	cl := c.Claims
+	for _, x := range cl.CRDs {
+		check(x.Name, x.Group, x.Kind, x.Scope)
+		origin(x.Origin)
+	}
+	for _, x := range cl.Namespaces {
+		check(x.Name)
+		for _, o := range x.Objects {
+			origin(o)
+		}
+	}
+	for _, o := range cl.ClusterScoped {
+		origin(o)
+	}
+	for _, x := range cl.ClusterRBAC {
+		origin(x.Binding)
+		if x.RoleOrigin != nil {
+			origin(*x.RoleOrigin)
+		}
+		check(x.Role)
+		check(x.Subjects...)
+		for _, r := range x.Rules {
+			check(r.APIGroups...)
+			check(r.Resources...)
+			check(r.ResourceNames...)
+			check(r.NonResourceURLs...)
+			check(r.Verbs...)
+		}
+	}
+	for _, x := range cl.Registries {
+		check(x.Registry)
+		check(x.Images...)
+	}
+	for _, x := range cl.Unknown {
+		check(x.Kind, x.Subject, x.Reason)
+		origin(x.Origin)
+	}
+	if bad != "" {
+		return fmt.Errorf("contents hold a value that is not printable: %s", Quote(bad))
+	}
+	return nil
+}
