@@ -37,8 +37,8 @@ import (
 
 // Schema is the shape of the values this version writes. Opening a cache
 // written with another schema drops every entry. (2: fingerprints hold
-// the ctime.)
-const Schema = 2
+// the ctime; 3: candidates hold their contents and claims.)
+const Schema = 3
 
 // EnvDir overrides the default cache directory.
 const EnvDir = "ZARF_PLANNER_CACHE_DIR"
@@ -366,7 +366,7 @@ func validOutcome(o inspect.Outcome) bool {
 		c := o.Candidate
 		return c.SHA256 == o.SHA256 && facts.CheckPackageName(c.Name) == nil && facts.CheckArchitecture(c.Architecture) == nil &&
 			facts.CheckFlavor(c.Flavor) == nil && facts.Printable(c.Version) == c.Version && facts.Printable(c.Description) == c.Description &&
-			(c.Prerequisites == nil || c.Prerequisites.Validate() == nil)
+			(c.Prerequisites == nil || c.Prerequisites.Validate() == nil) && (c.Contents == nil || c.Contents.Validate() == nil)
 	case inspect.OutcomeInvalid:
 		return o.Problem != ""
 	case inspect.OutcomeIntegrity, inspect.OutcomeNotZarf:

@@ -29,7 +29,9 @@ import (
 	"syscall"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/zarf-dev/zarf/src/api/v1alpha1"
 
+	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
@@ -309,9 +311,19 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// members are the archive members planning reads, held in memory.
+// members are the archive members planning reads, held in memory, and
+// what the catalog keeps of the component tarballs.
 type members struct {
 	zarfYAML, docTar, checksums []byte
+	// signed says the archive holds a signature (zarf.bundle.sig, or the
+	// legacy zarf.yaml.sig).
+	signed bool
+	// components are the kept files of each component tarball, by
+	// component name, and the tarballs' sha256 by member name.
+	components map[string]*claims.Component
+	sums       map[string]string
+	// contents counts the bytes kept of component tarballs.
+	contents int64
 }
 
 // readStream reads an archive; it returns the candidate (without Path).
@@ -335,7 +347,11 @@ func readStream(ctx context.Context, src source, name string, limits Limits) (fa
 	if err != nil {
 		return facts.Candidate{}, err
 	}
-	return decide(name, m, hex.EncodeToString(s.hash.Sum(nil)))
+	c, pkg, err := decide(name, m, hex.EncodeToString(s.hash.Sum(nil)))
+	if err != nil {
+		return c, err
+	}
+	return c, describe(ctx, name, m, pkg, src.size(), &c)
 }
 
 // stream is an archive being read: every byte is counted and hashed as it
@@ -460,6 +476,15 @@ func collect(ctx context.Context, tr *tar.Reader, name string, h *hold) (members
 			return m, fmt.Errorf("%w: %s: reading the tar stream: %w", ErrUnreadable, name, err)
 		}
 		member := path.Clean(hdr.Name)
+		if member == "zarf.bundle.sig" || member == "zarf.yaml.sig" {
+			m.signed = true
+		}
+		if component, ok := componentTarball(member); ok && hdr.Typeflag == tar.TypeReg {
+			if err := m.walkComponent(ctx, tr, hdr, component, name, h); err != nil {
+				return m, err
+			}
+			continue
+		}
 		limit, keep := kept[member]
 		if !keep {
 			continue
@@ -499,16 +524,16 @@ func collect(ctx context.Context, tr *tar.Reader, name string, h *hold) (members
 // the package is (read as zarf reads it, its names held to their rules),
 // the checksums are verified, and the prerequisites document (if zarf.yaml
 // names one) is decoded.
-func decide(name string, m members, sum string) (facts.Candidate, error) {
+func decide(name string, m members, sum string) (facts.Candidate, v1alpha1.ZarfPackage, error) {
 	if m.zarfYAML == nil {
-		return facts.Candidate{}, fmt.Errorf("%w: %s holds no zarf.yaml", ErrNotZarfPackage, name)
+		return facts.Candidate{}, v1alpha1.ZarfPackage{}, fmt.Errorf("%w: %s holds no zarf.yaml", ErrNotZarfPackage, name)
 	}
 	pkg, err := readZarfYAML(m.zarfYAML)
 	if err != nil {
-		return facts.Candidate{}, fmt.Errorf("%w: %s: zarf.yaml %w; refused as tampered", ErrIntegrity, name, err)
+		return facts.Candidate{}, v1alpha1.ZarfPackage{}, fmt.Errorf("%w: %s: zarf.yaml %w; refused as tampered", ErrIntegrity, name, err)
 	}
 	if pkg.Metadata.Name == "" {
-		return facts.Candidate{}, fmt.Errorf("%w: %s: zarf.yaml has no metadata.name", ErrNotZarfPackage, name)
+		return facts.Candidate{}, v1alpha1.ZarfPackage{}, fmt.Errorf("%w: %s: zarf.yaml has no metadata.name", ErrNotZarfPackage, name)
 	}
 	c := facts.Candidate{
 		SHA256:            sum,
@@ -523,14 +548,14 @@ func decide(name string, m members, sum string) (facts.Candidate, error) {
 		c.Architecture = pkg.Build.Architecture
 	}
 	if err := verify(name, pkg.Metadata.AggregateChecksum, m.checksums, m.docTar); err != nil {
-		return c, err
+		return c, pkg, err
 	}
 	if err := identity(name, &c); err != nil {
-		return c, err
+		return c, pkg, err
 	}
 	p, err := prerequisites(name, c.Name, pkg.Documentation, m.docTar)
 	c.Prerequisites = p
-	return c, err
+	return c, pkg, err
 }
 
 // identity holds a candidate's name, version, architecture and flavor to

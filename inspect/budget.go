@@ -10,7 +10,7 @@ import (
 
 // Budget is the memory every parallel reader of a directory shares: the
 // members an archive keeps in memory (zarf.yaml, checksums.txt,
-// documentation.tar) and its decompressor's window and buffers. It does
+// documentation.tar, the manifests and charts of its component tarballs) and its decompressor's window and buffers. It does
 // not grow with the number of cores: more readers wait rather than
 // allocate, so a directory of small crafted archives cannot exhaust
 // memory however many cores read it.
@@ -38,9 +38,10 @@ const (
 	// DefaultMemory is the shared budget of a directory's readers.
 	DefaultMemory = 64 << 20
 	// archiveReserve is the most one archive can hold beyond its first
-	// take: every member at its cap (the decompressor's window is taken
-	// first, while holding nothing).
-	archiveReserve = MaxZarfYAML + MaxChecksums + MaxDocumentationTar
+	// take: every member at its cap and what the catalog keeps of its
+	// component tarballs (the decompressor's window is taken first, while
+	// holding nothing).
+	archiveReserve = MaxZarfYAML + MaxChecksums + MaxDocumentationTar + MaxContents
 )
 
 // NewBudget is a shared budget of size bytes (DefaultMemory if size is 0),

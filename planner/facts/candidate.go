@@ -19,4 +19,7 @@ type Candidate struct {
 	// Prerequisites is the embedded document, or nil when the package has
 	// none (it then requires and provides nothing).
 	Prerequisites *Prerequisites `json:"prerequisites,omitempty"`
+	// Contents is what the archive ships and what its objects claim, read
+	// in the same pass (nil for an archive read by an older version).
+	Contents *Contents `json:"contents,omitempty"`
 }

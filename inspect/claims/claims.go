@@ -1,0 +1,393 @@
+// Package claims says what a Zarf package ships and what its objects
+// claim on a cluster, from the files its component tarballs hold: the
+// CRDs it installs (raw manifests and charts' crds/), the namespaces it
+// creates or writes to, its cluster-scoped objects, the RBAC rules it
+// grants cluster-wide and the registries of its images. Charts are
+// rendered with the Helm SDK with the values the package ships; what only
+// the cluster (or zarf at deploy time) could tell is reported as unknown,
+// never guessed.
+//
+// It reads no file and contacts no cluster: inspect hands it the bytes it
+// kept while streaming the archive. Every value it returns is printable.
+package claims
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/zarf-dev/zarf/src/api/v1alpha1"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+)
+
+// Component is what inspect kept of one component tarball
+// (components/<name>.tar) while the archive streamed past.
+type Component struct {
+	// Files are the kept files by their path in the component
+	// ("manifests/widgets-0.yaml", "charts/gadgets-0.3.0.tgz",
+	// "values/gadgets-0.3.0-0").
+	Files map[string][]byte
+	// Skipped are files that were not kept, each with why (over a limit).
+	Skipped map[string]string
+	// Problem says why the tarball could not be walked, if it could not.
+	Problem string
+}
+
+// Collect describes a package from its zarf.yaml and the files kept from
+// its component tarballs (by component name; a component absent from the
+// map shipped no tarball). Size and Signed are the caller's to set.
+func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Component) facts.Contents {
+	c := &collector{crdScope: map[string]string{}, roles: map[string]*roleDef{}}
+	contents := facts.Contents{Components: []facts.Component{}}
+	for _, zc := range pkg.Components {
+		comp := facts.Component{Name: text(zc.Name), Description: text(zc.Description), Required: zc.IsRequired(),
+			Images: []string{}, Charts: []facts.Chart{}, Manifests: []facts.Manifest{}}
+		for _, img := range zc.Images {
+			comp.Images = append(comp.Images, text(img))
+			c.image(zc.Name, img)
+		}
+		files := comps[zc.Name]
+		cname := text(zc.Name)
+		if files == nil && (len(zc.Charts) > 0 || len(zc.Manifests) > 0) {
+			c.unknown(facts.UnknownContents, "component "+cname, "the archive holds no components/"+cname+".tar for its charts and manifests", facts.Origin{Component: cname})
+			files = &Component{}
+		}
+		if files != nil && files.Problem != "" {
+			c.unknown(facts.UnknownContents, "component "+cname, files.Problem, facts.Origin{Component: cname, File: "components/" + cname + ".tar"})
+		}
+		if files != nil {
+			for _, f := range slices.Sorted(maps.Keys(files.Skipped)) {
+				c.unknown(facts.UnknownContents, text(f), files.Skipped[f], facts.Origin{Component: cname, File: text(f)})
+			}
+		}
+		for _, m := range zc.Manifests {
+			man := facts.Manifest{Name: text(m.Name), Namespace: text(m.Namespace), Files: []string{}}
+			n := len(m.Files) + len(m.Kustomizations)
+			for i := range n {
+				file := "manifests/" + m.Name + "-" + strconv.Itoa(i) + ".yaml"
+				if i >= len(m.Files) {
+					file = "manifests/kustomization-" + m.Name + "-" + strconv.Itoa(i-len(m.Files)) + ".yaml"
+				}
+				man.Files = append(man.Files, text(file))
+				b, ok := files.Files[file]
+				if !ok {
+					continue
+				}
+				c.manifest(zc.Name, file, m.Namespace, b)
+			}
+			if m.Namespace != "" {
+				c.writes(m.Namespace, facts.Origin{Component: cname, File: "manifests/" + text(m.Name)})
+			}
+			comp.Manifests = append(comp.Manifests, man)
+		}
+		for _, ch := range zc.Charts {
+			comp.Charts = append(comp.Charts, c.chart(ctx, zc.Name, ch, files))
+		}
+		contents.Components = append(contents.Components, comp)
+	}
+	c.finish()
+	contents.Claims = c.claims
+	return contents
+}
+
+// roleDef is a ClusterRole the package ships.
+type roleDef struct {
+	origin     facts.Origin
+	rules      []facts.Rule
+	aggregates bool
+}
+
+type binding struct {
+	origin   facts.Origin
+	role     string
+	subjects []string
+}
+
+// collector gathers claims across a package's components.
+type collector struct {
+	claims facts.Claims
+	// objects waiting for the package's CRDs to say their scope.
+	pending  []pendingObject
+	crdScope map[string]string // group/Kind → Namespaced or Cluster
+	roles    map[string]*roleDef
+	bindings []binding
+	ns       map[string]*facts.NamespaceClaim
+	regs     map[string][]string
+}
+
+type pendingObject struct {
+	origin    facts.Origin
+	defaultNS string
+}
+
+func (c *collector) unknown(kind, subject, reason string, o facts.Origin) {
+	c.claims.Unknown = append(c.claims.Unknown, facts.UnknownClaim{Kind: kind, Subject: text(subject), Reason: text(reason), Origin: o})
+}
+
+func (c *collector) image(component, img string) {
+	reg := "unknown"
+	ref, err := name.ParseReference(img, name.WeakValidation)
+	if err == nil {
+		reg = ref.Context().RegistryStr()
+	} else {
+		c.unknown(facts.UnknownContents, "image "+text(img), "not an image reference: "+err.Error(), facts.Origin{Component: text(component)})
+		return
+	}
+	if c.regs == nil {
+		c.regs = map[string][]string{}
+	}
+	c.regs[text(reg)] = append(c.regs[text(reg)], text(component)+": "+text(img))
+}
+
+func (c *collector) writes(ns string, o facts.Origin) {
+	c.namespace(ns, o, false)
+}
+
+func (c *collector) namespace(ns string, o facts.Origin, created bool) {
+	if strings.Contains(ns, "###ZARF_") {
+		c.unknown(facts.UnknownDeployTime, "namespace "+text(ns), "zarf sets it when it deploys", o)
+		return
+	}
+	if c.ns == nil {
+		c.ns = map[string]*facts.NamespaceClaim{}
+	}
+	k := text(ns)
+	n := c.ns[k]
+	if n == nil {
+		n = &facts.NamespaceClaim{Name: k, Objects: []facts.Origin{}}
+		c.ns[k] = n
+	}
+	n.Created = n.Created || created
+	n.Objects = append(n.Objects, o)
+}
+
+// manifest reads one file of objects that deploy into defaultNS when they
+// name no namespace.
+func (c *collector) manifest(component, file, defaultNS string, b []byte) {
+	objs, err := decodeObjects(b)
+	if err != nil {
+		c.unknown(facts.UnknownContents, text(file), text(file)+" "+err.Error(), facts.Origin{Component: text(component), File: text(file)})
+	}
+	for _, o := range objs {
+		c.object(component, file, defaultNS, o)
+	}
+}
+
+// object records the claims of one object.
+func (c *collector) object(component, file, defaultNS string, o object) {
+	origin := facts.Origin{Component: text(component), File: text(file), APIVersion: text(o.APIVersion), Kind: text(o.Kind), Name: text(o.Metadata.Name), Namespace: text(o.Metadata.Namespace)}
+	for _, s := range []string{o.Metadata.Name, o.Metadata.Namespace} {
+		if strings.Contains(s, "###ZARF_") {
+			c.unknown(facts.UnknownDeployTime, origin.Object(), "its name or namespace is a zarf variable set when it deploys", origin)
+		}
+	}
+	group := o.group()
+	switch {
+	case group == "apiextensions.k8s.io" && o.Kind == "CustomResourceDefinition":
+		c.claims.CRDs = append(c.claims.CRDs, facts.CRDClaim{Name: text(o.Metadata.Name), Group: text(o.Spec.Group), Kind: text(o.Spec.Names.Kind), Scope: text(o.Spec.Scope), Origin: origin})
+		c.crdScope[o.Spec.Group+"/"+o.Spec.Names.Kind] = o.Spec.Scope
+		return
+	case group == "" && o.Kind == "Namespace":
+		c.namespace(o.Metadata.Name, origin, true)
+		return
+	case group == "rbac.authorization.k8s.io" && o.Kind == "ClusterRole":
+		r := &roleDef{origin: origin, aggregates: o.AggregationRule.Kind != 0}
+		for _, x := range o.Rules {
+			r.rules = append(r.rules, facts.Rule{APIGroups: texts(x.APIGroups), Resources: texts(x.Resources), ResourceNames: texts(x.ResourceNames), NonResourceURLs: texts(x.NonResourceURLs), Verbs: texts(x.Verbs)})
+		}
+		c.roles[o.Metadata.Name] = r
+	case group == "rbac.authorization.k8s.io" && o.Kind == "ClusterRoleBinding":
+		b := binding{origin: origin, role: o.RoleRef.Name}
+		for _, s := range o.Subjects {
+			who := text(s.Kind) + " "
+			if s.Namespace != "" {
+				who += text(s.Namespace) + "/"
+			}
+			b.subjects = append(b.subjects, who+text(s.Name))
+		}
+		c.bindings = append(c.bindings, b)
+	}
+	c.pending = append(c.pending, pendingObject{origin: origin, defaultNS: defaultNS})
+}
+
+// finish settles what needed every file read: the scope of custom
+// resources, the rules bound cluster-wide, the sorted claims.
+func (c *collector) finish() {
+	for _, p := range c.pending {
+		o := p.origin
+		sc, known := builtin[o.Group()][o.Kind]
+		if !known {
+			switch c.crdScope[o.Group()+"/"+o.Kind] {
+			case "Cluster":
+				sc, known = clusterWide, true
+			case "Namespaced":
+				sc, known = namespaced, true
+			}
+		}
+		switch {
+		case !known && o.Namespace != "":
+			c.writes(o.Namespace, o)
+		case !known:
+			c.unknown(facts.UnknownScope, o.Group()+"/"+o.Kind, "its CRD is not in the package, so only the cluster knows whether it is namespaced", o)
+		case sc == clusterWide:
+			c.claims.ClusterScoped = append(c.claims.ClusterScoped, o)
+		case o.Namespace != "":
+			c.writes(o.Namespace, o)
+		case p.defaultNS != "":
+			c.writes(p.defaultNS, o)
+		default:
+			c.unknown(facts.UnknownDeployTime, o.Object(), "it names no namespace and its chart or manifest none either: it goes to the namespace of zarf's kubeconfig context", o)
+		}
+	}
+	for _, b := range c.bindings {
+		claim := facts.RBACClaim{Binding: b.origin, Role: text(b.role), Rules: []facts.Rule{}, Subjects: b.subjects}
+		r := c.roles[b.role]
+		switch {
+		case r == nil:
+			c.unknown(facts.UnknownRBAC, "ClusterRole/"+text(b.role), "bound cluster-wide by "+b.origin.Object()+" but not shipped by the package: its rules are the cluster's", b.origin)
+		case r.aggregates:
+			ro := r.origin
+			claim.RoleOrigin = &ro
+			claim.Rules = r.rules
+			c.unknown(facts.UnknownRBAC, "ClusterRole/"+text(b.role), "it aggregates the rules of other ClusterRoles, which only the cluster knows", r.origin)
+		default:
+			ro := r.origin
+			claim.RoleOrigin = &ro
+			claim.Rules = r.rules
+		}
+		for _, x := range claim.Rules {
+			claim.Wildcard = claim.Wildcard || x.Wildcard()
+		}
+		c.claims.ClusterRBAC = append(c.claims.ClusterRBAC, claim)
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.ns)) {
+		n := c.ns[k]
+		slices.SortStableFunc(n.Objects, compareOrigin)
+		c.claims.Namespaces = append(c.claims.Namespaces, *n)
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.regs)) {
+		c.claims.Registries = append(c.claims.Registries, facts.RegistryClaim{Registry: k, Images: c.regs[k]})
+	}
+	slices.SortStableFunc(c.claims.CRDs, func(a, b facts.CRDClaim) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), compareOrigin(a.Origin, b.Origin))
+	})
+	slices.SortStableFunc(c.claims.ClusterScoped, compareOrigin)
+	slices.SortStableFunc(c.claims.ClusterRBAC, func(a, b facts.RBACClaim) int { return compareOrigin(a.Binding, b.Binding) })
+	slices.SortStableFunc(c.claims.Unknown, func(a, b facts.UnknownClaim) int {
+		return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Subject, b.Subject), compareOrigin(a.Origin, b.Origin))
+	})
+	cl := &c.claims
+	for _, p := range []*[]facts.Origin{&cl.ClusterScoped} {
+		if *p == nil {
+			*p = []facts.Origin{}
+		}
+	}
+	if cl.CRDs == nil {
+		cl.CRDs = []facts.CRDClaim{}
+	}
+	if cl.Namespaces == nil {
+		cl.Namespaces = []facts.NamespaceClaim{}
+	}
+	if cl.ClusterRBAC == nil {
+		cl.ClusterRBAC = []facts.RBACClaim{}
+	}
+	if cl.Registries == nil {
+		cl.Registries = []facts.RegistryClaim{}
+	}
+	if cl.Unknown == nil {
+		cl.Unknown = []facts.UnknownClaim{}
+	}
+}
+
+func compareOrigin(a, b facts.Origin) int {
+	return cmp.Or(strings.Compare(a.Component, b.Component), strings.Compare(a.File, b.File), strings.Compare(a.Kind, b.Kind),
+		strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+}
+
+// chart renders one chart of a component and records its objects' claims.
+func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.ZarfChart, files *Component) facts.Chart {
+	release := zc.ReleaseName
+	if release == "" {
+		release = zc.Name
+	}
+	out := facts.Chart{Name: text(zc.Name), Version: text(zc.Version), Namespace: text(zc.Namespace), ReleaseName: text(release)}
+	out.Source = text(cmp.Or(zc.LocalPath, zc.URL))
+	stem := zc.Name
+	if zc.Version != "" {
+		stem += "-" + zc.Version
+	}
+	file := "charts/" + stem + ".tgz"
+	origin := facts.Origin{Component: text(component), File: text(file)}
+	if zc.Namespace != "" {
+		c.writes(zc.Namespace, origin)
+	}
+	if len(zc.Variables) > 0 || len(zc.Values) > 0 || len(zc.TemplatedValuesFiles) > 0 {
+		out.Notes = append(out.Notes, "zarf sets some of its values when it deploys (variables, values or templated values files): rendered with the values it ships")
+	}
+	tgz, ok := files.Files[file]
+	if !ok {
+		if _, skipped := files.Skipped[file]; !skipped {
+			c.unknown(facts.UnknownRender, "chart "+text(zc.Name), "the component holds no "+text(file), origin)
+		}
+		return out
+	}
+	var values [][]byte
+	for i := range zc.ValuesFiles {
+		v, ok := files.Files["values/"+stem+"-"+strconv.Itoa(i)]
+		if !ok {
+			c.unknown(facts.UnknownRender, "chart "+text(zc.Name), fmt.Sprintf("the component holds no values/%s-%d for its values file %d", text(stem), i, i), origin)
+			return out
+		}
+		if strings.Contains(string(v), "###ZARF_") {
+			out.Notes = append(out.Notes, fmt.Sprintf("values file %d holds zarf variables set when it deploys: rendered with them unset", i))
+		}
+		values = append(values, v)
+	}
+	r, err := renderChart(ctx, tgz, values, release, zc.Namespace)
+	if err != nil {
+		c.unknown(facts.UnknownRender, "chart "+text(zc.Name), "it could not be rendered: "+text(err.Error()), origin)
+		return out
+	}
+	out.Rendered = true
+	out.Notes = append(out.Notes, texts(r.notes)...)
+	if r.cluster {
+		c.unknown(facts.UnknownRender, "chart "+text(zc.Name), "its templates call lookup, which reads the cluster", origin)
+	}
+	for _, f := range slices.Sorted(maps.Keys(r.files)) {
+		c.manifest(component, file+": "+f, zc.Namespace, r.files[f])
+	}
+	return out
+}
+
+// maxText caps one string of the contents.
+const maxText = 512
+
+// text is s as the contents may hold it: printable, and cut at maxText
+// bytes (on a rune boundary) with a mark.
+func text(s string) string {
+	s = facts.Printable(s)
+	if len(s) <= maxText {
+		return s
+	}
+	cut := maxText
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func isRuneStart(b byte) bool { return b&0xc0 != 0x80 }
+
+func texts(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = text(s)
+	}
+	return out
+}

@@ -1,0 +1,121 @@
+package claims
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/zarf-dev/zarf/src/api/v1alpha1"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+)
+
+// chartTgz packs a chart named demo, version 1.0.0, from its files.
+func chartTgz(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	files["Chart.yaml"] = "apiVersion: v2\nname: demo\nversion: 1.0.0\n"
+	for name, body := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: "demo/" + name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// withChart is a package of one component deploying chart demo 1.0.0 as
+// release demo in namespace demo.
+func withChart(t *testing.T, files map[string]string) facts.Contents {
+	t.Helper()
+	pkg := v1alpha1.ZarfPackage{Components: []v1alpha1.ZarfComponent{{Name: "app", Charts: []v1alpha1.ZarfChart{{Name: "demo", Version: "1.0.0", Namespace: "demo"}}}}}
+	comps := map[string]*Component{"app": {Files: map[string][]byte{"charts/demo-1.0.0.tgz": chartTgz(t, files)}}}
+	c := Collect(context.Background(), pkg, comps)
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func unknownKinds(c facts.Contents) []string {
+	var out []string
+	for _, u := range c.Claims.Unknown {
+		out = append(out, u.Kind+" "+u.Subject+": "+u.Reason)
+	}
+	return out
+}
+
+func TestWhatOnlyTheClusterKnowsIsUnknownNotGuessed(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string // a substring of one unknown claim
+	}{
+		{"a chart that calls lookup", map[string]string{"templates/cm.yaml": "{{ $s := lookup \"v1\" \"Secret\" \"demo\" \"x\" }}apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"},
+			"render chart demo: its templates call lookup"},
+		{"a custom resource whose CRD is not in the package", map[string]string{"templates/cert.yaml": "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: {name: ca}\n"},
+			"scope cert-manager.io/ClusterIssuer: its CRD is not in the package"},
+		{"a ClusterRoleBinding of a role the package does not ship", map[string]string{"templates/crb.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: b}\nroleRef: {kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, name: s, namespace: demo}]\n"},
+			"rbac ClusterRole/cluster-admin: bound cluster-wide"},
+		{"a template that does not render", map[string]string{"templates/bad.yaml": "{{ fail \"no\" }}"},
+			"render chart demo: it could not be rendered"},
+		{"a template asking for gigabytes", map[string]string{"templates/big.yaml": "{{ repeat 1000000000 \"x\" }}"},
+			"render chart demo: it could not be rendered"},
+		{"a namespace zarf sets at deploy time", map[string]string{"templates/ns.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: \"###ZARF_VAR_NS###\"}\n"},
+			"deploy_time ConfigMap/c in ###ZARF_VAR_NS###"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := unknownKinds(withChart(t, tt.files))
+			found := false
+			for _, g := range got {
+				found = found || strings.Contains(g, tt.want)
+			}
+			if !found {
+				t.Errorf("unknown claims: got %q; want one containing %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestACustomResourceTakesItsScopeFromTheShippedCRD(t *testing.T) {
+	c := withChart(t, map[string]string{
+		"crds/things.yaml":    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: things.example.com}\nspec: {group: example.com, scope: Cluster, names: {kind: Thing, plural: things}}\n",
+		"templates/t.yaml":    "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: one}\n",
+		"templates/sa.yaml":   "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: sa}\n",
+		"templates/NOTES.txt": "not a manifest",
+	})
+	if len(c.Claims.Unknown) != 0 {
+		t.Fatalf("unknown: %v; want none", unknownKinds(c))
+	}
+	if len(c.Claims.ClusterScoped) != 1 || c.Claims.ClusterScoped[0].Kind != "Thing" {
+		t.Errorf("cluster-scoped: got %+v; want the Thing", c.Claims.ClusterScoped)
+	}
+	if len(c.Claims.Namespaces) != 1 || c.Claims.Namespaces[0].Name != "demo" || len(c.Claims.Namespaces[0].Objects) != 2 {
+		t.Errorf("namespaces: got %+v; want demo with the release and the ServiceAccount", c.Claims.Namespaces)
+	}
+}
+
+func TestValuesFromAnArchiveArePrintable(t *testing.T) {
+	c := withChart(t, map[string]string{"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"a\\u001b[31mred\", namespace: demo}\n"})
+	for _, n := range c.Claims.Namespaces {
+		for _, o := range n.Objects {
+			if strings.ContainsRune(o.Name, 0x1b) {
+				t.Errorf("object name %q holds an escape character", o.Name)
+			}
+		}
+	}
+}

@@ -1,0 +1,177 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/testdata/craft"
+)
+
+// catalogFixture reads one archive of testdata/bundles/catalog (built by
+// the real zarf CLI from testdata/sources/catalog).
+func catalogFixture(t *testing.T, file string) *facts.Contents {
+	t.Helper()
+	a, err := Inspect(context.Background(), "../testdata/bundles/catalog/"+file, Limits{})
+	if err != nil {
+		t.Fatalf("inspecting %s: %v", file, err)
+	}
+	if a.Candidate.Contents == nil {
+		t.Fatalf("%s: no contents", file)
+	}
+	if err := a.Candidate.Contents.Validate(); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return a.Candidate.Contents
+}
+
+func crdNames(c *facts.Contents) []string {
+	var out []string
+	for _, x := range c.Claims.CRDs {
+		out = append(out, x.Name+" from "+x.Origin.File)
+	}
+	return out
+}
+
+func TestContentsOfALocalChartWithCRDsAndClusterRBAC(t *testing.T) {
+	c := catalogFixture(t, "zarf-package-gadgets-amd64-2.1.0.tar.zst")
+	if got, want := crdNames(c), []string{"gadgets.charts.example.com from charts/gadgets-0.3.0.tgz: crds/gadgets.yaml"}; !slices.Equal(got, want) {
+		t.Errorf("crds: got %v; want %v", got, want)
+	}
+	var kinds []string
+	for _, o := range c.Claims.ClusterScoped {
+		kinds = append(kinds, o.Kind+"/"+o.Name)
+	}
+	// The PriorityClass exists only with the package's values file
+	// (values/production.yaml), not with the chart's defaults.
+	if want := []string{"PriorityClass/gadgets-critical", "ClusterRole/gadgets-controller", "ClusterRoleBinding/gadgets-controller"}; !slices.Equal(kinds, want) {
+		t.Errorf("cluster-scoped: got %v; want %v", kinds, want)
+	}
+	if len(c.Claims.ClusterRBAC) != 1 {
+		t.Fatalf("cluster rbac: got %d claims; want 1", len(c.Claims.ClusterRBAC))
+	}
+	r := c.Claims.ClusterRBAC[0]
+	if !r.Wildcard || r.Role != "gadgets-controller" || r.RoleOrigin == nil || len(r.Rules) != 3 || !slices.Equal(r.Subjects, []string{"ServiceAccount gadgets/gadgets-controller"}) {
+		t.Errorf("cluster rbac: got %+v; want the wildcard role the production values turn on, bound to the controller", r)
+	}
+	var regs []string
+	for _, x := range c.Claims.Registries {
+		regs = append(regs, x.Registry)
+	}
+	if want := []string{"127.0.0.1:47301", "127.0.0.1:47302"}; !slices.Equal(regs, want) {
+		t.Errorf("registries: got %v; want %v", regs, want)
+	}
+	var ns []string
+	for _, n := range c.Claims.Namespaces {
+		ns = append(ns, n.Name)
+		if n.Created {
+			t.Errorf("namespace %s: created; the package has no Namespace object", n.Name)
+		}
+	}
+	if want := []string{"gadgets", "gadgets-dashboards"}; !slices.Equal(ns, want) {
+		t.Errorf("namespaces: got %v; want %v", ns, want)
+	}
+	if len(c.Claims.Unknown) != 0 {
+		t.Errorf("unknown: got %v; want none", c.Claims.Unknown)
+	}
+	if len(c.Components) != 2 || !c.Components[0].Required || c.Components[1].Required || !c.Components[0].Charts[0].Rendered {
+		t.Errorf("components: got %+v", c.Components)
+	}
+	if c.Signed || c.Size == 0 {
+		t.Errorf("size %d signed %v; want a size and unsigned", c.Size, c.Signed)
+	}
+}
+
+func TestContentsOfRawManifests(t *testing.T) {
+	c := catalogFixture(t, "zarf-package-widgets-amd64-1.0.0.tar.zst")
+	if got, want := crdNames(c), []string{"widgets.example.com from manifests/widgets-1.yaml"}; !slices.Equal(got, want) {
+		t.Errorf("crds: got %v; want %v", got, want)
+	}
+	if len(c.Claims.Namespaces) != 1 || c.Claims.Namespaces[0].Name != "widgets-system" || !c.Claims.Namespaces[0].Created {
+		t.Errorf("namespaces: got %+v; want widgets-system, created", c.Claims.Namespaces)
+	}
+	// A Role and RoleBinding are namespaced: no cluster-wide claim.
+	if len(c.Claims.ClusterScoped) != 0 || len(c.Claims.ClusterRBAC) != 0 {
+		t.Errorf("cluster-scoped %v, rbac %v; want none", c.Claims.ClusterScoped, c.Claims.ClusterRBAC)
+	}
+}
+
+func TestContentsOfAPackageWhoseDeclaredCRDsLie(t *testing.T) {
+	c := catalogFixture(t, "zarf-package-liar-amd64-0.9.0.tar.zst")
+	if got, want := crdNames(c), []string{"sprockets.example.com from manifests/sprockets-0.yaml"}; !slices.Equal(got, want) {
+		t.Errorf("crds: got %v; want %v (it declares cogs.example.com)", got, want)
+	}
+}
+
+func componentTar(files map[string]string) []byte {
+	var m []craft.Member
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range files {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		m = append(m, craft.Member{Name: k, Body: []byte(files[k])})
+	}
+	return craft.Tar(m)
+}
+
+func TestAComponentTarballIsHeldToChecksums(t *testing.T) {
+	good := componentTar(map[string]string{"main/manifests/m-0.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"})
+	evil := componentTar(map[string]string{"main/manifests/m-0.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"})
+	p := craft.Package{Name: "tampered", Version: "1.0.0", Extra: []craft.Member{{Name: "components/main.tar", Body: good}},
+		Tamper: func(ms *[]craft.Member) {
+			for i := range *ms {
+				if (*ms)[i].Name == "components/main.tar" {
+					(*ms)[i].Body = evil
+				}
+			}
+		}}
+	file := t.TempDir() + "/zarf-package-tampered-amd64-1.0.0.tar.zst"
+	writeFile(t, file, p.Zst())
+	_, err := Inspect(context.Background(), file, Limits{})
+	if !errors.Is(err, ErrIntegrity) || !strings.Contains(err.Error(), "components/main.tar") {
+		t.Fatalf("got %v; want an integrity error naming components/main.tar", err)
+	}
+}
+
+func TestAComponentTarballThatIsNotATarIsUnknownNotFatal(t *testing.T) {
+	p := craft.Package{Name: "garbled", Version: "1.0.0", Extra: []craft.Member{{Name: "components/main.tar", Body: []byte(strings.Repeat("not a tar ", 100))}}}
+	file := t.TempDir() + "/zarf-package-garbled-amd64-1.0.0.tar.zst"
+	writeFile(t, file, p.Zst())
+	a, err := Inspect(context.Background(), file, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := a.Candidate.Contents.Claims.Unknown
+	if len(u) != 1 || u[0].Kind != facts.UnknownContents || !strings.Contains(u[0].Reason, "components/main.tar") {
+		t.Fatalf("unknown: got %+v; want the component tarball reported unreadable", u)
+	}
+}
+
+func TestAnOversizedManifestIsSkippedAndSaidSo(t *testing.T) {
+	big := componentTar(map[string]string{"main/manifests/m-0.yaml": strings.Repeat("# padding\n", MaxContentFile/10+1)})
+	p := craft.Package{Name: "big", Version: "1.0.0", Extra: []craft.Member{{Name: "components/main.tar", Body: big}}}
+	file := t.TempDir() + "/zarf-package-big-amd64-1.0.0.tar.zst"
+	writeFile(t, file, p.Zst())
+	a, err := Inspect(context.Background(), file, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := a.Candidate.Contents.Claims.Unknown
+	if len(u) != 1 || u[0].Subject != "manifests/m-0.yaml" || !strings.Contains(u[0].Reason, "over what the catalog reads") {
+		t.Fatalf("unknown: got %+v; want the manifest named as over the limit", u)
+	}
+}
+
+func writeFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
