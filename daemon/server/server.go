@@ -242,6 +242,22 @@ func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 			c = cc
 		}
 	}
+	if req.GetCatalog() {
+		cat, err := service.CatalogOf(ctx, req.GetPath(), c, inspect.Limits{Budget: d.budget})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, status.Errorf(codes.FailedPrecondition, "cataloguing %s: %v", req.GetPath(), err)
+		}
+		cat.Warnings = append(cat.Warnings, warnings...)
+		d.count(cat.Counts)
+		b, err := service.Marshal(cat)
+		if err != nil {
+			return nil, err
+		}
+		return &plannerpb.InspectResponse{Result: b}, nil
+	}
 	in, err := service.Inspect(ctx, req.GetPath(), c, inspect.Limits{Budget: d.budget})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -32,7 +32,11 @@ type InspectRequest struct {
 	CacheDir string `protobuf:"bytes,2,opt,name=cache_dir,json=cacheDir,proto3" json:"cache_dir,omitempty"`
 	// Answer unchanged archives from the cache (and record the rest); false
 	// reads every archive.
-	UseCache      bool `protobuf:"varint,3,opt,name=use_cache,json=useCache,proto3" json:"use_cache,omitempty"`
+	UseCache bool `protobuf:"varint,3,opt,name=use_cache,json=useCache,proto3" json:"use_cache,omitempty"`
+	// Answer with the catalog (what each package ships and claims, the
+	// document `zarf-planner catalog -o json` prints) instead of the
+	// inspection.
+	Catalog       bool `protobuf:"varint,4,opt,name=catalog,proto3" json:"catalog,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -88,9 +92,17 @@ func (x *InspectRequest) GetUseCache() bool {
 	return false
 }
 
+func (x *InspectRequest) GetCatalog() bool {
+	if x != nil {
+		return x.Catalog
+	}
+	return false
+}
+
 type InspectResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The JSON document `zarf-planner inspect -o json` prints.
+	// The JSON document `zarf-planner inspect -o json` (or, for a catalog
+	// request, `zarf-planner catalog -o json`) prints.
 	Result        []byte `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -690,11 +702,12 @@ var File_planner_proto protoreflect.FileDescriptor
 
 const file_planner_proto_rawDesc = "" +
 	"\n" +
-	"\rplanner.proto\x12\x0ezarfplanner.v1\"^\n" +
+	"\rplanner.proto\x12\x0ezarfplanner.v1\"x\n" +
 	"\x0eInspectRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1b\n" +
 	"\tcache_dir\x18\x02 \x01(\tR\bcacheDir\x12\x1b\n" +
-	"\tuse_cache\x18\x03 \x01(\bR\buseCache\")\n" +
+	"\tuse_cache\x18\x03 \x01(\bR\buseCache\x12\x18\n" +
+	"\acatalog\x18\x04 \x01(\bR\acatalog\")\n" +
 	"\x0fInspectResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\"\x92\x01\n" +
 	"\x10CacheWarmRequest\x12\x14\n" +

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/daemon/service"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+)
+
+// newCatalog is `zarf-planner catalog DIR`: what each package of a
+// directory is, ships and claims, from the same read (and cache) as a plan.
+func newCatalog() *cobra.Command {
+	var output, stateDir string
+	var o options.Cache
+	cmd := &cobra.Command{
+		Use:   "catalog DIR",
+		Short: "Describe every package of a directory: metadata, components, and the claims its contents make on a cluster",
+		Long: `Describe every package of a directory: name, version, architecture, flavor,
+description, size, signature, components (required or optional) with their
+images, charts and manifests, what it declares it provides and requires,
+and the claims collected from its contents: CRDs it ships, namespaces it
+creates or writes to, cluster-scoped objects, RBAC granted cluster-wide
+and the registries of its images. A declared provides.crds the package
+does not ship, or a shipped CRD it does not declare, is a warning.`,
+		Args: exactArgs(1, "one directory"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "json" && output != "yaml" && output != "table" && output != "markdown" {
+				return &UsageError{fmt.Errorf("-o must be table, json, yaml or markdown, not %q", output)}
+			}
+			abs, err := filepath.Abs(args[0])
+			if err != nil {
+				return err
+			}
+			b, err := openBackend(cmd, stateDir)
+			if err != nil {
+				return err
+			}
+			defer b.close()
+			resp, err := b.Inspect(cmd.Context(), &plannerpb.InspectRequest{Path: abs, CacheDir: absPath(o.CacheDir), UseCache: o.UseCache, Catalog: true})
+			if err != nil {
+				return fmt.Errorf("cataloguing in %s: %w", b.who, err)
+			}
+			w := cmd.OutOrStdout()
+			switch output {
+			case "json":
+				_, err = fmt.Fprintf(w, "%s\n", resp.GetResult())
+				return err
+			case "yaml":
+				y, err := yaml.JSONToYAML(resp.GetResult())
+				if err != nil {
+					return err
+				}
+				_, err = w.Write(y)
+				return err
+			}
+			var c service.Catalog
+			if err := json.Unmarshal(resp.GetResult(), &c); err != nil {
+				return err
+			}
+			if output == "markdown" {
+				return service.CatalogMarkdown(w, &c)
+			}
+			return service.CatalogTable(w, &c)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json, yaml or markdown")
+	options.SetDefaults(&o)
+	bind(cmd.Flags(), &o)
+	registerStateDir(cmd, &stateDir)
+	return cmd
+}
