@@ -70,6 +70,11 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	policy := filepath.Join(tmp, "policy.yaml")
+	if err := os.WriteFile(policy, []byte("apiVersion: colonel-byte.dev/v1alpha1\nkind: MaximalPolicy\nallowed:\n  namespaces: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
 	samples := map[string]sample{
 		"architecture":     {value: "arm64"},
 		"flavor":           {value: "hardened"},
@@ -85,6 +90,7 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 		"prereleases":      {value: []string{"init"}},
 		"max_inflation":    {value: 100000, dir: bombed},
 		"integrity":        {value: "fail", dir: cut},
+		"policy":           {value: policy},
 		"snapshot":         {value: snapshot},
 		"kubeconfig":       {value: kubeconfig, with: map[string]any{"mode": "cluster"}},
 		"context":          {value: "ctx-b", with: map[string]any{"mode": "cluster", "kubeconfig": kubeconfig}},

@@ -33,11 +33,18 @@ const (
 	// needs could not be read. The service reports it; the planner never
 	// sees the cluster it could not read.
 	KindCluster = "cluster"
+	// KindPolicy: a package the plan would deploy claims more than the
+	// operator's maximal policy allows (or the policy itself cannot be
+	// read); the message names the package, the claim, the object that
+	// makes it (component, file, kind/name) and the policy line it
+	// breaks. Change the package or widen the policy. The service
+	// reports it, after planning, for every package of the plan at once.
+	KindPolicy = "policy"
 )
 
 // Kinds lists every problem kind, in the order a summary counts them. A
 // new kind is a constant above, its entry here, and a test that makes it.
-var Kinds = []string{KindCluster, KindIntegrity, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict}
+var Kinds = []string{KindCluster, KindIntegrity, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict, KindPolicy}
 
 // Problem is one reason no plan is possible.
 type Problem struct {

@@ -24,6 +24,7 @@ import (
 // consulted, under a key that hashes everything decide depends on: the
 // request's options and warnings, and what the directory was found to
 // hold (each candidate's path and sha256, which names its content, and
+// the policy's bytes, by their sha256), and
 // every invalid, unusable and ignored file and warning with its reason).
 // A changed, added, removed, renamed or replaced archive changes the key,
 // so it can never be answered with a stale plan. A cluster-aware request
@@ -75,7 +76,7 @@ func (m *Memo) Plan(ctx context.Context, req service.Request) (*Planned, error) 
 	if m == nil || read.Request.Options.Mode == options.ModeCluster {
 		return render(read.Decide())
 	}
-	key, err := memoKeyOf(read.Request, read.Directory)
+	key, err := memoKeyOf(read.Request, read.Directory, read.PolicySHA256)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +139,7 @@ func (m *Memo) put(k memoKey, d memoDoc) {
 
 // memoKeyOf hashes everything decide reads. Each field is written with
 // its length first, so no two different inputs write the same bytes.
-func memoKeyOf(req service.Request, dir *inspect.Directory) (memoKey, error) {
+func memoKeyOf(req service.Request, dir *inspect.Directory, policySHA256 string) (memoKey, error) {
 	opts, err := json.Marshal(req.Options)
 	if err != nil {
 		return memoKey{}, fmt.Errorf("keying the plan: %w", err)
@@ -157,6 +158,7 @@ func memoKeyOf(req service.Request, dir *inspect.Directory) (memoKey, error) {
 	field(h, string(opts))
 	field(h, string(read))
 	field(h, string(req.Options.Caller))
+	field(h, policySHA256)
 	list := func(tag string, n int, each func(i int)) {
 		field(h, fmt.Sprintf("%s %d", tag, n))
 		for i := range n {

@@ -8,8 +8,12 @@ package service
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -20,6 +24,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/planner/policy"
 )
 
 // Result is the output contract: a plan, or a failure with its errors.
@@ -141,6 +146,10 @@ func NewRequest(path string, o options.Request, caller options.Caller) Request {
 type Prepared struct {
 	Request   Request
 	Directory *inspect.Directory
+	// Policy is the maximal policy the request names (nil: none), and
+	// PolicySHA256 the sha256 of its bytes, which a memo must key on.
+	Policy       *policy.Policy
+	PolicySHA256 string
 }
 
 // Read does a plan's reading: the cluster's facts in cluster mode and the
@@ -163,6 +172,15 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 	if req.Options.Architecture == "" && req.Options.Mode != options.ModeCluster {
 		req.Options.Architecture = runtime.GOARCH
 	}
+	var pol *policy.Policy
+	var polSum string
+	if req.Read.Policy != "" {
+		var err error
+		if pol, polSum, err = readPolicy(req.Read.Policy); err != nil {
+			msg := fmt.Sprintf("cannot read the policy %s (%s): %v", req.Read.Policy, req.Options.Caller.Option("policy"), err)
+			return nil, fail(msg, []planner.Problem{{Kind: planner.KindPolicy, Packages: []string{}, Message: msg}}, req.Warnings, nil), nil
+		}
+	}
 	dir, err := inspect.ReadDir(ctx, req.Path, inspect.Options{Cache: req.Cache, Limits: inspect.Limits{Inflation: req.Read.MaxInflation, Budget: req.Budget}})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -170,7 +188,46 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 		}
 		return nil, fail(fmt.Sprintf("cannot plan %s: %v", req.Path, err), nil, req.Warnings, nil), nil
 	}
-	return &Prepared{Request: req, Directory: dir}, nil, nil
+	return &Prepared{Request: req, Directory: dir, Policy: pol, PolicySHA256: polSum}, nil, nil
+}
+
+// readPolicy reads and decodes a policy file, within policy.MaxSize.
+func readPolicy(path string) (*policy.Policy, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, policy.MaxSize+1))
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := policy.Decode(b, filepath.Base(path))
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(b)
+	return p, hex.EncodeToString(sum[:]), nil
+}
+
+// violations holds every package of a plan to the policy: one problem
+// per claim beyond it.
+func violations(pol *policy.Policy, plan *planner.Plan, cands []facts.Candidate) []planner.Problem {
+	byPath := map[string]*facts.Candidate{}
+	for i := range cands {
+		byPath[cands[i].Path] = &cands[i]
+	}
+	var probs []planner.Problem
+	for _, it := range plan.Packages {
+		c := byPath[it.Path]
+		if c == nil {
+			continue
+		}
+		for _, v := range pol.Check(c.Name, c.Contents) {
+			probs = append(probs, planner.Problem{Kind: planner.KindPolicy, Packages: []string{c.Name}, Message: v.Message()})
+		}
+	}
+	return probs
 }
 
 // Decide plans what Read read. It reads nothing: its result depends on
@@ -208,6 +265,11 @@ func (p *Prepared) Decide() *Result {
 			return withCounts(fail(err.Error(), nil, warnings, dir.Ignored), dir.Counts)
 		}
 		return withCounts(fail(summary(f.Problems), f.Problems, warnings, dir.Ignored), dir.Counts)
+	}
+	if p.Policy != nil {
+		if probs := violations(p.Policy, plan, dir.Candidates); len(probs) > 0 {
+			return withCounts(fail(summary(probs), probs, warnings, dir.Ignored), dir.Counts)
+		}
 	}
 	plan.Warnings = append(plan.Warnings, warnings...)
 	slices.Sort(plan.Warnings)

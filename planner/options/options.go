@@ -86,6 +86,7 @@ type Cache struct {
 type Read struct {
 	MaxInflation int    `json:"max_inflation,omitempty" default:"100" help:"How many times its size on disk (beyond 1 GiB) an archive may decompress to before it is refused as a decompression bomb."`
 	Integrity    string `json:"integrity,omitempty" choices:"warn,fail" default:"warn" help:"warn: an archive that fails an integrity check, cannot be read whole or is over a limit is left out with a warning. fail: it fails the plan, so nothing is deployed from a directory holding one."`
+	Policy       string `json:"policy,omitempty" type:"path" help:"A maximal policy (YAML, schema docs/policy.schema.json): the plan fails, naming each package, claim, object and policy line, when a package it would deploy claims more than the policy allows."`
 }
 
 // Integrity policies.
