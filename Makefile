@@ -22,7 +22,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
 all: build
 
-MODULES := zarf_bundle_plan zarf_readiness_barrier zarf_bundle_cache
+MODULES := zarf_bundle_plan zarf_readiness_barrier zarf_bundle_cache zarf_bundle_info
 
 # This machine's daemon and module binary, each module's generated sidecar
 # doc, and the test control plane. Playbooks run the modules from the

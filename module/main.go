@@ -49,6 +49,7 @@ const (
 	modPlan    = specs.Plan
 	modBarrier = specs.Barrier
 	modCache   = specs.Cache
+	modInfo    = specs.Info
 )
 
 func run(ctx context.Context, argv []string, stdout io.Writer) int {
@@ -61,7 +62,7 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 	raw["_ansible_module_name"] = name
 	spec, ok := specs.Specs[name]
 	if !ok {
-		_ = ansible.Fail(stdout, fmt.Sprintf("this binary implements the modules %s, %s and %s, not %q; install it under one of those names", modPlan, modBarrier, modCache, name), nil)
+		_ = ansible.Fail(stdout, fmt.Sprintf("this binary implements the modules %s, %s, %s and %s, not %q; install it under one of those names", modPlan, modBarrier, modCache, modInfo, name), nil)
 		return 1
 	}
 	inv, err := spec.Validate(raw)
@@ -75,6 +76,9 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 	}
 	if name == modCache {
 		return warm(ctx, inv, invocation, stdout)
+	}
+	if name == modInfo {
+		return info(ctx, inv, invocation, stdout)
 	}
 	return plan(ctx, inv, invocation, stdout)
 }
@@ -230,6 +234,47 @@ func warm(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		}
 		result["diff"] = map[string]any{"prepared": strings.Join(lines, "\n") + "\n"}
 	}
+	_ = ansible.Print(stdout, result)
+	return 0
+}
+
+// info runs zarf_bundle_info: the catalog of a directory. It only reads,
+// so check mode changes nothing and it never reports a change.
+func info(ctx context.Context, inv *ansible.Invocation, invocation map[string]any, stdout io.Writer) int {
+	args := inv.Params
+	fail := func(format string, a ...any) int {
+		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
+		return 1
+	}
+	dir, err := filepath.Abs(str(args["path"]))
+	if err != nil {
+		return fail("resolving path %s: %v", args["path"], err)
+	}
+	ctx, cancel, conn, err := connect(ctx, args)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer cancel()
+	defer func() { conn.Close() }()
+	req := &plannerpb.InspectRequest{Path: dir, CacheDir: str(args["cache_dir"]), UseCache: args["use_cache"].(bool), Catalog: true, Markdown: args["markdown"].(bool)}
+	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.InspectResponse, error) { return p.Inspect(ctx, req) })
+	if _, ok := err.(*unreachable); ok {
+		return fail("%v", err)
+	}
+	if err != nil {
+		if st, ok := status.FromError(err); ok && st.Code() == codes.FailedPrecondition {
+			return fail("%s", st.Message())
+		}
+		return fail("%s", callError(err, ctx, conn, dir, 0))
+	}
+	var result map[string]any
+	dec := json.NewDecoder(strings.NewReader(string(resp.GetResult())))
+	dec.UseNumber()
+	if err := dec.Decode(&result); err != nil {
+		return fail("the daemon (pid %d) returned a result that is not JSON: %v", conn.State.Pid, err)
+	}
+	result["changed"] = false
+	result["invocation"] = invocation
 	_ = ansible.Print(stdout, result)
 	return 0
 }

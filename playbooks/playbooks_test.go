@@ -152,6 +152,7 @@ func TestAnsibleDocRendersEveryModule(t *testing.T) {
 		{"zarf_bundle_plan", "Reads every Zarf package archive"},
 		{"zarf_readiness_barrier", "mutually exclusive"},
 		{"zarf_bundle_cache", "Reads every archive of"},
+		{"zarf_bundle_info", "claims collected from its contents"},
 	} {
 		t.Run(tt.module, func(t *testing.T) {
 			cmd := exec.Command(tool(t, "ansible-doc"), "colonel_byte.zarf_planner."+tt.module)
@@ -166,6 +167,47 @@ func TestAnsibleDocRendersEveryModule(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCatalogPlaybookShowsClaimsAndRefusesWildcards runs
+// playbooks/catalog.yml on the catalog fixtures (real zarf-built
+// packages): it lists each package's claims, writes the Markdown, shows
+// the declared-vs-shipped warnings, and fails on gadgets' wildcard
+// ClusterRole unless told to allow it.
+func TestCatalogPlaybookShowsClaimsAndRefusesWildcards(t *testing.T) {
+	built(t)
+	state := privateStateDir(t)
+	md := filepath.Join(t.TempDir(), "catalog.md")
+	play := func(extra ...string) (string, error) {
+		args := append([]string{"playbooks/catalog.yml", "-e", "bundle_dir=" + filepath.Join(root, "testdata", "bundles", "catalog"), "-e", "catalog_markdown_file=" + md}, extra...)
+		cmd := exec.Command(tool(t, "ansible-playbook"), args...)
+		cmd.Dir = root
+		cmd.Env = ansibleEnv(state)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := play()
+	if err == nil {
+		t.Fatalf("the play passed a wildcard ClusterRole:\n%s", out)
+	}
+	for _, want := range []string{
+		"gadgets 2.1.0: crds gadgets.charts.example.com; cluster-scoped PriorityClass,ClusterRole,ClusterRoleBinding; registries 127.0.0.1:47301,127.0.0.1:47302",
+		"widgets 1.0.0: crds widgets.example.com; cluster-scoped -; registries 127.0.0.1:47301",
+		"[WARNING]: liar 0.9.0 (zarf-package-liar-amd64-0.9.0.tar.zst): provides.crds declares cogs.example.com",
+		"packages bind wildcard ClusterRoles cluster-wide: gadgets-controller",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the play does not say %q:\n%s", want, out)
+		}
+	}
+	out, err = play("-e", "allow_rbac_wildcards=true")
+	if err != nil || !strings.Contains(out, "failed=0") {
+		t.Fatalf("allowing wildcards, the play failed: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(md)
+	if err != nil || !strings.Contains(string(b), "| cluster RBAC | ClusterRole gadgets-controller to ServiceAccount gadgets/gadgets-controller **wildcard**") {
+		t.Errorf("the Markdown file: %v\n%.500s", err, b)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -252,7 +253,19 @@ func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 		}
 		cat.Warnings = append(cat.Warnings, warnings...)
 		d.count(cat.Counts)
-		b, err := service.Marshal(cat)
+		var b []byte
+		if req.GetMarkdown() {
+			var md strings.Builder
+			if err := service.CatalogMarkdown(&md, cat); err != nil {
+				return nil, err
+			}
+			b, err = service.Marshal(struct {
+				*service.Catalog
+				Markdown string `json:"markdown"`
+			}{cat, md.String()})
+		} else {
+			b, err = service.Marshal(cat)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -82,6 +82,7 @@ const (
 	Plan    = "zarf_bundle_plan"
 	Barrier = "zarf_readiness_barrier"
 	Cache   = "zarf_bundle_cache"
+	Info    = "zarf_bundle_info"
 )
 
 // Specs are the modules' argument specs, by module name.
@@ -89,6 +90,7 @@ var Specs = map[string]ansible.Spec{
 	Plan:    planSpec(),
 	Barrier: barrierSpec(),
 	Cache:   cacheSpec(),
+	Info:    infoSpec(),
 }
 
 // planSpec is zarf_bundle_plan's spec: path, every declared plan option,
@@ -114,6 +116,16 @@ func cacheSpec() ansible.Spec {
 	opts["path"] = ansible.Option{Type: ansible.TypePath, Required: true, Description: "Directory whose archives to cache (or forget)."}
 	opts["state"] = ansible.Option{Type: ansible.TypeStr, Default: "present", Choices: []string{"present", "absent"}, Description: "C(present) reads every archive not yet cached; C(absent) forgets the directory's archives."}
 	opts["prune"] = ansible.Option{Type: ansible.TypeBool, Default: false, Description: "With C(state=present), also forget cached archives that are no longer in the directory."}
+	return ansible.Spec{Options: opts}
+}
+
+// infoSpec is zarf_bundle_info's spec: path, use_cache (declared with the
+// plan options), markdown, and the daemon's options.
+func infoSpec() ansible.Spec {
+	opts := with([]string{"kubeconfig", "context"}, nil)
+	opts["path"] = ansible.Option{Type: ansible.TypePath, Required: true, Description: "Directory holding the Zarf package archives. Only files directly inside it are read."}
+	opts["use_cache"] = declared(options.Cache{})["use_cache"]
+	opts["markdown"] = ansible.Option{Type: ansible.TypeBool, Default: false, Description: "Also return the catalog as Markdown in C(markdown), for a change review (what C(zarf-planner catalog -o markdown) prints)."}
 	return ansible.Spec{Options: opts}
 }
 

@@ -36,7 +36,10 @@ type InspectRequest struct {
 	// Answer with the catalog (what each package ships and claims, the
 	// document `zarf-planner catalog -o json` prints) instead of the
 	// inspection.
-	Catalog       bool `protobuf:"varint,4,opt,name=catalog,proto3" json:"catalog,omitempty"`
+	Catalog bool `protobuf:"varint,4,opt,name=catalog,proto3" json:"catalog,omitempty"`
+	// With catalog: add the catalog as Markdown, for a change review, under
+	// the key "markdown".
+	Markdown      bool `protobuf:"varint,5,opt,name=markdown,proto3" json:"markdown,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -95,6 +98,13 @@ func (x *InspectRequest) GetUseCache() bool {
 func (x *InspectRequest) GetCatalog() bool {
 	if x != nil {
 		return x.Catalog
+	}
+	return false
+}
+
+func (x *InspectRequest) GetMarkdown() bool {
+	if x != nil {
+		return x.Markdown
 	}
 	return false
 }
@@ -702,12 +712,13 @@ var File_planner_proto protoreflect.FileDescriptor
 
 const file_planner_proto_rawDesc = "" +
 	"\n" +
-	"\rplanner.proto\x12\x0ezarfplanner.v1\"x\n" +
+	"\rplanner.proto\x12\x0ezarfplanner.v1\"\x94\x01\n" +
 	"\x0eInspectRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1b\n" +
 	"\tcache_dir\x18\x02 \x01(\tR\bcacheDir\x12\x1b\n" +
 	"\tuse_cache\x18\x03 \x01(\bR\buseCache\x12\x18\n" +
-	"\acatalog\x18\x04 \x01(\bR\acatalog\")\n" +
+	"\acatalog\x18\x04 \x01(\bR\acatalog\x12\x1a\n" +
+	"\bmarkdown\x18\x05 \x01(\bR\bmarkdown\")\n" +
 	"\x0fInspectResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\"\x92\x01\n" +
 	"\x10CacheWarmRequest\x12\x14\n" +

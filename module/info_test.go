@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
+)
+
+const catalogDir = "../testdata/bundles/catalog"
+
+func infoArgs(t *testing.T, state, cacheDir string) map[string]any {
+	t.Helper()
+	dir, err := filepath.Abs(catalogDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]any{"path": dir, "daemon_path": daemonBin, "state_dir": state, "cache_dir": cacheDir, "_ansible_module_name": "colonel_byte.zarf_planner.zarf_bundle_info"}
+}
+
+// TestInfoModuleReturnsTheCatalogAndAWarmOneReadsNothing: the module's
+// catalog holds the claims and the declared-vs-shipped warnings (as
+// Ansible warnings), and a second call is answered from the cache, the
+// daemon's counters proving no archive was read again.
+func TestInfoModuleReturnsTheCatalogAndAWarmOneReadsNothing(t *testing.T) {
+	cacheDir := filepath.Join(t.TempDir(), "cache") // removed after the daemon stops (cleanups run in reverse)
+	state := stateDir(t)
+	args := infoArgs(t, state, cacheDir)
+	args["markdown"] = true
+	res, code := runModule(t, args)
+	if code != 0 || res["changed"] != false || res["failed"] == true {
+		t.Fatalf("code %d: %v", code, res["msg"])
+	}
+	pkgs := res["packages"].([]any)
+	if len(pkgs) != 3 {
+		t.Fatalf("got %d packages; want 3", len(pkgs))
+	}
+	gadgets := pkgs[0].(map[string]any)
+	rbac := gadgets["claims"].(map[string]any)["cluster_rbac"].([]any)
+	if gadgets["name"] != "gadgets" || len(rbac) != 1 || rbac[0].(map[string]any)["wildcard"] != true {
+		t.Errorf("gadgets: got %v", gadgets)
+	}
+	warnings := res["warnings"].([]any)
+	if len(warnings) != 2 || !strings.Contains(warnings[0].(string), "provides.crds declares cogs.example.com") {
+		t.Errorf("warnings: got %v; want liar's two", warnings)
+	}
+	if md, _ := res["markdown"].(string); !strings.Contains(md, "## gadgets 2.1.0") {
+		t.Errorf("markdown: got %.200q", md)
+	}
+	_, before, err := lifecycle.Status(context.Background(), state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := runModule(t, infoArgs(t, state, cacheDir))
+	if _, ok := again["markdown"]; ok {
+		t.Errorf("markdown returned without being asked for")
+	}
+	_, after, _ := lifecycle.Status(context.Background(), state)
+	if after.ArchivesRead != before.ArchivesRead || after.CacheHits != before.CacheHits+3 {
+		t.Errorf("archives read %d → %d, cache hits %d → %d; want nothing read and 3 hits", before.ArchivesRead, after.ArchivesRead, before.CacheHits, after.CacheHits)
+	}
+}
