@@ -319,9 +319,8 @@ type members struct {
 	// legacy zarf.yaml.sig).
 	signed bool
 	// components are the kept files of each component tarball, by
-	// component name, and the tarballs' sha256 by member name.
+	// component name.
 	components map[string]*claims.Component
-	sums       map[string]string
 	// contents counts the bytes kept of component tarballs.
 	contents int64
 }
@@ -351,7 +350,7 @@ func readStream(ctx context.Context, src source, name string, limits Limits) (fa
 	if err != nil {
 		return c, err
 	}
-	return c, describe(ctx, name, m, pkg, src.size(), &c)
+	return c, describe(ctx, m, pkg, src.size(), &c)
 }
 
 // stream is an archive being read: every byte is counted and hashed as it
