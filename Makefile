@@ -18,7 +18,7 @@ LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID
 export CGO_ENABLED := 0
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: all build tools fixtures demo test test-go vet gate venv proto clean bench-planner bench-inspect bench-cache bench-memory fuzz collection install-collection dist lint sanity molecule demo-cluster host-deps venv-oldest bench-collection
+.PHONY: all build tools fixtures demo test test-go vet gate venv proto clean bench-planner bench-inspect bench-cache bench-memory fuzz collection install-collection dist lint sanity molecule demo-cluster host-deps venv-oldest bench-collection bench-catalog
 
 all: build
 
@@ -289,6 +289,12 @@ bench-inspect: tools bin/zarf-planner
 # run. Builds the archives with the zarf CLI once (.cache/bench/cache).
 bench-cache: tools build
 	python3 testdata/bench/cache/bench.py
+
+# The catalog: a cold catalog against a cold plan of bench-inspect's large
+# directory, a warm one against a stat walk of bench-cache's 1,000
+# archives, one run. Results: docs/benchmarks.md.
+bench-catalog: build
+	python3 testdata/bench/catalog/bench.py
 
 # Regenerate the gRPC contract from daemon/contract/plannerpb/planner.proto.
 proto:

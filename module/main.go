@@ -267,15 +267,10 @@ func info(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		}
 		return fail("%s", callError(err, ctx, conn, dir, 0))
 	}
-	var result map[string]any
-	dec := json.NewDecoder(strings.NewReader(string(resp.GetResult())))
-	dec.UseNumber()
-	if err := dec.Decode(&result); err != nil {
-		return fail("the daemon (pid %d) returned a result that is not JSON: %v", conn.State.Pid, err)
+	// The catalog can be megabytes: add our keys without decoding it.
+	if err := ansible.PrintMerged(stdout, resp.GetResult(), map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}); err != nil {
+		return fail("the daemon (pid %d) returned a result that is not a JSON object: %v", conn.State.Pid, err)
 	}
-	result["changed"] = false
-	result["invocation"] = invocation
-	_ = ansible.Print(stdout, result)
 	return 0
 }
 

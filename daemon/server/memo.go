@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -149,11 +150,6 @@ func memoKeyOf(req service.Request, dir *inspect.Directory, policySHA256 string)
 		return memoKey{}, fmt.Errorf("keying the plan: %w", err)
 	}
 	h := sha256.New()
-	field := func(h hash.Hash, s string) {
-		var n [binary.MaxVarintLen64]byte
-		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-		h.Write([]byte(s))
-	}
 	field(h, "zarf-planner plan memo 3")
 	field(h, string(opts))
 	field(h, string(read))
@@ -166,6 +162,29 @@ func memoKeyOf(req service.Request, dir *inspect.Directory, policySHA256 string)
 		}
 	}
 	list("warnings", len(req.Warnings), func(i int) { field(h, req.Warnings[i]) })
+	hashDirectory(h, dir)
+	var k memoKey
+	h.Sum(k[:0])
+	return k, nil
+}
+
+// field writes s with its length first.
+func field(h hash.Hash, s string) {
+	var n [binary.MaxVarintLen64]byte
+	h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+	h.Write([]byte(s))
+}
+
+// hashDirectory writes what a read of a directory found: each candidate's
+// path and sha256 (which names its content, contents and claims
+// included) and every invalid, unusable and ignored file and warning.
+func hashDirectory(h hash.Hash, dir *inspect.Directory) {
+	list := func(tag string, n int, each func(i int)) {
+		field(h, fmt.Sprintf("%s %d", tag, n))
+		for i := range n {
+			each(i)
+		}
+	}
 	list("candidates", len(dir.Candidates), func(i int) {
 		field(h, dir.Candidates[i].Path)
 		field(h, dir.Candidates[i].SHA256)
@@ -180,7 +199,52 @@ func memoKeyOf(req service.Request, dir *inspect.Directory, policySHA256 string)
 	list("unusable", len(dir.Unusable), func(i int) { field(h, dir.Unusable[i].Path); field(h, dir.Unusable[i].Reason) })
 	list("ignored", len(dir.Ignored), func(i int) { field(h, dir.Ignored[i].Path); field(h, dir.Ignored[i].Reason) })
 	list("warnings", len(dir.Warnings), func(i int) { field(h, dir.Warnings[i]) })
+}
+
+// Catalog returns the catalog document of a directory read (with the
+// Markdown when asked, and the caller's warnings appended), remembered
+// like a plan: it depends on what the read found and nothing else. A nil
+// Memo renders every time.
+func (m *Memo) Catalog(path string, dir *inspect.Directory, warnings []string, markdown bool) ([]byte, error) {
+	h := sha256.New()
+	field(h, "zarf-planner catalog memo 1")
+	field(h, path)
+	field(h, fmt.Sprint(markdown))
+	field(h, fmt.Sprintf("warnings %d", len(warnings)))
+	for _, w := range warnings {
+		field(h, w)
+	}
+	hashDirectory(h, dir)
 	var k memoKey
 	h.Sum(k[:0])
-	return k, nil
+	if m != nil {
+		if d, ok := m.get(k); ok {
+			m.hits.Add(1)
+			return d.doc, nil
+		}
+		m.misses.Add(1)
+	}
+	cat := service.CatalogFrom(path, dir)
+	cat.Warnings = append(cat.Warnings, warnings...)
+	var b []byte
+	var err error
+	if markdown {
+		var md strings.Builder
+		if err := service.CatalogMarkdown(&md, cat); err != nil {
+			return nil, err
+		}
+		b, err = service.Marshal(struct {
+			*service.Catalog
+			Markdown string `json:"markdown"`
+		}{cat, md.String()})
+	} else {
+		b, err = service.Marshal(cat)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rendering the catalog: %w", err)
+	}
+	if m != nil {
+		m.put(k, memoDoc{doc: b})
+	}
+	return b, nil
 }

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -244,28 +243,19 @@ func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 		}
 	}
 	if req.GetCatalog() {
-		cat, err := service.CatalogOf(ctx, req.GetPath(), c, inspect.Limits{Budget: d.budget})
+		dir, err := inspect.ReadDir(ctx, req.GetPath(), inspect.Options{Cache: c, Limits: inspect.Limits{Budget: d.budget}})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			return nil, status.Errorf(codes.FailedPrecondition, "cataloguing %s: %v", req.GetPath(), err)
 		}
-		cat.Warnings = append(cat.Warnings, warnings...)
-		d.count(cat.Counts)
-		var b []byte
-		if req.GetMarkdown() {
-			var md strings.Builder
-			if err := service.CatalogMarkdown(&md, cat); err != nil {
-				return nil, err
-			}
-			b, err = service.Marshal(struct {
-				*service.Catalog
-				Markdown string `json:"markdown"`
-			}{cat, md.String()})
-		} else {
-			b, err = service.Marshal(cat)
+		d.count(dir.Counts)
+		memo := d.memo
+		if c == nil {
+			memo = nil // without the cache means without any remembered answer
 		}
+		b, err := memo.Catalog(req.GetPath(), dir, warnings, req.GetMarkdown())
 		if err != nil {
 			return nil, err
 		}

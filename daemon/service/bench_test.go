@@ -60,3 +60,19 @@ func BenchmarkWarmPlan(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWarmCatalog is the daemon's work for a warm catalog: the scan
+// (every archive answered from the cache, contents included) and the
+// document.
+func BenchmarkWarmCatalog(b *testing.B) {
+	dir, c := benchCache(b)
+	for b.Loop() {
+		cat, err := CatalogOf(context.Background(), dir, c, inspect.Limits{})
+		if err != nil || cat.Counts.Hits != 1000 {
+			b.Fatal(err, cat.Counts)
+		}
+		if _, err := Marshal(cat); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -63,6 +63,12 @@ func CatalogOf(ctx context.Context, dir string, c inspect.Cache, limits inspect.
 	if err != nil {
 		return nil, err
 	}
+	return CatalogFrom(abs, d), nil
+}
+
+// CatalogFrom is the catalog of what a read of the directory abs found. It
+// reads nothing: it depends on d alone.
+func CatalogFrom(abs string, d *inspect.Directory) *Catalog {
 	cat := &Catalog{Directory: abs, Packages: []CatalogPackage{}, Invalid: []InvalidArchive{}, Unusable: d.Unusable, Ignored: d.Ignored,
 		Warnings: slices.Clone(d.Warnings), Counts: d.Counts}
 	if cat.Warnings == nil {
@@ -88,7 +94,7 @@ func CatalogOf(ctx context.Context, dir string, c inspect.Cache, limits inspect.
 		}
 		cat.Packages = append(cat.Packages, p)
 	}
-	return cat, nil
+	return cat
 }
 
 // DeclaredVsShipped compares the CRDs a package declares it provides with

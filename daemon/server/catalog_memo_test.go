@@ -1,0 +1,45 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/colonel-byte/zarf-planner/inspect"
+)
+
+func TestTheCatalogIsRememberedUntilTheDirectoryChanges(t *testing.T) {
+	dir := copyBundle(t, "../../testdata/bundles/catalog")
+	m := NewMemo(4, 1<<20)
+	read := func() *inspect.Directory {
+		d, err := inspect.ReadDir(context.Background(), dir, inspect.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	first, err := m.Catalog(dir, read(), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := m.Catalog(dir, read(), nil, false)
+	if err != nil || !bytes.Equal(first, again) {
+		t.Fatalf("the same directory gave another catalog: %v", err)
+	}
+	if hits, misses := m.Stats(); hits != 1 || misses != 1 {
+		t.Fatalf("hits %d misses %d; want 1 and 1", hits, misses)
+	}
+	withMD, _ := m.Catalog(dir, read(), nil, true)
+	if !bytes.Contains(withMD, []byte(`"markdown":"# Bundle catalog`)) {
+		t.Fatalf("the Markdown was answered from the plain catalog's memo")
+	}
+	if err := os.Remove(filepath.Join(dir, "zarf-package-liar-amd64-0.9.0.tar.zst")); err != nil {
+		t.Fatal(err)
+	}
+	changed, _ := m.Catalog(dir, read(), nil, false)
+	if bytes.Equal(first, changed) || bytes.Contains(changed, []byte(`"name":"liar"`)) {
+		t.Fatalf("a removed archive is still in the catalog")
+	}
+}
