@@ -37,8 +37,9 @@ import (
 
 // Schema is the shape of the values this version writes. Opening a cache
 // written with another schema drops every entry. (2: fingerprints hold
-// the ctime; 3: candidates hold their contents and claims.)
-const Schema = 3
+// the ctime; 3: candidates hold their size and signature; 4: and their
+// contents and claims.)
+const Schema = 4
 
 // EnvDir overrides the default cache directory.
 const EnvDir = "ZARF_PLANNER_CACHE_DIR"

@@ -46,6 +46,9 @@ const (
 	MaxDocumentationTar = 16 << 20
 	// MaxChecksums caps checksums.txt (one line per file in the package).
 	MaxChecksums = 8 << 20
+	// MaxSignature caps zarf.bundle.sig and zarf.yaml.sig (a sigstore
+	// bundle with a certificate chain and timestamps is a few KiB).
+	MaxSignature = 256 << 10
 	// MaxWindow caps the zstd window an archive may ask for (zarf writes
 	// windows of at most 8 MiB), so a hostile frame header cannot make a
 	// reader allocate gigabytes.
@@ -315,9 +318,10 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 // what the catalog keeps of the component tarballs.
 type members struct {
 	zarfYAML, docTar, checksums []byte
-	// signed says the archive holds a signature (zarf.bundle.sig, or the
-	// legacy zarf.yaml.sig).
-	signed bool
+	// bundleSig and legacySig are zarf's signatures of zarf.yaml: a
+	// sigstore bundle (zarf.bundle.sig, zarf since v0.71) or a bare
+	// base64 signature (zarf.yaml.sig, before).
+	bundleSig, legacySig []byte
 	// components are the kept files of each component tarball, by
 	// component name.
 	components map[string]*claims.Component
@@ -347,10 +351,11 @@ func readStream(ctx context.Context, src source, name string, limits Limits) (fa
 		return facts.Candidate{}, err
 	}
 	c, pkg, err := decide(name, m, hex.EncodeToString(s.hash.Sum(nil)))
+	c.Size = s.counted.n
 	if err != nil {
 		return c, err
 	}
-	return c, describe(ctx, m, pkg, src.size(), &c)
+	return c, describe(ctx, m, pkg, &c)
 }
 
 // stream is an archive being read: every byte is counted and hashed as it
@@ -451,6 +456,8 @@ var kept = map[string]int64{
 	"zarf.yaml":         MaxZarfYAML,
 	"documentation.tar": MaxDocumentationTar,
 	"checksums.txt":     MaxChecksums,
+	"zarf.bundle.sig":   MaxSignature,
+	"zarf.yaml.sig":     MaxSignature,
 }
 
 // collect walks the tar stream, keeping zarf.yaml, documentation.tar and
@@ -475,9 +482,6 @@ func collect(ctx context.Context, tr *tar.Reader, name string, h *hold) (members
 			return m, fmt.Errorf("%w: %s: reading the tar stream: %w", ErrUnreadable, name, err)
 		}
 		member := path.Clean(hdr.Name)
-		if member == "zarf.bundle.sig" || member == "zarf.yaml.sig" {
-			m.signed = true
-		}
 		if component, ok := componentTarball(member); ok && hdr.Typeflag == tar.TypeReg {
 			if err := m.walkComponent(ctx, tr, hdr, component, name, h); err != nil {
 				return m, err
@@ -515,6 +519,10 @@ func collect(ctx context.Context, tr *tar.Reader, name string, h *hold) (members
 			m.docTar = b
 		case "checksums.txt":
 			m.checksums = b
+		case "zarf.bundle.sig":
+			m.bundleSig = b
+		case "zarf.yaml.sig":
+			m.legacySig = b
 		}
 	}
 }
@@ -551,6 +559,17 @@ func decide(name string, m members, sum string) (facts.Candidate, v1alpha1.ZarfP
 	}
 	if err := identity(name, &c); err != nil {
 		return c, pkg, err
+	}
+	// The signature covers zarf.yaml, whose aggregate checksum covers
+	// every other member (verified above): whoever checks it with a key
+	// needs both, kept as they are.
+	switch {
+	case m.bundleSig != nil:
+		c.Signature = &facts.Signature{Format: facts.SignatureBundle, Data: m.bundleSig, Signed: m.zarfYAML}
+	case m.legacySig != nil:
+		c.Signature = &facts.Signature{Format: facts.SignatureLegacy, Data: m.legacySig, Signed: m.zarfYAML}
+	case pkg.Build.Signed != nil && *pkg.Build.Signed:
+		c.Signature = &facts.Signature{Format: facts.SignatureMissing}
 	}
 	p, err := prerequisites(name, c.Name, pkg.Documentation, m.docTar)
 	c.Prerequisites = p

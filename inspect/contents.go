@@ -157,13 +157,11 @@ func (m *members) streamError(err error, name, member string) error {
 }
 
 // describe adds to a candidate what its archive ships (its Contents).
-func describe(ctx context.Context, m members, pkg v1alpha1.ZarfPackage, size int64, c *facts.Candidate) error {
+func describe(ctx context.Context, m members, pkg v1alpha1.ZarfPackage, c *facts.Candidate) error {
 	contents := claims.Collect(ctx, pkg, m.components)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	contents.Size = size
-	contents.Signed = m.signed
 	c.Contents = &contents
 	return nil
 }

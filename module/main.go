@@ -80,7 +80,7 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 	if name == modInfo {
 		return info(ctx, inv, invocation, stdout)
 	}
-	return plan(ctx, inv, invocation, stdout)
+	return plan(ctx, inv, raw, invocation, stdout)
 }
 
 // connect bounds the call by the module's timeout and reaches the daemon.
@@ -294,9 +294,10 @@ func moduleName(raw map[string]any, argv0 string) string {
 	return name
 }
 
-// plan runs zarf_bundle_plan. Planning only reads, so check mode changes
-// nothing and there is never a diff.
-func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]any, stdout io.Writer) int {
+// plan runs zarf_bundle_plan. Planning only reads: the one thing it
+// changes is the saved plan it writes (save_to), only when its content
+// changes, and never in check mode.
+func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invocation map[string]any, stdout io.Writer) int {
 	args := inv.Params
 	fail := func(format string, a ...any) int {
 		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
@@ -306,7 +307,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	if err != nil {
 		return fail("resolving path %s: %v", args["path"], err)
 	}
-	req, err := specs.PlanRequest(dir, args)
+	req, files, err := specs.PlanRequest(dir, args, raw)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -325,6 +326,17 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	}
 	// The document can be megabytes: add our keys without decoding it.
 	extra := map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}
+	if files.PlanFile != "" {
+		extra["plan_file"] = files.PlanFile
+	}
+	if files.SaveTo != "" && len(resp.GetSavedPlan()) > 0 {
+		changed, err := contract.WriteSaved(files.SaveTo, resp.GetSavedPlan(), inv.CheckMode)
+		if err != nil {
+			return fail("%v", err)
+		}
+		extra["changed"] = changed
+		extra["saved_plan"] = files.SaveTo
+	}
 	if len(inv.Deprecations) > 0 {
 		extra["deprecations"] = inv.Deprecations
 	}

@@ -33,6 +33,15 @@ const (
 	// needs could not be read. The service reports it; the planner never
 	// sees the cluster it could not read.
 	KindCluster = "cluster"
+	// KindSignature: an archive's cosign signature does not verify with
+	// the operator's public_key, or, with require_signatures, it is not
+	// signed. Replace the archive or give the right key. The service
+	// reports it.
+	KindSignature = "signature"
+	// KindStale: a saved plan no longer holds (an archive, the cluster, an
+	// option or the planner changed since it was saved), one problem per
+	// difference. Plan and review again. The service reports it.
+	KindStale = "stale"
 	// KindPolicy: a package the plan would deploy claims more than the
 	// operator's maximal policy allows (or the policy itself cannot be
 	// read); the message names the package, the claim, the object that
@@ -44,7 +53,7 @@ const (
 
 // Kinds lists every problem kind, in the order a summary counts them. A
 // new kind is a constant above, its entry here, and a test that makes it.
-var Kinds = []string{KindCluster, KindIntegrity, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict, KindPolicy}
+var Kinds = []string{KindStale, KindCluster, KindSignature, KindIntegrity, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict, KindPolicy}
 
 // Problem is one reason no plan is possible.
 type Problem struct {

@@ -2,14 +2,15 @@
 # Builds every fixture archive with the real zarf CLI from its committed
 # source: <root>/sources/<bundle>/<package>/zarf.yaml becomes archives in
 # <root>/bundles/<bundle>/. Run through `make fixtures`; the archives are
-# committed so tests never need the zarf CLI. Given bundle names as
-# arguments, it rebuilds only those (e.g. `testdata/build-fixtures.sh catalog`).
+# committed so tests never need the zarf CLI.
 #
 # Optional files beside a package's zarf.yaml:
 #   architectures  one architecture per line (default amd64)
 #   flavors        one flavor per line (default: no flavor)
 #   create-flags   extra `zarf package create` flags (e.g. --max-package-size 1)
 #   prepare.sh     run first in the package directory (e.g. to write a payload)
+#
+# With bundle names as arguments, only those bundles are rebuilt.
 #
 # A bundle's registry-images (one image reference a line, on the loopback)
 # are served while its packages are built by testdata/registry: in-memory

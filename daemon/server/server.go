@@ -218,12 +218,12 @@ func (d *Server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planner
 	} else {
 		memo = nil // without the cache means without any remembered answer
 	}
-	p, err := memo.Plan(ctx, r)
+	p, saved, err := d.planSaved(ctx, memo, r, o, caller, req.GetSavedPlan(), req.GetSave())
 	if err != nil {
 		return nil, err
 	}
 	d.count(p.Counts)
-	return &plannerpb.PlanResponse{Result: p.Doc, Failed: p.Failed}, nil
+	return &plannerpb.PlanResponse{Result: p.Doc, Failed: p.Failed, SavedPlan: saved}, nil
 }
 
 // Inspect answers an inspect request.

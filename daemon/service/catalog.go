@@ -39,8 +39,9 @@ type CatalogPackage struct {
 	Description  string `json:"description"`
 	Path         string `json:"path"`
 	SHA256       string `json:"sha256"`
-	// Size is the archive's size on disk; Signed says it holds a
-	// signature (which the catalog does not verify).
+	// Size is the archive's size on disk; Signed says it holds zarf's
+	// signature (zarf.bundle.sig, or the legacy zarf.yaml.sig), which the
+	// catalog does not verify (a plan with public_key does).
 	Size       int64             `json:"size"`
 	Signed     bool              `json:"signed"`
 	Components []facts.Component `json:"components"`
@@ -79,12 +80,13 @@ func CatalogFrom(abs string, d *inspect.Directory) *Catalog {
 	}
 	for _, c := range d.Candidates {
 		p := CatalogPackage{Name: c.Name, Version: c.Version, Architecture: c.Architecture, Flavor: c.Flavor, Description: c.Description,
-			Path: c.Path, SHA256: c.SHA256, Components: []facts.Component{}, Warnings: []string{}}
+			Path: c.Path, SHA256: c.SHA256, Size: c.Size, Signed: c.Signature != nil && c.Signature.Format != facts.SignatureMissing,
+			Components: []facts.Component{}, Warnings: []string{}}
 		if c.Prerequisites != nil {
 			p.Provides, p.Requires = c.Prerequisites.Provides, c.Prerequisites.Requires
 		}
 		if c.Contents != nil {
-			p.Size, p.Signed, p.Components, p.Claims = c.Contents.Size, c.Contents.Signed, c.Contents.Components, c.Contents.Claims
+			p.Components, p.Claims = c.Contents.Components, c.Contents.Claims
 		} else {
 			p.Warnings = append(p.Warnings, "its contents were not read (an entry of an older cache); run zarf-planner cache drop and read it again")
 		}

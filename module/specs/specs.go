@@ -130,8 +130,12 @@ func infoSpec() ansible.Spec {
 }
 
 // PlanRequest is the wire request of zarf_bundle_plan: its validated
-// parameters, by their declared names, as the options' JSON.
-func PlanRequest(dir string, params map[string]any) (*plannerpb.PlanRequest, error) {
+// parameters, by their declared names, as the options' JSON. raw are the
+// arguments as Ansible passed them (before defaults): for the replay of a
+// saved plan (plan_file), an option not among them takes its saved value.
+// The saved-plan options themselves stay with the caller, which reads and
+// writes those files; save_to asks the daemon for the saved plan.
+func PlanRequest(dir string, params, raw map[string]any) (*plannerpb.PlanRequest, options.Saved, error) {
 	given := map[string]any{}
 	for _, o := range options.Of(options.Request{}) {
 		if v, ok := params[o.Name]; ok && v != nil {
@@ -140,17 +144,41 @@ func PlanRequest(dir string, params map[string]any) (*plannerpb.PlanRequest, err
 	}
 	b, err := json.Marshal(given)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the options: %w", err)
+		return nil, options.Saved{}, fmt.Errorf("encoding the options: %w", err)
 	}
 	o, err := contract.DecodeOptions(b)
 	if err != nil {
-		return nil, err
+		return nil, options.Saved{}, err
 	}
 	if err := contract.Resolve(&o); err != nil {
-		return nil, err
+		return nil, options.Saved{}, err
 	}
+	saved, err := contract.Replay(&o, func(name string) bool { return Given(raw, name) })
+	if err != nil {
+		return nil, options.Saved{}, err
+	}
+	if err := contract.Resolve(&o); err != nil { // the saved mode may be cluster
+		return nil, options.Saved{}, err
+	}
+	files := o.Saved
+	o.Saved = options.Saved{}
 	if b, err = contract.EncodeOptions(o); err != nil {
-		return nil, err
+		return nil, options.Saved{}, err
 	}
-	return &plannerpb.PlanRequest{Path: dir, Options: b, Caller: string(options.ModuleCaller)}, nil
+	return &plannerpb.PlanRequest{Path: dir, Options: b, Caller: string(options.ModuleCaller), SavedPlan: saved, Save: files.SaveTo != ""}, files, nil
+}
+
+// Given says whether the arguments Ansible passed (before defaults) give
+// the declared option name, under its name or a former one.
+func Given(raw map[string]any, name string) bool {
+	o, ok := options.Find(options.Request{}, name)
+	if !ok {
+		return false
+	}
+	for _, n := range append([]string{o.Name}, o.Aliases...) {
+		if v, ok := raw[n]; ok && v != nil {
+			return true
+		}
+	}
+	return false
 }

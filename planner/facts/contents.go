@@ -9,12 +9,8 @@ import (
 // pass as its zarf.yaml: its components with their images, charts and
 // manifests, and the claims its Kubernetes objects make on a cluster. It
 // is what the catalog shows and what a maximal policy is held against.
+// (The archive's size and signature are the Candidate's.)
 type Contents struct {
-	// Size is the archive's size on disk (a split package's data parts).
-	Size int64 `json:"size"`
-	// Signed says the archive holds a signature (zarf.bundle.sig, or the
-	// legacy zarf.yaml.sig). The planner does not verify it.
-	Signed     bool        `json:"signed"`
 	Components []Component `json:"components"`
 	Claims     Claims      `json:"claims"`
 }
@@ -244,9 +240,6 @@ func (c *Contents) Validate() error {
 		}
 	}
 	origin := func(o Origin) { check(o.Component, o.File, o.APIVersion, o.Kind, o.Name, o.Namespace) }
-	if c.Size < 0 {
-		return fmt.Errorf("contents: negative size %d", c.Size)
-	}
 	for _, comp := range c.Components {
 		check(comp.Name, comp.Description)
 		check(comp.Images...)

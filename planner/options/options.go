@@ -6,8 +6,8 @@
 //
 // An option is a field of Plan (the operator's choices, which the planner
 // reads), Read (how archives are read and judged), Cluster (which cluster
-// a cluster-aware plan reads) or Cache (whether answers may come from the
-// cache). Its `json` tag is its name everywhere: the module
+// a cluster-aware plan reads), Cache (whether answers may come from the
+// cache) or Saved (where a plan is saved to or replayed from). Its `json` tag is its name everywhere: the module
 // option, the JSON key, and (with dashes for underscores) the CLI flag.
 // Other tags:
 //
@@ -86,7 +86,10 @@ type Cache struct {
 type Read struct {
 	MaxInflation int    `json:"max_inflation,omitempty" default:"100" help:"How many times its size on disk (beyond 1 GiB) an archive may decompress to before it is refused as a decompression bomb."`
 	Integrity    string `json:"integrity,omitempty" choices:"warn,fail" default:"warn" help:"warn: an archive that fails an integrity check, cannot be read whole or is over a limit is left out with a warning. fail: it fails the plan, so nothing is deployed from a directory holding one."`
-	Policy       string `json:"policy,omitempty" type:"path" help:"A maximal policy (YAML, schema docs/policy.schema.json): the plan fails, naming each package, claim, object and policy line, when a package it would deploy claims more than the policy allows."`
+	// PublicKey and RequireSignatures check who built the archives.
+	PublicKey         string `json:"public_key,omitempty" type:"path" help:"A cosign public key (PEM, as zarf tools gen-key writes cosign.pub). Every signed archive's signature (zarf.bundle.sig, or a legacy zarf.yaml.sig) must verify with it, as zarf package deploy --key checks, or the plan fails naming the archive; an unsigned archive is a warning."`
+	RequireSignatures bool   `json:"require_signatures,omitempty" help:"Fail the plan on any archive that is not signed by public_key (which this requires), before anything is deployed."`
+	Policy            string `json:"policy,omitempty" type:"path" help:"A maximal policy (YAML, schema docs/policy.schema.json): the plan fails, naming each package, claim, object and policy line, when a package it would deploy claims more than the policy allows."`
 }
 
 // Integrity policies.
@@ -104,6 +107,15 @@ type Request struct {
 	Snapshot string `json:"snapshot,omitempty" type:"path" alias:"installed" help:"A snapshot saved with zarf-planner snapshot -o json, to plan cluster-aware where the cluster cannot be reached. Implies cluster mode."`
 	Cluster
 	Cache
+	Saved
+}
+
+// Saved says where a plan is saved to, or replayed from. Both are files
+// where the module or CLI runs; the daemon builds and checks the saved
+// plan, the caller reads and writes the file.
+type Saved struct {
+	SaveTo   string `json:"save_to,omitempty" type:"path" help:"Also write the plan to this file as a saved plan (the result, every archive's path, size and sha256, the options, the planner's release, the cluster snapshot it assumed) for review and a later replay with plan_file. Replaced whole, and only when its content changes. Not written when no plan is possible."`
+	PlanFile string `json:"plan_file,omitempty" type:"path" help:"Replay a saved plan: check it against the directory and the cluster now, and return it exactly as saved, or fail naming every difference (an archive replaced, added or removed, an installed package changed, an option that differs, another planner release). Options not given are the saved ones."`
 }
 
 // Kind is the type of an option's value.

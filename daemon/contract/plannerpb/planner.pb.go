@@ -435,7 +435,13 @@ type PlanRequest struct {
 	Options []byte `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
 	// Who asks: "module" or "cli". Messages name options the way that
 	// caller gives them (select: {...} or --select K=V).
-	Caller        string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
+	Caller string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
+	// A saved plan (the file plan_file names, as read): check it against the
+	// directory and the cluster now; answer with its result exactly as
+	// saved, or fail (kind stale) naming every difference.
+	SavedPlan []byte `protobuf:"bytes,6,opt,name=saved_plan,json=savedPlan,proto3" json:"saved_plan,omitempty"`
+	// Also return the plan as a saved plan document (when one is possible).
+	Save          bool `protobuf:"varint,7,opt,name=save,proto3" json:"save,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -491,6 +497,20 @@ func (x *PlanRequest) GetCaller() string {
 	return ""
 }
 
+func (x *PlanRequest) GetSavedPlan() []byte {
+	if x != nil {
+		return x.SavedPlan
+	}
+	return nil
+}
+
+func (x *PlanRequest) GetSave() bool {
+	if x != nil {
+		return x.Save
+	}
+	return false
+}
+
 type PlanResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The JSON document of the output contract (README "Output"): on success
@@ -500,7 +520,10 @@ type PlanResponse struct {
 	// passes it through to Ansible unchanged.
 	Result []byte `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
 	// True when no plan was possible (the document then has failed: true).
-	Failed        bool `protobuf:"varint,2,opt,name=failed,proto3" json:"failed,omitempty"`
+	Failed bool `protobuf:"varint,2,opt,name=failed,proto3" json:"failed,omitempty"`
+	// The saved plan document PlanRequest.save asked for; the caller writes
+	// it.
+	SavedPlan     []byte `protobuf:"bytes,4,opt,name=saved_plan,json=savedPlan,proto3" json:"saved_plan,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -547,6 +570,13 @@ func (x *PlanResponse) GetFailed() bool {
 		return x.Failed
 	}
 	return false
+}
+
+func (x *PlanResponse) GetSavedPlan() []byte {
+	if x != nil {
+		return x.SavedPlan
+	}
+	return nil
 }
 
 type StatusRequest struct {
@@ -741,14 +771,19 @@ const file_planner_proto_rawDesc = "" +
 	"\x0ftimeout_seconds\x18\x04 \x01(\x03R\x0etimeoutSeconds\">\n" +
 	"\fWaitResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
-	"\x06failed\x18\x02 \x01(\bR\x06failed\"S\n" +
+	"\x06failed\x18\x02 \x01(\bR\x06failed\"\x86\x01\n" +
 	"\vPlanRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\aoptions\x18\x02 \x01(\fR\aoptions\x12\x16\n" +
-	"\x06caller\x18\x03 \x01(\tR\x06caller\">\n" +
+	"\x06caller\x18\x03 \x01(\tR\x06caller\x12\x1d\n" +
+	"\n" +
+	"saved_plan\x18\x06 \x01(\fR\tsavedPlan\x12\x12\n" +
+	"\x04save\x18\a \x01(\bR\x04save\"]\n" +
 	"\fPlanResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
-	"\x06failed\x18\x02 \x01(\bR\x06failed\"\x0f\n" +
+	"\x06failed\x18\x02 \x01(\bR\x06failed\x12\x1d\n" +
+	"\n" +
+	"saved_plan\x18\x04 \x01(\fR\tsavedPlan\"\x0f\n" +
 	"\rStatusRequest\"\xc4\x02\n" +
 	"\x0eStatusResponse\x12\x10\n" +
 	"\x03pid\x18\x01 \x01(\x03R\x03pid\x12\x19\n" +
