@@ -195,8 +195,7 @@ test-go: build install-collection venv-oldest
 
 # A short fuzz run of every fuzz target: the archive and split readers,
 # the prerequisites decoder, the cache's value decoder and the text, DOT
-# and mermaid renderers. `make fuzz FUZZTIME=10m` is the long run
-# (docs/security.md records one).
+# and mermaid renderers. `make fuzz FUZZTIME=10m` is the long run.
 FUZZTIME ?= 5s
 FUZZ_TARGETS := ./inspect:FuzzReadStream ./inspect:FuzzSplitReader ./planner/facts:FuzzDecode \
 	./cache:FuzzDecodeEntry ./planner:FuzzRenderers ./daemon/cli:FuzzRenderText

@@ -50,9 +50,10 @@ func Replay(o *options.Request, given func(name string) bool) ([]byte, error) {
 	return b, nil
 }
 
-// WriteSaved writes a saved plan to path, replacing the file whole (a
-// temporary file beside it, renamed over it), and only when its content
-// differs: it reports whether it changed the file. With dryRun (Ansible's
+// WriteSaved writes a file the caller keeps (a saved plan, a deploy
+// report) to path, replacing it whole (a temporary file beside it,
+// renamed over it), and only when its content differs: it reports
+// whether it changed the file. With dryRun (Ansible's
 // check mode) it writes nothing and reports whether it would.
 func WriteSaved(path string, b []byte, dryRun bool) (changed bool, err error) {
 	old, err := os.ReadFile(path)
@@ -64,22 +65,22 @@ func WriteSaved(path string, b []byte, dryRun bool) (changed bool, err error) {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return false, fmt.Errorf("writing the saved plan %s: %w", path, err)
+		return false, fmt.Errorf("writing %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
-		return false, fmt.Errorf("writing the saved plan %s: %w", path, err)
+		return false, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
 		return false, err
 	}
 	if err := tmp.Close(); err != nil {
-		return false, fmt.Errorf("writing the saved plan %s: %w", path, err)
+		return false, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return false, fmt.Errorf("writing the saved plan %s: %w", path, err)
+		return false, fmt.Errorf("writing %s: %w", path, err)
 	}
 	return true, nil
 }
