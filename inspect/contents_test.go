@@ -2,7 +2,10 @@ package inspect
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -150,5 +153,39 @@ func writeFile(t *testing.T, path string, b []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// What the catalog keeps of component tarballs comes from the readers'
+// shared budget: archives each keeping MaxContents, read at once on many
+// cores, never hold more than it, and each keeps all it may.
+func TestKeptContentsShareTheMemoryBudget(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	dir := t.TempDir()
+	manifest := strings.Repeat("# a comment line of a manifest kept at its cap\n", MaxContentFile/48)
+	files := map[string]string{}
+	for i := range MaxContents / MaxContentFile {
+		files[fmt.Sprintf("main/manifests/m-%d.yaml", i)] = manifest
+	}
+	comp := componentTar(files)
+	for i := range 12 {
+		p := craft.Package{Name: fmt.Sprintf("app-%d", i), Version: "1.0.0", Extra: []craft.Member{{Name: "components/main.tar", Body: comp}}}
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("zarf-package-app-%d-amd64-1.0.0.tar.zst", i)), p.Zst())
+	}
+	budget := NewBudget(24 << 20)
+	d, err := ReadDir(context.Background(), dir, Options{Limits: Limits{Budget: budget}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Candidates) != 12 {
+		t.Fatalf("read %d candidates (unusable %v); want 12", len(d.Candidates), d.Unusable)
+	}
+	for _, c := range d.Candidates {
+		if u := c.Contents.Claims.Unknown; len(u) != 0 {
+			t.Errorf("%s: %v; want every manifest kept", c.Name, u)
+		}
+	}
+	if peak := budget.peak.Load(); peak > budget.Size() || peak < MaxContents {
+		t.Fatalf("the readers held %d bytes at their peak; want between one archive's contents (%d) and the budget (%d)", peak, MaxContents, budget.Size())
 	}
 }
