@@ -109,6 +109,12 @@ def main():
             with open(margs, "w") as f:
                 json.dump({"path": MANY, "daemon_path": PLANNER, "state_dir": state, "_ansible_module_name": "zarf_bundle_info"}, f)
             warm_module = paired(lambda i: ([MODULE, margs], denv), lambda i: (WALK, None), args.warm_runs)
+            # The same path for a plan, as a yardstick measured alongside.
+            pargs = os.path.join(work, "plan-args.json")
+            with open(pargs, "w") as f:
+                json.dump({"path": MANY, "daemon_path": PLANNER, "state_dir": state, "_ansible_module_name": "zarf_bundle_plan"}, f)
+            once([MODULE, pargs], denv)
+            plan_module = paired(lambda i: ([MODULE, pargs], denv), lambda i: (WALK, None), args.warm_runs)
             stats = subprocess.run([PLANNER, "daemon", "status"], env=denv, capture_output=True, text=True).stdout.strip()
         finally:
             subprocess.run([PLANNER, "daemon", "stop"], env=denv, stdout=subprocess.DEVNULL)
@@ -127,6 +133,7 @@ def main():
     print(f"| warm `catalog` of {n} archives, CLI with its own cache | {warm_cli[0] * 1000:.0f} ms | bare stat walk | {warm_cli[1] * 1000:.1f} ms | {warm_cli[2]:.1f}× |")
     print(f"| warm `catalog` of {n} archives, CLI through the daemon | {warm_daemon[0] * 1000:.0f} ms | bare stat walk | {warm_daemon[1] * 1000:.1f} ms | {warm_daemon[2]:.1f}× |")
     print(f"| warm `zarf_bundle_info` module of {n} archives through the daemon | {warm_module[0] * 1000:.0f} ms | bare stat walk | {warm_module[1] * 1000:.1f} ms | {warm_module[2]:.1f}× |")
+    print(f"| (yardstick) warm `zarf_bundle_plan` module of {n} archives through the daemon | {plan_module[0] * 1000:.0f} ms | bare stat walk | {plan_module[1] * 1000:.1f} ms | {plan_module[2]:.1f}× |")
     print(f"\nDaemon after the run: {stats}")
 
 
