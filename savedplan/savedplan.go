@@ -47,6 +47,9 @@ type Doc struct {
 	// KeyFingerprint names the public key (public_key) the signatures
 	// were verified with, by content.
 	KeyFingerprint string `json:"key_fingerprint,omitempty"`
+	// PolicySHA256 names the maximal policy (policy) the plan was held
+	// to, by the sha256 of its bytes.
+	PolicySHA256 string `json:"policy_sha256,omitempty"`
 	// Cluster is the cluster a cluster-aware plan assumed; nil standalone.
 	Cluster *facts.Cluster `json:"cluster"`
 	// PlanDigest is the result's plan_digest.
@@ -163,6 +166,9 @@ func Compare(saved, now *Doc, caller options.Caller) []string {
 	diffs = append(diffs, compareOptions(saved.Options, now.Options, caller)...)
 	if saved.KeyFingerprint != now.KeyFingerprint && saved.Options.PublicKey == now.Options.PublicKey {
 		diffs = append(diffs, fmt.Sprintf("%s: the key was %s when the plan was saved, it is %s now", caller.Option("public_key"), orNone(saved.KeyFingerprint), orNone(now.KeyFingerprint)))
+	}
+	if saved.PolicySHA256 != now.PolicySHA256 && saved.Options.Policy == now.Options.Policy {
+		diffs = append(diffs, fmt.Sprintf("%s: the policy's content was sha256 %s when the plan was saved, it is %s now", caller.Option("policy"), orNone(saved.PolicySHA256), orNone(now.PolicySHA256)))
 	}
 	diffs = append(diffs, compareArchives(saved.Archives, now.Archives)...)
 	diffs = append(diffs, compareCluster(saved.Cluster, now.Cluster)...)

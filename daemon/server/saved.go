@@ -34,6 +34,7 @@ func savedDoc(o options.Request, p *Planned) (*savedplan.Doc, error) {
 	if p.Read.Key != nil {
 		d.KeyFingerprint = p.Read.Key.Fingerprint
 	}
+	d.PolicySHA256 = p.Read.PolicySHA256
 	if res.Plan != nil {
 		d.PlanDigest = res.Plan.PlanDigest
 	}

@@ -294,3 +294,25 @@ func TestSignaturesDecideBeforeAnythingDeploys(t *testing.T) {
 		t.Errorf("without a key the forged archive is only a package: %s", res.Msg)
 	}
 }
+
+// A saved plan held to a policy is stale when the policy file under the
+// same path now says something else, even when the plan would still pass.
+func TestSavedPlanFollowsThePolicysContent(t *testing.T) {
+	dir := copyBundle(t, signedBundle)
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	write := func(allowed string) {
+		if err := os.WriteFile(pol, []byte("apiVersion: colonel-byte.dev/v1alpha1\nkind: MaximalPolicy\nallowed: "+allowed+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("{}")
+	withPolicy := func(o *options.Request) { o.Policy = pol }
+	_, first, replay := saveThenReplay(t, planReq(t, dir, withPolicy), planReq(t, dir, withPolicy), func() { write("{registries: ['*']}") })
+	if first.GetFailed() {
+		t.Fatalf("the plan under an empty policy failed: %s", first.GetResult())
+	}
+	p := problems(t, replay.GetResult())
+	if !replay.GetFailed() || len(p) != 1 || p[0].Kind != planner.KindStale || !strings.Contains(p[0].Message, "policy: the policy's content was sha256 ") {
+		t.Fatalf("a changed policy: %s", replay.GetResult())
+	}
+}
