@@ -98,3 +98,41 @@ func TestAMalformedPolicyFailsNamingItsLine(t *testing.T) {
 		t.Fatalf("got %+v", doc.Errors)
 	}
 }
+
+// Each fixture package, planned alone, is refused by a policy that
+// bounds one of its claims, naming the claim and the object behind it.
+func TestAPolicyRefusesEachPackageByTheClaimItExceeds(t *testing.T) {
+	tests := []struct {
+		pkg, policy string
+		want        []string
+	}{
+		{"widgets", "  namespaces: [widgets-*-ns]\n", []string{"claims a new namespace widgets-system through Namespace/widgets-system (component operator, manifests/widgets-0.yaml)", "line 4 (allowed.namespaces: [widgets-*-ns])"}},
+		{"widgets", "  registries: [registry.example.com]\n", []string{"claims registry 127.0.0.1:47301 (image 127.0.0.1:47301/demo/widgets-operator:1.0.0)"}},
+		{"liar", "  crd_groups: [charts.example.com]\n", []string{"claims CRD sprockets.example.com of group example.com through CustomResourceDefinition/sprockets.example.com (component crds, manifests/sprockets-0.yaml)"}},
+		{"gadgets", "  cluster_scoped_kinds: [PriorityClass, ClusterRoleBinding]\n", []string{"claims cluster-scoped kind rbac.authorization.k8s.io/ClusterRole through ClusterRole/gadgets-controller (component gadgets, charts/gadgets-0.3.0.tgz: templates/rbac.yaml)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pkg+" "+strings.TrimSpace(tt.policy), func(t *testing.T) {
+			// gadgets needs widgets; widgets is allowed everything here
+			// but the bounded field, which it does not touch.
+			doc := planWithPolicy(t, writePolicy(t, tt.policy), "--packages", tt.pkg)
+			if !doc.Failed {
+				t.Fatalf("%s was planned under %q", tt.pkg, tt.policy)
+			}
+			for _, e := range doc.Errors {
+				if e.Kind != "policy" || e.Packages[0] != tt.pkg {
+					t.Errorf("error %+v names another package or kind", e)
+				}
+			}
+			for _, w := range tt.want {
+				found := false
+				for _, e := range doc.Errors {
+					found = found || strings.Contains(e.Message, w)
+				}
+				if !found {
+					t.Errorf("no error says %q: %+v", w, doc.Errors)
+				}
+			}
+		})
+	}
+}

@@ -50,11 +50,7 @@ func (p *Policy) Check(pkg string, c *facts.Contents) []Violation {
 			if n.Created {
 				verb = "a new namespace"
 			}
-			o := facts.Origin{Component: "-", File: "-"}
-			if len(n.Objects) > 0 {
-				o = n.Objects[0]
-			}
-			add(verb+" "+n.Name, o, "not allowed by "+ns.where(p.File))
+			add(verb+" "+n.Name, namespaceObject(n), "not allowed by "+ns.where(p.File))
 		}
 	}
 	if g := p.CRDGroups; g != nil {
@@ -96,6 +92,26 @@ func (p *Policy) Check(pkg string, c *facts.Contents) []Violation {
 		}
 	}
 	return out
+}
+
+// namespaceObject is the object to name for a namespace claim: the
+// Namespace that creates it, else the first object written to it, else
+// the chart or manifest that targets it.
+func namespaceObject(n facts.NamespaceClaim) facts.Origin {
+	for _, o := range n.Objects {
+		if n.Created && o.Kind == "Namespace" && o.Group() == "" {
+			return o
+		}
+	}
+	for _, o := range n.Objects {
+		if o.Kind != "" {
+			return o
+		}
+	}
+	if len(n.Objects) > 0 {
+		return n.Objects[0]
+	}
+	return facts.Origin{Component: "-", File: "-"}
 }
 
 // unknownBound is the policy line an unknown claim may break, or "" when
