@@ -148,3 +148,20 @@ func TestCatalogMarkdownEscapesWhatArchivesSay(t *testing.T) {
 		t.Errorf("the hostile text is not shown escaped:\n%s", html)
 	}
 }
+
+func TestCatalogListsWhatItCouldNotCatalogue(t *testing.T) {
+	c := catalogJSON(t, "../../testdata/bundles/malformed")
+	if len(c.Invalid) != 1 || c.Invalid[0].Package != "broken" || len(c.Packages) == 0 {
+		t.Fatalf("invalid %+v, %d packages; want broken invalid and the others catalogued", c.Invalid, len(c.Packages))
+	}
+	for _, p := range c.Packages {
+		if p.Name == "broken" {
+			t.Errorf("the invalid package is catalogued as %+v", p)
+		}
+	}
+	code, out, _ := run(t, "catalog", "../../testdata/bundles/malformed", "-o", "markdown")
+	html := renderMarkdown(t, out)
+	if code != ExitOK || !strings.Contains(html, "<h2>Not in the catalog</h2>") || !strings.Contains(html, "requires.packages[0].nmae: unknown field") {
+		t.Fatalf("exit %d; the Markdown does not list the invalid package:\n%s", code, html)
+	}
+}
