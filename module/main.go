@@ -256,7 +256,13 @@ func info(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	}
 	defer cancel()
 	defer func() { conn.Close() }()
-	req := &plannerpb.InspectRequest{Path: dir, CacheDir: str(args["cache_dir"]), UseCache: args["use_cache"].(bool), Catalog: true, Markdown: args["markdown"].(bool)}
+	key := str(args["public_key"])
+	if key != "" {
+		if key, err = filepath.Abs(key); err != nil {
+			return fail("resolving public_key %s: %v", args["public_key"], err)
+		}
+	}
+	req := &plannerpb.InspectRequest{Path: dir, CacheDir: str(args["cache_dir"]), UseCache: args["use_cache"].(bool), Catalog: true, Markdown: args["markdown"].(bool), PublicKey: key}
 	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.InspectResponse, error) { return p.Inspect(ctx, req) })
 	if _, ok := err.(*unreachable); ok {
 		return fail("%v", err)

@@ -18,6 +18,7 @@ import (
 func newCatalog() *cobra.Command {
 	var output, stateDir string
 	var o options.Cache
+	var read options.Read
 	cmd := &cobra.Command{
 		Use:   "catalog DIR",
 		Short: "Describe every package of a directory: metadata, components, and the claims its contents make on a cluster",
@@ -27,7 +28,9 @@ images, charts and manifests, what it declares it provides and requires,
 and the claims collected from its contents: CRDs it ships, namespaces it
 creates or writes to, cluster-scoped objects, RBAC granted cluster-wide
 and the registries of its images. A declared provides.crds the package
-does not ship, or a shipped CRD it does not declare, is a warning.`,
+does not ship, or a shipped CRD it does not declare, is a warning. With
+--public-key, each signature is checked with that key: the catalog says
+who signed what.`,
 		Args: exactArgs(1, "one directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "json" && output != "yaml" && output != "table" && output != "markdown" {
@@ -42,7 +45,7 @@ does not ship, or a shipped CRD it does not declare, is a warning.`,
 				return err
 			}
 			defer b.close()
-			resp, err := b.Inspect(cmd.Context(), &plannerpb.InspectRequest{Path: abs, CacheDir: absPath(o.CacheDir), UseCache: o.UseCache, Catalog: true})
+			resp, err := b.Inspect(cmd.Context(), &plannerpb.InspectRequest{Path: abs, CacheDir: absPath(o.CacheDir), UseCache: o.UseCache, Catalog: true, PublicKey: absPath(read.PublicKey)})
 			if err != nil {
 				return fmt.Errorf("cataloguing in %s: %w", b.who, err)
 			}
@@ -72,6 +75,7 @@ does not ship, or a shipped CRD it does not declare, is a warning.`,
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json, yaml or markdown")
 	options.SetDefaults(&o)
 	bind(cmd.Flags(), &o)
+	bind(cmd.Flags(), &read, "public_key")
 	registerStateDir(cmd, &stateDir)
 	return cmd
 }

@@ -220,10 +220,13 @@ func hashDirectory(h hash.Hash, dir *inspect.Directory) {
 // Markdown when asked, and the caller's warnings appended), remembered
 // like a plan: it depends on what the read found and nothing else. A nil
 // Memo renders every time.
-func (m *Memo) Catalog(path string, dir *inspect.Directory, warnings []string, markdown bool) ([]byte, error) {
+func (m *Memo) Catalog(path string, dir *inspect.Directory, warnings []string, markdown bool, signer service.Signer) ([]byte, error) {
 	h := sha256.New()
-	field(h, "zarf-planner catalog memo 1")
+	field(h, "zarf-planner catalog memo 2")
 	field(h, path)
+	if signer.Key != nil { // the key's content, not only its path
+		field(h, "key "+signer.Key.Fingerprint)
+	}
 	field(h, fmt.Sprint(markdown))
 	field(h, fmt.Sprintf("warnings %d", len(warnings)))
 	for _, w := range warnings {
@@ -239,7 +242,7 @@ func (m *Memo) Catalog(path string, dir *inspect.Directory, warnings []string, m
 		}
 		m.misses.Add(1)
 	}
-	cat := service.CatalogFrom(path, dir)
+	cat := service.CatalogFrom(path, dir, signer)
 	cat.Warnings = append(cat.Warnings, warnings...)
 	var b []byte
 	var err error

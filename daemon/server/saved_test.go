@@ -316,3 +316,41 @@ func TestSavedPlanFollowsThePolicysContent(t *testing.T) {
 		t.Fatalf("a changed policy: %s", replay.GetResult())
 	}
 }
+
+// The catalog says who signed what when given a key, and the catalog
+// remembered for one key is never the answer for another.
+func TestCatalogSaysWhoSigned(t *testing.T) {
+	dir, _ := filepath.Abs(copyBundle(t, signedBundle))
+	d := memoDaemon(t)
+	catalog := func(key string) map[string]service.CatalogPackage {
+		t.Helper()
+		resp, err := d.Inspect(context.Background(), &plannerpb.InspectRequest{Path: dir, UseCache: true, Catalog: true, PublicKey: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c service.Catalog
+		if err := json.Unmarshal(resp.GetResult(), &c); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]service.CatalogPackage{}
+		for _, p := range c.Packages {
+			out[p.Name] = p
+		}
+		return out
+	}
+	good := catalog(publicKey)
+	if !good["base"].Signed || !strings.HasPrefix(good["base"].SignedBy, "sha256:") || good["app"].SignedBy != good["base"].SignedBy ||
+		good["tool"].Signed || good["tool"].SignedBy != "" {
+		t.Fatalf("with the key: %+v", good)
+	}
+	other := catalog(otherKey)
+	if other["base"].SignedBy != "" || !strings.Contains(other["base"].SignatureError, "does not verify") {
+		t.Fatalf("with another key: %+v", other["base"])
+	}
+	if none := catalog(""); none["base"].SignedBy != "" || none["base"].SignatureError != "" || !none["base"].Signed {
+		t.Fatalf("without a key: %+v", none["base"])
+	}
+	if _, err := d.Inspect(context.Background(), &plannerpb.InspectRequest{Path: dir, Catalog: true, PublicKey: filepath.Join(dir, "absent.pub")}); err == nil {
+		t.Fatal("an absent key was accepted")
+	}
+}

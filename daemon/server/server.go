@@ -251,6 +251,17 @@ func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 		}
 	}
 	if req.GetCatalog() {
+		signer := service.Signer{Memo: d.signatures}
+		if k := req.GetPublicKey(); k != "" {
+			if !filepath.IsAbs(k) {
+				return nil, status.Errorf(codes.InvalidArgument, "public key path %q must be absolute when sent to the daemon", k)
+			}
+			key, err := signature.LoadKey(k)
+			if err != nil {
+				return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+			}
+			signer.Key = key
+		}
 		dir, err := inspect.ReadDir(ctx, req.GetPath(), inspect.Options{Cache: c, Limits: inspect.Limits{Budget: d.budget}})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -263,7 +274,7 @@ func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 		if c == nil {
 			memo = nil // without the cache means without any remembered answer
 		}
-		b, err := memo.Catalog(req.GetPath(), dir, warnings, req.GetMarkdown())
+		b, err := memo.Catalog(req.GetPath(), dir, warnings, req.GetMarkdown(), signer)
 		if err != nil {
 			return nil, err
 		}

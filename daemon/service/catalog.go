@@ -2,12 +2,14 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
@@ -40,11 +42,15 @@ type CatalogPackage struct {
 	Path         string `json:"path"`
 	SHA256       string `json:"sha256"`
 	// Size is the archive's size on disk; Signed says it holds zarf's
-	// signature (zarf.bundle.sig, or the legacy zarf.yaml.sig), which the
-	// catalog does not verify (a plan with public_key does).
-	Size       int64             `json:"size"`
-	Signed     bool              `json:"signed"`
-	Components []facts.Component `json:"components"`
+	// signature (zarf.bundle.sig, or the legacy zarf.yaml.sig).
+	Size   int64 `json:"size"`
+	Signed bool  `json:"signed"`
+	// SignedBy is the fingerprint of the public key its signature verified
+	// with, when a key was given and it did; SignatureError says why it
+	// did not. Without a key neither is set: the signature is not checked.
+	SignedBy       string            `json:"signed_by,omitempty"`
+	SignatureError string            `json:"signature_error,omitempty"`
+	Components     []facts.Component `json:"components"`
 	// Provides and Requires are what the PackagePrerequisites document
 	// declares (empty without one).
 	Provides facts.Provides `json:"provides"`
@@ -52,6 +58,13 @@ type CatalogPackage struct {
 	Claims   facts.Claims   `json:"claims"`
 	// Warnings are where the declared and the shipped disagree.
 	Warnings []string `json:"warnings"`
+}
+
+// Signer checks signatures for a catalog: the operator's key, and the
+// checks remembered (nil: none).
+type Signer struct {
+	Key  *signature.Key
+	Memo *signature.Memo
 }
 
 // CatalogOf reads a directory into its catalog, under limits; c may be nil.
@@ -64,12 +77,12 @@ func CatalogOf(ctx context.Context, dir string, c inspect.Cache, limits inspect.
 	if err != nil {
 		return nil, err
 	}
-	return CatalogFrom(abs, d), nil
+	return CatalogFrom(abs, d, Signer{}), nil
 }
 
 // CatalogFrom is the catalog of what a read of the directory abs found. It
-// reads nothing: it depends on d alone.
-func CatalogFrom(abs string, d *inspect.Directory) *Catalog {
+// reads nothing: it depends on d and, when a key is given, on the key.
+func CatalogFrom(abs string, d *inspect.Directory, signer Signer) *Catalog {
 	cat := &Catalog{Directory: abs, Packages: []CatalogPackage{}, Invalid: []InvalidArchive{}, Unusable: d.Unusable, Ignored: d.Ignored,
 		Warnings: slices.Clone(d.Warnings), Counts: d.Counts}
 	if cat.Warnings == nil {
@@ -82,6 +95,16 @@ func CatalogFrom(abs string, d *inspect.Directory) *Catalog {
 		p := CatalogPackage{Name: c.Name, Version: c.Version, Architecture: c.Architecture, Flavor: c.Flavor, Description: c.Description,
 			Path: c.Path, SHA256: c.SHA256, Size: c.Size, Signed: c.Signature != nil && c.Signature.Format != facts.SignatureMissing,
 			Components: []facts.Component{}, Warnings: []string{}}
+		if signer.Key != nil {
+			switch err := signer.Memo.Verify(signer.Key, c.Signature); {
+			case err == nil:
+				p.SignedBy = signer.Key.Fingerprint
+			case errors.Is(err, signature.ErrUnsigned):
+			default:
+				p.SignatureError = err.Error()
+				p.Warnings = append(p.Warnings, "its signature does not verify with the key given: "+err.Error())
+			}
+		}
 		if c.Prerequisites != nil {
 			p.Provides, p.Requires = c.Prerequisites.Provides, c.Prerequisites.Requires
 		}

@@ -49,7 +49,7 @@ func CatalogTable(w io.Writer, c *Catalog) error {
 		for _, x := range cl.Registries {
 			regs = append(regs, x.Registry)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Name, p.Version, p.Architecture, dash(p.Flavor), p.Size, yesNo(p.Signed),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Name, p.Version, p.Architecture, dash(p.Flavor), p.Size, signedText(p),
 			list(comps), list(crds), list(ns), list(scoped), list(rbac), list(regs), len(cl.Unknown))
 	}
 	if err := tw.Flush(); err != nil {
@@ -83,7 +83,7 @@ func CatalogMarkdown(w io.Writer, c *Catalog) error {
 	fmt.Fprintf(&b, "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|\n")
 	for _, p := range c.Packages {
 		cl := p.Claims
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %d | %d | %d | %d | %d |\n", md(p.Name), md(p.Version), md(p.Architecture), md(dash(p.Flavor)), p.Size, yesNo(p.Signed),
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %d | %d | %d | %d | %d |\n", md(p.Name), md(p.Version), md(p.Architecture), md(dash(p.Flavor)), p.Size, signedText(p),
 			len(cl.CRDs), len(cl.ClusterScoped), len(cl.ClusterRBAC), len(cl.Registries), len(cl.Unknown))
 	}
 	for _, p := range c.Packages {
@@ -91,7 +91,7 @@ func CatalogMarkdown(w io.Writer, c *Catalog) error {
 		if p.Description != "" {
 			fmt.Fprintf(&b, "%s\n\n", md(p.Description))
 		}
-		fmt.Fprintf(&b, "Archive %s (sha256 %s), %d bytes, %s.\n\n", code(filepath.Base(p.Path)), code(p.SHA256), p.Size, map[bool]string{true: "signed", false: "not signed"}[p.Signed])
+		fmt.Fprintf(&b, "Archive %s (sha256 %s), %d bytes, %s.\n\n", code(filepath.Base(p.Path)), code(p.SHA256), p.Size, md(signedText(p)))
 		b.WriteString("### Components\n\n| component | required | description | images | charts | manifests |\n|---|---|---|---|---|---|\n")
 		for _, comp := range p.Components {
 			var charts, mans []string
@@ -227,4 +227,17 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// signedText says who signed a package, as far as the catalog knows.
+func signedText(p CatalogPackage) string {
+	switch {
+	case p.SignedBy != "":
+		return "signed, verified with " + p.SignedBy
+	case p.SignatureError != "":
+		return "signed, NOT by the key given"
+	case p.Signed:
+		return "signed (not checked: no key given)"
+	}
+	return "not signed"
 }

@@ -125,6 +125,10 @@ func infoSpec() ansible.Spec {
 	opts := with([]string{"kubeconfig", "context"}, nil)
 	opts["path"] = ansible.Option{Type: ansible.TypePath, Required: true, Description: "Directory holding the Zarf package archives. Only files directly inside it are read."}
 	opts["use_cache"] = declared(options.Cache{})["use_cache"]
+	// The plan's public_key, which here decides nothing: it says who signed.
+	key := declared(options.Read{})["public_key"]
+	key.Description = "A cosign public key (PEM, as zarf tools gen-key writes cosign.pub): each package's signature is checked with it, and the catalog says who signed what (C(signed_by), the key's fingerprint; C(signature_error) when it does not verify). Without it, signatures are listed, not checked."
+	opts["public_key"] = key
 	opts["markdown"] = ansible.Option{Type: ansible.TypeBool, Default: false, Description: "Also return the catalog as Markdown in C(markdown), for a change review (what C(zarf-planner catalog -o markdown) prints)."}
 	return ansible.Spec{Options: opts}
 }

@@ -39,7 +39,10 @@ type InspectRequest struct {
 	Catalog bool `protobuf:"varint,4,opt,name=catalog,proto3" json:"catalog,omitempty"`
 	// With catalog: add the catalog as Markdown, for a change review, under
 	// the key "markdown".
-	Markdown      bool `protobuf:"varint,5,opt,name=markdown,proto3" json:"markdown,omitempty"`
+	Markdown bool `protobuf:"varint,5,opt,name=markdown,proto3" json:"markdown,omitempty"`
+	// With catalog: a cosign public key (absolute path) to check each
+	// package's signature with, so the catalog says who signed what.
+	PublicKey     string `protobuf:"bytes,6,opt,name=public_key,json=publicKey,proto3" json:"public_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -107,6 +110,13 @@ func (x *InspectRequest) GetMarkdown() bool {
 		return x.Markdown
 	}
 	return false
+}
+
+func (x *InspectRequest) GetPublicKey() string {
+	if x != nil {
+		return x.PublicKey
+	}
+	return ""
 }
 
 type InspectResponse struct {
@@ -742,13 +752,15 @@ var File_planner_proto protoreflect.FileDescriptor
 
 const file_planner_proto_rawDesc = "" +
 	"\n" +
-	"\rplanner.proto\x12\x0ezarfplanner.v1\"\x94\x01\n" +
+	"\rplanner.proto\x12\x0ezarfplanner.v1\"\xb3\x01\n" +
 	"\x0eInspectRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1b\n" +
 	"\tcache_dir\x18\x02 \x01(\tR\bcacheDir\x12\x1b\n" +
 	"\tuse_cache\x18\x03 \x01(\bR\buseCache\x12\x18\n" +
 	"\acatalog\x18\x04 \x01(\bR\acatalog\x12\x1a\n" +
-	"\bmarkdown\x18\x05 \x01(\bR\bmarkdown\")\n" +
+	"\bmarkdown\x18\x05 \x01(\bR\bmarkdown\x12\x1d\n" +
+	"\n" +
+	"public_key\x18\x06 \x01(\tR\tpublicKey\")\n" +
 	"\x0fInspectResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\"\x92\x01\n" +
 	"\x10CacheWarmRequest\x12\x14\n" +
