@@ -340,3 +340,68 @@ func TestIntegrityFailuresCanFailThePlan(t *testing.T) {
 		t.Fatalf("--integrity fail: exit %d\n%s", code, out)
 	}
 }
+
+// A failure's document carries what draws it: the graph of the packages
+// the plan would have deployed, a cycle's edges, and each missing
+// requirement's owner and what it asks for.
+func TestFailureDocumentCarriesItsGraph(t *testing.T) {
+	type edge struct{ From, To, Kind string }
+	var doc struct {
+		Errors []struct {
+			Kind    string
+			Edges   []edge
+			Missing *struct{ Package, Kind, What string }
+		}
+		Graph struct {
+			Nodes []struct{ Name string }
+			Edges []edge
+		}
+	}
+	code, out, _ := run(t, "plan", "../../testdata/bundles/cycle", "-o", "json")
+	if code != ExitFailed {
+		t.Fatalf("exit %d; want %d", code, ExitFailed)
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var nodes []string
+	for _, n := range doc.Graph.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	slices.Sort(nodes)
+	if want := []string{"alpha", "beta", "delta", "gamma"}; !slices.Equal(nodes, want) {
+		t.Errorf("graph nodes %v; want every package of the cycle fixture %v", nodes, want)
+	}
+	if len(doc.Errors) != 1 || len(doc.Errors[0].Edges) != 3 || len(doc.Graph.Edges) != 3 {
+		t.Fatalf("errors %+v, graph edges %+v; want one cycle of three edges, all in the graph", doc.Errors, doc.Graph.Edges)
+	}
+	for _, e := range doc.Errors[0].Edges {
+		if !slices.Contains(doc.Graph.Edges, e) {
+			t.Errorf("cycle edge %+v is not in the graph", e)
+		}
+	}
+
+	doc.Errors, doc.Graph.Nodes = nil, nil
+	code, out, _ = run(t, "plan", "../../testdata/bundles/missing", "-o", "json")
+	if code != ExitFailed {
+		t.Fatalf("exit %d; want %d", code, ExitFailed)
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range doc.Errors {
+		if e.Missing == nil || e.Missing.Package != "app" || e.Missing.What == "" {
+			t.Errorf("missing error without its owner and what it asks for: %+v", e)
+			continue
+		}
+		kinds = append(kinds, e.Missing.Kind)
+	}
+	slices.Sort(kinds)
+	if want := []string{"capability", "crd", "group", "package", "storage_class"}; !slices.Equal(kinds, want) {
+		t.Errorf("missing kinds %v; want %v", kinds, want)
+	}
+	if len(doc.Graph.Nodes) != 2 {
+		t.Errorf("graph nodes %+v; want app and base", doc.Graph.Nodes)
+	}
+}
