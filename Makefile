@@ -18,7 +18,7 @@ LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID
 export CGO_ENABLED := 0
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: all build tools fixtures demo test test-go vet gate venv proto clean bench-planner bench-inspect bench-cache bench-memory fuzz collection install-collection dist lint sanity molecule demo-cluster host-deps venv-oldest
+.PHONY: all build tools fixtures demo test test-go vet gate venv proto clean bench-planner bench-inspect bench-cache bench-memory fuzz collection install-collection dist lint sanity molecule demo-cluster host-deps venv-oldest bench-collection
 
 all: build
 
@@ -274,6 +274,11 @@ PROPERTY_SEED ?= 1
 planner-property:
 	$(GO) test ./planner -count=1 -timeout 60m -run TestPlannerAgreesWithReference -v \
 		-rapid.checks=$(PROPERTY_CHECKS) -rapid.seed=$(PROPERTY_SEED)
+
+# The collection as a new operator meets it: tarball size, offline
+# install, first and second plan, against one ping task, one run.
+bench-collection: collection
+	python3 testdata/bench/collection/bench.py
 
 # Archive inspection speed against zstd -dc and the zarf CLI, one run.
 # Builds its archives with the zarf CLI once (.cache/bench/inspect).

@@ -319,7 +319,8 @@ func str(v any) string {
 }
 
 // daemonResult says which daemon answered: its pid, whether this call
-// started it, and the zarf-planner binary this module runs (daemon_path,
+// started it (and which daemon of another build it replaced), and the
+// zarf-planner binary this module runs (daemon_path,
 // else the one beside the module, else the one in PATH), which the
 // deploy_packages role runs for the kubeconfig it gives zarf.
 func daemonResult(args map[string]any, conn *lifecycle.Conn) map[string]any {
@@ -327,7 +328,11 @@ func daemonResult(args map[string]any, conn *lifecycle.Conn) map[string]any {
 	if p, err := lifecycle.FindDaemon(path); err == nil {
 		path = p
 	}
-	return map[string]any{"pid": conn.State.Pid, "started": conn.Started, "path": path}
+	res := map[string]any{"pid": conn.State.Pid, "started": conn.Started, "path": path}
+	if conn.Replaced != "" {
+		res["replaced"] = conn.Replaced
+	}
+	return res
 }
 
 // daemonOptions say where the daemon of a call lives: its state

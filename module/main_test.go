@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
+	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
@@ -30,7 +31,7 @@ import (
 // is the args file) and the daemon it starts.
 var (
 	moduleBin, daemonBin           string
-	otherModuleBin, otherDaemonBin string // built with another build id
+	otherModuleBin, otherDaemonBin string // built with another build id, of release 0.1.0
 	exampleDir                     string
 )
 
@@ -57,7 +58,7 @@ func TestMain(m *testing.M) {
 		daemonBin = filepath.Join(tmp, "zarf-planner")
 		otherModuleBin = filepath.Join(tmp, "other", "zarf_bundle_plan")
 		otherDaemonBin = filepath.Join(tmp, "other", "zarf-planner")
-		other := "-ldflags=-X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID=other-build"
+		other := "-ldflags=-X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID=other-build -X github.com/colonel-byte/zarf-planner/daemon/contract.Version=0.1.0"
 		for _, b := range [][]string{{moduleBin, "."}, {daemonBin, "../daemon"}, {otherModuleBin, ".", other}, {otherDaemonBin, "../daemon", other}} {
 			args := append([]string{"build", "-o", b[0]}, b[2:]...)
 			if out, err := exec.Command("go", append(args, b[1])...).CombinedOutput(); err != nil {
@@ -413,9 +414,48 @@ func TestDaemonOfAnotherBuildIsReplaced(t *testing.T) {
 	if lifecycle.Alive(oldPid) {
 		t.Errorf("the old daemon pid %d still runs", oldPid)
 	}
+	d, _ := res["daemon"].(map[string]any)
+	if want := fmt.Sprintf("daemon pid %d, zarf-planner 0.1.0 (build other-build)", oldPid); d["replaced"] != want {
+		t.Errorf("daemon.replaced = %v; want %q", d["replaced"], want)
+	}
 	log, _ := os.ReadFile(filepath.Join(state, lifecycle.LogFile))
 	if !strings.Contains(string(log), "draining on signal") {
 		t.Errorf("the old daemon did not drain:\n%s", log)
+	}
+}
+
+// TestADaemonPathOfAnotherReleaseIsNamed gives the module a daemon_path
+// of another release: the task fails naming both releases and what to do,
+// rather than starting that daemon again and again, and the daemon it
+// started does not stay.
+func TestADaemonPathOfAnotherReleaseIsNamed(t *testing.T) {
+	state := stateDir(t)
+	args := planArgs(exampleDir, state)
+	args["daemon_path"] = otherDaemonBin
+	res, code := runModule(t, args)
+	msg, _ := res["msg"].(string)
+	if code == 0 || res["failed"] != true {
+		t.Fatalf("code %d result %v; want a failure", code, res)
+	}
+	for _, want := range []string{
+		"the daemon binary " + otherDaemonBin + " is zarf-planner 0.1.0 (build other-build)",
+		"this client is zarf-planner " + contract.Version + " (build " + contract.BuildID + ")",
+		"unset daemon_path",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("msg %q does not say %q", msg, want)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, err := lifecycle.ReadState(state)
+		if err != nil || !lifecycle.Alive(s.Pid) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon of another release, pid %d, still runs", s.Pid)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

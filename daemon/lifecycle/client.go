@@ -54,6 +54,9 @@ type Conn struct {
 	State   State
 	// Started is true when this call started the daemon.
 	Started bool
+	// Replaced names the daemon of another build this call asked to
+	// exit before it started its own ("" when none).
+	Replaced string
 	// StateDir is the daemon's state directory (its log is there).
 	StateDir string
 	conn     *grpc.ClientConn
@@ -133,7 +136,7 @@ func Connect(ctx context.Context, opts Options) (*Conn, error) {
 		return nil, fmt.Errorf("waiting for the daemon start lock %s: %w", filepath.Join(sd.Path(), StartLock), err)
 	}
 	defer lock.Unlock()
-	var daemon string
+	var daemon, replaced string
 	signalled := 0
 	for {
 		// Another caller may have started one while we waited.
@@ -168,10 +171,19 @@ func Connect(ctx context.Context, opts Options) (*Conn, error) {
 				return nil, err
 			}
 			c, err := sd.attach(ctx)
+			var ob *otherBuild
+			if errors.As(err, &ob) {
+				// The binary itself is of another build: starting it again
+				// would only replace it again. It is asked to exit.
+				_ = ob.proc.signal(unix.SIGTERM)
+				release(err)
+				return nil, &MismatchError{Path: daemon, Version: ob.version, Build: ob.theirs}
+			}
 			if err != nil {
 				return nil, fmt.Errorf("the daemon started (pid %d) but does not answer: %w; see %s", pid, err, filepath.Join(sd.Path(), LogFile))
 			}
 			c.Started = true
+			c.Replaced = replaced
 			return c, nil
 		}
 		// A daemon holds its lock. One of another build (proved by the
@@ -184,6 +196,7 @@ func Connect(ctx context.Context, opts Options) (*Conn, error) {
 				return nil, err
 			}
 			signalled = ob.proc.pid
+			replaced = fmt.Sprintf("daemon pid %d, %s", ob.proc.pid, releaseName(ob.version, ob.theirs))
 		}
 		release(aerr)
 		select {
@@ -263,12 +276,34 @@ func FindDaemon(explicit string) (string, error) {
 // otherBuild is a live daemon of another build or protocol, proved by the
 // kernel: Connect asks it to drain and exit before a new one starts.
 type otherBuild struct {
-	proc   *daemonProc
-	theirs string
+	proc            *daemonProc
+	theirs, version string
 }
 
 func (e *otherBuild) Error() string {
-	return fmt.Sprintf("daemon pid %d is build %s, this client is build %s", e.proc.pid, e.theirs, contract.BuildID)
+	return fmt.Sprintf("daemon pid %d is %s, this client is %s", e.proc.pid, releaseName(e.version, e.theirs), releaseName(contract.Version, contract.BuildID))
+}
+
+// releaseName names a release and build for messages, such as "zarf-planner
+// 0.2.0 (build 1a2b3c)"; a daemon older than the version field has none.
+func releaseName(version, build string) string {
+	if version == "" {
+		version = "of an unknown version"
+	}
+	return fmt.Sprintf("zarf-planner %s (build %s)", version, build)
+}
+
+// MismatchError is a daemon binary of another build than its client: the
+// two must come from one release (one collection version).
+type MismatchError struct {
+	// Path is the daemon binary; Version and Build are what it reported.
+	Path, Version, Build string
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("the daemon binary %s is %s, but this client is %s, and both must come from one release: "+
+		"unset daemon_path to run the zarf-planner installed beside this module, or point it at zarf-planner %s",
+		e.Path, releaseName(e.Version, e.Build), releaseName(contract.Version, contract.BuildID), contract.Version)
 }
 
 // release closes the pidfd an otherBuild error holds.
@@ -294,7 +329,7 @@ func (sd *stateDir) attach(ctx context.Context) (*Conn, error) {
 		return nil, err
 	}
 	if st.BuildId != contract.BuildID {
-		ob := &otherBuild{proc: c.proc, theirs: st.BuildId}
+		ob := &otherBuild{proc: c.proc, theirs: st.BuildId, version: st.Version}
 		c.proc = nil
 		c.Close()
 		return nil, ob

@@ -392,7 +392,7 @@ func (t *tracker) Status(ctx context.Context) (*plannerpb.StatusResponse, error)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	st.Pid, st.BuildId, st.ProtocolVersion = int64(t.pid), contract.BuildID, contract.ProtocolVersion
+	st.Pid, st.BuildId, st.ProtocolVersion, st.Version = int64(t.pid), contract.BuildID, contract.ProtocolVersion, contract.Version
 	st.StartedUnix, st.Requests, st.Inflight = t.started.Unix(), t.requests, int64(t.inflight)
 	return st, nil
 }

@@ -576,9 +576,12 @@ type StatusResponse struct {
 	Inflight int64 `protobuf:"varint,6,opt,name=inflight,proto3" json:"inflight,omitempty"`
 	// Archives since start: read in full, answered by stat from the cache,
 	// found in the cache by content after one hash.
-	ArchivesRead  uint64 `protobuf:"varint,7,opt,name=archives_read,json=archivesRead,proto3" json:"archives_read,omitempty"`
-	CacheHits     uint64 `protobuf:"varint,8,opt,name=cache_hits,json=cacheHits,proto3" json:"cache_hits,omitempty"`
-	ContentHits   uint64 `protobuf:"varint,9,opt,name=content_hits,json=contentHits,proto3" json:"content_hits,omitempty"`
+	ArchivesRead uint64 `protobuf:"varint,7,opt,name=archives_read,json=archivesRead,proto3" json:"archives_read,omitempty"`
+	CacheHits    uint64 `protobuf:"varint,8,opt,name=cache_hits,json=cacheHits,proto3" json:"cache_hits,omitempty"`
+	ContentHits  uint64 `protobuf:"varint,9,opt,name=content_hits,json=contentHits,proto3" json:"content_hits,omitempty"`
+	// Release of the daemon binary (the collection's version), named beside
+	// the build when a client meets a daemon of another build.
+	Version       string `protobuf:"bytes,10,opt,name=version,proto3" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -676,6 +679,13 @@ func (x *StatusResponse) GetContentHits() uint64 {
 	return 0
 }
 
+func (x *StatusResponse) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
 var File_planner_proto protoreflect.FileDescriptor
 
 const file_planner_proto_rawDesc = "" +
@@ -715,7 +725,7 @@ const file_planner_proto_rawDesc = "" +
 	"\fPlanResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
 	"\x06failed\x18\x02 \x01(\bR\x06failed\"\x0f\n" +
-	"\rStatusRequest\"\xaa\x02\n" +
+	"\rStatusRequest\"\xc4\x02\n" +
 	"\x0eStatusResponse\x12\x10\n" +
 	"\x03pid\x18\x01 \x01(\x03R\x03pid\x12\x19\n" +
 	"\bbuild_id\x18\x02 \x01(\tR\abuildId\x12)\n" +
@@ -726,7 +736,9 @@ const file_planner_proto_rawDesc = "" +
 	"\rarchives_read\x18\a \x01(\x04R\farchivesRead\x12\x1d\n" +
 	"\n" +
 	"cache_hits\x18\b \x01(\x04R\tcacheHits\x12!\n" +
-	"\fcontent_hits\x18\t \x01(\x04R\vcontentHits2\xf6\x02\n" +
+	"\fcontent_hits\x18\t \x01(\x04R\vcontentHits\x12\x18\n" +
+	"\aversion\x18\n" +
+	" \x01(\tR\aversion2\xf6\x02\n" +
 	"\aPlanner\x12A\n" +
 	"\x04Plan\x12\x1b.zarfplanner.v1.PlanRequest\x1a\x1c.zarfplanner.v1.PlanResponse\x12J\n" +
 	"\aInspect\x12\x1e.zarfplanner.v1.InspectRequest\x1a\x1f.zarfplanner.v1.InspectResponse\x12P\n" +

@@ -28,7 +28,7 @@ BASE = os.path.join(ROOT, ".cache", "bench", "cache")
 ARCHIVES = os.path.join(BASE, "archives")
 ZARF = os.path.join(ROOT, ".tools", "bin", "zarf")
 PLANNER = os.path.join(ROOT, "bin", "zarf-planner")
-MODULE = os.path.join(ROOT, "bin", "library", "zarf_bundle_plan")
+MODULE = os.path.join(ROOT, "bin", "zarf_planner_module")
 N = 1000
 
 
