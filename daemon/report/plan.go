@@ -92,7 +92,7 @@ func settingValue(f reflect.Value) string {
 	return ""
 }
 
-var planPage = templates("assets/plan.html")
+var planPage = mustShell("assets/plan.html")
 
 // Plan renders a plan result (or a failure) as one self-contained page:
 // the graph drawn by levels, every package's details, the problems
@@ -101,7 +101,8 @@ func Plan(res *service.Result, in PlanInput) ([]byte, error) {
 	if res == nil {
 		return nil, fmt.Errorf("rendering the plan page: no result")
 	}
-	return render(planPage, planView(res, in))
+	d := planView(res, in)
+	return planPage.Render(d.Page, d)
 }
 
 // The plan page's view: every string already Visible, every position

@@ -1,8 +1,8 @@
 // Package report renders the pages a change board reads: one
 // self-contained HTML file each, in one style, so a review packet is a
 // few files that look alike. The plan page is the first; a catalog of a
-// directory and a deploy report are meant to share the page around their
-// body (Page, assets/page.html, assets/style.css).
+// directory and a deploy report share the page around their body: Shell
+// (assets/page.html, assets/style.css) with a body of their own.
 //
 // A page holds everything it shows: its style is inline, it has no
 // script, and its Content-Security-Policy forbids loading anything at
@@ -101,22 +101,61 @@ func mustRead(name string) string {
 	return string(b)
 }
 
-// templates parses the page shell with a page's body (which defines
-// "body").
-func templates(body string) *template.Template {
-	return template.Must(template.New("page").Funcs(template.FuncMap{
+// Shell is the page every kind of page shares: the head (the policy and
+// the stylesheet), the header with the page's facts and options, and the
+// footer, around a body of the kind's own. The plan page is one; a
+// catalog or a deploy report parses its body into a Shell of its own and
+// looks like the others.
+type Shell struct{ t *template.Template }
+
+// NewShell parses body, the html/template text of a page's body (at top
+// level, or in {{define "body"}}), into the shared page. The body is executed with the data given to Render;
+// it may call text (Visible) and define more templates of its own. The
+// body must keep to the policy: no script, no style attribute, no URL
+// but an anchor in the page.
+func NewShell(body string) (*Shell, error) {
+	t, err := template.New("page").Funcs(template.FuncMap{
 		"head": func() template.HTML { return head },
 		"text": Visible,
-	}).ParseFS(assets, "assets/page.html", body))
+	}).ParseFS(assets, "assets/page.html")
+	if err != nil {
+		return nil, fmt.Errorf("parsing the page shell: %w", err)
+	}
+	if t, err = t.New("body").Parse(body); err != nil {
+		return nil, fmt.Errorf("parsing the page body: %w", err)
+	}
+	return &Shell{t: t}, nil
 }
 
-// render executes a page template into bytes.
-func render(t *template.Template, data any) ([]byte, error) {
+// Render executes the page: p around the body, which is given data. Every
+// string is escaped for where it goes; strings from archives should be
+// passed through Visible first, as the plan page does.
+func (s *Shell) Render(p Page, data any) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := t.ExecuteTemplate(&buf, "page", data); err != nil {
-		return nil, fmt.Errorf("rendering the page: %w", err)
+	if err := s.t.ExecuteTemplate(&buf, "page", shellData{Page: p, Body: data}); err != nil {
+		return nil, fmt.Errorf("rendering the %s page: %w", p.Kind, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// shellData is what the shell is executed with.
+type shellData struct {
+	Page Page
+	Body any
+}
+
+// Stylesheet is the stylesheet every page carries (Policy allows it, and
+// only it, by its hash). It is exported for a page built without Shell
+// that wants to look the same; such a page must carry Policy too.
+func Stylesheet() string { return style }
+
+// mustShell is NewShell of a body embedded in this package.
+func mustShell(name string) *Shell {
+	s, err := NewShell(mustRead(name))
+	if err != nil { // embedded at build time and tested: cannot happen
+		panic(err)
+	}
+	return s
 }
 
 // Visible returns s as a person should see it: unchanged when every
