@@ -254,8 +254,9 @@ func moduleName(raw map[string]any, argv0 string) string {
 	return name
 }
 
-// plan runs zarf_bundle_plan. Planning only reads, so check mode changes
-// nothing and there is never a diff.
+// plan runs zarf_bundle_plan. Planning only reads, so check mode plans
+// the same, changed is always false and there is never a diff; the one
+// file it writes is the page report_html asks for.
 func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]any, stdout io.Writer) int {
 	args := inv.Params
 	fail := func(format string, a ...any) int {
@@ -266,7 +267,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	if err != nil {
 		return fail("resolving path %s: %v", args["path"], err)
 	}
-	req, err := specs.PlanRequest(dir, args)
+	req, page, err := specs.PlanRequest(dir, args)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -285,6 +286,14 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	}
 	// The document can be megabytes: add our keys without decoding it.
 	extra := map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}
+	// The page is the plan's output, like the document: it is written in
+	// check mode too, and a failed plan has its page (the failure drawn).
+	if page != "" {
+		if err := contract.WritePage(page, resp.GetHtml()); err != nil {
+			return fail("report_html %s: %v", page, err)
+		}
+		extra["report_html"] = page
+	}
 	if len(inv.Deprecations) > 0 {
 		extra["deprecations"] = inv.Deprecations
 	}

@@ -151,25 +151,44 @@ func (f *planFlags) request(dir string) (*plannerpb.PlanRequest, error) {
 
 // plan plans dir. It returns the contract document as it came, and the
 // result decoded from it when decode is true (else only Failed is set).
+// When --report-html is given it writes the page there too.
 func (f *planFlags) plan(cmd *cobra.Command, dir string, decode bool) (*service.Result, []byte, error) {
+	res, raw, _, err := f.planPage(cmd, dir, decode, false)
+	return res, raw, err
+}
+
+// planPage is plan that also returns the page of the plan when page is
+// true (or --report-html is given).
+func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) (*service.Result, []byte, []byte, error) {
 	req, err := f.request(dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	if page || f.opts.ReportHTML != "" {
+		if req.TimeUnix, err = contract.CallerTime(); err != nil {
+			return nil, nil, nil, &UsageError{err}
+		}
+		req.Html = true
 	}
 	b, err := openBackend(cmd, f.stateDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer b.close()
 	resp, err := b.Plan(cmd.Context(), req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("planning in %s: %w", b.who, err)
+		return nil, nil, nil, fmt.Errorf("planning in %s: %w", b.who, err)
+	}
+	if f.opts.ReportHTML != "" {
+		if err := contract.WritePage(f.opts.ReportHTML, resp.GetHtml()); err != nil {
+			return nil, nil, nil, fmt.Errorf("--report-html %s: %w", f.opts.ReportHTML, err)
+		}
 	}
 	if !decode {
-		return &service.Result{Failed: resp.GetFailed()}, resp.GetResult(), nil
+		return &service.Result{Failed: resp.GetFailed()}, resp.GetResult(), resp.GetHtml(), nil
 	}
 	res, err := service.DecodeResult(resp.GetResult())
-	return res, resp.GetResult(), err
+	return res, resp.GetResult(), resp.GetHtml(), err
 }
 
 // backend answers the CLI's requests: the running daemon of the state
@@ -219,19 +238,22 @@ func newPlan() *cobra.Command {
 		Short: "Plan a directory of Zarf package archives (in process)",
 		Long: "Reads every archive in DIR, resolves their PackagePrerequisites and prints the\n" +
 			"ordered zarf_packages_to_deploy. Exits 1 when no plan is possible, printing\n" +
-			"failed, msg and errors.",
+			"failed, msg and errors (with -o html: the page, the failure drawn).",
 		Args: exactArgs(1, "one directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "json" && output != "yaml" && output != "text" {
-				return &UsageError{fmt.Errorf("-o must be json, yaml or text, not %q", output)}
+			if output != "json" && output != "yaml" && output != "text" && output != "html" {
+				return &UsageError{fmt.Errorf("-o must be json, yaml, text or html, not %q", output)}
 			}
-			res, raw, err := flags.plan(cmd, args[0], output != "json")
+			res, raw, page, err := flags.planPage(cmd, args[0], output == "yaml" || output == "text", output == "html")
 			if err != nil {
 				return err
 			}
-			if output == "json" {
+			switch output {
+			case "json":
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", raw)
-			} else {
+			case "html":
+				_, err = cmd.OutOrStdout().Write(page)
+			default:
 				err = render(cmd.OutOrStdout(), output, res)
 			}
 			if err != nil {
@@ -243,7 +265,7 @@ func newPlan() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: json, yaml or text")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: json, yaml, text, or html (one self-contained page: the graph drawn, every package's details; the time it states is SOURCE_DATE_EPOCH when set)")
 	flags.register(cmd)
 	return cmd
 }

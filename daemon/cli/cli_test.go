@@ -405,3 +405,56 @@ func TestFailureDocumentCarriesItsGraph(t *testing.T) {
 		t.Errorf("graph nodes %+v; want app and base", doc.Graph.Nodes)
 	}
 }
+
+// -o html prints the page of the plan, and --report-html writes the same
+// bytes beside any output; SOURCE_DATE_EPOCH fixes the time it states, so
+// two runs give one page. A failure exits 1 with its page, the failure
+// drawn.
+func TestPlanHTML(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "1777638645") // 2026-05-01 12:30:45 UTC
+	code, page, stderr := run(t, "plan", "../../examples/bundles/reference-stack", "-o", "html")
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr %s", code, stderr)
+	}
+	for _, want := range []string{"<!DOCTYPE html>", `http-equiv="Content-Security-Policy"`, `<time datetime="2026-05-01T12:30:45Z">`, `data-name="workload-app"`, "Plan digest"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "plan.html")
+	code, out, stderr := run(t, "plan", "../../examples/bundles/reference-stack", "-o", "json", "--report-html", file)
+	written, err := os.ReadFile(file)
+	if code != ExitOK || err != nil || !strings.HasPrefix(out, "{") {
+		t.Fatalf("--report-html: exit %d, %v; stderr %s", code, err, stderr)
+	}
+	if string(written) != page {
+		t.Error("the page --report-html wrote differs from the page -o html printed")
+	}
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the page's mode is %v (%v); want 0644", fi.Mode(), err)
+	}
+
+	t.Setenv("SOURCE_DATE_EPOCH", "1777642245") // an hour later
+	_, later, _ := run(t, "plan", "../../examples/bundles/reference-stack", "-o", "html")
+	if !strings.Contains(later, `<time datetime="2026-05-01T13:30:45Z">`) || later == page {
+		t.Error("another SOURCE_DATE_EPOCH did not change the time the page states")
+	}
+
+	code, failed, _ := run(t, "plan", "../../testdata/bundles/cycle", "-o", "html", "--report-html", file)
+	if code != ExitFailed || strings.Count(failed, `class="edge k-package cycle"`) != 3 || !strings.Contains(failed, "no plan") {
+		t.Errorf("cycle: exit %d; want 1 and a page with the cycle's three edges marked", code)
+	}
+	if written, _ := os.ReadFile(file); string(written) != failed {
+		t.Error("the failure's page was not written to --report-html")
+	}
+
+	code, _, stderr = run(t, "plan", "../../examples/bundles/reference-stack", "--report-html", filepath.Join(t.TempDir(), "no", "such", "dir", "p.html"))
+	if code != ExitFailed || !strings.Contains(stderr, "--report-html") {
+		t.Errorf("a page into a missing directory: exit %d, stderr %q; want 1 naming --report-html", code, stderr)
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
+	code, _, stderr = run(t, "plan", "../../examples/bundles/reference-stack", "-o", "html")
+	if code != ExitUsage || !strings.Contains(stderr, "SOURCE_DATE_EPOCH") {
+		t.Errorf("SOURCE_DATE_EPOCH=yesterday: exit %d, stderr %q; want 2 naming it", code, stderr)
+	}
+}

@@ -40,7 +40,7 @@ type PlanInput struct {
 // page either.
 func Settings(o options.Request) []Setting {
 	skip := map[string]bool{}
-	for _, group := range []any{options.Cache{}} {
+	for _, group := range []any{options.Cache{}, options.Output{}} {
 		for _, opt := range options.Of(group) {
 			skip[opt.Name] = true
 		}

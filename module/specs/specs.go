@@ -118,8 +118,10 @@ func cacheSpec() ansible.Spec {
 }
 
 // PlanRequest is the wire request of zarf_bundle_plan: its validated
-// parameters, by their declared names, as the options' JSON.
-func PlanRequest(dir string, params map[string]any) (*plannerpb.PlanRequest, error) {
+// parameters, by their declared names, as the options' JSON. With
+// report_html it asks for the page too, stating the caller's time
+// (contract.CallerTime); page is then where to write it (absolute).
+func PlanRequest(dir string, params map[string]any) (req *plannerpb.PlanRequest, page string, err error) {
 	given := map[string]any{}
 	for _, o := range options.Of(options.Request{}) {
 		if v, ok := params[o.Name]; ok && v != nil {
@@ -128,17 +130,24 @@ func PlanRequest(dir string, params map[string]any) (*plannerpb.PlanRequest, err
 	}
 	b, err := json.Marshal(given)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the options: %w", err)
+		return nil, "", fmt.Errorf("encoding the options: %w", err)
 	}
 	o, err := contract.DecodeOptions(b)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := contract.Resolve(&o); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if b, err = contract.EncodeOptions(o); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &plannerpb.PlanRequest{Path: dir, Options: b, Caller: string(options.ModuleCaller)}, nil
+	req = &plannerpb.PlanRequest{Path: dir, Options: b, Caller: string(options.ModuleCaller)}
+	if o.ReportHTML != "" {
+		if req.TimeUnix, err = contract.CallerTime(); err != nil {
+			return nil, "", err
+		}
+		req.Html = true
+	}
+	return req, o.ReportHTML, nil
 }
