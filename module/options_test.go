@@ -33,6 +33,9 @@ type sample struct {
 	// cache marks an option that changes how archives are read, not the
 	// plan: its effect is on the cache directory.
 	cache bool
+	// page marks an option that writes the plan's page (its value, a
+	// path) beside the document, which it leaves as it is.
+	page bool
 }
 
 // TestEveryOptionReachesThePlannerFromBothFrontEnds sets each declared
@@ -90,6 +93,7 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 		"context":          {value: "ctx-b", with: map[string]any{"mode": "cluster", "kubeconfig": kubeconfig}},
 		"cache_dir":        {value: filepath.Join(tmp, "cache"), cache: true},
 		"use_cache":        {value: false, with: map[string]any{"cache_dir": filepath.Join(tmp, "unused-cache")}, cache: true},
+		"report_html":      {value: filepath.Join(tmp, "plan.html"), page: true},
 	}
 	declared := options.Of(options.Request{})
 	for _, o := range declared {
@@ -123,8 +127,11 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 			set[o.Name] = s.value
 			for _, caller := range []options.Caller{options.CLICaller, options.ModuleCaller} {
 				want := direct(t, dir, set, caller)
-				if !s.cache && want == direct(t, dir, base, caller) {
+				if !s.cache && !s.page && want == direct(t, dir, base, caller) {
 					t.Fatalf("%s: setting %s=%v does not change the document; pick a sample that does", caller, o.Name, s.value)
+				}
+				if s.page {
+					_ = os.Remove(s.value.(string))
 				}
 				var got string
 				if caller == options.CLICaller {
@@ -134,6 +141,12 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 				}
 				if got != want {
 					t.Errorf("%s=%v through the %s differs from the server's answer to it:\n%.700s\nwant\n%.700s", o.Name, s.value, caller, got, want)
+				}
+				if s.page {
+					page, err := os.ReadFile(s.value.(string))
+					if err != nil || !bytes.HasPrefix(page, []byte("<!DOCTYPE html>")) || !bytes.Contains(page, []byte(`data-name="workload-app"`)) {
+						t.Errorf("%s=%v through the %s wrote no page of the plan (%v)", o.Name, s.value, caller, err)
+					}
 				}
 			}
 			if s.cache {
@@ -209,7 +222,7 @@ func viaModule(t *testing.T, dir string, set map[string]any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return canonical(t, b, []string{"changed", "daemon", "invocation"})
+	return canonical(t, b, []string{"changed", "daemon", "invocation", "report_html"})
 }
 
 // flags renders one option's value as the CLI's flags.
