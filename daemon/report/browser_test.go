@@ -86,6 +86,8 @@ type trap struct {
 	ln   net.Listener
 	mu   sync.Mutex
 	seen []string
+	// open counts connections still being answered.
+	open int
 }
 
 func newTrap(t *testing.T) *trap {
@@ -118,11 +120,18 @@ func (tr *trap) answer(c net.Conn) {
 	tr.mu.Lock()
 	i := len(tr.seen)
 	tr.seen = append(tr.seen, "a connection from "+c.RemoteAddr().String())
+	tr.open++
 	tr.mu.Unlock()
+	defer func() {
+		tr.mu.Lock()
+		tr.open--
+		tr.mu.Unlock()
+	}()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	line, err := bufio.NewReader(c).ReadString('\n')
 	tr.mu.Lock()
 	switch {
+	case i >= len(tr.seen): // taken already (cannot happen: take waits)
 	case err == nil || line != "":
 		tr.seen[i] = strings.TrimSpace(line)
 	case errors.Is(err, io.EOF):
@@ -142,9 +151,16 @@ func (tr *trap) answer(c net.Conn) {
 // unused. Any other request, or a connection that sent anything else or
 // stayed silent until the deadline, is returned.
 func (tr *trap) take() []string {
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // for connections not yet accepted
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
+	// chromium has exited, so each open connection is about to end (or
+	// reach its deadline).
+	for tr.open > 0 {
+		tr.mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		tr.mu.Lock()
+	}
 	var page []string
 	for _, s := range tr.seen {
 		if s != "" && !browsersOwn(s) {
@@ -156,7 +172,7 @@ func (tr *trap) take() []string {
 }
 
 // browserDomains are where chromium itself goes (see take).
-var browserDomains = []string{"google.com", "googleapis.com", "gvt1.com"}
+var browserDomains = []string{"google.com", "googleapis.com", "gvt1.com", "gstatic.com"}
 
 // browsersOwn says whether a request line ("CONNECT host:443 HTTP/1.1",
 // "GET http://host/path HTTP/1.1") is to one of browserDomains.
