@@ -37,8 +37,8 @@ import (
 
 // Schema is the shape of the values this version writes. Opening a cache
 // written with another schema drops every entry. (2: fingerprints hold
-// the ctime.)
-const Schema = 2
+// the ctime. 3: candidates hold their size and signature.)
+const Schema = 3
 
 // EnvDir overrides the default cache directory.
 const EnvDir = "ZARF_PLANNER_CACHE_DIR"

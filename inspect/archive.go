@@ -44,6 +44,9 @@ const (
 	MaxDocumentationTar = 16 << 20
 	// MaxChecksums caps checksums.txt (one line per file in the package).
 	MaxChecksums = 8 << 20
+	// MaxSignature caps zarf.bundle.sig and zarf.yaml.sig (a sigstore
+	// bundle with a certificate chain and timestamps is a few KiB).
+	MaxSignature = 256 << 10
 	// MaxWindow caps the zstd window an archive may ask for (zarf writes
 	// windows of at most 8 MiB), so a hostile frame header cannot make a
 	// reader allocate gigabytes.
@@ -312,6 +315,10 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 // members are the archive members planning reads, held in memory.
 type members struct {
 	zarfYAML, docTar, checksums []byte
+	// bundleSig and legacySig are zarf's signatures of zarf.yaml: a
+	// sigstore bundle (zarf.bundle.sig, zarf since v0.71) or a bare
+	// base64 signature (zarf.yaml.sig, before).
+	bundleSig, legacySig []byte
 }
 
 // readStream reads an archive; it returns the candidate (without Path).
@@ -335,7 +342,9 @@ func readStream(ctx context.Context, src source, name string, limits Limits) (fa
 	if err != nil {
 		return facts.Candidate{}, err
 	}
-	return decide(name, m, hex.EncodeToString(s.hash.Sum(nil)))
+	c, err := decide(name, m, hex.EncodeToString(s.hash.Sum(nil)))
+	c.Size = s.counted.n
+	return c, err
 }
 
 // stream is an archive being read: every byte is counted and hashed as it
@@ -436,6 +445,8 @@ var kept = map[string]int64{
 	"zarf.yaml":         MaxZarfYAML,
 	"documentation.tar": MaxDocumentationTar,
 	"checksums.txt":     MaxChecksums,
+	"zarf.bundle.sig":   MaxSignature,
+	"zarf.yaml.sig":     MaxSignature,
 }
 
 // collect walks the tar stream, keeping zarf.yaml, documentation.tar and
@@ -491,6 +502,10 @@ func collect(ctx context.Context, tr *tar.Reader, name string, h *hold) (members
 			m.docTar = b
 		case "checksums.txt":
 			m.checksums = b
+		case "zarf.bundle.sig":
+			m.bundleSig = b
+		case "zarf.yaml.sig":
+			m.legacySig = b
 		}
 	}
 }
@@ -527,6 +542,17 @@ func decide(name string, m members, sum string) (facts.Candidate, error) {
 	}
 	if err := identity(name, &c); err != nil {
 		return c, err
+	}
+	// The signature covers zarf.yaml, whose aggregate checksum covers
+	// every other member (verified above): whoever checks it with a key
+	// needs both, kept as they are.
+	switch {
+	case m.bundleSig != nil:
+		c.Signature = &facts.Signature{Format: facts.SignatureBundle, Data: m.bundleSig, Signed: m.zarfYAML}
+	case m.legacySig != nil:
+		c.Signature = &facts.Signature{Format: facts.SignatureLegacy, Data: m.legacySig, Signed: m.zarfYAML}
+	case pkg.Build.Signed != nil && *pkg.Build.Signed:
+		c.Signature = &facts.Signature{Format: facts.SignatureMissing}
 	}
 	p, err := prerequisites(name, c.Name, pkg.Documentation, m.docTar)
 	c.Prerequisites = p

@@ -76,7 +76,7 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 	if name == modCache {
 		return warm(ctx, inv, invocation, stdout)
 	}
-	return plan(ctx, inv, invocation, stdout)
+	return plan(ctx, inv, raw, invocation, stdout)
 }
 
 // connect bounds the call by the module's timeout and reaches the daemon.
@@ -254,10 +254,11 @@ func moduleName(raw map[string]any, argv0 string) string {
 	return name
 }
 
-// plan runs zarf_bundle_plan. Planning only reads, so check mode plans
-// the same, changed is always false and there is never a diff; the one
-// file it writes is the page report_html asks for.
-func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]any, stdout io.Writer) int {
+// plan runs zarf_bundle_plan. Planning only reads: the only things it
+// changes are the files it is asked to write, the saved plan (save_to)
+// and the page (report_html), each only when its content changes, and
+// never in check mode.
+func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invocation map[string]any, stdout io.Writer) int {
 	args := inv.Params
 	fail := func(format string, a ...any) int {
 		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
@@ -267,7 +268,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	if err != nil {
 		return fail("resolving path %s: %v", args["path"], err)
 	}
-	req, page, err := specs.PlanRequest(dir, args)
+	req, files, err := specs.PlanRequest(dir, args, raw)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -286,13 +287,25 @@ func plan(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	}
 	// The document can be megabytes: add our keys without decoding it.
 	extra := map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}
-	// The page is the plan's output, like the document: it is written in
-	// check mode too, and a failed plan has its page (the failure drawn).
-	if page != "" {
-		if err := contract.WritePage(page, resp.GetHtml()); err != nil {
-			return fail("report_html %s: %v", page, err)
+	if files.PlanFile != "" {
+		extra["plan_file"] = files.PlanFile
+	}
+	if files.SaveTo != "" && len(resp.GetSavedPlan()) > 0 {
+		changed, err := contract.WriteSaved(files.SaveTo, resp.GetSavedPlan(), inv.CheckMode)
+		if err != nil {
+			return fail("%v", err)
 		}
-		extra["report_html"] = page
+		extra["changed"] = changed
+		extra["saved_plan"] = files.SaveTo
+	}
+	// A failed plan has its page too: the failure drawn.
+	if files.ReportHTML != "" {
+		changed, err := contract.WritePage(files.ReportHTML, resp.GetHtml(), inv.CheckMode)
+		if err != nil {
+			return fail("report_html %s: %v", files.ReportHTML, err)
+		}
+		extra["changed"] = extra["changed"] == true || changed
+		extra["report_html"] = files.ReportHTML
 	}
 	if len(inv.Deprecations) > 0 {
 		extra["deprecations"] = inv.Deprecations

@@ -912,18 +912,19 @@ func first(res map[string]any, _ int) map[string]any { return res }
 
 // report_html writes the page of the plan where the module runs: the
 // bytes `zarf-planner plan -o html` prints for the same directory and
-// options at the same SOURCE_DATE_EPOCH, in check mode too; a failed plan
-// writes its failure drawn; a page that cannot be written fails the task.
+// options at the same SOURCE_DATE_EPOCH. Like save_to, it changes the
+// file only when its content changes (so a second run at the same epoch
+// changes nothing) and never in check mode; a failed plan writes its
+// failure drawn; a page that cannot be written fails the task.
 func TestReportHTMLWritesThePlanPage(t *testing.T) {
 	state := stateDir(t)
 	epoch := "SOURCE_DATE_EPOCH=1777638645"
 	page := filepath.Join(t.TempDir(), "plan.html")
 	args := planArgs(exampleDir, state)
 	args["report_html"] = page
-	args["_ansible_check_mode"] = true
 	res, code := runModule(t, args, epoch)
-	if code != 0 || res["report_html"] != page || res["changed"] != false {
-		t.Fatalf("code %d, report_html %v, changed %v; want 0, %s, false", code, res["report_html"], res["changed"], page)
+	if code != 0 || res["report_html"] != page || res["changed"] != true {
+		t.Fatalf("code %d, report_html %v, changed %v; want 0, %s, true", code, res["report_html"], res["changed"], page)
 	}
 	written, err := os.ReadFile(page)
 	if err != nil {
@@ -940,6 +941,14 @@ func TestReportHTMLWritesThePlanPage(t *testing.T) {
 	}
 	if !bytes.Contains(written, []byte(`<time datetime="2026-05-01T12:30:45Z">`)) || !bytes.Contains(written, []byte(`<td><code>architecture</code></td><td class="code">amd64</td>`)) {
 		t.Error("the page does not state the caller's time and the options given")
+	}
+	if res, _ = runModule(t, args, epoch); res["changed"] != false {
+		t.Errorf("the same page again: changed %v; want false", res["changed"])
+	}
+	args["_ansible_check_mode"] = true
+	res, _ = runModule(t, args, "SOURCE_DATE_EPOCH=1777642245")
+	if again, _ := os.ReadFile(page); res["changed"] != true || !bytes.Equal(again, written) {
+		t.Errorf("check mode with another time: changed %v, page rewritten %v; want true (it would change) and the page untouched", res["changed"], !bytes.Equal(again, written))
 	}
 
 	cycle, _ := filepath.Abs("../testdata/bundles/cycle")

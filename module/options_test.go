@@ -20,6 +20,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/savedplan"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
 
@@ -33,9 +34,9 @@ type sample struct {
 	// cache marks an option that changes how archives are read, not the
 	// plan: its effect is on the cache directory.
 	cache bool
-	// page marks an option that writes the plan's page (its value, a
-	// path) beside the document, which it leaves as it is.
-	page bool
+	// client, for an option the front end handles (a file it reads or
+	// writes), checks the front end's document and the file instead.
+	client func(t *testing.T, dir, got string)
 }
 
 // TestEveryOptionReachesThePlannerFromBothFrontEnds sets each declared
@@ -73,7 +74,42 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A signed directory (the real zarf CLI's signatures) for the
+	// signature options, and a saved plan of the example made with
+	// exclude, which a replay repeats.
+	signed := copyDir(t, filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(exampleDir))), "testdata", "bundles", "signed"))
+	pub := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(exampleDir))), "testdata", "keys", "cosign.pub")
+	savedFile := filepath.Join(tmp, "saved.json")
+	savedWith := map[string]any{"exclude": []string{"workload-app"}, "use_cache": false}
+	writeSaved(t, dir, savedWith, savedFile)
+	saveTo := filepath.Join(tmp, "save-to.json")
+	reportHTML := filepath.Join(tmp, "plan.html")
+
 	samples := map[string]sample{
+		"public_key":         {value: pub, dir: signed},
+		"require_signatures": {value: true, dir: signed, with: map[string]any{"public_key": pub}},
+		"save_to": {value: saveTo, client: func(t *testing.T, dir, got string) {
+			f, err := os.Open(saveTo)
+			if err != nil {
+				t.Fatalf("save_to wrote nothing: %v", err)
+			}
+			defer f.Close()
+			d, err := savedplan.Decode(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if canonical(t, d.Result, nil) != got || d.Directory != dir {
+				t.Errorf("the saved plan's result differs from the plan:\n%.500s\n%.500s", d.Result, got)
+			}
+			if err := os.Remove(saveTo); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		"plan_file": {value: savedFile, client: func(t *testing.T, dir, got string) {
+			if want := direct(t, dir, savedWith, options.ModuleCaller); got != want {
+				t.Errorf("the replay is not the saved plan (made with its saved options):\n%.500s\nwant\n%.500s", got, want)
+			}
+		}},
 		"architecture":     {value: "arm64"},
 		"flavor":           {value: "hardened"},
 		"select":           {value: map[string]string{"any-group": "init"}},
@@ -93,7 +129,18 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 		"context":          {value: "ctx-b", with: map[string]any{"mode": "cluster", "kubeconfig": kubeconfig}},
 		"cache_dir":        {value: filepath.Join(tmp, "cache"), cache: true},
 		"use_cache":        {value: false, with: map[string]any{"cache_dir": filepath.Join(tmp, "unused-cache")}, cache: true},
-		"report_html":      {value: filepath.Join(tmp, "plan.html"), page: true},
+		"report_html": {value: reportHTML, client: func(t *testing.T, dir, got string) {
+			page, err := os.ReadFile(reportHTML)
+			if err != nil || !bytes.HasPrefix(page, []byte("<!DOCTYPE html>")) || !bytes.Contains(page, []byte(`data-name="workload-app"`)) {
+				t.Fatalf("report_html wrote no page of the plan (%v)", err)
+			}
+			if want := direct(t, dir, map[string]any{"use_cache": false}, options.ModuleCaller); got != want {
+				t.Errorf("report_html changed the document:\n%.500s\nwant\n%.500s", got, want)
+			}
+			if err := os.Remove(reportHTML); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	}
 	declared := options.Of(options.Request{})
 	for _, o := range declared {
@@ -125,13 +172,15 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 			}
 			set := maps.Clone(base)
 			set[o.Name] = s.value
+			if s.client != nil {
+				s.client(t, dir, viaCLI(t, dir, set))
+				s.client(t, dir, viaModule(t, dir, set))
+				return
+			}
 			for _, caller := range []options.Caller{options.CLICaller, options.ModuleCaller} {
 				want := direct(t, dir, set, caller)
-				if !s.cache && !s.page && want == direct(t, dir, base, caller) {
+				if !s.cache && want == direct(t, dir, base, caller) {
 					t.Fatalf("%s: setting %s=%v does not change the document; pick a sample that does", caller, o.Name, s.value)
-				}
-				if s.page {
-					_ = os.Remove(s.value.(string))
 				}
 				var got string
 				if caller == options.CLICaller {
@@ -141,12 +190,6 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 				}
 				if got != want {
 					t.Errorf("%s=%v through the %s differs from the server's answer to it:\n%.700s\nwant\n%.700s", o.Name, s.value, caller, got, want)
-				}
-				if s.page {
-					page, err := os.ReadFile(s.value.(string))
-					if err != nil || !bytes.HasPrefix(page, []byte("<!DOCTYPE html>")) || !bytes.Contains(page, []byte(`data-name="workload-app"`)) {
-						t.Errorf("%s=%v through the %s wrote no page of the plan (%v)", o.Name, s.value, caller, err)
-					}
 				}
 			}
 			if s.cache {
@@ -222,7 +265,34 @@ func viaModule(t *testing.T, dir string, set map[string]any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return canonical(t, b, []string{"changed", "daemon", "invocation", "report_html"})
+	return canonical(t, b, []string{"changed", "daemon", "invocation", "plan_file", "saved_plan", "report_html"})
+}
+
+// writeSaved saves the plan of dir with the options set, as the server
+// renders it for save_to.
+func writeSaved(t *testing.T, dir string, set map[string]any, path string) {
+	t.Helper()
+	b, err := json.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := contract.DecodeOptions(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := contract.EncodeOptions(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.New(server.Config{DefaultCache: os.Getenv("ZARF_PLANNER_CACHE_DIR")})
+	defer srv.Close()
+	resp, err := srv.Plan(context.Background(), &plannerpb.PlanRequest{Path: dir, Options: enc, Caller: string(options.ModuleCaller), Save: true})
+	if err != nil || len(resp.GetSavedPlan()) == 0 {
+		t.Fatalf("saving: %v (%s)", err, resp.GetResult())
+	}
+	if err := os.WriteFile(path, resp.GetSavedPlan(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // flags renders one option's value as the CLI's flags.

@@ -42,6 +42,7 @@ func (p *planning) emit(order []*node) {
 			Name: c.Name, Version: c.Version, Path: c.Path, SHA256: c.SHA256,
 			Architecture: c.Architecture, Flavor: c.Flavor, Level: n.level, After: after,
 			Reasons: reasons, Action: cmp.Or(n.action, ActionDeploy), Barrier: b,
+			Signature: c.Verified,
 		})
 		p.plan.Graph.Edges = append(p.plan.Graph.Edges, n.in...)
 	}

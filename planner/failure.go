@@ -33,11 +33,20 @@ const (
 	// needs could not be read. The service reports it; the planner never
 	// sees the cluster it could not read.
 	KindCluster = "cluster"
+	// KindSignature: an archive's cosign signature does not verify with
+	// the operator's public_key, or, with require_signatures, it is not
+	// signed. Replace the archive or give the right key. The service
+	// reports it.
+	KindSignature = "signature"
+	// KindStale: a saved plan no longer holds (an archive, the cluster, an
+	// option or the planner changed since it was saved), one problem per
+	// difference. Plan and review again. The service reports it.
+	KindStale = "stale"
 )
 
 // Kinds lists every problem kind, in the order a summary counts them. A
 // new kind is a constant above, its entry here, and a test that makes it.
-var Kinds = []string{KindCluster, KindIntegrity, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict}
+var Kinds = []string{KindStale, KindCluster, KindSignature, KindIntegrity, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict}
 
 // Problem is one reason no plan is possible. Beside its sentence it says,
 // for the kinds that have one, the same in structure, so a failure can be

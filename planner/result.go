@@ -36,6 +36,9 @@ type Item struct {
 	Reasons      []string `json:"reasons"`
 	Action       string   `json:"action"`
 	Barrier      Barrier  `json:"barrier"`
+	// Signature is verified (its cosign signature holds with public_key)
+	// or unsigned; absent when no public_key was given.
+	Signature string `json:"signature,omitempty"`
 }
 
 // Actions an item can carry.

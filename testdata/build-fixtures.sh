@@ -9,11 +9,14 @@
 #   flavors        one flavor per line (default: no flavor)
 #   create-flags   extra `zarf package create` flags (e.g. --max-package-size 1)
 #   prepare.sh     run first in the package directory (e.g. to write a payload)
+#
+# With bundle names as arguments, only those bundles are rebuilt.
 set -euo pipefail
 zarf=${ZARF:-.tools/bin/zarf}
 for root in examples testdata; do
   for bundle_src in "$root"/sources/*/; do
     bundle=$(basename "$bundle_src")
+    if [ $# -gt 0 ] && [[ " $* " != *" $bundle "* ]]; then continue; fi
     out="$root/bundles/$bundle"
     rm -rf "$out.tmp" && mkdir -p "$out.tmp"
     for pkg in "$bundle_src"*/; do

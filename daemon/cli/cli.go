@@ -31,6 +31,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/savedplan"
 )
 
 // Exit codes.
@@ -82,7 +83,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
 	root.Version = versionLine()
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newInspect(), newPlan(), newWhy(), newGraph(), newSnapshot(), newKubeconfig(), newWait(), newCache(), newServe(), newDaemon(), newVersion())
+	root.AddCommand(newInspect(), newPlan(), newVerifyPlan(), newWhy(), newGraph(), newSnapshot(), newKubeconfig(), newWait(), newCache(), newServe(), newDaemon(), newVersion())
 	return root
 }
 
@@ -129,8 +130,9 @@ func registerStateDir(cmd *cobra.Command, dir *string) {
 	cmd.Flags().StringVar(dir, "state-dir", "", "daemon state directory to look for a running daemon in (env "+lifecycle.EnvStateDir+")")
 }
 
-// request is the wire request of a plan of dir with the flags given.
-func (f *planFlags) request(dir string) (*plannerpb.PlanRequest, error) {
+// request is the wire request of a plan of dir with the flags given. A
+// replay (--plan-file) takes the saved options for every flag not given.
+func (f *planFlags) request(cmd *cobra.Command, dir string) (*plannerpb.PlanRequest, error) {
 	if err := options.Check(&f.opts, options.CLICaller); err != nil {
 		return nil, &UsageError{err}
 	}
@@ -142,11 +144,41 @@ func (f *planFlags) request(dir string) (*plannerpb.PlanRequest, error) {
 	if err := contract.Resolve(&o); err != nil {
 		return nil, err
 	}
+	saved, err := contract.Replay(&o, func(name string) bool { return flagGiven(cmd, name) })
+	if err != nil {
+		return nil, err
+	}
+	if err := contract.Resolve(&o); err != nil { // the saved mode may be cluster
+		return nil, err
+	}
+	save := o.SaveTo != ""
+	// The files the CLI reads and writes itself are not the daemon's.
+	o.Saved, o.Output = options.Saved{}, options.Output{}
 	b, err := contract.EncodeOptions(o)
 	if err != nil {
 		return nil, err
 	}
-	return &plannerpb.PlanRequest{Path: abs, Options: b, Caller: string(options.CLICaller)}, nil
+	return &plannerpb.PlanRequest{Path: abs, Options: b, Caller: string(options.CLICaller), SavedPlan: saved, Save: save}, nil
+}
+
+// flagGiven says whether the command line gives the declared option name
+// (under its flag or a former spelling).
+func flagGiven(cmd *cobra.Command, name string) bool {
+	o, ok := options.Find(options.Request{}, name)
+	if !ok {
+		return false
+	}
+	for _, n := range append([]string{o.Flag()}, o.Aliases...) {
+		if f := cmd.Flags().Lookup(n); f != nil && f.Changed {
+			return true
+		}
+	}
+	if o.NegatedAlias != "" {
+		if f := cmd.Flags().Lookup(o.NegatedAlias); f != nil && f.Changed {
+			return true
+		}
+	}
+	return false
 }
 
 // plan plans dir. It returns the contract document as it came, and the
@@ -160,7 +192,7 @@ func (f *planFlags) plan(cmd *cobra.Command, dir string, decode bool) (*service.
 // planPage is plan that also returns the page of the plan when page is
 // true (or --report-html is given).
 func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) (*service.Result, []byte, []byte, error) {
-	req, err := f.request(dir)
+	req, err := f.request(cmd, dir)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -179,9 +211,20 @@ func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) 
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("planning in %s: %w", b.who, err)
 	}
-	if f.opts.ReportHTML != "" {
-		if err := contract.WritePage(f.opts.ReportHTML, resp.GetHtml()); err != nil {
+	if to := absPath(f.opts.ReportHTML); to != "" {
+		if _, err := contract.WritePage(to, resp.GetHtml(), false); err != nil {
 			return nil, nil, nil, fmt.Errorf("--report-html %s: %w", f.opts.ReportHTML, err)
+		}
+	}
+	if to := absPath(f.opts.SaveTo); to != "" && len(resp.GetSavedPlan()) > 0 {
+		changed, err := contract.WriteSaved(to, resp.GetSavedPlan(), false)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if changed {
+			fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: saved the plan to %s\n", to)
+		} else {
+			fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: %s already holds this plan\n", to)
 		}
 	}
 	if !decode {
@@ -267,6 +310,70 @@ func newPlan() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: json, yaml, text, or html (one self-contained page: the graph drawn, every package's details; the time it states is SOURCE_DATE_EPOCH when set)")
 	flags.register(cmd)
+	return cmd
+}
+
+func newVerifyPlan() *cobra.Command {
+	var output string
+	var flags planFlags
+	cmd := &cobra.Command{
+		Use:   "verify-plan FILE [DIR]",
+		Short: "Check a saved plan against its directory and the cluster now",
+		Long: "Replays a plan saved with plan --save-to: plans DIR (default: the directory the\n" +
+			"plan was saved for) with the saved options, except the flags given here, and\n" +
+			"prints the saved plan exactly as saved when nothing it was made from moved.\n" +
+			"Exits 1 when it is stale, naming every difference (kind stale): an archive\n" +
+			"replaced, added or removed, an installed package changed, an option that\n" +
+			"differs, another planner release.",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return &UsageError{fmt.Errorf("expected a saved plan and, optionally, a directory, got %d arguments", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "json" && output != "yaml" && output != "text" {
+				return &UsageError{fmt.Errorf("-o must be json, yaml or text, not %q", output)}
+			}
+			flags.opts.PlanFile = args[0]
+			dir := ""
+			if len(args) == 2 {
+				dir = args[1]
+			} else {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return fmt.Errorf("reading the saved plan: %w", err)
+				}
+				d, err := savedplan.Decode(f)
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("the saved plan %s: %w", args[0], err)
+				}
+				dir = d.Directory
+			}
+			res, raw, err := flags.plan(cmd, dir, output != "json")
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", raw)
+			} else {
+				err = render(cmd.OutOrStdout(), output, res)
+			}
+			if err != nil {
+				return err
+			}
+			if res.Failed {
+				return errNoPlan
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: json, yaml or text")
+	flags.register(cmd)
+	for _, name := range []string{"plan-file", "save-to"} {
+		_ = cmd.Flags().MarkHidden(name) // FILE is the plan replayed; a replay saves nothing
+	}
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -30,34 +31,51 @@ func CallerTime() (int64, error) {
 }
 
 // WritePage writes a page the daemon returned to path, on the caller's
-// host: whole or not at all (a temporary file beside it, renamed over
-// it), readable by others like any report. The directory must exist.
-func WritePage(path string, page []byte) (err error) {
+// host, as WriteSaved writes a saved plan: whole or not at all, only when
+// its content differs (it reports whether it changed the file), nothing
+// with dryRun. The directory must exist.
+func WritePage(path string, page []byte, dryRun bool) (changed bool, err error) {
 	if len(page) == 0 {
-		return errors.New("the daemon returned no page: is it of an older release?")
+		return false, errors.New("the daemon returned no page: is it of an older release?")
+	}
+	return writeFile(path, "the page", page, dryRun)
+}
+
+// writeFile writes b to path, replacing the file whole (a temporary file
+// beside it, renamed over it), readable by others like any report, and
+// only when its content differs: it reports whether it changed the file.
+// With dryRun it writes nothing and reports whether it would. what names
+// the file in errors.
+func writeFile(path, what string, b []byte, dryRun bool) (changed bool, err error) {
+	old, err := os.ReadFile(path)
+	if err == nil && bytes.Equal(old, b) {
+		return false, nil
+	}
+	if dryRun {
+		return true, nil
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return fmt.Errorf("writing the page: %w", err)
+		return false, fmt.Errorf("writing %s %s: %w", what, path, err)
 	}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, os.Remove(tmp.Name()))
 		}
 	}()
-	if _, err = tmp.Write(page); err != nil {
+	if _, err = tmp.Write(b); err != nil {
 		_ = tmp.Close()
-		return fmt.Errorf("writing the page: %w", err)
+		return false, fmt.Errorf("writing %s %s: %w", what, path, err)
 	}
 	if err = tmp.Chmod(0o644); err != nil {
 		_ = tmp.Close()
-		return fmt.Errorf("writing the page: %w", err)
+		return false, fmt.Errorf("writing %s %s: %w", what, path, err)
 	}
 	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("writing the page: %w", err)
+		return false, fmt.Errorf("writing %s %s: %w", what, path, err)
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing the page: %w", err)
+		return false, fmt.Errorf("writing %s %s: %w", what, path, err)
 	}
-	return nil
+	return true, nil
 }

@@ -35,12 +35,12 @@ type PlanInput struct {
 
 // Settings lists the options a plan was made with, in their declared
 // order, by their declared names: every option that can change the plan
-// and is set (defaults included). How archives are cached and where the
-// page is written change no plan and are left out, so they change no
-// page either.
+// and is set (defaults included). How archives are cached, where a plan
+// is saved or replayed from, and where the page is written are left out:
+// files where the caller runs, which change no page.
 func Settings(o options.Request) []Setting {
 	skip := map[string]bool{}
-	for _, group := range []any{options.Cache{}, options.Output{}} {
+	for _, group := range []any{options.Cache{}, options.Saved{}, options.Output{}} {
 		for _, opt := range options.Of(group) {
 			skip[opt.Name] = true
 		}

@@ -59,6 +59,9 @@ type Planned struct {
 	Failed bool
 	// Counts say how the archives were obtained.
 	Counts inspect.Counts
+	// Read is what the plan was made from (nil when it failed before
+	// reading the directory): a saved plan records it.
+	Read *service.Prepared
 }
 
 // Plan plans req like the package's Plan and renders the document,
@@ -73,18 +76,18 @@ func (m *Memo) Plan(ctx context.Context, req service.Request) (*Planned, error) 
 		return render(early)
 	}
 	if m == nil || read.Request.Options.Mode == options.ModeCluster {
-		return render(read.Decide())
+		return renderRead(read)
 	}
-	key, err := memoKeyOf(read.Request, read.Directory)
+	key, err := memoKeyOf(read)
 	if err != nil {
 		return nil, err
 	}
 	if d, ok := m.get(key); ok {
 		m.hits.Add(1)
-		return &Planned{Doc: d.doc, Failed: d.failed, Counts: read.Directory.Counts}, nil
+		return &Planned{Doc: d.doc, Failed: d.failed, Counts: read.Directory.Counts, Read: read}, nil
 	}
 	m.misses.Add(1)
-	p, err := render(read.Decide())
+	p, err := renderRead(read)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +98,14 @@ func (m *Memo) Plan(ctx context.Context, req service.Request) (*Planned, error) 
 // Stats reports how many requests the memo answered and how many it did not.
 func (m *Memo) Stats() (hits, misses uint64) {
 	return m.hits.Load(), m.misses.Load()
+}
+
+func renderRead(read *service.Prepared) (*Planned, error) {
+	p, err := render(read.Decide())
+	if p != nil {
+		p.Read = read
+	}
+	return p, err
 }
 
 func render(res *service.Result) (*Planned, error) {
@@ -138,7 +149,8 @@ func (m *Memo) put(k memoKey, d memoDoc) {
 
 // memoKeyOf hashes everything decide reads. Each field is written with
 // its length first, so no two different inputs write the same bytes.
-func memoKeyOf(req service.Request, dir *inspect.Directory) (memoKey, error) {
+func memoKeyOf(p *service.Prepared) (memoKey, error) {
+	req, dir := p.Request, p.Directory
 	opts, err := json.Marshal(req.Options)
 	if err != nil {
 		return memoKey{}, fmt.Errorf("keying the plan: %w", err)
@@ -153,10 +165,13 @@ func memoKeyOf(req service.Request, dir *inspect.Directory) (memoKey, error) {
 		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
 		h.Write([]byte(s))
 	}
-	field(h, "zarf-planner plan memo 3")
+	field(h, "zarf-planner plan memo 4")
 	field(h, string(opts))
 	field(h, string(read))
 	field(h, string(req.Options.Caller))
+	if p.Key != nil { // the key's content, not only its path
+		field(h, p.Key.Fingerprint)
+	}
 	list := func(tag string, n int, each func(i int)) {
 		field(h, fmt.Sprintf("%s %d", tag, n))
 		for i := range n {

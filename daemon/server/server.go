@@ -222,12 +222,12 @@ func (d *Server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planner
 	} else {
 		memo = nil // without the cache means without any remembered answer
 	}
-	p, err := memo.Plan(ctx, r)
+	p, saved, err := d.planSaved(ctx, memo, r, o, caller, req.GetSavedPlan(), req.GetSave())
 	if err != nil {
 		return nil, err
 	}
 	d.count(p.Counts)
-	return withPage(req, o, &plannerpb.PlanResponse{Result: p.Doc, Failed: p.Failed})
+	return withPage(req, o, &plannerpb.PlanResponse{Result: p.Doc, Failed: p.Failed, SavedPlan: saved})
 }
 
 // withPage adds to resp the page of its document when req asks for one

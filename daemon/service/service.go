@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -152,6 +154,8 @@ func NewRequest(path string, o options.Request, caller options.Caller) Request {
 type Prepared struct {
 	Request   Request
 	Directory *inspect.Directory
+	// Key is the operator's public key (public_key), nil when none.
+	Key *signature.Key
 }
 
 // Read does a plan's reading: the cluster's facts in cluster mode and the
@@ -174,6 +178,19 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 	if req.Options.Architecture == "" && req.Options.Mode != options.ModeCluster {
 		req.Options.Architecture = runtime.GOARCH
 	}
+	var key *signature.Key
+	if req.Read.RequireSignatures && req.Read.PublicKey == "" {
+		msg := fmt.Sprintf("%s checks signatures with a key: give %s too", req.Options.Caller.Option("require_signatures"), req.Options.Caller.Option("public_key"))
+		return nil, fail(msg, []planner.Problem{{Kind: planner.KindSignature, Packages: []string{}, Message: msg}}, req.Warnings, nil), nil
+	}
+	if req.Read.PublicKey != "" {
+		k, err := signature.LoadKey(req.Read.PublicKey)
+		if err != nil {
+			msg := fmt.Sprintf("%s: %v", req.Options.Caller.Option("public_key"), err)
+			return nil, fail(msg, []planner.Problem{{Kind: planner.KindSignature, Packages: []string{}, Message: msg}}, req.Warnings, nil), nil
+		}
+		key = k
+	}
 	dir, err := inspect.ReadDir(ctx, req.Path, inspect.Options{Cache: req.Cache, Limits: inspect.Limits{Inflation: req.Read.MaxInflation, Budget: req.Budget}})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -181,7 +198,7 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 		}
 		return nil, fail(fmt.Sprintf("cannot plan %s: %v", req.Path, err), nil, req.Warnings, nil), nil
 	}
-	return &Prepared{Request: req, Directory: dir}, nil, nil
+	return &Prepared{Request: req, Directory: dir, Key: key}, nil, nil
 }
 
 // Decide plans what Read read. It reads nothing: its result depends on
@@ -209,10 +226,13 @@ func (p *Prepared) Decide() *Result {
 			}
 		}
 	}
+	cands, sigProbs, sigWarnings := p.checkSignatures()
+	probs = append(probs, sigProbs...)
+	warnings = append(warnings, sigWarnings...)
 	if len(probs) > 0 {
 		return withCounts(fail(summary(probs), probs, warnings, dir.Ignored), dir.Counts)
 	}
-	plan, err := planner.New(dir.Candidates, req.Options)
+	plan, err := planner.New(cands, req.Options)
 	if err != nil {
 		f, ok := planner.AsFailure(err)
 		if !ok {
@@ -225,6 +245,41 @@ func (p *Prepared) Decide() *Result {
 	plan.Warnings = append(plan.Warnings, warnings...)
 	slices.Sort(plan.Warnings)
 	return &Result{Plan: plan, Ignored: dir.Ignored, Counts: dir.Counts}
+}
+
+// checkSignatures checks every candidate's signature with the operator's
+// key, when one was given: a signature that does not verify is a problem;
+// an unsigned archive is a problem with require_signatures, else a
+// warning. It returns the candidates marked with what was found.
+func (p *Prepared) checkSignatures() ([]facts.Candidate, []planner.Problem, []string) {
+	cands := p.Directory.Candidates
+	if p.Key == nil {
+		return cands, nil, nil
+	}
+	cands = slices.Clone(cands)
+	caller := p.Request.Options.Caller
+	var probs []planner.Problem
+	var warnings []string
+	for i := range cands {
+		c := &cands[i]
+		err := p.Key.Verify(c.Signature)
+		switch {
+		case err == nil:
+			c.Verified = facts.Verified
+		case errors.Is(err, signature.ErrUnsigned):
+			c.Verified = facts.Unsigned
+			if p.Request.Read.RequireSignatures {
+				probs = append(probs, planner.Problem{Kind: planner.KindSignature, Packages: []string{c.Name},
+					Message: fmt.Sprintf("%s (%s %s) is not signed, and %s fails the plan on it: sign it (zarf package sign --signing-key) or remove it", filepath.Base(c.Path), c.Name, c.Version, caller.Option("require_signatures"))})
+			} else {
+				warnings = append(warnings, fmt.Sprintf("%s (%s %s) is not signed: who built it was not checked", filepath.Base(c.Path), c.Name, c.Version))
+			}
+		default:
+			probs = append(probs, planner.Problem{Kind: planner.KindSignature, Packages: []string{c.Name},
+				Message: fmt.Sprintf("%s (%s %s) is not signed by %s %s: %v; replace the archive with one its publisher signed, or give the publisher's key", filepath.Base(c.Path), c.Name, c.Version, caller.Option("public_key"), p.Key.Path, err)})
+		}
+	}
+	return cands, probs, warnings
 }
 
 func withCounts(r *Result, c inspect.Counts) *Result {

@@ -118,10 +118,14 @@ func cacheSpec() ansible.Spec {
 }
 
 // PlanRequest is the wire request of zarf_bundle_plan: its validated
-// parameters, by their declared names, as the options' JSON. With
-// report_html it asks for the page too, stating the caller's time
-// (contract.CallerTime); page is then where to write it (absolute).
-func PlanRequest(dir string, params map[string]any) (req *plannerpb.PlanRequest, page string, err error) {
+// parameters, by their declared names, as the options' JSON. raw are the
+// arguments as Ansible passed them (before defaults): for the replay of a
+// saved plan (plan_file), an option not among them takes its saved value.
+// The options that name files stay with the caller, which reads and
+// writes them (Files); save_to asks the daemon for the saved plan, and
+// report_html for the page, stating the caller's time
+// (contract.CallerTime).
+func PlanRequest(dir string, params, raw map[string]any) (*plannerpb.PlanRequest, Files, error) {
 	given := map[string]any{}
 	for _, o := range options.Of(options.Request{}) {
 		if v, ok := params[o.Name]; ok && v != nil {
@@ -130,24 +134,56 @@ func PlanRequest(dir string, params map[string]any) (req *plannerpb.PlanRequest,
 	}
 	b, err := json.Marshal(given)
 	if err != nil {
-		return nil, "", fmt.Errorf("encoding the options: %w", err)
+		return nil, Files{}, fmt.Errorf("encoding the options: %w", err)
 	}
 	o, err := contract.DecodeOptions(b)
 	if err != nil {
-		return nil, "", err
+		return nil, Files{}, err
 	}
 	if err := contract.Resolve(&o); err != nil {
-		return nil, "", err
+		return nil, Files{}, err
 	}
+	saved, err := contract.Replay(&o, func(name string) bool { return Given(raw, name) })
+	if err != nil {
+		return nil, Files{}, err
+	}
+	if err := contract.Resolve(&o); err != nil { // the saved mode may be cluster
+		return nil, Files{}, err
+	}
+	files := Files{Saved: o.Saved, Output: o.Output}
+	o.Saved, o.Output = options.Saved{}, options.Output{}
 	if b, err = contract.EncodeOptions(o); err != nil {
-		return nil, "", err
+		return nil, Files{}, err
 	}
-	req = &plannerpb.PlanRequest{Path: dir, Options: b, Caller: string(options.ModuleCaller)}
-	if o.ReportHTML != "" {
+	req := &plannerpb.PlanRequest{Path: dir, Options: b, Caller: string(options.ModuleCaller), SavedPlan: saved, Save: files.SaveTo != ""}
+	if files.ReportHTML != "" {
 		if req.TimeUnix, err = contract.CallerTime(); err != nil {
-			return nil, "", err
+			return nil, Files{}, err
 		}
 		req.Html = true
 	}
-	return req, o.ReportHTML, nil
+	return req, files, nil
+}
+
+// Files are the options of a plan request that name files the module
+// reads or writes where it runs (absolute): the saved plan it replays or
+// saves, and the page it writes.
+type Files struct {
+	options.Saved
+	options.Output
+}
+
+// Given says whether the arguments Ansible passed (before defaults) give
+// the declared option name, under its name or a former one.
+func Given(raw map[string]any, name string) bool {
+	o, ok := options.Find(options.Request{}, name)
+	if !ok {
+		return false
+	}
+	for _, n := range append([]string{o.Name}, o.Aliases...) {
+		if v, ok := raw[n]; ok && v != nil {
+			return true
+		}
+	}
+	return false
 }

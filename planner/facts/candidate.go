@@ -19,4 +19,44 @@ type Candidate struct {
 	// Prerequisites is the embedded document, or nil when the package has
 	// none (it then requires and provides nothing).
 	Prerequisites *Prerequisites `json:"prerequisites,omitempty"`
+	// Size is the archive's size in bytes (for a split package, every
+	// part's).
+	Size int64 `json:"size"`
+	// Signature is zarf's signature of zarf.yaml, nil when the package is
+	// not signed.
+	Signature *Signature `json:"signature,omitempty"`
+	// Verified is what a check of Signature with the operator's key found
+	// (Verified or Unsigned), "" when no key was given. The service sets
+	// it for each request; it is never cached.
+	Verified string `json:"-"`
 }
+
+// What a check of a signature with the operator's key found.
+const (
+	Verified = "verified"
+	Unsigned = "unsigned"
+)
+
+// Signature is what a signed package carries for a check with a key.
+// zarf signs zarf.yaml, whose aggregate checksum covers checksums.txt,
+// which covers every other member, so one signature covers the archive.
+type Signature struct {
+	// Format is SignatureBundle, SignatureLegacy or SignatureMissing.
+	Format string `json:"format"`
+	// Data is the signature file as the archive holds it.
+	Data []byte `json:"data,omitempty"`
+	// Signed is zarf.yaml as the archive holds it: the signed bytes.
+	Signed []byte `json:"signed,omitempty"`
+}
+
+// Signature formats.
+const (
+	// SignatureBundle is a sigstore bundle, zarf.bundle.sig (zarf v0.71
+	// and later).
+	SignatureBundle = "bundle"
+	// SignatureLegacy is a base64 signature, zarf.yaml.sig (before).
+	SignatureLegacy = "legacy"
+	// SignatureMissing is a zarf.yaml that says the package is signed
+	// (build.signed) in an archive that holds no signature file.
+	SignatureMissing = "missing"
+)

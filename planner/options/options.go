@@ -7,9 +7,10 @@
 // An option is a field of Plan (the operator's choices, which the planner
 // reads), Read (how archives are read and judged), Cluster (which cluster
 // a cluster-aware plan reads), Cache (whether answers may come from the
-// cache) or Output (what the caller writes beside the document). Its
-// `json` tag is its name everywhere: the module option, the JSON key, and
-// (with dashes for underscores) the CLI flag. Other tags:
+// cache), Saved (where a plan is saved to or replayed from) or Output
+// (what the caller writes beside the document). Its `json` tag is its name
+// everywhere: the module option, the JSON key, and (with dashes for
+// underscores) the CLI flag. Other tags:
 //
 //	help     one or two sentences for the CLI's help and the module's doc
 //	type     "path" for a string that names a file (made absolute by callers)
@@ -86,6 +87,9 @@ type Cache struct {
 type Read struct {
 	MaxInflation int    `json:"max_inflation,omitempty" default:"100" help:"How many times its size on disk (beyond 1 GiB) an archive may decompress to before it is refused as a decompression bomb."`
 	Integrity    string `json:"integrity,omitempty" choices:"warn,fail" default:"warn" help:"warn: an archive that fails an integrity check, cannot be read whole or is over a limit is left out with a warning. fail: it fails the plan, so nothing is deployed from a directory holding one."`
+	// PublicKey and RequireSignatures check who built the archives.
+	PublicKey         string `json:"public_key,omitempty" type:"path" help:"A cosign public key (PEM, as zarf tools gen-key writes cosign.pub). Every signed archive's signature (zarf.bundle.sig, or a legacy zarf.yaml.sig) must verify with it, as zarf package deploy --key checks, or the plan fails naming the archive; an unsigned archive is a warning."`
+	RequireSignatures bool   `json:"require_signatures,omitempty" help:"Fail the plan on any archive that is not signed by public_key (which this requires), before anything is deployed."`
 }
 
 // Integrity policies.
@@ -97,7 +101,7 @@ const (
 // Output says what a plan request writes beside its document, where the
 // module or the CLI runs. It changes no plan.
 type Output struct {
-	ReportHTML string `json:"report_html,omitempty" type:"path" help:"Also write the plan as one self-contained HTML page (the graph by levels, every package's reasons, barrier and sha256; a failure drawn as well as told) to this file, on the host where the module or CLI runs. Its directory must exist; the file is replaced whole. The time it states is SOURCE_DATE_EPOCH when set, else the time of the call."`
+	ReportHTML string `json:"report_html,omitempty" type:"path" help:"Also write the plan as one self-contained HTML page (the graph by levels, every package's reasons, barrier and sha256; a failure drawn as well as told) to this file, on the host where the module or CLI runs. Its directory must exist; the file is replaced whole, and only when its content changes. The time it states is SOURCE_DATE_EPOCH when set, else the time of the call."`
 }
 
 // Request is every option of a plan request, by group.
@@ -109,7 +113,16 @@ type Request struct {
 	Snapshot string `json:"snapshot,omitempty" type:"path" alias:"installed" help:"A snapshot saved with zarf-planner snapshot -o json, to plan cluster-aware where the cluster cannot be reached. Implies cluster mode."`
 	Cluster
 	Cache
+	Saved
 	Output
+}
+
+// Saved says where a plan is saved to, or replayed from. Both are files
+// where the module or CLI runs; the daemon builds and checks the saved
+// plan, the caller reads and writes the file.
+type Saved struct {
+	SaveTo   string `json:"save_to,omitempty" type:"path" help:"Also write the plan to this file as a saved plan (the result, every archive's path, size and sha256, the options, the planner's release, the cluster snapshot it assumed) for review and a later replay with plan_file. Replaced whole, and only when its content changes. Not written when no plan is possible."`
+	PlanFile string `json:"plan_file,omitempty" type:"path" help:"Replay a saved plan: check it against the directory and the cluster now, and return it exactly as saved, or fail naming every difference (an archive replaced, added or removed, an installed package changed, an option that differs, another planner release). Options not given are the saved ones."`
 }
 
 // Kind is the type of an option's value.

@@ -216,3 +216,39 @@ func RewriteInPlace(path string, b []byte) error {
 	}
 	return os.Chtimes(path, fi.ModTime(), fi.ModTime())
 }
+
+// Edit returns a copy of a .tar.zst archive (such as one the real zarf
+// CLI built) with one member's body changed by edit, every other member
+// and the order kept: zarf.yaml edited after signing makes an archive
+// whose checksums still hold but whose signature does not.
+func Edit(archive []byte, member string, edit func([]byte) []byte) ([]byte, error) {
+	dec, err := zstd.NewReader(bytes.NewReader(archive))
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	tr := tar.NewReader(dec)
+	var members []Member
+	found := false
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, err
+		}
+		if h.Name == member {
+			b, found = edit(b), true
+		}
+		members = append(members, Member{Name: h.Name, Body: b})
+	}
+	if !found {
+		return nil, fmt.Errorf("the archive has no member %s", member)
+	}
+	return Zst(Tar(members)), nil
+}

@@ -6,7 +6,10 @@ module github.com/colonel-byte/zarf-planner/testdata/tools/zarf
 
 go 1.26.6
 
-require github.com/zarf-dev/zarf v0.84.0
+require (
+	github.com/sigstore/cosign/v3 v3.1.3
+	github.com/zarf-dev/zarf v0.84.0
+)
 
 require (
 	atomicgo.dev/cursor v0.2.0 // indirect
@@ -467,7 +470,6 @@ require (
 	github.com/sergi/go-diff v1.4.0 // indirect
 	github.com/shibumi/go-pathspec v1.3.0 // indirect
 	github.com/shopspring/decimal v1.4.0 // indirect
-	github.com/sigstore/cosign/v3 v3.1.3 // indirect
 	github.com/sigstore/protobuf-specs v0.5.1 // indirect
 	github.com/sigstore/rekor v1.5.3 // indirect
 	github.com/sigstore/rekor-tiles/v2 v2.3.0 // indirect

@@ -1,0 +1,137 @@
+package server
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/colonel-byte/zarf-planner/daemon/contract"
+	"github.com/colonel-byte/zarf-planner/daemon/service"
+	"github.com/colonel-byte/zarf-planner/planner"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/savedplan"
+)
+
+// savedDoc is the saved plan of a plan that was made: what it was made
+// from (read) and its document.
+func savedDoc(o options.Request, p *Planned) (*savedplan.Doc, error) {
+	res, err := service.DecodeResult(p.Doc)
+	if err != nil {
+		return nil, fmt.Errorf("reading the plan back: %w", err)
+	}
+	d := &savedplan.Doc{
+		Kind: savedplan.Kind, APIVersion: savedplan.APIVersion,
+		Planner:   savedplan.Planner{Version: contract.Version, Build: contract.BuildID},
+		Directory: p.Read.Request.Path,
+		Options:   savedplan.OptionsOf(o),
+		Archives:  []savedplan.Archive{},
+		Cluster:   p.Read.Request.Options.Cluster,
+		Result:    p.Doc,
+	}
+	if p.Read.Key != nil {
+		d.KeyFingerprint = p.Read.Key.Fingerprint
+	}
+	if res.Plan != nil {
+		d.PlanDigest = res.Plan.PlanDigest
+	}
+	dir := p.Read.Directory
+	for _, c := range dir.Candidates {
+		d.Archives = append(d.Archives, savedplan.Archive{Path: c.Path, State: savedplan.StateCandidate, Package: c.Name, Version: c.Version, Size: c.Size, SHA256: c.SHA256})
+	}
+	for _, inv := range dir.Invalid {
+		d.Archives = append(d.Archives, savedplan.Archive{Path: filepath.Join(p.Read.Request.Path, inv.Archive), State: savedplan.StateInvalid, Package: inv.Package, Reason: inv.Error()})
+	}
+	for _, u := range dir.Unusable {
+		d.Archives = append(d.Archives, savedplan.Archive{Path: u.Path, State: savedplan.StateUnusable, Reason: u.Reason})
+	}
+	slices.SortFunc(d.Archives, func(a, b savedplan.Archive) int { return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.State, b.State)) })
+	return d, nil
+}
+
+// save renders the saved plan of a plan made; a failed plan is not saved.
+func save(o options.Request, p *Planned) ([]byte, error) {
+	if p.Failed || p.Read == nil {
+		return nil, nil
+	}
+	d, err := savedDoc(o, p)
+	if err != nil {
+		return nil, err
+	}
+	return d.Marshal()
+}
+
+// replay checks a saved plan against the plan the same request makes now
+// (p): the saved result exactly as saved when nothing it was made from
+// moved, else a failure naming every difference.
+func replay(saved []byte, o options.Request, caller options.Caller, p *Planned) (*Planned, error) {
+	old, err := savedplan.Decode(bytes.NewReader(saved))
+	if err != nil {
+		return stale(p, []string{fmt.Sprintf("the saved plan cannot be replayed: %v", err)})
+	}
+	if p.Read == nil {
+		// Nothing could be read (an unreachable cluster, a missing
+		// directory): the failure says why, and nothing is deployed.
+		return p, nil
+	}
+	now, err := savedDoc(o, p)
+	if err != nil {
+		return nil, err
+	}
+	if diffs := savedplan.Compare(old, now, caller); len(diffs) > 0 {
+		return stale(p, diffs)
+	}
+	return &Planned{Doc: old.Result, Counts: p.Counts, Read: p.Read}, nil
+}
+
+// stale is the failure of a saved plan that no longer holds.
+func stale(p *Planned, diffs []string) (*Planned, error) {
+	probs := make([]planner.Problem, len(diffs))
+	for i, d := range diffs {
+		probs[i] = planner.Problem{Kind: planner.KindStale, Packages: []string{}, Message: d}
+	}
+	msg := fmt.Sprintf("the saved plan is stale, %d difference(s); plan again and review it: %s", len(diffs), joinDiffs(diffs))
+	if len(diffs) == 1 {
+		msg = "the saved plan is stale: " + diffs[0]
+	}
+	res := &service.Result{Failed: true, Msg: msg, Errors: probs, Warnings: []string{}}
+	if p.Read != nil {
+		res.Ignored = p.Read.Directory.Ignored
+	}
+	out, err := render(res)
+	if err != nil {
+		return nil, err
+	}
+	out.Counts, out.Read = p.Counts, p.Read
+	return out, nil
+}
+
+func joinDiffs(diffs []string) string {
+	var b bytes.Buffer
+	for i, d := range diffs {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(d)
+	}
+	return b.String()
+}
+
+// planSaved answers a plan request that saves or replays.
+func (d *Server) planSaved(ctx context.Context, memo *Memo, r service.Request, o options.Request, caller options.Caller, savedPlan []byte, wantSave bool) (*Planned, []byte, error) {
+	p, err := memo.Plan(ctx, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(savedPlan) > 0 {
+		p, err = replay(savedPlan, o, caller, p)
+		return p, nil, err
+	}
+	if !wantSave {
+		return p, nil, nil
+	}
+	b, err := save(o, p)
+	return p, b, err
+}

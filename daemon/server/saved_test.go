@@ -1,0 +1,296 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/colonel-byte/zarf-planner/daemon/contract"
+	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/daemon/service"
+	"github.com/colonel-byte/zarf-planner/planner"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/testdata/craft"
+)
+
+var (
+	signedBundle = filepath.Join("..", "..", "testdata", "bundles", "signed")
+	publicKey, _ = filepath.Abs(filepath.Join("..", "..", "testdata", "keys", "cosign.pub"))
+	otherKey, _  = filepath.Abs(filepath.Join("..", "..", "testdata", "keys", "other.pub"))
+)
+
+// saveThenReplay saves the plan of req with one server and replays it
+// with req2 on a fresh server (another daemon, later), returning the
+// saved plan and the replay's answer.
+func saveThenReplay(t *testing.T, req, req2 *plannerpb.PlanRequest, between func()) (saved []byte, first, replay *plannerpb.PlanResponse) {
+	t.Helper()
+	req.Save = true
+	first, err := memoDaemon(t).Plan(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.GetFailed() || len(first.GetSavedPlan()) == 0 {
+		t.Fatalf("saving the plan: failed=%v, %d bytes saved: %s", first.GetFailed(), len(first.GetSavedPlan()), first.GetResult())
+	}
+	if between != nil {
+		between()
+	}
+	req2.SavedPlan = first.GetSavedPlan()
+	replay, err = memoDaemon(t).Plan(context.Background(), req2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return first.GetSavedPlan(), first, replay
+}
+
+func problems(t *testing.T, doc []byte) []planner.Problem {
+	t.Helper()
+	res, err := service.DecodeResult(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Errors
+}
+
+// A saved plan of an unchanged directory replays as the exact bytes that
+// were saved, and saving twice gives byte-identical files.
+func TestSavedPlanReplaysExactlyAsSaved(t *testing.T) {
+	dir := copyBundle(t, signedBundle)
+	withKey := func(o *options.Request) { o.PublicKey = publicKey }
+	saved, first, replay := saveThenReplay(t, planReq(t, dir, withKey), planReq(t, dir, withKey), nil)
+	if replay.GetFailed() || !bytes.Equal(replay.GetResult(), first.GetResult()) {
+		t.Fatalf("replay of an unchanged directory:\nsaved:  %.400s\nreplay: %.400s", first.GetResult(), replay.GetResult())
+	}
+	again, err := memoDaemon(t).Plan(context.Background(), func() *plannerpb.PlanRequest { r := planReq(t, dir, withKey); r.Save = true; return r }())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.GetSavedPlan(), saved) {
+		t.Fatal("two saves of one plan differ")
+	}
+	var d struct {
+		Archives []struct {
+			Path, SHA256 string
+			Size         int64
+		}
+		KeyFingerprint string `json:"key_fingerprint"`
+		PlanDigest     string `json:"plan_digest"`
+	}
+	if err := json.Unmarshal(saved, &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Archives) != 3 || d.KeyFingerprint == "" || d.PlanDigest == "" {
+		t.Fatalf("saved plan lacks its archives, key or digest: %s", saved)
+	}
+	for _, a := range d.Archives {
+		fi, err := os.Stat(a.Path)
+		if err != nil || fi.Size() != a.Size || len(a.SHA256) != 64 {
+			t.Errorf("archive %+v: size on disk %v (%v)", a, fi, err)
+		}
+	}
+}
+
+// Each way a saved plan goes stale is named, and all at once when several
+// happen.
+func TestStaleSavedPlanNamesEveryDifference(t *testing.T) {
+	twinA, twinB := craft.Twins("twin", "1.0.0")
+	cases := []struct {
+		name    string
+		between func(t *testing.T, dir string)
+		set     func(*options.Request)
+		want    []string
+	}{
+		{"archive replaced in place with its size and mtime kept", func(t *testing.T, dir string) {
+			if err := craft.RewriteInPlace(filepath.Join(dir, "twin.tar"), twinB); err != nil {
+				t.Fatal(err)
+			}
+		}, nil, []string{"twin.tar was replaced"}},
+		{"archive added", func(t *testing.T, dir string) {
+			copyFile(t, filepath.Join("..", "..", "testdata", "bundles", "cycle", "zarf-package-alpha-amd64-1.0.0.tar.zst"), filepath.Join(dir, "zarf-package-alpha-amd64-1.0.0.tar.zst"))
+		}, nil, []string{"zarf-package-alpha-amd64-1.0.0.tar.zst was added (alpha 1.0.0"}},
+		{"archive removed", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, "zarf-package-tool-amd64-1.0.0.tar.zst")); err != nil {
+				t.Fatal(err)
+			}
+		}, nil, []string{"zarf-package-tool-amd64-1.0.0.tar.zst was removed (it held tool 1.0.0"}},
+		{"option changed", nil, func(o *options.Request) { o.Exclude = []string{"tool"} }, []string{`exclude: the plan was saved with no value, this request gives ["tool"]`}},
+		{"another key under the same path", func(t *testing.T, dir string) {
+			copyFile(t, otherKey, filepath.Join(dir, "..", "key.pub"))
+		}, nil, []string{"public_key: the key was sha256:"}},
+		{"all at once", func(t *testing.T, dir string) {
+			if err := craft.RewriteInPlace(filepath.Join(dir, "twin.tar"), twinB); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(filepath.Join(dir, "zarf-package-tool-amd64-1.0.0.tar.zst")); err != nil {
+				t.Fatal(err)
+			}
+		}, func(o *options.Request) { o.Exclude = []string{"tool"} }, []string{"twin.tar was replaced", "tool-amd64-1.0.0.tar.zst was removed", "exclude: the plan"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyBundle(t, signedBundle)
+			if err := os.WriteFile(filepath.Join(dir, "twin.tar"), twinA, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			key := filepath.Join(dir, "..", "key.pub")
+			copyFile(t, publicKey, key)
+			withKey := func(o *options.Request) { o.PublicKey = key }
+			later := planReq(t, dir, withKey)
+			if tc.set != nil {
+				later = planReq(t, dir, withKey, tc.set)
+			}
+			_, _, replay := saveThenReplay(t, planReq(t, dir, withKey), later, func() {
+				if tc.between != nil {
+					tc.between(t, dir)
+				}
+			})
+			if !replay.GetFailed() {
+				t.Fatalf("a stale plan replayed: %.400s", replay.GetResult())
+			}
+			probs := problems(t, replay.GetResult())
+			if len(probs) != len(tc.want) {
+				t.Errorf("%d problems, want %d: %+v", len(probs), len(tc.want), probs)
+			}
+			for _, w := range tc.want {
+				found := false
+				for _, p := range probs {
+					found = found || p.Kind == planner.KindStale && strings.Contains(p.Message, w)
+				}
+				if !found {
+					t.Errorf("no stale problem says %q: %+v", w, probs)
+				}
+			}
+		})
+	}
+}
+
+// A plan saved by another build of the planner is stale, and a file that
+// is not a saved plan is refused by name.
+func TestSavedPlanOfAnotherBuildOrNoneIsRefused(t *testing.T) {
+	dir := copyBundle(t, signedBundle)
+	old := contract.BuildID
+	t.Cleanup(func() { contract.BuildID = old })
+	_, _, replay := saveThenReplay(t, planReq(t, dir), planReq(t, dir), func() { contract.BuildID = "another-build" })
+	if p := problems(t, replay.GetResult()); !replay.GetFailed() || len(p) != 1 || !strings.Contains(p[0].Message, "(build dev), this is dev (build another-build)") {
+		t.Fatalf("another build: %s", replay.GetResult())
+	}
+	contract.BuildID = old
+	req := planReq(t, dir)
+	req.SavedPlan = []byte(`{"kind":"Something"}`)
+	resp, err := memoDaemon(t).Plan(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := problems(t, resp.GetResult()); !resp.GetFailed() || len(p) != 1 || p[0].Kind != planner.KindStale || !strings.Contains(p[0].Message, "the saved plan cannot be replayed: its kind is") {
+		t.Fatalf("not a saved plan: %s", resp.GetResult())
+	}
+}
+
+// A saved cluster-aware plan is stale when the cluster it assumed moved:
+// here a snapshot (the live cluster, redeployed by the real zarf CLI, is
+// the playbook test's).
+func TestSavedClusterPlanFollowsTheCluster(t *testing.T) {
+	dir := copyBundle(t, signedBundle)
+	snap := filepath.Join(t.TempDir(), "snapshot.json")
+	write := func(c facts.Cluster) {
+		b, _ := json.Marshal(c)
+		if err := os.WriteFile(snap, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := facts.InstalledPackage{Name: "base", Version: "1.0.0", Healthy: true, Generation: 1, AggregateChecksum: "abc"}
+	write(facts.Cluster{Name: "test", KubernetesVersion: "v1.31.0", NodeArchitectures: []string{"amd64"}, Packages: []facts.InstalledPackage{base}})
+	withSnap := func(o *options.Request) { o.Snapshot = snap; o.Architecture = "" }
+	_, first, replay := saveThenReplay(t, planReq(t, dir, withSnap), planReq(t, dir, withSnap), nil)
+	if replay.GetFailed() || !bytes.Equal(first.GetResult(), replay.GetResult()) {
+		t.Fatalf("an unchanged cluster: %s", replay.GetResult())
+	}
+	_, _, replay = saveThenReplay(t, planReq(t, dir, withSnap), planReq(t, dir, withSnap), func() {
+		moved := base
+		moved.Generation, moved.Healthy, moved.Reason = 2, false, "component base failed"
+		write(facts.Cluster{Name: "test", KubernetesVersion: "v1.31.0", NodeArchitectures: []string{"amd64"}, Packages: []facts.InstalledPackage{moved}, CRDs: []string{"widgets.example.com"}})
+	})
+	probs := problems(t, replay.GetResult())
+	want := []string{"package base was deployed again: generation 1 when the plan was saved, now 2", "package base was healthy when the plan was saved, now unhealthy (component base failed)", "CRD widgets.example.com is there now"}
+	if !replay.GetFailed() || len(probs) != len(want) {
+		t.Fatalf("a moved cluster: %s", replay.GetResult())
+	}
+	for i, w := range want {
+		if !strings.Contains(probs[i].Message, w) {
+			t.Errorf("problem %d is %q, want %q", i, probs[i].Message, w)
+		}
+	}
+}
+
+// With public_key, signatures made by the real zarf CLI are verified and
+// shown per package; a tampered zarf.yaml, another key, or (with
+// require_signatures) an unsigned archive fails the plan naming it.
+func TestSignaturesDecideBeforeAnythingDeploys(t *testing.T) {
+	dir := copyBundle(t, signedBundle)
+	d := memoDaemon(t)
+	plan := func(set ...func(*options.Request)) *service.Result {
+		t.Helper()
+		resp, err := d.Plan(context.Background(), planReq(t, dir, set...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := service.DecodeResult(resp.GetResult())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	withKey := func(o *options.Request) { o.PublicKey = publicKey }
+	res := plan(withKey)
+	if res.Failed {
+		t.Fatalf("signed directory with its key: %s", res.Msg)
+	}
+	got := map[string]string{}
+	for _, it := range res.Plan.Packages {
+		got[it.Name] = it.Signature
+	}
+	if got["base"] != facts.Verified || got["app"] != facts.Verified || got["tool"] != facts.Unsigned {
+		t.Errorf("signature states %v", got)
+	}
+	if !strings.Contains(strings.Join(res.Plan.Warnings, "\n"), "zarf-package-tool-amd64-1.0.0.tar.zst (tool 1.0.0) is not signed") {
+		t.Errorf("no warning for the unsigned archive: %v", res.Plan.Warnings)
+	}
+	if res := plan(); res.Failed || res.Plan.Packages[0].Signature != "" {
+		t.Errorf("without a key nothing is checked: %+v", res.Plan.Packages[0])
+	}
+	only := func(t *testing.T, res *service.Result, pkg, says string) {
+		t.Helper()
+		if !res.Failed || len(res.Errors) != 1 || res.Errors[0].Kind != planner.KindSignature || res.Errors[0].Packages[0] != pkg || !strings.Contains(res.Errors[0].Message, says) {
+			t.Fatalf("want one signature problem of %s saying %q, got %+v", pkg, says, res.Errors)
+		}
+	}
+	only(t, plan(withKey, func(o *options.Request) { o.RequireSignatures = true }), "tool", "is not signed, and option require_signatures fails the plan")
+	if res := plan(func(o *options.Request) { o.RequireSignatures = true }); !res.Failed || !strings.Contains(res.Msg, "give option public_key too") {
+		t.Errorf("require_signatures without a key: %+v", res)
+	}
+	res = plan(func(o *options.Request) { o.PublicKey = otherKey })
+	if !res.Failed || len(res.Errors) != 2 {
+		t.Fatalf("another key: %+v", res.Errors)
+	}
+	// zarf.yaml edited after signing: checksums hold, the signature does not.
+	src, err := os.ReadFile(filepath.Join(dir, "zarf-package-base-amd64-1.0.0.tar.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged, err := craft.Edit(src, "zarf.yaml", func(y []byte) []byte { return bytes.Replace(y, []byte("Signed base"), []byte("Forged base"), 1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "zarf-package-base-amd64-1.0.0.tar.zst"), forged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	only(t, plan(withKey), "base", "zarf.bundle.sig does not verify zarf.yaml")
+	if res := plan(); res.Failed {
+		t.Errorf("without a key the forged archive is only a package: %s", res.Msg)
+	}
+}

@@ -1,0 +1,121 @@
+// Package signature checks zarf's cosign signatures of a package with an
+// operator's public key, offline, as zarf does when it deploys with
+// --key: a sigstore bundle (zarf.bundle.sig) is verified with sigstore-go
+// against the key alone (no transparency log, no timestamps: zarf's
+// air-gap defaults), a legacy zarf.yaml.sig (base64) with sigstore's
+// verifier of the key. zarf signs zarf.yaml, whose aggregate checksum
+// covers checksums.txt, which covers every other member; inspect checks
+// that chain, so one verified signature covers the whole archive.
+package signature
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore-go/pkg/verify"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+)
+
+// MaxKey caps the public key file (a PEM key is a few hundred bytes).
+const MaxKey = 64 << 10
+
+// Key is an operator's public key, ready to verify with.
+type Key struct {
+	// Path is the file it was read from.
+	Path string
+	// Fingerprint is "sha256:" and the hex sha256 of the key's DER
+	// (SubjectPublicKeyInfo), which names it in plans and reports.
+	Fingerprint string
+	verifier    signature.Verifier
+	trusted     root.TrustedMaterial
+}
+
+// LoadKey reads a PEM public key (cosign.pub, as `zarf tools gen-key` or
+// `cosign generate-key-pair` write it).
+func LoadKey(path string) (*Key, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the public key: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxKey+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the public key %s: %w", path, err)
+	}
+	if len(b) > MaxKey {
+		return nil, fmt.Errorf("the public key %s is over %d KiB; give the PEM public key (cosign.pub), not a bundle or an archive", path, MaxKey>>10)
+	}
+	pub, err := cryptoutils.UnmarshalPEMToPublicKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("the public key %s is not a PEM public key (give cosign.pub, as zarf tools gen-key writes it): %w", path, err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return nil, fmt.Errorf("the public key %s: %w", path, err)
+	}
+	v, err := signature.LoadVerifier(pub, crypto.SHA256)
+	if err != nil {
+		return nil, fmt.Errorf("the public key %s cannot verify signatures: %w", path, err)
+	}
+	sum := sha256.Sum256(der)
+	k := &Key{Path: path, Fingerprint: "sha256:" + hex.EncodeToString(sum[:]), verifier: v}
+	// The key is trusted for all time: a key-signed bundle carries no
+	// certificate whose validity a time would be checked against.
+	expiring := root.NewExpiringKey(v, time.Time{}, time.Time{})
+	k.trusted = root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) { return expiring, nil })
+	return k, nil
+}
+
+// ErrUnsigned is the error of Verify for a package that carries no
+// signature.
+var ErrUnsigned = errors.New("the package is not signed")
+
+// Verify checks s, a package's signature of its zarf.yaml, with the key.
+// A nil s is ErrUnsigned. The error says what is wrong, for a message
+// that names the archive.
+func (k *Key) Verify(s *facts.Signature) error {
+	if s == nil {
+		return ErrUnsigned
+	}
+	switch s.Format {
+	case facts.SignatureBundle:
+		var b bundle.Bundle
+		if err := b.UnmarshalJSON(s.Data); err != nil {
+			return fmt.Errorf("zarf.bundle.sig is not a sigstore bundle: %w", err)
+		}
+		v, err := verify.NewVerifier(k.trusted, verify.WithNoObserverTimestamps())
+		if err != nil {
+			return err
+		}
+		if _, err := v.Verify(&b, verify.NewPolicy(verify.WithArtifact(bytes.NewReader(s.Signed)), verify.WithKey())); err != nil {
+			return fmt.Errorf("zarf.bundle.sig does not verify zarf.yaml with the key %s: %w", k.Fingerprint, err)
+		}
+		return nil
+	case facts.SignatureLegacy:
+		sig, err := base64.StdEncoding.DecodeString(string(bytes.TrimSpace(s.Data)))
+		if err != nil {
+			return fmt.Errorf("zarf.yaml.sig is not base64: %w", err)
+		}
+		if err := k.verifier.VerifySignature(bytes.NewReader(sig), bytes.NewReader(s.Signed)); err != nil {
+			return fmt.Errorf("zarf.yaml.sig does not verify zarf.yaml with the key %s: %w", k.Fingerprint, err)
+		}
+		return nil
+	case facts.SignatureMissing:
+		return errors.New("zarf.yaml says the package is signed (build.signed), but the archive holds neither zarf.bundle.sig nor zarf.yaml.sig")
+	}
+	return fmt.Errorf("unknown signature format %q", s.Format)
+}

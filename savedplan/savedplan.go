@@ -1,0 +1,372 @@
+// Package savedplan is the saved plan: a plan written to a file for a
+// change board to review, and replayed later only if nothing it assumed
+// has moved. It holds the result exactly as planned, and what the result
+// was made from: the planner's release and build, the directory, every
+// archive's path, size and sha256, the options, and in cluster mode the
+// snapshot of the cluster. Compare names every way a plan made now differs
+// from a saved one. It is pure: it reads no file and no cluster; the
+// daemon's server builds both documents and decides.
+package savedplan
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+)
+
+// Identity of the document.
+const (
+	Kind       = "ZarfPlannerSavedPlan"
+	APIVersion = "colonel-byte.dev/v1alpha1"
+)
+
+// MaxSize caps a saved plan read back (a plan of a thousand packages is
+// about a megabyte).
+const MaxSize = 64 << 20
+
+// Doc is a saved plan.
+type Doc struct {
+	Kind       string  `json:"kind"`
+	APIVersion string  `json:"apiVersion"`
+	Planner    Planner `json:"planner"`
+	// Directory is the directory planned (absolute).
+	Directory string `json:"directory"`
+	// Options are the request's options that decide a plan: the planner's
+	// choices, how archives are read and judged, and the snapshot file.
+	Options Options `json:"options"`
+	// Archives are every archive of the directory the plan considered
+	// (usable or not), in path order.
+	Archives []Archive `json:"archives"`
+	// KeyFingerprint names the public key (public_key) the signatures
+	// were verified with, by content.
+	KeyFingerprint string `json:"key_fingerprint,omitempty"`
+	// Cluster is the cluster a cluster-aware plan assumed; nil standalone.
+	Cluster *facts.Cluster `json:"cluster"`
+	// PlanDigest is the result's plan_digest.
+	PlanDigest string `json:"plan_digest"`
+	// Result is the output contract document, as it was returned.
+	Result json.RawMessage `json:"result"`
+}
+
+// Planner names the binary that made the plan.
+type Planner struct {
+	Version string `json:"version"`
+	Build   string `json:"build"`
+}
+
+// Options are the saved options: the Plan and Read groups and the
+// snapshot. The Cluster group (a path on one host, a context name) and
+// the Cache group do not decide a plan; the cluster's facts do, and they
+// are saved apart.
+type Options struct {
+	options.Plan
+	options.Read
+	Snapshot string `json:"snapshot,omitempty"`
+}
+
+// OptionsOf keeps the options of a request a saved plan records.
+func OptionsOf(o options.Request) Options {
+	return Options{Plan: o.Plan, Read: o.Read, Snapshot: o.Snapshot}
+}
+
+// Archive states.
+const (
+	// StateCandidate is a readable Zarf package.
+	StateCandidate = "candidate"
+	// StateInvalid is a package whose prerequisites document is malformed.
+	StateInvalid = "invalid"
+	// StateUnusable is an archive that could not be used.
+	StateUnusable = "unusable"
+)
+
+// Archive is one archive as the plan found it.
+type Archive struct {
+	Path string `json:"path"`
+	// State is StateCandidate, StateInvalid or StateUnusable.
+	State string `json:"state"`
+	// Package and Version identify a candidate (Package also an invalid
+	// one, when known).
+	Package string `json:"package,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Size and SHA256 are a candidate's bytes.
+	Size   int64  `json:"size,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	// Reason says why an archive is invalid or unusable.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Marshal renders a saved plan: indented for a reviewer, deterministic (no
+// time, no map iteration), ending in a newline.
+func (d *Doc) Marshal() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(d); err != nil {
+		return nil, fmt.Errorf("rendering the saved plan: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Decode reads a saved plan, strictly: every key must be one this release
+// writes.
+func Decode(r io.Reader) (*Doc, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxSize {
+		return nil, fmt.Errorf("it is over %d MiB, more than any saved plan", MaxSize>>20)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var d Doc
+	if err := dec.Decode(&d); err != nil {
+		return nil, fmt.Errorf("it is not a saved plan this release reads (%v); save the plan again with this release", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("it holds more than one document")
+	}
+	if d.Kind != Kind || d.APIVersion != APIVersion {
+		return nil, fmt.Errorf("its kind is %q, apiVersion %q; a saved plan has kind %s, apiVersion %s", d.Kind, d.APIVersion, Kind, APIVersion)
+	}
+	if len(d.Result) == 0 || d.PlanDigest == "" {
+		return nil, fmt.Errorf("it has no result or no plan_digest")
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, d.Result); err != nil {
+		return nil, fmt.Errorf("its result is not JSON: %v", err)
+	}
+	d.Result = compact.Bytes()
+	return &d, nil
+}
+
+// Compare names every difference between a saved plan and the same plan
+// made now, in words for the operator; none means the saved plan still
+// holds. The caller names options the way it gives them.
+func Compare(saved, now *Doc, caller options.Caller) []string {
+	var diffs []string
+	add := func(format string, a ...any) { diffs = append(diffs, fmt.Sprintf(format, a...)) }
+	if saved.Planner != now.Planner {
+		add("the planner: the plan was saved by zarf-planner %s (build %s), this is %s (build %s); plan again with this release", saved.Planner.Version, saved.Planner.Build, now.Planner.Version, now.Planner.Build)
+	}
+	if saved.Directory != now.Directory {
+		add("the directory: the plan was saved for %s, this request plans %s", saved.Directory, now.Directory)
+	}
+	diffs = append(diffs, compareOptions(saved.Options, now.Options, caller)...)
+	if saved.KeyFingerprint != now.KeyFingerprint && saved.Options.PublicKey == now.Options.PublicKey {
+		diffs = append(diffs, fmt.Sprintf("%s: the key was %s when the plan was saved, it is %s now", caller.Option("public_key"), orNone(saved.KeyFingerprint), orNone(now.KeyFingerprint)))
+	}
+	diffs = append(diffs, compareArchives(saved.Archives, now.Archives)...)
+	diffs = append(diffs, compareCluster(saved.Cluster, now.Cluster)...)
+	if len(diffs) > 0 {
+		return diffs
+	}
+	// Everything it was made from is the same, so the plan is too; this
+	// is a last guard, worded for the case nothing above explains.
+	if saved.PlanDigest != now.PlanDigest {
+		add("the plan: its digest was %s, the same request now gives %s", saved.PlanDigest, now.PlanDigest)
+	}
+	if s, n := decisions(saved.Result), decisions(now.Result); s != n {
+		add("the plan: the packages to deploy, already installed or excluded now differ from the saved ones")
+	}
+	return diffs
+}
+
+// decisions is the part of a result a deployment follows: which archive
+// is deployed in which step, how, after what and behind which barrier,
+// and which are left out. Reasons are words (they name options the way the
+// caller gives them), not decisions.
+func decisions(result []byte) string {
+	type pkg struct {
+		Name    string          `json:"name"`
+		Version string          `json:"version"`
+		Path    string          `json:"path"`
+		SHA256  string          `json:"sha256"`
+		Level   int             `json:"level"`
+		After   []string        `json:"after"`
+		Action  string          `json:"action"`
+		Barrier json.RawMessage `json:"barrier"`
+	}
+	var d struct {
+		Failed    bool  `json:"failed"`
+		Packages  []pkg `json:"zarf_packages_to_deploy"`
+		Installed []pkg `json:"already_installed"`
+		Excluded  []pkg `json:"excluded"`
+	}
+	if err := json.Unmarshal(result, &d); err != nil {
+		return "unreadable: " + err.Error()
+	}
+	b, _ := json.Marshal(d) // plain values: cannot fail
+	return string(b)
+}
+
+func compareOptions(saved, now Options, caller options.Caller) []string {
+	var diffs []string
+	sv, nv := reflect.ValueOf(&saved), reflect.ValueOf(&now)
+	for _, o := range options.Of(&saved) {
+		a, b := o.Field(sv).Interface(), o.Field(nv).Interface()
+		if reflect.DeepEqual(a, b) || (empty(a) && empty(b)) {
+			continue
+		}
+		diffs = append(diffs, fmt.Sprintf("%s: the plan was saved with %s, this request gives %s", caller.Option(o.Name), show(a), show(b)))
+	}
+	return diffs
+}
+
+// empty is a value that means "not given": zero, or an empty list or map.
+func empty(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.IsZero() || isSized(v) && rv.Len() == 0
+}
+
+func isSized(v any) bool {
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Map, reflect.Slice, reflect.String:
+		return true
+	}
+	return false
+}
+
+func show(v any) string {
+	if empty(v) {
+		return "no value"
+	}
+	b, _ := json.Marshal(v) // option values: strings, ints, lists, maps
+	return string(b)
+}
+
+func compareArchives(saved, now []Archive) []string {
+	var diffs []string
+	byPath := map[string]Archive{}
+	for _, a := range now {
+		byPath[a.Path] = a
+	}
+	seen := map[string]bool{}
+	for _, s := range saved {
+		seen[s.Path] = true
+		n, ok := byPath[s.Path]
+		switch {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("archive %s was removed (it held %s, sha256 %s)", s.Path, ident(s), s.SHA256))
+		case n.SHA256 != s.SHA256 || n.Size != s.Size:
+			diffs = append(diffs, fmt.Sprintf("archive %s was replaced: saved %s, %d bytes, sha256 %s; now %s, %d bytes, sha256 %s", s.Path, ident(s), s.Size, s.SHA256, ident(n), n.Size, n.SHA256))
+		case n.State != s.State || n.Package != s.Package || n.Version != s.Version || n.Reason != s.Reason:
+			diffs = append(diffs, fmt.Sprintf("archive %s changed: saved %s (%s), now %s (%s)", s.Path, s.State, why(s), n.State, why(n)))
+		}
+	}
+	for _, n := range now {
+		if !seen[n.Path] {
+			diffs = append(diffs, fmt.Sprintf("archive %s was added (%s, sha256 %s)", n.Path, ident(n), n.SHA256))
+		}
+	}
+	return diffs
+}
+
+func ident(a Archive) string {
+	switch {
+	case a.Package != "" && a.Version != "":
+		return a.Package + " " + a.Version
+	case a.Package != "":
+		return a.Package + " (" + a.State + ")"
+	}
+	return "an archive that is " + a.State
+}
+
+func why(a Archive) string {
+	if a.Reason == "" {
+		return ident(a)
+	}
+	return a.Reason
+}
+
+func compareCluster(saved, now *facts.Cluster) []string {
+	switch {
+	case saved == nil && now == nil:
+		return nil
+	case saved == nil:
+		return []string{"the cluster: the plan was saved standalone, this request reads " + now.Where()}
+	case now == nil:
+		return []string{"the cluster: the plan was saved against " + saved.Where() + ", this request reads no cluster"}
+	}
+	var diffs []string
+	add := func(format string, a ...any) { diffs = append(diffs, fmt.Sprintf(format, a...)) }
+	where := now.Where()
+	if saved.KubernetesVersion != now.KubernetesVersion {
+		add("%s: Kubernetes was %s when the plan was saved, now %s", where, saved.KubernetesVersion, now.KubernetesVersion)
+	}
+	installed := map[string]facts.InstalledPackage{}
+	for _, p := range now.Packages {
+		installed[p.Name] = p
+	}
+	was := map[string]bool{}
+	for _, s := range saved.Packages {
+		was[s.Name] = true
+		n, ok := installed[s.Name]
+		if !ok {
+			add("%s: package %s %s was installed when the plan was saved and is not now", where, s.Name, s.Version)
+			continue
+		}
+		if s.Version != n.Version {
+			add("%s: package %s was version %s when the plan was saved, now %s", where, s.Name, s.Version, n.Version)
+		}
+		if s.AggregateChecksum != n.AggregateChecksum {
+			add("%s: package %s %s was build %s when the plan was saved, now build %s", where, s.Name, n.Version, s.AggregateChecksum, n.AggregateChecksum)
+		}
+		if s.Generation != n.Generation {
+			add("%s: package %s was deployed again: generation %d when the plan was saved, now %d", where, s.Name, s.Generation, n.Generation)
+		}
+		if s.Healthy != n.Healthy {
+			add("%s: package %s was %s when the plan was saved, now %s", where, s.Name, health(s), health(n))
+		}
+	}
+	for _, n := range now.Packages {
+		if !was[n.Name] {
+			add("%s: package %s %s is installed now and was not when the plan was saved", where, n.Name, n.Version)
+		}
+	}
+	for _, l := range []struct {
+		what       string
+		saved, now []string
+	}{
+		{"node architecture", saved.NodeArchitectures, now.NodeArchitectures},
+		{"CRD", saved.CRDs, now.CRDs},
+		{"storage class", saved.StorageClasses, now.StorageClasses},
+		{"CSI driver", saved.CSIDrivers, now.CSIDrivers},
+		{"namespace", saved.Namespaces, now.Namespaces},
+		{"capability", saved.Capabilities, now.Capabilities},
+	} {
+		for _, s := range l.saved {
+			if !slices.Contains(l.now, s) {
+				add("%s: %s %s was there when the plan was saved and is gone", where, l.what, s)
+			}
+		}
+		for _, n := range l.now {
+			if !slices.Contains(l.saved, n) {
+				add("%s: %s %s is there now and was not when the plan was saved", where, l.what, n)
+			}
+		}
+	}
+	return diffs
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func health(p facts.InstalledPackage) string {
+	if p.Healthy {
+		return "healthy"
+	}
+	return "unhealthy (" + strings.TrimSpace(p.Reason) + ")"
+}

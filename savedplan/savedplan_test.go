@@ -1,0 +1,94 @@
+package savedplan
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+)
+
+func doc() *Doc {
+	return &Doc{Kind: Kind, APIVersion: APIVersion, Planner: Planner{"1.0.0", "b1"}, Directory: "/d",
+		Options:    Options{Plan: options.Plan{VersionStrategy: "newest_satisfying"}},
+		Archives:   []Archive{{Path: "/d/a.tar.zst", State: StateCandidate, Package: "a", Version: "1.0.0", Size: 10, SHA256: "aa"}},
+		PlanDigest: "d1", Result: []byte(`{"zarf_packages_to_deploy":[{"name":"a","reasons":["x"]}],"plan_digest":"d1"}`)}
+}
+
+func TestDecodeRoundTripsAndRefusesOtherDocuments(t *testing.T) {
+	b, err := doc().Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diffs := Compare(doc(), d, options.ModuleCaller); len(diffs) != 0 {
+		t.Fatalf("a document read back differs from itself: %v", diffs)
+	}
+	for name, in := range map[string]string{
+		"unknown key":  strings.Replace(string(b), `"directory"`, `"extra": 1, "directory"`, 1),
+		"another kind": strings.Replace(string(b), Kind, "Other", 1),
+		"two docs":     string(b) + string(b),
+		"no result":    `{"kind":"` + Kind + `","apiVersion":"` + APIVersion + `","plan_digest":"x"}`,
+		"not json":     "kind: " + Kind,
+	} {
+		if _, err := Decode(strings.NewReader(in)); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+	if _, err := Decode(bytes.NewReader(make([]byte, MaxSize+1))); err == nil || !strings.Contains(err.Error(), "MiB") {
+		t.Errorf("an oversized file: %v", err)
+	}
+}
+
+func TestCompareNamesEachDifference(t *testing.T) {
+	now := doc()
+	now.Planner.Build = "b2"
+	now.Directory = "/e"
+	now.Options.Flavor = "hardened"
+	now.Options.Packages = []string{} // empty is the same as not given
+	now.Archives = append(now.Archives, Archive{Path: "/d/b.tar", State: StateUnusable, Reason: "truncated"})
+	got := strings.Join(Compare(doc(), now, options.CLICaller), "\n")
+	for _, w := range []string{"build b1), this is 1.0.0 (build b2)", "saved for /d, this request plans /e", `--flavor: the plan was saved with no value, this request gives "hardened"`, "archive /d/b.tar was added (an archive that is unusable"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("no difference says %q:\n%s", w, got)
+		}
+	}
+	if strings.Contains(got, "packages") {
+		t.Errorf("an empty list differs from none:\n%s", got)
+	}
+	// Nothing it was made from moved, yet the result differs: the guard.
+	now = doc()
+	now.Result = []byte(`{"zarf_packages_to_deploy":[{"name":"b"}],"plan_digest":"d1"}`)
+	if d := Compare(doc(), now, options.CLICaller); len(d) != 1 || !strings.Contains(d[0], "now differ from the saved ones") {
+		t.Errorf("a different result: %v", d)
+	}
+	now.Result = []byte(`{"zarf_packages_to_deploy":[{"name":"a","reasons":["worded otherwise"]}],"plan_digest":"d1"}`)
+	if d := Compare(doc(), now, options.CLICaller); len(d) != 0 {
+		t.Errorf("reasons are words, not decisions: %v", d)
+	}
+}
+
+func TestCompareClusters(t *testing.T) {
+	saved, now := doc(), doc()
+	saved.Cluster = &facts.Cluster{Name: "c", KubernetesVersion: "v1.30.0", StorageClasses: []string{"fast"},
+		Packages: []facts.InstalledPackage{{Name: "init", Version: "0.1.0", AggregateChecksum: "x", Healthy: true, Generation: 1}, {Name: "gone", Version: "1.0.0", Healthy: true}}}
+	now.Cluster = &facts.Cluster{Name: "c", KubernetesVersion: "v1.31.0", Capabilities: []string{"gitops"},
+		Packages: []facts.InstalledPackage{{Name: "init", Version: "0.2.0", AggregateChecksum: "y", Healthy: true, Generation: 2}, {Name: "new", Version: "2.0.0", Healthy: true}}}
+	got := strings.Join(Compare(saved, now, options.ModuleCaller), "\n")
+	for _, w := range []string{"Kubernetes was v1.30.0 when the plan was saved, now v1.31.0", "package init was version 0.1.0 when the plan was saved, now 0.2.0",
+		"package init 0.2.0 was build x when the plan was saved, now build y", "generation 1 when the plan was saved, now 2",
+		"package gone 1.0.0 was installed when the plan was saved and is not now", "package new 2.0.0 is installed now",
+		"storage class fast was there when the plan was saved and is gone", "capability gitops is there now"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("no difference says %q:\n%s", w, got)
+		}
+	}
+	now.Cluster = nil
+	if d := Compare(saved, now, options.ModuleCaller); len(d) != 1 || !strings.Contains(d[0], "this request reads no cluster") {
+		t.Errorf("standalone replay of a cluster plan: %v", d)
+	}
+}
