@@ -47,7 +47,9 @@ func savedDoc(o options.Request, p *Planned) (*savedplan.Doc, error) {
 	for _, u := range dir.Unusable {
 		d.Archives = append(d.Archives, savedplan.Archive{Path: u.Path, State: savedplan.StateUnusable, Reason: u.Reason})
 	}
-	slices.SortFunc(d.Archives, func(a, b savedplan.Archive) int { return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.State, b.State)) })
+	slices.SortFunc(d.Archives, func(a, b savedplan.Archive) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.State, b.State))
+	})
 	return d, nil
 }
 
