@@ -135,7 +135,7 @@ func TestPlanExamplePlaybookMatchesTheCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the play wrote no page: %v", err)
 	}
-	cli = exec.Command(filepath.Join(root, "bin", "zarf-planner"), "plan", filepath.Join(root, "examples", "bundles", "reference-stack"), "-o", "html")
+	cli = exec.Command(filepath.Join(root, "bin", "zarf-planner"), "plan", filepath.Join(root, "examples", "bundles", "reference-stack"), "-o", "html", "--use-cache=false")
 	cli.Env = append(os.Environ(), epoch)
 	fromCLIPage, err := cli.Output()
 	if err != nil {
