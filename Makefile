@@ -195,8 +195,8 @@ test-go: build install-collection venv-oldest
 
 # A short fuzz run of every fuzz target: the archive and split readers,
 # the prerequisites decoder, the cache's value decoder, the text, DOT
-# and mermaid renderers and the plan page. `make fuzz FUZZTIME=10m` is the long run
-# (docs/security.md records one).
+# and mermaid renderers and the plan page. `make fuzz FUZZTIME=10m` is the
+# long run.
 FUZZTIME ?= 5s
 FUZZ_TARGETS := ./inspect:FuzzReadStream ./inspect:FuzzSplitReader ./planner/facts:FuzzDecode \
 	./cache:FuzzDecodeEntry ./planner:FuzzRenderers ./daemon/cli:FuzzRenderText ./daemon/report:FuzzPlanPage

@@ -974,3 +974,45 @@ func TestReportHTMLWritesThePlanPage(t *testing.T) {
 		t.Errorf("a page into a missing directory: code %d, msg %q; want a failure naming report_html", code, msg)
 	}
 }
+
+// save_to writes the saved plan only when its content changes (changed
+// says so), and never in check mode; plan_file then replays it.
+func TestSaveToChangesOnlyWhenThePlanDoes(t *testing.T) {
+	state := stateDir(t)
+	dir := copyDir(t, exampleDir)
+	saved := filepath.Join(t.TempDir(), "plan.json")
+	run := func(check bool) map[string]any {
+		t.Helper()
+		args := planArgs(dir, state)
+		args["save_to"], args["_ansible_check_mode"] = saved, check
+		res, code := runModule(t, args)
+		if code != 0 {
+			t.Fatalf("plan with save_to: %v", res)
+		}
+		return res
+	}
+	if res := run(true); res["changed"] != true || fileExists(saved) {
+		t.Fatalf("check mode: changed=%v, file written=%v", res["changed"], fileExists(saved))
+	}
+	first := run(false)
+	if first["changed"] != true || first["saved_plan"] != saved || !fileExists(saved) {
+		t.Fatalf("first save: %v", first)
+	}
+	if again := run(false); again["changed"] != false {
+		t.Errorf("saving the same plan again changed the file: %v", again["changed"])
+	}
+	args := planArgs(dir, state)
+	args["plan_file"] = saved
+	replay, code := runModule(t, args)
+	if code != 0 || replay["plan_file"] != saved || replay["plan_digest"] != first["plan_digest"] {
+		t.Fatalf("replay: %v", replay)
+	}
+	args["exclude"] = []any{"workload-app"}
+	stale, code := runModule(t, args)
+	errs, _ := stale["errors"].([]any)
+	if code == 0 || len(errs) != 1 || !strings.Contains(fmt.Sprint(errs[0]), "option exclude: the plan was saved with no value") {
+		t.Fatalf("a replay with another option: %v", stale)
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -25,6 +25,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/daemon/deployreport"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
@@ -83,7 +84,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
 	root.Version = versionLine()
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newInspect(), newPlan(), newVerifyPlan(), newWhy(), newGraph(), newSnapshot(), newKubeconfig(), newWait(), newCache(), newServe(), newDaemon(), newVersion())
+	root.AddCommand(newInspect(), newPlan(), newVerifyPlan(), newDeployReport(), newWhy(), newGraph(), newSnapshot(), newKubeconfig(), newWait(), newCache(), newServe(), newDaemon(), newVersion())
 	return root
 }
 
@@ -374,6 +375,45 @@ func newVerifyPlan() *cobra.Command {
 	for _, name := range []string{"plan-file", "save-to"} {
 		_ = cmd.Flags().MarkHidden(name) // FILE is the plan replayed; a replay saves nothing
 	}
+	return cmd
+}
+
+func newDeployReport() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "deploy-report --output BASE < record.json",
+		Short: "Write the deploy report (BASE.json and BASE.md) from the deploy_packages role's record",
+		Long: "Reads the record the deploy_packages role keeps of a run (on standard input) and\n" +
+			"writes BASE.json and BASE.md: one row per package of the plan, in order, with\n" +
+			"its version, sha256, action, result, deploy and barrier time and the zarf\n" +
+			"command line (secrets masked by the role); a failed run says where it stopped\n" +
+			"and which packages were not attempted.",
+		Args: exactArgs(0, "no arguments (the record is read from standard input)"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output == "" {
+				return &UsageError{errors.New("--output BASE is required")}
+			}
+			in, err := deployreport.Read(cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			r, err := deployreport.Build(in)
+			if err != nil {
+				return err
+			}
+			j, err := r.JSON()
+			if err != nil {
+				return err
+			}
+			for path, b := range map[string][]byte{output + ".json": j, output + ".md": r.Markdown()} {
+				if _, err := contract.WriteSaved(path, b, false); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&output, "output", "", "the report's path without extension: BASE.json and BASE.md are written")
 	return cmd
 }
 

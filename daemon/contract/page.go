@@ -38,15 +38,14 @@ func WritePage(path string, page []byte, dryRun bool) (changed bool, err error) 
 	if len(page) == 0 {
 		return false, errors.New("the daemon returned no page: is it of an older release?")
 	}
-	return writeFile(path, "the page", page, dryRun)
+	return writeFile(path, page, dryRun)
 }
 
 // writeFile writes b to path, replacing the file whole (a temporary file
 // beside it, renamed over it), readable by others like any report, and
 // only when its content differs: it reports whether it changed the file.
-// With dryRun it writes nothing and reports whether it would. what names
-// the file in errors.
-func writeFile(path, what string, b []byte, dryRun bool) (changed bool, err error) {
+// With dryRun it writes nothing and reports whether it would.
+func writeFile(path string, b []byte, dryRun bool) (changed bool, err error) {
 	old, err := os.ReadFile(path)
 	if err == nil && bytes.Equal(old, b) {
 		return false, nil
@@ -56,7 +55,7 @@ func writeFile(path, what string, b []byte, dryRun bool) (changed bool, err erro
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return false, fmt.Errorf("writing %s %s: %w", what, path, err)
+		return false, fmt.Errorf("writing %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -65,17 +64,17 @@ func writeFile(path, what string, b []byte, dryRun bool) (changed bool, err erro
 	}()
 	if _, err = tmp.Write(b); err != nil {
 		_ = tmp.Close()
-		return false, fmt.Errorf("writing %s %s: %w", what, path, err)
+		return false, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err = tmp.Chmod(0o644); err != nil {
 		_ = tmp.Close()
-		return false, fmt.Errorf("writing %s %s: %w", what, path, err)
+		return false, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err = tmp.Close(); err != nil {
-		return false, fmt.Errorf("writing %s %s: %w", what, path, err)
+		return false, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
-		return false, fmt.Errorf("writing %s %s: %w", what, path, err)
+		return false, fmt.Errorf("writing %s: %w", path, err)
 	}
 	return true, nil
 }

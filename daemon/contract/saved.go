@@ -49,10 +49,11 @@ func Replay(o *options.Request, given func(name string) bool) ([]byte, error) {
 	return b, nil
 }
 
-// WriteSaved writes a saved plan to path, replacing the file whole (a
-// temporary file beside it, renamed over it), and only when its content
-// differs: it reports whether it changed the file. With dryRun (Ansible's
+// WriteSaved writes a file the caller keeps (a saved plan, a deploy
+// report) to path, replacing it whole (a temporary file beside it,
+// renamed over it), and only when its content differs: it reports
+// whether it changed the file. With dryRun (Ansible's
 // check mode) it writes nothing and reports whether it would.
 func WriteSaved(path string, b []byte, dryRun bool) (changed bool, err error) {
-	return writeFile(path, "the saved plan", b, dryRun)
+	return writeFile(path, b, dryRun)
 }

@@ -388,6 +388,12 @@ type Inspected struct {
 	SHA256            string               `json:"sha256"`
 	AggregateChecksum string               `json:"aggregate_checksum"`
 	Prerequisites     *facts.Prerequisites `json:"prerequisites"`
+	// Size is the archive's size in bytes.
+	Size int64 `json:"size"`
+	// Signature is the form of the package's signature (bundle, legacy, or
+	// missing: said signed, holding none), absent when unsigned. Whose
+	// key made it is checked by a plan with public_key.
+	Signature string `json:"signature,omitempty"`
 }
 
 // InvalidArchive is a Zarf package with a malformed prerequisites document.
@@ -410,7 +416,11 @@ func Inspect(ctx context.Context, dir string, c inspect.Cache, limits inspect.Li
 	}
 	in := &Inspection{Directory: abs, Candidates: []Inspected{}, Invalid: []InvalidArchive{}, Unusable: d.Unusable, Ignored: d.Ignored, Warnings: d.Warnings, Counts: d.Counts}
 	for _, c := range d.Candidates {
-		in.Candidates = append(in.Candidates, Inspected{c.Name, c.Version, c.Architecture, c.Flavor, c.Description, c.Path, c.SHA256, c.AggregateChecksum, c.Prerequisites})
+		sig := ""
+		if c.Signature != nil {
+			sig = c.Signature.Format
+		}
+		in.Candidates = append(in.Candidates, Inspected{c.Name, c.Version, c.Architecture, c.Flavor, c.Description, c.Path, c.SHA256, c.AggregateChecksum, c.Prerequisites, c.Size, sig})
 	}
 	for _, inv := range d.Invalid {
 		in.Invalid = append(in.Invalid, InvalidArchive{Archive: inv.Archive, Package: inv.Package, Field: inv.Field, Error: inv.Error()})

@@ -1,0 +1,66 @@
+package deployreport
+
+import (
+	"strings"
+	"testing"
+)
+
+func input() *Input {
+	return &Input{PlanDigest: "abc", Directory: "/b", Host: "h", Kubeconfig: "/k", Started: "t0", Finished: "t1",
+		Items: []Item{{Name: "a", Version: "1.0.0", SHA256: "s1", Action: "deploy"}, {Name: "b<script>|x", Version: "2.0.0", SHA256: "s2", Action: "upgrade"}, {Name: "c", Version: "3.0.0", SHA256: "s3", Action: "deploy"}},
+	}
+}
+
+func TestAFailedRunSaysWhereItStoppedAndWhatWasNotAttempted(t *testing.T) {
+	in := input()
+	in.Done = []Done{{Name: "a", Step: "barrier", DeploySeconds: 1.25, BarrierSeconds: 2, Command: []string{"zarf", "package", "deploy", "a.tar.zst", "--set=PASSWORD=***"}},
+		{Name: "b<script>|x", Step: "deploy", Failed: true, Error: "exit 1\nline `two`"}}
+	r, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Result != "failed" || r.StoppedAt != "b<script>|x 2.0.0, step deploy" {
+		t.Fatalf("result %s, stopped at %q", r.Result, r.StoppedAt)
+	}
+	want := []string{ResultDeployed, ResultFailed, ResultNotAttempted}
+	for i, row := range r.Rows {
+		if row.Result != want[i] || row.Step != i+1 {
+			t.Errorf("row %d: %+v, want %s", i, row, want[i])
+		}
+	}
+	md := string(r.Markdown())
+	for _, w := range []string{"**Failed** at b\\<script\\>\\|x 2.0.0, step deploy", "| 3 | c | 3.0.0 | deploy | not attempted |", "`zarf package deploy a.tar.zst --set=PASSWORD=***`", "exit 1 line \\`two\\`"} {
+		if !strings.Contains(md, w) {
+			t.Errorf("the Markdown lacks %q:\n%s", w, md)
+		}
+	}
+	if strings.Contains(md, "<script>") {
+		t.Errorf("markup from a package name reached the Markdown:\n%s", md)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(md), "\n") {
+		if strings.HasPrefix(line, "| 2 |") && strings.Count(strings.ReplaceAll(line, `\|`, ""), "|") != 10 {
+			t.Errorf("a pipe in a name broke the table row: %s", line)
+		}
+	}
+}
+
+func TestRecordsThatDoNotMatchThePlanAreRefused(t *testing.T) {
+	in := input()
+	in.Done = []Done{{Name: "b<script>|x"}}
+	if _, err := Build(in); err == nil {
+		t.Error("a record out of plan order was accepted")
+	}
+	in.Done = []Done{{Name: "a", Failed: true}, {Name: "b<script>|x"}}
+	if _, err := Build(in); err == nil {
+		t.Error("a record going on after a failure was accepted")
+	}
+	if _, err := Read(strings.NewReader(`{"plan_digest":"x","surprise":1}`)); err == nil {
+		t.Error("an unknown key was accepted")
+	}
+	in = input()
+	in.Done = []Done{{Name: "a"}, {Name: "b<script>|x"}, {Name: "c"}}
+	r, err := Build(in)
+	if err != nil || r.Result != "succeeded" || r.StoppedAt != "" {
+		t.Fatalf("a whole run: %+v %v", r, err)
+	}
+}
