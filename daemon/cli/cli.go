@@ -382,9 +382,10 @@ func newDeployReport() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "deploy-report --output BASE < record.json",
-		Short: "Write the deploy report (BASE.json and BASE.md) from the deploy_packages role's record",
+		Short: "Write the deploy report (BASE.json, BASE.md and BASE.html) from the deploy_packages role's record",
 		Long: "Reads the record the deploy_packages role keeps of a run (on standard input) and\n" +
-			"writes BASE.json and BASE.md: one row per package of the plan, in order, with\n" +
+			"writes BASE.json, BASE.md and BASE.html (one page in the plan page's style):\n" +
+			"one row per package of the plan, in order, with\n" +
 			"its version, sha256, action, result, deploy and barrier time and the zarf\n" +
 			"command line (secrets masked by the role); a failed run says where it stopped\n" +
 			"and which packages were not attempted.",
@@ -405,7 +406,11 @@ func newDeployReport() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for path, b := range map[string][]byte{output + ".json": j, output + ".md": r.Markdown()} {
+			page, err := r.HTML("zarf-planner " + contract.Version)
+			if err != nil {
+				return err
+			}
+			for path, b := range map[string][]byte{output + ".json": j, output + ".md": r.Markdown(), output + ".html": page} {
 				if _, err := contract.WriteSaved(path, b, false); err != nil {
 					return err
 				}
@@ -413,7 +418,7 @@ func newDeployReport() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&output, "output", "", "the report's path without extension: BASE.json and BASE.md are written")
+	cmd.Flags().StringVar(&output, "output", "", "the report's path without extension: BASE.json, BASE.md and BASE.html are written")
 	return cmd
 }
 

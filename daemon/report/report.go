@@ -49,6 +49,9 @@ type Page struct {
 	Facts []Fact
 	// Options are the options it was made with.
 	Options []Setting
+	// NoOptions leaves the options out: the page is not made with any
+	// (a deploy report).
+	NoOptions bool
 	// Producer names the program and release that made it.
 	Producer string
 }
