@@ -26,6 +26,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
@@ -41,6 +42,9 @@ type Server struct {
 	caches map[string]*cache.Cache
 	kube   map[cluster.Kube]kubeEntry
 	memo   *Memo
+	// signatures remembers signature checks by the bytes checked and the
+	// key, for requests with public_key.
+	signatures *signature.Memo
 
 	read, hits, contentHits atomic.Uint64
 }
@@ -64,7 +68,7 @@ func New(cfg Config) *Server {
 		cfg.Warn = func(string) {}
 	}
 	return &Server{cfg: cfg, budget: inspect.NewBudget(0), caches: map[string]*cache.Cache{}, kube: map[cluster.Kube]kubeEntry{},
-		memo: NewMemo(memoDocs, memoBytes)}
+		memo: NewMemo(memoDocs, memoBytes), signatures: signature.NewMemo(memoSignatures)}
 }
 
 // The plan memo keeps the last few documents: a playbook run asks the
@@ -72,6 +76,9 @@ func New(cfg Config) *Server {
 const (
 	memoDocs  = 16
 	memoBytes = 64 << 20
+	// memoSignatures bounds the remembered signature checks (a few dozen
+	// bytes each).
+	memoSignatures = 100_000
 )
 
 // closeTimeout bounds closing the caches: Badger's Close waits for its
@@ -210,6 +217,7 @@ func (d *Server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planner
 	r := service.NewRequest(req.GetPath(), o, caller)
 	r.Cluster.Clients = d.clients
 	r.Budget = d.budget
+	r.Signatures = d.signatures
 	memo := d.memo
 	if o.UseCache {
 		c, notes, err := d.cache(o.CacheDir)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
@@ -58,5 +59,35 @@ func BenchmarkWarmPlan(b *testing.B) {
 		if _, err := res.JSON(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkCheckSignatures is what public_key adds to a plan of 1,000
+// signed archives (the signature of a zarf-signed archive, checked 1,000
+// times), against BenchmarkWarmPlan.
+func BenchmarkCheckSignatures(b *testing.B) {
+	a, err := inspect.Inspect(context.Background(), "../../testdata/bundles/signed/zarf-package-base-amd64-1.0.0.tar.zst", inspect.Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	key, err := signature.LoadKey("../../testdata/keys/cosign.pub")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, remembered := range []bool{false, true} {
+		b.Run(map[bool]string{false: "checked", true: "remembered"}[remembered], func(b *testing.B) {
+			p := &Prepared{Directory: &inspect.Directory{}, Key: key}
+			if remembered { // the daemon's memo, warm
+				p.Request.Signatures = signature.NewMemo(10)
+			}
+			for range 1000 {
+				p.Directory.Candidates = append(p.Directory.Candidates, a.Candidate)
+			}
+			for b.Loop() {
+				if _, probs, _ := p.checkSignatures(); len(probs) != 0 {
+					b.Fatal(probs)
+				}
+			}
+		})
 	}
 }

@@ -14,11 +14,13 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/sigstore/sigstore-go/pkg/bundle"
@@ -118,4 +120,50 @@ func (k *Key) Verify(s *facts.Signature) error {
 		return errors.New("zarf.yaml says the package is signed (build.signed), but the archive holds neither zarf.bundle.sig nor zarf.yaml.sig")
 	}
 	return fmt.Errorf("unknown signature format %q", s.Format)
+}
+
+// Memo remembers what checks found, by the key's fingerprint and the
+// exact bytes checked (the signature and zarf.yaml), so a daemon planning
+// the same archives again does not verify them again. It holds at most
+// max results and forgets them all when full. Safe for concurrent use; a
+// nil Memo remembers nothing.
+type Memo struct {
+	mu      sync.Mutex
+	results map[[sha256.Size]byte]error
+	max     int
+}
+
+// NewMemo remembers at most max results.
+func NewMemo(max int) *Memo {
+	return &Memo{results: map[[sha256.Size]byte]error{}, max: max}
+}
+
+// Verify is k.Verify(s), remembered.
+func (m *Memo) Verify(k *Key, s *facts.Signature) error {
+	if m == nil || s == nil {
+		return k.Verify(s)
+	}
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(k.Fingerprint), []byte(s.Format), s.Data, s.Signed} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
+		h.Write(part)
+	}
+	var id [sha256.Size]byte
+	h.Sum(id[:0])
+	m.mu.Lock()
+	err, ok := m.results[id]
+	m.mu.Unlock()
+	if ok {
+		return err
+	}
+	err = k.Verify(s)
+	m.mu.Lock()
+	if len(m.results) >= m.max {
+		clear(m.results)
+	}
+	m.results[id] = err
+	m.mu.Unlock()
+	return err
 }

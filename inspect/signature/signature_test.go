@@ -170,3 +170,48 @@ func mustRead(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// BenchmarkVerifyBundle is the cost a plan with public_key adds per signed
+// archive (a zarf-signed sigstore bundle, ECDSA P-256).
+func BenchmarkVerifyBundle(b *testing.B) {
+	k, err := signature.LoadKey("../../testdata/keys/cosign.pub")
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := inspect.Inspect(context.Background(), filepath.Join(signed, "zarf-package-base-amd64-1.0.0.tar.zst"), inspect.Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := k.Verify(a.Candidate.Signature); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The memo answers by the bytes checked and the key: never a result for
+// other bytes or another key.
+func TestMemoNeverAnswersForOtherBytesOrKeys(t *testing.T) {
+	good, other := key(t, "cosign.pub"), key(t, "other.pub")
+	c := read(t, filepath.Join(signed, "zarf-package-base-amd64-1.0.0.tar.zst"))
+	m := signature.NewMemo(2)
+	for range 2 {
+		if err := m.Verify(good, c.Signature); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Verify(other, c.Signature); err == nil {
+			t.Fatal("another key verified (remembered for the good one?)")
+		}
+	}
+	forged := *c.Signature
+	forged.Signed = bytes.Replace(forged.Signed, []byte("Signed base"), []byte("Forged base"), 1)
+	if err := m.Verify(good, &forged); err == nil { // the memo is full: it starts again
+		t.Fatal("other bytes verified (remembered for the signed ones?)")
+	}
+	if err := m.Verify(good, c.Signature); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Verify(good, nil); !errors.Is(err, signature.ErrUnsigned) {
+		t.Fatal(err)
+	}
+}
