@@ -18,7 +18,7 @@ LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID
 export CGO_ENABLED := 0
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: all build tools fixtures demo test test-go vet gate venv proto clean bench-planner bench-inspect bench-cache bench-memory fuzz collection install-collection dist lint sanity molecule demo-cluster host-deps venv-oldest bench-collection bench-catalog
+.PHONY: all build tools fixtures demo test test-go vet gate venv proto clean bench-planner bench-inspect bench-cache bench-memory fuzz collection install-collection dist lint sanity molecule demo-cluster host-deps venv-oldest bench-collection bench-catalog bench-report docs-screenshots
 
 all: build
 
@@ -194,11 +194,12 @@ test-go: build install-collection venv-oldest
 	PATH=$(VENV)/bin:$$PATH $(GO) test -count=1 -timeout $(GO_TEST_TIMEOUT) ./...
 
 # A short fuzz run of every fuzz target: the archive and split readers,
-# the prerequisites decoder, the cache's value decoder and the text, DOT
-# and mermaid renderers. `make fuzz FUZZTIME=10m` is the long run.
+# the prerequisites decoder, the cache's value decoder, the text, DOT
+# and mermaid renderers and the plan page. `make fuzz FUZZTIME=10m` is the
+# long run.
 FUZZTIME ?= 5s
 FUZZ_TARGETS := ./inspect:FuzzReadStream ./inspect:FuzzSplitReader ./planner/facts:FuzzDecode \
-	./cache:FuzzDecodeEntry ./planner:FuzzRenderers ./daemon/cli:FuzzRenderText
+	./cache:FuzzDecodeEntry ./planner:FuzzRenderers ./daemon/cli:FuzzRenderText ./daemon/report:FuzzPlanPage
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		echo "== fuzz $${t#*:} ($(FUZZTIME))"; \
@@ -241,12 +242,14 @@ molecule: tools build venv install-collection
 test: host-deps tools build venv venv-oldest install-collection gate test-go fuzz lint sanity molecule
 
 # The Debian packages the tests run, installed when missing (as root, with
-# apt): a real sshd on the loopback (molecule's ssh scenario) and
-# qemu-user-static, which runs the arm64 binaries without binfmt.
+# apt): a real sshd on the loopback (molecule's ssh scenario),
+# qemu-user-static, which runs the arm64 binaries without binfmt, and
+# chromium, the browser the report pages are opened in (headless).
 host-deps:
 	@need=""; [ -x /usr/sbin/sshd ] || need="$$need openssh-server"; \
 	command -v ssh >/dev/null || need="$$need openssh-client"; \
 	command -v qemu-aarch64-static >/dev/null || need="$$need qemu-user-static"; \
+	command -v chromium >/dev/null || need="$$need chromium"; \
 	if [ -n "$$need" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 			echo "apt-get install$$need"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need; \
@@ -278,6 +281,18 @@ planner-property:
 # install, first and second plan, against one ping task, one run.
 bench-collection: collection
 	python3 testdata/bench/collection/bench.py
+
+# The plan page of a 200-package synthetic plan: time and size, against
+# the contract document of the same plan. Results: docs/benchmarks.md.
+bench-report:
+	$(GO) test ./daemon/report -run '^$$' -bench PlanPage200 -benchmem -count 5
+
+# The screenshots (and pages) of the example bundle's plan and of the
+# cycle fixture's failure in docs/report, taken by headless chromium
+# (make host-deps installs it) in the browser test.
+docs-screenshots:
+	@mkdir -p docs/report
+	$(GO) test ./daemon/report -count=1 -run '^TestPagesInABrowser$$' -args -screenshots=$(CURDIR)/docs/report
 
 # Archive inspection speed against zstd -dc and the zarf CLI, one run.
 # Builds its archives with the zarf CLI once (.cache/bench/inspect).

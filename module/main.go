@@ -300,9 +300,10 @@ func moduleName(raw map[string]any, argv0 string) string {
 	return name
 }
 
-// plan runs zarf_bundle_plan. Planning only reads: the one thing it
-// changes is the saved plan it writes (save_to), only when its content
-// changes, and never in check mode.
+// plan runs zarf_bundle_plan. Planning only reads: the only things it
+// changes are the files it is asked to write, the saved plan (save_to)
+// and the page (report_html), each only when its content changes, and
+// never in check mode.
 func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invocation map[string]any, stdout io.Writer) int {
 	args := inv.Params
 	fail := func(format string, a ...any) int {
@@ -342,6 +343,15 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 		}
 		extra["changed"] = changed
 		extra["saved_plan"] = files.SaveTo
+	}
+	// A failed plan has its page too: the failure drawn.
+	if files.ReportHTML != "" {
+		changed, err := contract.WritePage(files.ReportHTML, resp.GetHtml(), inv.CheckMode)
+		if err != nil {
+			return fail("report_html %s: %v", files.ReportHTML, err)
+		}
+		extra["changed"] = extra["changed"] == true || changed
+		extra["report_html"] = files.ReportHTML
 	}
 	if len(inv.Deprecations) > 0 {
 		extra["deprecations"] = inv.Deprecations

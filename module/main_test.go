@@ -910,6 +910,71 @@ func TestInPlaceRewriteIsReadAgainThroughTheModule(t *testing.T) {
 // first is the result of a module run, whatever its exit code.
 func first(res map[string]any, _ int) map[string]any { return res }
 
+// report_html writes the page of the plan where the module runs: the
+// bytes `zarf-planner plan -o html` prints for the same directory and
+// options at the same SOURCE_DATE_EPOCH. Like save_to, it changes the
+// file only when its content changes (so a second run at the same epoch
+// changes nothing) and never in check mode; a failed plan writes its
+// failure drawn; a page that cannot be written fails the task.
+func TestReportHTMLWritesThePlanPage(t *testing.T) {
+	state := stateDir(t)
+	epoch := "SOURCE_DATE_EPOCH=1777638645"
+	page := filepath.Join(t.TempDir(), "plan.html")
+	args := planArgs(exampleDir, state)
+	args["report_html"] = page
+	res, code := runModule(t, args, epoch)
+	if code != 0 || res["report_html"] != page || res["changed"] != true {
+		t.Fatalf("code %d, report_html %v, changed %v; want 0, %s, true", code, res["report_html"], res["changed"], page)
+	}
+	written, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without the cache: a CLI that cannot attach to the daemon in time
+	// (a loaded machine) plans in process, and must not warn about a
+	// cache the daemon holds.
+	cli := exec.Command(daemonBin, "plan", exampleDir, "--architecture", "amd64", "-o", "html", "--state-dir", state, "--use-cache=false")
+	cli.Env = append(os.Environ(), epoch)
+	want, err := cli.Output()
+	if err != nil {
+		t.Fatalf("zarf-planner plan -o html: %v", err)
+	}
+	if !bytes.Equal(written, want) {
+		i := 0
+		for i < len(written) && i < len(want) && written[i] == want[i] {
+			i++
+		}
+		t.Errorf("the module's page (%d bytes) differs from the CLI's (%d bytes) from byte %d:\n%.300s\nwant\n%.300s", len(written), len(want), i, written[max(0, i-100):], want[max(0, i-100):])
+	}
+	if !bytes.Contains(written, []byte(`<time datetime="2026-05-01T12:30:45Z">`)) || !bytes.Contains(written, []byte(`<td><code>architecture</code></td><td class="code">amd64</td>`)) {
+		t.Error("the page does not state the caller's time and the options given")
+	}
+	if res, _ = runModule(t, args, epoch); res["changed"] != false {
+		t.Errorf("the same page again: changed %v; want false", res["changed"])
+	}
+	args["_ansible_check_mode"] = true
+	res, _ = runModule(t, args, "SOURCE_DATE_EPOCH=1777642245")
+	if again, _ := os.ReadFile(page); res["changed"] != true || !bytes.Equal(again, written) {
+		t.Errorf("check mode with another time: changed %v, page rewritten %v; want true (it would change) and the page untouched", res["changed"], !bytes.Equal(again, written))
+	}
+
+	cycle, _ := filepath.Abs("../testdata/bundles/cycle")
+	args = planArgs(cycle, state)
+	args["report_html"] = page
+	res, code = runModule(t, args, epoch)
+	written, _ = os.ReadFile(page)
+	if code == 0 || res["failed"] != true || res["report_html"] != page || !bytes.Contains(written, []byte(`class="edge k-package cycle"`)) {
+		t.Errorf("cycle: code %d, failed %v, report_html %v; want a failure and its page with the cycle drawn", code, res["failed"], res["report_html"])
+	}
+
+	args = planArgs(exampleDir, state)
+	args["report_html"] = filepath.Join(t.TempDir(), "missing", "plan.html")
+	res, code = runModule(t, args)
+	if msg, _ := res["msg"].(string); code == 0 || !strings.Contains(msg, "report_html") {
+		t.Errorf("a page into a missing directory: code %d, msg %q; want a failure naming report_html", code, msg)
+	}
+}
+
 // save_to writes the saved plan only when its content changes (changed
 // says so), and never in check mode; plan_file then replays it.
 func TestSaveToChangesOnlyWhenThePlanDoes(t *testing.T) {

@@ -84,13 +84,21 @@ func (p *planning) explainDead(m *model, dead map[*cand]*req, c *cand, seen map[
 			continue
 		}
 		where := fmt.Sprintf("%s in %s", r.field, base(c.Path))
+		missing := func(packages []string, format string, args ...any) {
+			value := r.value
+			if value == "" {
+				value = strings.Join(r.names, ",")
+			}
+			p.add(Problem{Kind: KindMissing, Packages: packages, Message: fmt.Sprintf(format, args...),
+				Missing: &Missing{Package: c.Name, Version: c.Version, Kind: r.kind, What: r.what, Source: Source{Archive: base(c.Path), Field: r.field, Value: value}}})
+		}
 		switch {
 		case !r.anyNamed && r.target == "" && len(r.names) > 0:
-			p.problem(KindMissing, append([]string{c.Name}, r.names...), "%s requires %s (%s); the directory holds none of them%s", c.label(), r.what, where, m.clusterNote(r))
+			missing(append([]string{c.Name}, r.names...), "%s requires %s (%s); the directory holds none of them%s", c.label(), r.what, where, m.clusterNote(r))
 		case !r.anyNamed && r.target != "":
-			p.problem(KindMissing, []string{c.Name, r.target}, "%s requires %s (%s); the directory does not hold it%s", c.label(), r.what, where, m.clusterNote(r))
+			missing([]string{c.Name, r.target}, "%s requires %s (%s); the directory does not hold it%s", c.label(), r.what, where, m.clusterNote(r))
 		case !r.anyNamed:
-			p.problem(KindMissing, []string{c.Name}, "%s requires %s (%s); no package in the directory provides it%s", c.label(), r.what, where, m.clusterNote(r))
+			missing([]string{c.Name}, "%s requires %s (%s); no package in the directory provides it%s", c.label(), r.what, where, m.clusterNote(r))
 		case len(r.providers) == 0:
 			var why string
 			for _, o := range m.byName[r.target] {

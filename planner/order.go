@@ -11,46 +11,13 @@ import (
 // packages a node waits for; 0 with none) and, within a level, by name. It
 // reports every cycle with its full path and returns false when there is one.
 func (p *planning) order(nodes map[string]*node) ([]*node, bool) {
-	preds := map[string][]string{}
-	for name, n := range nodes {
-		for _, e := range n.in {
-			preds[name] = append(preds[name], e.From)
-		}
-		slices.Sort(preds[name])
-		preds[name] = slices.Compact(preds[name])
-	}
-	level := map[string]int{}
-	// A package whose level is still being computed is on the current
-	// path: reaching it again means a cycle.
-	const onPath = -1
-	var visit func(name string) bool
-	visit = func(name string) bool {
-		switch l, seen := level[name]; {
-		case seen && l == onPath:
-			return false
-		case seen:
-			return true
-		}
-		level[name] = onPath
-		l := 0
-		for _, pr := range preds[name] {
-			if !visit(pr) {
-				return false
-			}
-			l = max(l, level[pr]+1)
-		}
-		level[name] = l
-		return true
-	}
-	names := sortedKeys(nodes)
-	for _, name := range names {
-		if !visit(name) {
-			p.cycles(nodes)
-			return nil, false
-		}
+	level, cyclic := levels(nodes)
+	if cyclic {
+		p.cycles(nodes)
+		return nil, false
 	}
 	out := make([]*node, 0, len(nodes))
-	for _, name := range names {
+	for _, name := range sortedKeys(nodes) {
 		out = append(out, nodes[name])
 	}
 	slices.SortStableFunc(out, func(a, b *node) int {
@@ -61,6 +28,65 @@ func (p *planning) order(nodes map[string]*node) ([]*node, bool) {
 		p.plan.Graph.Nodes = append(p.plan.Graph.Nodes, Node{Name: n.c.Name, Version: n.c.Version, Level: level[n.c.Name]})
 	}
 	return out, true
+}
+
+// levels gives each node its level: 0 when it waits for nothing, else 1 +
+// the highest level of what it waits for. Requirements are followed from
+// the lexically first name, and a node's prerequisites in name order; an
+// edge back to a package on the path being followed closes a cycle: it
+// raises no level, and cyclic is true. Without a cycle these are the
+// plan's levels; with one, the levels a failure's graph is drawn by.
+func levels(nodes map[string]*node) (level map[string]int, cyclic bool) {
+	preds := map[string][]string{}
+	for name, n := range nodes {
+		for _, e := range n.in {
+			if _, ok := nodes[e.From]; ok {
+				preds[name] = append(preds[name], e.From)
+			}
+		}
+		slices.Sort(preds[name])
+		preds[name] = slices.Compact(preds[name])
+	}
+	level = map[string]int{}
+	// A package whose level is still being computed is on the current
+	// path: reaching it again closes a cycle.
+	const onPath = -1
+	var visit func(name string)
+	visit = func(name string) {
+		if _, seen := level[name]; seen {
+			return
+		}
+		level[name] = onPath
+		l := 0
+		for _, pr := range preds[name] {
+			visit(pr)
+			if level[pr] == onPath {
+				cyclic = true
+				continue
+			}
+			l = max(l, level[pr]+1)
+		}
+		level[name] = l
+	}
+	for _, name := range sortedKeys(nodes) {
+		visit(name)
+	}
+	return level, cyclic
+}
+
+// failureGraph is the graph of the chosen nodes when no plan is possible: each
+// node at the level levels gives it, by level then name, and every edge.
+func failureGraph(nodes map[string]*node) Graph {
+	level, _ := levels(nodes)
+	g := Graph{Nodes: []Node{}, Edges: []Edge{}}
+	for _, name := range sortedKeys(nodes) {
+		n := nodes[name]
+		g.Nodes = append(g.Nodes, Node{Name: name, Version: n.c.Version, Level: level[name]})
+		g.Edges = append(g.Edges, n.in...)
+	}
+	slices.SortStableFunc(g.Nodes, func(a, b Node) int { return cmp.Or(cmp.Compare(a.Level, b.Level), cmp.Compare(a.Name, b.Name)) })
+	slices.SortFunc(g.Edges, compareEdges)
+	return g
 }
 
 // cycles reports one problem per strongly connected component that holds a
@@ -83,7 +109,8 @@ func (p *planning) cycles(nodes map[string]*node) {
 			hops = append(hops, e.From)
 			because = append(because, fmt.Sprintf("%s requires %s (%s)", e.To, e.From, e.Source))
 		}
-		p.problem(KindCycle, comp, "dependency cycle %s (each requires the next): %s; nothing is planned until one of these requirements is removed", strings.Join(hops, " → "), strings.Join(because, ", "))
+		p.add(Problem{Kind: KindCycle, Packages: comp, Edges: path,
+			Message: fmt.Sprintf("dependency cycle %s (each requires the next): %s; nothing is planned until one of these requirements is removed", strings.Join(hops, " → "), strings.Join(because, ", "))})
 	}
 }
 

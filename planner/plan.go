@@ -80,6 +80,7 @@ func New(candidates []facts.Candidate, opts Options) (*Plan, error) {
 	p.defects(m, dead, sel, nodes)
 	order, ok := p.order(nodes)
 	if !ok || p.failed() {
+		p.graph = failureGraph(nodes)
 		return nil, p.failure()
 	}
 	p.plan.PlanDigest = digest(cands, opts)
@@ -92,6 +93,8 @@ type planning struct {
 	opts     Options
 	plan     *Plan
 	problems []Problem
+	// graph is a failure's graph, once packages were chosen.
+	graph Graph
 	// parsed versions and constraints, by their text: bundles repeat them.
 	versions    map[string]parsedVersion
 	constraints map[string]parsedConstraint
@@ -137,10 +140,15 @@ func (p *planning) say() options.Caller { return p.opts.Caller }
 func (p *planning) failed() bool { return len(p.problems) > 0 }
 
 func (p *planning) problem(kind string, packages []string, format string, args ...any) {
-	pk := slices.Clone(packages)
+	p.add(Problem{Kind: kind, Packages: packages, Message: fmt.Sprintf(format, args...)})
+}
+
+// add records a problem, its packages sorted and each named once.
+func (p *planning) add(pr Problem) {
+	pk := slices.Clone(pr.Packages)
 	slices.Sort(pk)
-	pk = slices.Compact(pk)
-	p.problems = append(p.problems, Problem{Kind: kind, Packages: pk, Message: fmt.Sprintf(format, args...)})
+	pr.Packages = slices.Compact(pk)
+	p.problems = append(p.problems, pr)
 }
 
 func (p *planning) failure() *Failure {
@@ -148,9 +156,13 @@ func (p *planning) failure() *Failure {
 	slices.SortStableFunc(probs, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Message, b.Message))
 	})
+	g := p.graph
+	if g.Nodes == nil {
+		g = Graph{Nodes: []Node{}, Edges: []Edge{}}
+	}
 	return &Failure{Problems: slices.CompactFunc(probs, func(a, b Problem) bool {
 		return a.Kind == b.Kind && a.Message == b.Message
-	})}
+	}), Graph: g}
 }
 
 func (p *planning) exclude(c facts.Candidate, format string, args ...any) {

@@ -6,6 +6,7 @@
 package playbooks_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -84,14 +85,17 @@ func privateStateDir(t *testing.T) string {
 
 // TestPlanExamplePlaybookMatchesTheCLI runs playbooks/plan-example.yml and
 // compares the module's zarf_packages_to_deploy with `zarf-planner plan -o
-// json` of the same directory.
+// json` of the same directory, and the page its report_html wrote with
+// `zarf-planner plan -o html` at the same SOURCE_DATE_EPOCH.
 func TestPlanExamplePlaybookMatchesTheCLI(t *testing.T) {
 	built(t)
 	state := privateStateDir(t)
 	out := filepath.Join(t.TempDir(), "plan.json")
-	cmd := exec.Command(tool(t, "ansible-playbook"), "playbooks/plan-example.yml", "-e", "plan_output_file="+out)
+	page := filepath.Join(t.TempDir(), "plan.html")
+	const epoch = "SOURCE_DATE_EPOCH=1777638645"
+	cmd := exec.Command(tool(t, "ansible-playbook"), "playbooks/plan-example.yml", "-e", "plan_output_file="+out, "-e", "plan_page="+page)
 	cmd.Dir = root
-	cmd.Env = ansibleEnv(state)
+	cmd.Env = append(ansibleEnv(state), epoch)
 	log, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("ansible-playbook: %v\n%s", err, log)
@@ -121,8 +125,24 @@ func TestPlanExamplePlaybookMatchesTheCLI(t *testing.T) {
 			t.Errorf("%s differs between the module and the CLI:\nmodule %v\ncli    %v", key, fromModule[key], fromCLI[key])
 		}
 	}
-	if fromModule["changed"] != false {
-		t.Errorf("changed = %v; want false", fromModule["changed"])
+	if fromModule["changed"] != true {
+		t.Errorf("changed = %v; want true: the play wrote the page", fromModule["changed"])
+	}
+	if fromModule["report_html"] != page {
+		t.Errorf("report_html = %v; want %s", fromModule["report_html"], page)
+	}
+	written, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatalf("the play wrote no page: %v", err)
+	}
+	cli = exec.Command(filepath.Join(root, "bin", "zarf-planner"), "plan", filepath.Join(root, "examples", "bundles", "reference-stack"), "-o", "html", "--use-cache=false")
+	cli.Env = append(os.Environ(), epoch)
+	fromCLIPage, err := cli.Output()
+	if err != nil {
+		t.Fatalf("zarf-planner plan -o html: %v", err)
+	}
+	if !bytes.Equal(written, fromCLIPage) || !bytes.Contains(written, []byte(`data-name="workload-app"`)) {
+		t.Errorf("the page report_html wrote (%d bytes) is not the CLI's page of the plan (%d bytes)", len(written), len(fromCLIPage))
 	}
 }
 

@@ -60,6 +60,10 @@ func readReport(t *testing.T, base string) (report, string) {
 	if err != nil {
 		t.Fatalf("no Markdown deploy report: %v", err)
 	}
+	page, err := os.ReadFile(base + ".html")
+	if err != nil || !strings.Contains(string(page), `<body class="deploy">`) || strings.Count(string(page), "<tr id=\"step-") != len(r.Packages) {
+		t.Fatalf("no HTML deploy report with a row per package (%v)", err)
+	}
 	return r, string(md)
 }
 

@@ -153,7 +153,8 @@ func (f *planFlags) request(cmd *cobra.Command, dir string) (*plannerpb.PlanRequ
 		return nil, err
 	}
 	save := o.SaveTo != ""
-	o.Saved = options.Saved{}
+	// The files the CLI reads and writes itself are not the daemon's.
+	o.Saved, o.Output = options.Saved{}, options.Output{}
 	b, err := contract.EncodeOptions(o)
 	if err != nil {
 		return nil, err
@@ -183,24 +184,43 @@ func flagGiven(cmd *cobra.Command, name string) bool {
 
 // plan plans dir. It returns the contract document as it came, and the
 // result decoded from it when decode is true (else only Failed is set).
+// When --report-html is given it writes the page there too.
 func (f *planFlags) plan(cmd *cobra.Command, dir string, decode bool) (*service.Result, []byte, error) {
+	res, raw, _, err := f.planPage(cmd, dir, decode, false)
+	return res, raw, err
+}
+
+// planPage is plan that also returns the page of the plan when page is
+// true (or --report-html is given).
+func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) (*service.Result, []byte, []byte, error) {
 	req, err := f.request(cmd, dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	if page || f.opts.ReportHTML != "" {
+		if req.TimeUnix, err = contract.CallerTime(); err != nil {
+			return nil, nil, nil, &UsageError{err}
+		}
+		req.Html = true
 	}
 	b, err := openBackend(cmd, f.stateDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer b.close()
 	resp, err := b.Plan(cmd.Context(), req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("planning in %s: %w", b.who, err)
+		return nil, nil, nil, fmt.Errorf("planning in %s: %w", b.who, err)
+	}
+	if to := absPath(f.opts.ReportHTML); to != "" {
+		if _, err := contract.WritePage(to, resp.GetHtml(), false); err != nil {
+			return nil, nil, nil, fmt.Errorf("--report-html %s: %w", f.opts.ReportHTML, err)
+		}
 	}
 	if to := absPath(f.opts.SaveTo); to != "" && len(resp.GetSavedPlan()) > 0 {
 		changed, err := contract.WriteSaved(to, resp.GetSavedPlan(), false)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if changed {
 			fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: saved the plan to %s\n", to)
@@ -209,10 +229,10 @@ func (f *planFlags) plan(cmd *cobra.Command, dir string, decode bool) (*service.
 		}
 	}
 	if !decode {
-		return &service.Result{Failed: resp.GetFailed()}, resp.GetResult(), nil
+		return &service.Result{Failed: resp.GetFailed()}, resp.GetResult(), resp.GetHtml(), nil
 	}
 	res, err := service.DecodeResult(resp.GetResult())
-	return res, resp.GetResult(), err
+	return res, resp.GetResult(), resp.GetHtml(), err
 }
 
 // backend answers the CLI's requests: the running daemon of the state
@@ -262,19 +282,22 @@ func newPlan() *cobra.Command {
 		Short: "Plan a directory of Zarf package archives (in process)",
 		Long: "Reads every archive in DIR, resolves their PackagePrerequisites and prints the\n" +
 			"ordered zarf_packages_to_deploy. Exits 1 when no plan is possible, printing\n" +
-			"failed, msg and errors.",
+			"failed, msg and errors (with -o html: the page, the failure drawn).",
 		Args: exactArgs(1, "one directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "json" && output != "yaml" && output != "text" {
-				return &UsageError{fmt.Errorf("-o must be json, yaml or text, not %q", output)}
+			if output != "json" && output != "yaml" && output != "text" && output != "html" {
+				return &UsageError{fmt.Errorf("-o must be json, yaml, text or html, not %q", output)}
 			}
-			res, raw, err := flags.plan(cmd, args[0], output != "json")
+			res, raw, page, err := flags.planPage(cmd, args[0], output == "yaml" || output == "text", output == "html")
 			if err != nil {
 				return err
 			}
-			if output == "json" {
+			switch output {
+			case "json":
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", raw)
-			} else {
+			case "html":
+				_, err = cmd.OutOrStdout().Write(page)
+			default:
 				err = render(cmd.OutOrStdout(), output, res)
 			}
 			if err != nil {
@@ -286,7 +309,7 @@ func newPlan() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: json, yaml or text")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: json, yaml, text, or html (one self-contained page: the graph drawn, every package's details; the time it states is SOURCE_DATE_EPOCH when set)")
 	flags.register(cmd)
 	return cmd
 }
@@ -359,9 +382,10 @@ func newDeployReport() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "deploy-report --output BASE < record.json",
-		Short: "Write the deploy report (BASE.json and BASE.md) from the deploy_packages role's record",
+		Short: "Write the deploy report (BASE.json, BASE.md and BASE.html) from the deploy_packages role's record",
 		Long: "Reads the record the deploy_packages role keeps of a run (on standard input) and\n" +
-			"writes BASE.json and BASE.md: one row per package of the plan, in order, with\n" +
+			"writes BASE.json, BASE.md and BASE.html (one page in the plan page's style):\n" +
+			"one row per package of the plan, in order, with\n" +
 			"its version, sha256, action, result, deploy and barrier time and the zarf\n" +
 			"command line (secrets masked by the role); a failed run says where it stopped\n" +
 			"and which packages were not attempted.",
@@ -382,7 +406,11 @@ func newDeployReport() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for path, b := range map[string][]byte{output + ".json": j, output + ".md": r.Markdown()} {
+			page, err := r.HTML("zarf-planner " + contract.Version)
+			if err != nil {
+				return err
+			}
+			for path, b := range map[string][]byte{output + ".json": j, output + ".md": r.Markdown(), output + ".html": page} {
 				if _, err := contract.WriteSaved(path, b, false); err != nil {
 					return err
 				}
@@ -390,7 +418,7 @@ func newDeployReport() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&output, "output", "", "the report's path without extension: BASE.json and BASE.md are written")
+	cmd.Flags().StringVar(&output, "output", "", "the report's path without extension: BASE.json, BASE.md and BASE.html are written")
 	return cmd
 }
 

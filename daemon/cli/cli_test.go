@@ -340,3 +340,121 @@ func TestIntegrityFailuresCanFailThePlan(t *testing.T) {
 		t.Fatalf("--integrity fail: exit %d\n%s", code, out)
 	}
 }
+
+// A failure's document carries what draws it: the graph of the packages
+// the plan would have deployed, a cycle's edges, and each missing
+// requirement's owner and what it asks for.
+func TestFailureDocumentCarriesItsGraph(t *testing.T) {
+	type edge struct{ From, To, Kind string }
+	var doc struct {
+		Errors []struct {
+			Kind    string
+			Edges   []edge
+			Missing *struct{ Package, Kind, What string }
+		}
+		Graph struct {
+			Nodes []struct{ Name string }
+			Edges []edge
+		}
+	}
+	code, out, _ := run(t, "plan", "../../testdata/bundles/cycle", "-o", "json")
+	if code != ExitFailed {
+		t.Fatalf("exit %d; want %d", code, ExitFailed)
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var nodes []string
+	for _, n := range doc.Graph.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	slices.Sort(nodes)
+	if want := []string{"alpha", "beta", "delta", "gamma"}; !slices.Equal(nodes, want) {
+		t.Errorf("graph nodes %v; want every package of the cycle fixture %v", nodes, want)
+	}
+	if len(doc.Errors) != 1 || len(doc.Errors[0].Edges) != 3 || len(doc.Graph.Edges) != 3 {
+		t.Fatalf("errors %+v, graph edges %+v; want one cycle of three edges, all in the graph", doc.Errors, doc.Graph.Edges)
+	}
+	for _, e := range doc.Errors[0].Edges {
+		if !slices.Contains(doc.Graph.Edges, e) {
+			t.Errorf("cycle edge %+v is not in the graph", e)
+		}
+	}
+
+	doc.Errors, doc.Graph.Nodes = nil, nil
+	code, out, _ = run(t, "plan", "../../testdata/bundles/missing", "-o", "json")
+	if code != ExitFailed {
+		t.Fatalf("exit %d; want %d", code, ExitFailed)
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range doc.Errors {
+		if e.Missing == nil || e.Missing.Package != "app" || e.Missing.What == "" {
+			t.Errorf("missing error without its owner and what it asks for: %+v", e)
+			continue
+		}
+		kinds = append(kinds, e.Missing.Kind)
+	}
+	slices.Sort(kinds)
+	if want := []string{"capability", "crd", "group", "package", "storage_class"}; !slices.Equal(kinds, want) {
+		t.Errorf("missing kinds %v; want %v", kinds, want)
+	}
+	if len(doc.Graph.Nodes) != 2 {
+		t.Errorf("graph nodes %+v; want app and base", doc.Graph.Nodes)
+	}
+}
+
+// -o html prints the page of the plan, and --report-html writes the same
+// bytes beside any output; SOURCE_DATE_EPOCH fixes the time it states, so
+// two runs give one page. A failure exits 1 with its page, the failure
+// drawn.
+func TestPlanHTML(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "1777638645") // 2026-05-01 12:30:45 UTC
+	code, page, stderr := run(t, "plan", "../../examples/bundles/reference-stack", "-o", "html")
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr %s", code, stderr)
+	}
+	for _, want := range []string{"<!DOCTYPE html>", `http-equiv="Content-Security-Policy"`, `<time datetime="2026-05-01T12:30:45Z">`, `data-name="workload-app"`, "Plan digest"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "plan.html")
+	code, out, stderr := run(t, "plan", "../../examples/bundles/reference-stack", "-o", "json", "--report-html", file)
+	written, err := os.ReadFile(file)
+	if code != ExitOK || err != nil || !strings.HasPrefix(out, "{") {
+		t.Fatalf("--report-html: exit %d, %v; stderr %s", code, err, stderr)
+	}
+	if string(written) != page {
+		t.Error("the page --report-html wrote differs from the page -o html printed")
+	}
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the page's mode is %v (%v); want 0644", fi.Mode(), err)
+	}
+
+	t.Setenv("SOURCE_DATE_EPOCH", "1777642245") // an hour later
+	_, later, _ := run(t, "plan", "../../examples/bundles/reference-stack", "-o", "html")
+	if !strings.Contains(later, `<time datetime="2026-05-01T13:30:45Z">`) || later == page {
+		t.Error("another SOURCE_DATE_EPOCH did not change the time the page states")
+	}
+
+	code, failed, _ := run(t, "plan", "../../testdata/bundles/cycle", "-o", "html", "--report-html", file)
+	if code != ExitFailed || strings.Count(failed, `class="edge k-package cycle"`) != 3 || !strings.Contains(failed, "no plan") {
+		t.Errorf("cycle: exit %d; want 1 and a page with the cycle's three edges marked", code)
+	}
+	if written, _ := os.ReadFile(file); string(written) != failed {
+		t.Error("the failure's page was not written to --report-html")
+	}
+
+	code, _, stderr = run(t, "plan", "../../examples/bundles/reference-stack", "--report-html", filepath.Join(t.TempDir(), "no", "such", "dir", "p.html"))
+	if code != ExitFailed || !strings.Contains(stderr, "--report-html") {
+		t.Errorf("a page into a missing directory: exit %d, stderr %q; want 1 naming --report-html", code, stderr)
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
+	code, _, stderr = run(t, "plan", "../../examples/bundles/reference-stack", "-o", "html")
+	if code != ExitUsage || !strings.Contains(stderr, "SOURCE_DATE_EPOCH") {
+		t.Errorf("SOURCE_DATE_EPOCH=yesterday: exit %d, stderr %q; want 2 naming it", code, stderr)
+	}
+}

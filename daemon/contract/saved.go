@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"reflect"
 
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -56,31 +55,5 @@ func Replay(o *options.Request, given func(name string) bool) ([]byte, error) {
 // whether it changed the file. With dryRun (Ansible's
 // check mode) it writes nothing and reports whether it would.
 func WriteSaved(path string, b []byte, dryRun bool) (changed bool, err error) {
-	old, err := os.ReadFile(path)
-	if err == nil && bytes.Equal(old, b) {
-		return false, nil
-	}
-	if dryRun {
-		return true, nil
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return false, fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return false, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return false, err
-	}
-	if err := tmp.Close(); err != nil {
-		return false, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return false, fmt.Errorf("writing %s: %w", path, err)
-	}
-	return true, nil
+	return writeFile(path, b, dryRun)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/daemon/report"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
@@ -200,7 +201,10 @@ func (d *Server) count(c inspect.Counts) {
 func (d *Server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
 	if !filepath.IsAbs(req.GetPath()) {
 		b, err := service.Failed(fmt.Sprintf("path %q must be absolute when sent to the daemon", req.GetPath())).JSON()
-		return &plannerpb.PlanResponse{Result: b, Failed: true}, err
+		if err != nil {
+			return nil, err
+		}
+		return withPage(req, options.Defaults(), &plannerpb.PlanResponse{Result: b, Failed: true})
 	}
 	caller := options.Caller(req.GetCaller())
 	if !caller.Valid() {
@@ -231,7 +235,33 @@ func (d *Server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planner
 		return nil, err
 	}
 	d.count(p.Counts)
-	return &plannerpb.PlanResponse{Result: p.Doc, Failed: p.Failed, SavedPlan: saved}, nil
+	return withPage(req, o, &plannerpb.PlanResponse{Result: p.Doc, Failed: p.Failed, SavedPlan: saved})
+}
+
+// withPage adds to resp the page of its document when req asks for one
+// (report.Plan): drawn from the document itself, so a remembered plan
+// gives the page a fresh one would. The time is the caller's when given,
+// else now.
+func withPage(req *plannerpb.PlanRequest, o options.Request, resp *plannerpb.PlanResponse) (*plannerpb.PlanResponse, error) {
+	if !req.GetHtml() {
+		return resp, nil
+	}
+	res, err := service.DecodeResult(resp.GetResult())
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "reading the plan document back to draw it: %v", err)
+	}
+	when := time.Now()
+	if t := req.GetTimeUnix(); t != 0 {
+		when = time.Unix(t, 0)
+	}
+	page, err := report.Plan(res, report.PlanInput{
+		Directory: req.GetPath(), Options: report.Settings(o), Time: when, Producer: "zarf-planner " + contract.Version,
+	})
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "%v", err)
+	}
+	resp.Html = page
+	return resp, nil
 }
 
 // Inspect answers an inspect request.

@@ -39,6 +39,10 @@ type Result struct {
 	Failed bool
 	Msg    string
 	Errors []planner.Problem
+	// Graph is a failure's graph: the packages the plan would have
+	// deployed, when planning got as far as choosing them (a plan's graph
+	// is Plan.Graph).
+	Graph planner.Graph
 	// Warnings are the failure's warnings (on success they are the plan's).
 	Warnings []string
 	// Ignored lists the directory's files that are not archive candidates.
@@ -49,7 +53,7 @@ type Result struct {
 }
 
 // MarshalJSON renders the contract document: the plan's fields and
-// ignored, or failed, msg, errors, warnings and ignored.
+// ignored, or failed, msg, errors, warnings, ignored and graph.
 func (r *Result) MarshalJSON() ([]byte, error) {
 	ignored := r.Ignored
 	if ignored == nil {
@@ -61,12 +65,18 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 			Ignored []inspect.FileNote `json:"ignored"`
 		}{r.Plan, ignored})
 	}
-	errs, warnings := r.Errors, r.Warnings
+	errs, warnings, graph := r.Errors, r.Warnings, r.Graph
 	if errs == nil {
 		errs = []planner.Problem{}
 	}
 	if warnings == nil {
 		warnings = []string{}
+	}
+	if graph.Nodes == nil {
+		graph.Nodes = []planner.Node{}
+	}
+	if graph.Edges == nil {
+		graph.Edges = []planner.Edge{}
 	}
 	return Marshal(struct {
 		Failed   bool               `json:"failed"`
@@ -74,7 +84,8 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		Errors   []planner.Problem  `json:"errors"`
 		Warnings []string           `json:"warnings"`
 		Ignored  []inspect.FileNote `json:"ignored"`
-	}{true, r.Msg, errs, warnings, ignored})
+		Graph    planner.Graph      `json:"graph"`
+	}{true, r.Msg, errs, warnings, ignored, graph})
 }
 
 // Marshal renders JSON without escaping <, > and &, which constraints such
@@ -289,7 +300,9 @@ func (p *Prepared) Decide() *Result {
 		if !ok {
 			return withCounts(fail(err.Error(), nil, warnings, dir.Ignored), dir.Counts)
 		}
-		return withCounts(fail(summary(f.Problems), f.Problems, warnings, dir.Ignored), dir.Counts)
+		res := fail(summary(f.Problems), f.Problems, warnings, dir.Ignored)
+		res.Graph = f.Graph
+		return withCounts(res, dir.Counts)
 	}
 	if p.Policy != nil {
 		if probs := violations(p.Policy, plan, dir.Candidates); len(probs) > 0 {
@@ -509,11 +522,12 @@ func DecodeResult(b []byte) (*Result, error) {
 			Errors   []planner.Problem  `json:"errors"`
 			Warnings []string           `json:"warnings"`
 			Ignored  []inspect.FileNote `json:"ignored"`
+			Graph    planner.Graph      `json:"graph"`
 		}
 		if err := json.Unmarshal(b, &f); err != nil {
 			return nil, err
 		}
-		return &Result{Failed: true, Msg: f.Msg, Errors: f.Errors, Warnings: f.Warnings, Ignored: f.Ignored}, nil
+		return &Result{Failed: true, Msg: f.Msg, Errors: f.Errors, Warnings: f.Warnings, Ignored: f.Ignored, Graph: f.Graph}, nil
 	}
 	var ok struct {
 		planner.Plan

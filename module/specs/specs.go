@@ -137,9 +137,11 @@ func infoSpec() ansible.Spec {
 // parameters, by their declared names, as the options' JSON. raw are the
 // arguments as Ansible passed them (before defaults): for the replay of a
 // saved plan (plan_file), an option not among them takes its saved value.
-// The saved-plan options themselves stay with the caller, which reads and
-// writes those files; save_to asks the daemon for the saved plan.
-func PlanRequest(dir string, params, raw map[string]any) (*plannerpb.PlanRequest, options.Saved, error) {
+// The options that name files stay with the caller, which reads and
+// writes them (Files); save_to asks the daemon for the saved plan, and
+// report_html for the page, stating the caller's time
+// (contract.CallerTime).
+func PlanRequest(dir string, params, raw map[string]any) (*plannerpb.PlanRequest, Files, error) {
 	given := map[string]any{}
 	for _, o := range options.Of(options.Request{}) {
 		if v, ok := params[o.Name]; ok && v != nil {
@@ -148,28 +150,43 @@ func PlanRequest(dir string, params, raw map[string]any) (*plannerpb.PlanRequest
 	}
 	b, err := json.Marshal(given)
 	if err != nil {
-		return nil, options.Saved{}, fmt.Errorf("encoding the options: %w", err)
+		return nil, Files{}, fmt.Errorf("encoding the options: %w", err)
 	}
 	o, err := contract.DecodeOptions(b)
 	if err != nil {
-		return nil, options.Saved{}, err
+		return nil, Files{}, err
 	}
 	if err := contract.Resolve(&o); err != nil {
-		return nil, options.Saved{}, err
+		return nil, Files{}, err
 	}
 	saved, err := contract.Replay(&o, func(name string) bool { return Given(raw, name) })
 	if err != nil {
-		return nil, options.Saved{}, err
+		return nil, Files{}, err
 	}
 	if err := contract.Resolve(&o); err != nil { // the saved mode may be cluster
-		return nil, options.Saved{}, err
+		return nil, Files{}, err
 	}
-	files := o.Saved
-	o.Saved = options.Saved{}
+	files := Files{Saved: o.Saved, Output: o.Output}
+	o.Saved, o.Output = options.Saved{}, options.Output{}
 	if b, err = contract.EncodeOptions(o); err != nil {
-		return nil, options.Saved{}, err
+		return nil, Files{}, err
 	}
-	return &plannerpb.PlanRequest{Path: dir, Options: b, Caller: string(options.ModuleCaller), SavedPlan: saved, Save: files.SaveTo != ""}, files, nil
+	req := &plannerpb.PlanRequest{Path: dir, Options: b, Caller: string(options.ModuleCaller), SavedPlan: saved, Save: files.SaveTo != ""}
+	if files.ReportHTML != "" {
+		if req.TimeUnix, err = contract.CallerTime(); err != nil {
+			return nil, Files{}, err
+		}
+		req.Html = true
+	}
+	return req, files, nil
+}
+
+// Files are the options of a plan request that name files the module
+// reads or writes where it runs (absolute): the saved plan it replays or
+// saves, and the page it writes.
+type Files struct {
+	options.Saved
+	options.Output
 }
 
 // Given says whether the arguments Ansible passed (before defaults) give

@@ -7,9 +7,10 @@
 // An option is a field of Plan (the operator's choices, which the planner
 // reads), Read (how archives are read and judged), Cluster (which cluster
 // a cluster-aware plan reads), Cache (whether answers may come from the
-// cache) or Saved (where a plan is saved to or replayed from). Its `json` tag is its name everywhere: the module
-// option, the JSON key, and (with dashes for underscores) the CLI flag.
-// Other tags:
+// cache), Saved (where a plan is saved to or replayed from) or Output
+// (what the caller writes beside the document). Its `json` tag is its name
+// everywhere: the module option, the JSON key, and (with dashes for
+// underscores) the CLI flag. Other tags:
 //
 //	help     one or two sentences for the CLI's help and the module's doc
 //	type     "path" for a string that names a file (made absolute by callers)
@@ -98,6 +99,12 @@ const (
 	IntegrityFail = "fail"
 )
 
+// Output says what a plan request writes beside its document, where the
+// module or the CLI runs. It changes no plan.
+type Output struct {
+	ReportHTML string `json:"report_html,omitempty" type:"path" help:"Also write the plan as one self-contained HTML page (the graph by levels, every package's reasons, barrier and sha256; a failure drawn as well as told) to this file, on the host where the module or CLI runs. Its directory must exist; the file is replaced whole, and only when its content changes. The time it states is SOURCE_DATE_EPOCH when set, else the time of the call."`
+}
+
 // Request is every option of a plan request, by group.
 type Request struct {
 	Plan
@@ -108,6 +115,7 @@ type Request struct {
 	Cluster
 	Cache
 	Saved
+	Output
 }
 
 // Saved says where a plan is saved to, or replayed from. Both are files

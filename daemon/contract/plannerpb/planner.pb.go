@@ -446,6 +446,13 @@ type PlanRequest struct {
 	// Who asks: "module" or "cli". Messages name options the way that
 	// caller gives them (select: {...} or --select K=V).
 	Caller string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
+	// Also render the plan (or the failure) as one self-contained HTML
+	// page, returned in PlanResponse.html. The caller writes it.
+	Html bool `protobuf:"varint,4,opt,name=html,proto3" json:"html,omitempty"`
+	// When the caller asked, in seconds since the Unix epoch: the time the
+	// page states (the caller's SOURCE_DATE_EPOCH when set, so pages of one
+	// plan can be byte-identical). 0: the daemon's clock.
+	TimeUnix int64 `protobuf:"varint,5,opt,name=time_unix,json=timeUnix,proto3" json:"time_unix,omitempty"`
 	// A saved plan (the file plan_file names, as read): check it against the
 	// directory and the cluster now; answer with its result exactly as
 	// saved, or fail (kind stale) naming every difference.
@@ -507,6 +514,20 @@ func (x *PlanRequest) GetCaller() string {
 	return ""
 }
 
+func (x *PlanRequest) GetHtml() bool {
+	if x != nil {
+		return x.Html
+	}
+	return false
+}
+
+func (x *PlanRequest) GetTimeUnix() int64 {
+	if x != nil {
+		return x.TimeUnix
+	}
+	return 0
+}
+
 func (x *PlanRequest) GetSavedPlan() []byte {
 	if x != nil {
 		return x.SavedPlan
@@ -531,6 +552,9 @@ type PlanResponse struct {
 	Result []byte `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
 	// True when no plan was possible (the document then has failed: true).
 	Failed bool `protobuf:"varint,2,opt,name=failed,proto3" json:"failed,omitempty"`
+	// The page PlanRequest.html asked for: the document drawn, with the
+	// options and the time of the request.
+	Html []byte `protobuf:"bytes,3,opt,name=html,proto3" json:"html,omitempty"`
 	// The saved plan document PlanRequest.save asked for; the caller writes
 	// it.
 	SavedPlan     []byte `protobuf:"bytes,4,opt,name=saved_plan,json=savedPlan,proto3" json:"saved_plan,omitempty"`
@@ -580,6 +604,13 @@ func (x *PlanResponse) GetFailed() bool {
 		return x.Failed
 	}
 	return false
+}
+
+func (x *PlanResponse) GetHtml() []byte {
+	if x != nil {
+		return x.Html
+	}
+	return nil
 }
 
 func (x *PlanResponse) GetSavedPlan() []byte {
@@ -783,17 +814,20 @@ const file_planner_proto_rawDesc = "" +
 	"\x0ftimeout_seconds\x18\x04 \x01(\x03R\x0etimeoutSeconds\">\n" +
 	"\fWaitResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
-	"\x06failed\x18\x02 \x01(\bR\x06failed\"\x86\x01\n" +
+	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xb7\x01\n" +
 	"\vPlanRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\aoptions\x18\x02 \x01(\fR\aoptions\x12\x16\n" +
-	"\x06caller\x18\x03 \x01(\tR\x06caller\x12\x1d\n" +
+	"\x06caller\x18\x03 \x01(\tR\x06caller\x12\x12\n" +
+	"\x04html\x18\x04 \x01(\bR\x04html\x12\x1b\n" +
+	"\ttime_unix\x18\x05 \x01(\x03R\btimeUnix\x12\x1d\n" +
 	"\n" +
 	"saved_plan\x18\x06 \x01(\fR\tsavedPlan\x12\x12\n" +
-	"\x04save\x18\a \x01(\bR\x04save\"]\n" +
+	"\x04save\x18\a \x01(\bR\x04save\"q\n" +
 	"\fPlanResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
-	"\x06failed\x18\x02 \x01(\bR\x06failed\x12\x1d\n" +
+	"\x06failed\x18\x02 \x01(\bR\x06failed\x12\x12\n" +
+	"\x04html\x18\x03 \x01(\fR\x04html\x12\x1d\n" +
 	"\n" +
 	"saved_plan\x18\x04 \x01(\fR\tsavedPlan\"\x0f\n" +
 	"\rStatusRequest\"\xc4\x02\n" +

@@ -1,0 +1,92 @@
+package deployreport
+
+import (
+	_ "embed"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/colonel-byte/zarf-planner/daemon/report"
+)
+
+//go:embed assets/deploy.html
+var deployBody string
+
+// deployPage is the deploy report's body in the pages' shared shell, so
+// it looks like the plan page it followed.
+var deployPage = func() *report.Shell {
+	s, err := report.NewShell(deployBody)
+	if err != nil { // embedded at build time and tested: cannot happen
+		panic(err)
+	}
+	return s
+}()
+
+// The deploy page's view: every string already report.Visible.
+type (
+	deployData struct {
+		Failed             bool
+		StoppedAt, Summary string
+		Rows               []rowView
+	}
+	rowView struct {
+		ID, Class, Name, Version, Action, Badge, Result, Error, Deploy, Barrier, SHA256, Command string
+		Step                                                                                     int
+	}
+)
+
+// badges are the actions a badge is drawn for (their classes).
+var badges = map[string]bool{"deploy": true, "upgrade": true, "redeploy": true}
+
+// HTML renders the report as one self-contained page in the style of the
+// plan page (report.Shell): no script, nothing loaded, every value, from
+// archives, clusters and the role's record alike, escaped and shown as
+// text. producer names the program that made it. The same report gives
+// the same bytes.
+func (r *Report) HTML(producer string) ([]byte, error) {
+	v := report.Visible
+	title := "(no directory)"
+	if r.Directory != "" {
+		title = filepath.Base(r.Directory)
+	}
+	fact := func(label, value string, code bool) report.Fact {
+		if value == "" {
+			return report.Fact{Label: label, Value: "none"}
+		}
+		return report.Fact{Label: label, Value: v(value), Code: code}
+	}
+	p := report.Page{
+		Kind: "deploy", Kicker: "Deploy report", Title: v(title), Producer: v(producer), NoOptions: true,
+		Facts: []report.Fact{
+			fact("Plan digest", r.PlanDigest, true), fact("Saved plan", r.PlanFile, true), fact("Directory", r.Directory, true),
+			fact("Host", r.Host, false), fact("Kubeconfig", r.Kubeconfig, true), fact("Context", r.Context, false),
+			fact("Started", r.Started, true), fact("Finished", r.Finished, true),
+		},
+	}
+	d := deployData{Failed: r.Result == "failed", StoppedAt: v(r.StoppedAt)}
+	deployed := 0
+	for _, row := range r.Rows {
+		rv := rowView{
+			ID: "step-" + strconv.Itoa(row.Step), Class: "r-" + strings.ReplaceAll(row.Result, " ", "-"), Step: row.Step,
+			Name: v(row.Name), Version: v(row.Version), Action: v(row.Action), Result: v(row.Result), Error: v(row.Error),
+			Deploy: fmt.Sprintf("%.1f", row.DeploySeconds), Barrier: fmt.Sprintf("%.1f", row.BarrierSeconds),
+			SHA256: v(row.SHA256), Command: v(strings.Join(row.Command, " ")),
+		}
+		if badges[row.Action] {
+			rv.Badge = row.Action
+		}
+		switch row.Result {
+		case ResultDeployed:
+			deployed++
+		case ResultFailed:
+			rv.Result = "failed at " + v(row.FailedStep)
+		case ResultNotAttempted:
+		default: // the three results are this package's own
+			rv.Class = "r-other"
+		}
+		d.Rows = append(d.Rows, rv)
+	}
+	d.Summary = fmt.Sprintf("%d of %d packages deployed.", deployed, len(r.Rows))
+	return deployPage.Render(p, d)
+}
