@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/daemon/report"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
@@ -33,8 +36,8 @@ does not ship, or a shipped CRD it does not declare, is a warning. With
 who signed what.`,
 		Args: exactArgs(1, "one directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "json" && output != "yaml" && output != "table" && output != "markdown" {
-				return &UsageError{fmt.Errorf("-o must be table, json, yaml or markdown, not %q", output)}
+			if output != "json" && output != "yaml" && output != "table" && output != "markdown" && output != "html" {
+				return &UsageError{fmt.Errorf("-o must be table, json, yaml, markdown or html, not %q", output)}
 			}
 			abs, err := filepath.Abs(args[0])
 			if err != nil {
@@ -66,13 +69,25 @@ who signed what.`,
 			if err := json.Unmarshal(resp.GetResult(), &c); err != nil {
 				return err
 			}
-			if output == "markdown" {
+			switch output {
+			case "markdown":
 				return service.CatalogMarkdown(w, &c)
+			case "html":
+				at, err := contract.CallerTime()
+				if err != nil {
+					return err
+				}
+				page, err := report.Catalog(&c, time.Unix(at, 0), "zarf-planner "+contract.Version)
+				if err != nil {
+					return err
+				}
+				_, err = w.Write(page)
+				return err
 			}
 			return service.CatalogTable(w, &c)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json, yaml or markdown")
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json, yaml, markdown or html (one self-contained page, in the plan page's style)")
 	options.SetDefaults(&o)
 	bind(cmd.Flags(), &o)
 	bind(cmd.Flags(), &read, "public_key")

@@ -25,6 +25,8 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/colonel-byte/zarf-planner/daemon/service"
+	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
@@ -236,6 +238,8 @@ type shown struct {
 	labels       []string // the text of each box's name
 	cycle, edges []string // from->to of marked and of all edges
 	problems     []string // the text of each problem
+	rows         []string // data-name of each catalog row
+	firstCells   []string // the text of each catalog row's first cell
 	elements     map[string]int
 }
 
@@ -261,6 +265,14 @@ func readDOM(t *testing.T, dom []byte) shown {
 			d.cards = append(d.cards, name)
 		case n.Data == "li" && hasClass(n, "problem"):
 			d.problems = append(d.problems, text(n))
+		case n.Data == "tr" && strings.HasPrefix(func() string { id, _ := attr(n, "id"); return id }(), "pkg-"):
+			d.rows = append(d.rows, name)
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				if c.Type == html.ElementNode && c.Data == "td" {
+					d.firstCells = append(d.firstCells, text(c))
+					break
+				}
+			}
 		}
 	})
 	return d
@@ -357,6 +369,15 @@ func TestPagesInABrowser(t *testing.T) {
 				t.Errorf("problems %q, boxes %q; want the strings shown as text", d.problems, d.labels)
 			}
 		}, 1400, 1000, ""},
+		{"catalog", catalogOfSigned(t), func(t *testing.T, d shown) {
+			want := []string{"app", "base", "tool", "gadgets", "liar", "widgets", `<b>bold</b> & "q"`}
+			got := slices.Clone(d.rows)
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) || !slices.Contains(d.firstCells, `<b>bold</b> & "q"`) {
+				t.Errorf("catalog rows %q (first cells %q); want one per package %q, names as text", d.rows, d.firstCells, want)
+			}
+		}, 1600, 900, "catalog"},
 		{"a request slipped into the page", slipped, func(t *testing.T, d shown) {
 			if d.elements["img"] != 1 {
 				t.Errorf("%d <img> in the page; want the one slipped in (blocked by the policy)", d.elements["img"])
@@ -390,6 +411,33 @@ func TestPagesInABrowser(t *testing.T) {
 			}
 		})
 	}
+}
+
+// catalogOfSigned is the catalog of the zarf-signed bundle, checked with its
+// key, with one more package whose name is markup.
+func catalogOfSigned(t *testing.T) []byte {
+	t.Helper()
+	pub, err := signature.LoadKey("../../testdata/keys/cosign.pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &service.Catalog{Directory: "testdata/bundles/signed + catalog"}
+	for _, dir := range []string{"signed", "catalog"} {
+		abs, _ := filepath.Abs("../../testdata/bundles/" + dir)
+		d, err := inspect.ReadDir(context.Background(), abs, inspect.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		part := service.CatalogFrom(abs, d, service.Signer{Key: pub})
+		c.Packages = append(c.Packages, part.Packages...)
+		c.Warnings = append(c.Warnings, part.Warnings...)
+	}
+	c.Packages = append(c.Packages, service.CatalogPackage{Name: `<b>bold</b> & "q"`, Version: `1"><script>x</script>`, Signed: true, SignatureError: "</td><img src=x>"})
+	b, err := Catalog(c, when, "zarf-planner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func keep(t *testing.T, from, to string) {
