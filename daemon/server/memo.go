@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -36,7 +37,9 @@ type Memo struct {
 	maxDocs  int
 	maxBytes int
 
-	hits, misses atomic.Uint64
+	// hits were answered from memory, stored from the PlanStore, misses
+	// planned.
+	hits, stored, misses atomic.Uint64
 }
 
 type memoKey [sha256.Size]byte
@@ -83,19 +86,46 @@ func (m *Memo) Plan(ctx context.Context, req service.Request) (*Planned, error) 
 		m.hits.Add(1)
 		return &Planned{Doc: d.doc, Failed: d.failed, Counts: read.Directory.Counts}, nil
 	}
+	store, _ := req.Cache.(PlanStore)
+	if store != nil {
+		if doc, failed, ok := store.Plan(key[:]); ok {
+			m.stored.Add(1)
+			m.put(key, memoDoc{doc: doc, failed: failed})
+			return &Planned{Doc: doc, Failed: failed, Counts: read.Directory.Counts}, nil
+		}
+	}
 	m.misses.Add(1)
 	p, err := render(read.Decide())
 	if err != nil {
 		return nil, err
 	}
 	m.put(key, memoDoc{doc: p.Doc, failed: p.Failed})
+	if store != nil {
+		// A document that cannot be kept is planned again next time.
+		_ = store.StorePlan(key[:], p.Doc, p.Failed)
+	}
 	return p, nil
 }
 
-// Stats reports how many requests the memo answered and how many it did not.
+// PlanStore keeps rendered documents across daemons (the archive cache
+// does, package cache): a daemon started after the last one idled out
+// answers a question asked before, about a directory unchanged since,
+// without planning again. Keys are memo keys, which name this build, so a
+// document is never served by a build that might render it otherwise.
+type PlanStore interface {
+	Plan(key []byte) (doc []byte, failed, ok bool)
+	StorePlan(key, doc []byte, failed bool) error
+}
+
+// Stats reports how many requests the memo answered from memory and how
+// many it planned.
 func (m *Memo) Stats() (hits, misses uint64) {
 	return m.hits.Load(), m.misses.Load()
 }
+
+// StoredHits reports how many requests were answered with a document of
+// the PlanStore.
+func (m *Memo) StoredHits() uint64 { return m.stored.Load() }
 
 func render(res *service.Result) (*Planned, error) {
 	b, err := res.JSON()
@@ -153,7 +183,8 @@ func memoKeyOf(req service.Request, dir *inspect.Directory) (memoKey, error) {
 		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
 		h.Write([]byte(s))
 	}
-	field(h, "zarf-planner plan memo 3")
+	field(h, "zarf-planner plan memo 4")
+	field(h, contract.BuildID)
 	field(h, string(opts))
 	field(h, string(read))
 	field(h, string(req.Options.Caller))
