@@ -68,6 +68,15 @@ type Planned struct {
 // reusing a remembered document when the request and what its directory
 // holds are unchanged. A nil Memo plans every time.
 func (m *Memo) Plan(ctx context.Context, req service.Request) (*Planned, error) {
+	store, _ := req.Cache.(PlanStore)
+	// First by the directory's stamp: an answer without looking up a
+	// single archive.
+	stamp, archives, stamped := m.stampOf(req)
+	if stamped {
+		if d, ok := m.recall(stamp, store); ok {
+			return &Planned{Doc: d.doc, Failed: d.failed, Counts: inspect.Counts{Archives: archives, Hits: archives}}, nil
+		}
+	}
 	read, early, err := service.Read(ctx, req)
 	if err != nil {
 		return nil, err
@@ -78,33 +87,106 @@ func (m *Memo) Plan(ctx context.Context, req service.Request) (*Planned, error) 
 	if m == nil || read.Request.Options.Mode == options.ModeCluster {
 		return render(read.Decide())
 	}
+	p, err := m.planRead(read, store)
+	if err != nil {
+		return nil, err
+	}
+	if stamped && byteDetermined(read.Directory) {
+		// Kept under the stamp only if nothing changed while it was read.
+		if again, _, ok := m.stampOf(req); ok && again == stamp {
+			m.keep(stamp, memoDoc{doc: p.Doc, failed: p.Failed}, store)
+		}
+	}
+	return p, nil
+}
+
+// planRead answers a directory that was read: from the memo under the key
+// of what it holds, else by planning.
+func (m *Memo) planRead(read *service.Prepared, store PlanStore) (*Planned, error) {
 	key, err := memoKeyOf(read.Request, read.Directory)
 	if err != nil {
 		return nil, err
 	}
-	if d, ok := m.get(key); ok {
-		m.hits.Add(1)
+	if d, ok := m.recall(key, store); ok {
 		return &Planned{Doc: d.doc, Failed: d.failed, Counts: read.Directory.Counts}, nil
-	}
-	store, _ := req.Cache.(PlanStore)
-	if store != nil {
-		if doc, failed, ok := store.Plan(key[:]); ok {
-			m.stored.Add(1)
-			m.put(key, memoDoc{doc: doc, failed: failed})
-			return &Planned{Doc: doc, Failed: failed, Counts: read.Directory.Counts}, nil
-		}
 	}
 	m.misses.Add(1)
 	p, err := render(read.Decide())
 	if err != nil {
 		return nil, err
 	}
-	m.put(key, memoDoc{doc: p.Doc, failed: p.Failed})
+	m.keep(key, memoDoc{doc: p.Doc, failed: p.Failed}, store)
+	return p, nil
+}
+
+// recall returns the document remembered under key, from memory or else
+// from the store (nil: none).
+func (m *Memo) recall(key memoKey, store PlanStore) (memoDoc, bool) {
+	if d, ok := m.get(key); ok {
+		m.hits.Add(1)
+		return d, true
+	}
+	if store != nil {
+		if doc, failed, ok := store.Plan(key[:]); ok {
+			m.stored.Add(1)
+			d := memoDoc{doc: doc, failed: failed}
+			m.put(key, d)
+			return d, true
+		}
+	}
+	return memoDoc{}, false
+}
+
+// keep remembers a document under key, in memory and in the store (nil:
+// none).
+func (m *Memo) keep(key memoKey, d memoDoc, store PlanStore) {
+	m.put(key, d)
 	if store != nil {
 		// A document that cannot be kept is planned again next time.
-		_ = store.StorePlan(key[:], p.Doc, p.Failed)
+		_ = store.StorePlan(key[:], d.doc, d.failed)
 	}
-	return p, nil
+}
+
+// stampOf keys a request by its options and its directory's stamp
+// (inspect.Stamp): what the directory holds as stat sees it, read in a
+// few milliseconds without the cache. ok is false when the request is
+// not answered from a memo (no memo, no cache, cluster-aware) or the
+// directory cannot be stamped.
+func (m *Memo) stampOf(req service.Request) (k memoKey, archives int, ok bool) {
+	if m == nil || req.Cache == nil || req.Options.Mode == options.ModeCluster || req.Cluster.Snapshot != "" {
+		return memoKey{}, 0, false
+	}
+	opts, err := json.Marshal(req.Options)
+	if err != nil {
+		return memoKey{}, 0, false
+	}
+	read, err := json.Marshal(req.Read)
+	if err != nil {
+		return memoKey{}, 0, false
+	}
+	h := sha256.New()
+	for _, s := range append([]string{"zarf-planner plan memo by stamp 1", contract.BuildID, string(opts), string(read), string(req.Options.Caller),
+		fmt.Sprintf("warnings %d", len(req.Warnings))}, req.Warnings...) {
+		field(h, s)
+	}
+	if archives, err = inspect.Stamp(req.Path, h); err != nil {
+		return memoKey{}, 0, false
+	}
+	h.Sum(k[:0])
+	return k, archives, true
+}
+
+// byteDetermined reports whether what was read of a directory follows
+// from its files' bytes alone, as the cache's outcomes do: no archive was
+// unreadable (permissions, a vanished file) or over a limit (memory the
+// readers shared at that moment).
+func byteDetermined(d *inspect.Directory) bool {
+	for _, u := range d.Unusable {
+		if u.Kind == inspect.UnusableUnreadable || u.Kind == inspect.UnusableLimit {
+			return false
+		}
+	}
+	return true
 }
 
 // PlanStore keeps rendered documents across daemons (the archive cache
@@ -166,6 +248,14 @@ func (m *Memo) put(k memoKey, d memoDoc) {
 	m.bytes += len(d.doc)
 }
 
+// field writes s with its length first, so no two different sequences of
+// fields write the same bytes.
+func field(h hash.Hash, s string) {
+	var n [binary.MaxVarintLen64]byte
+	h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+	h.Write([]byte(s))
+}
+
 // memoKeyOf hashes everything decide reads. Each field is written with
 // its length first, so no two different inputs write the same bytes.
 func memoKeyOf(req service.Request, dir *inspect.Directory) (memoKey, error) {
@@ -178,11 +268,6 @@ func memoKeyOf(req service.Request, dir *inspect.Directory) (memoKey, error) {
 		return memoKey{}, fmt.Errorf("keying the plan: %w", err)
 	}
 	h := sha256.New()
-	field := func(h hash.Hash, s string) {
-		var n [binary.MaxVarintLen64]byte
-		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-		h.Write([]byte(s))
-	}
 	field(h, "zarf-planner plan memo 4")
 	field(h, contract.BuildID)
 	field(h, string(opts))
