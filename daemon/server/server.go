@@ -38,6 +38,11 @@ type Server struct {
 
 	mu     sync.Mutex
 	caches map[string]*cache.Cache
+	// notes are the notices of opening a cache that no request has
+	// reported yet (Preopen opened it).
+	notes map[string][]string
+	// closed is set by Close: a Preopen that starts later opens nothing.
+	closed bool
 	kube   map[cluster.Kube]kubeEntry
 	memo   *Memo
 
@@ -62,7 +67,7 @@ func New(cfg Config) *Server {
 	if cfg.Warn == nil {
 		cfg.Warn = func(string) {}
 	}
-	return &Server{cfg: cfg, budget: inspect.NewBudget(0), caches: map[string]*cache.Cache{}, kube: map[cluster.Kube]kubeEntry{},
+	return &Server{cfg: cfg, budget: inspect.NewBudget(0), caches: map[string]*cache.Cache{}, notes: map[string][]string{}, kube: map[cluster.Kube]kubeEntry{},
 		memo: NewMemo(memoDocs, memoBytes)}
 }
 
@@ -83,6 +88,7 @@ func (d *Server) Close() error {
 	d.mu.Lock()
 	caches := d.caches
 	d.caches = map[string]*cache.Cache{}
+	d.closed = true
 	d.mu.Unlock()
 	done := make(chan error, 1)
 	go func() {
@@ -113,6 +119,12 @@ func (d *Server) Cache(dir string) (*cache.Cache, error) {
 // too. A cache is kept under its resolved path, so two names of one
 // directory are one open cache.
 func (d *Server) cache(dir string) (*cache.Cache, []string, error) {
+	return d.open(dir, false)
+}
+
+// open is cache; with keep, the notices of opening the cache are kept for
+// the next request that uses it instead of returned.
+func (d *Server) open(dir string, keep bool) (*cache.Cache, []string, error) {
 	if dir == "" {
 		dir = d.cfg.DefaultCache
 	}
@@ -128,8 +140,13 @@ func (d *Server) cache(dir string) (*cache.Cache, []string, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if keep && d.closed {
+		return nil, nil, errors.New("the server is closed") // a late Preopen opens nothing
+	}
 	if c, ok := d.caches[abs]; ok {
-		return c, nil, nil
+		notes := d.notes[abs]
+		delete(d.notes, abs)
+		return c, notes, nil
 	}
 	var notes []string
 	c, err := cache.Open(abs, func(w string) {
@@ -140,7 +157,20 @@ func (d *Server) cache(dir string) (*cache.Cache, []string, error) {
 		return nil, nil, err
 	}
 	d.caches[abs] = c
+	if keep {
+		d.notes[abs] = notes
+		return c, nil, nil
+	}
 	return c, notes, nil
+}
+
+// Preopen opens the default cache in the background, so that a daemon
+// that has just started has it open (Badger creates its next log files)
+// by the time its first request arrives. The notices of opening it are
+// reported to the first request that uses it; an error is met again by
+// the request that opens it.
+func (d *Server) Preopen() {
+	go func() { _, _, _ = d.open("", true) }()
 }
 
 // clients returns the cached clients of a cluster, keyed by the kubeconfig
