@@ -6,8 +6,11 @@ import (
 	"hash"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Stamp writes to h what dir holds as stat sees it, reading no file:
@@ -43,17 +46,37 @@ func Stamp(dir string, h hash.Hash) (candidates int, err error) {
 		h.Write([]byte(s))
 	}
 	field(abs)
+	// The stats, by a fixed set of workers as ReadDir's (one syscall
+	// each), then hashed in name order.
+	stats := make([]FileStat, len(entries))
+	errs := make([]error, len(entries))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(entries), 1)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(entries) {
+					return
+				}
+				if !entries[i].IsDir() {
+					stats[i], errs[i] = statFile(d, filepath.Join(abs, entries[i].Name()))
+				}
+			}
+		})
+	}
+	wg.Wait()
 	var buf [5 * 8]byte
-	for _, e := range entries {
+	for i, e := range entries {
 		field(e.Name())
 		if e.IsDir() {
 			field("dir")
 			continue
 		}
-		st, err := statFile(d, filepath.Join(abs, e.Name()))
-		if err != nil {
-			return 0, err
+		if errs[i] != nil {
+			return 0, errs[i]
 		}
+		st := stats[i]
 		for i, v := range []uint64{uint64(st.Size), uint64(st.ModTime), uint64(st.ChangeTime), st.Inode, st.Device} {
 			binary.LittleEndian.PutUint64(buf[8*i:], v)
 		}
