@@ -41,6 +41,9 @@ type Server struct {
 	// notes are the notices of opening a cache that no request has
 	// reported yet (Preopen opened it).
 	notes map[string][]string
+	// opening holds, per directory, a channel closed when its cache is
+	// open (or failed to open).
+	opening map[string]chan struct{}
 	// closed is set by Close: a Preopen that starts later opens nothing.
 	closed bool
 	kube   map[cluster.Kube]kubeEntry
@@ -67,7 +70,7 @@ func New(cfg Config) *Server {
 	if cfg.Warn == nil {
 		cfg.Warn = func(string) {}
 	}
-	return &Server{cfg: cfg, budget: inspect.NewBudget(0), caches: map[string]*cache.Cache{}, notes: map[string][]string{}, kube: map[cluster.Kube]kubeEntry{},
+	return &Server{cfg: cfg, budget: inspect.NewBudget(0), caches: map[string]*cache.Cache{}, notes: map[string][]string{}, opening: map[string]chan struct{}{}, kube: map[cluster.Kube]kubeEntry{},
 		memo: NewMemo(memoDocs, memoBytes)}
 }
 
@@ -86,6 +89,16 @@ const closeTimeout = 10 * time.Second
 // Close closes every cache, giving up after closeTimeout.
 func (d *Server) Close() error {
 	d.mu.Lock()
+	d.closed = true
+	for len(d.opening) > 0 { // a cache being opened is closed with the rest
+		var busy chan struct{}
+		for _, busy = range d.opening {
+			break
+		}
+		d.mu.Unlock()
+		<-busy
+		d.mu.Lock()
+	}
 	caches := d.caches
 	d.caches = map[string]*cache.Cache{}
 	d.closed = true
@@ -138,21 +151,40 @@ func (d *Server) open(dir string, keep bool) (*cache.Cache, []string, error) {
 	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = resolved
 	}
+	// Caches open one at a time per directory, each outside the lock: a
+	// request for another directory does not wait for this one's open.
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if keep && d.closed {
-		return nil, nil, errors.New("the server is closed") // a late Preopen opens nothing
+	for {
+		if keep && d.closed {
+			d.mu.Unlock()
+			return nil, nil, errors.New("the server is closed") // a late Preopen opens nothing
+		}
+		if c, ok := d.caches[abs]; ok {
+			notes := d.notes[abs]
+			delete(d.notes, abs)
+			d.mu.Unlock()
+			return c, notes, nil
+		}
+		busy, ok := d.opening[abs]
+		if !ok {
+			break
+		}
+		d.mu.Unlock()
+		<-busy
+		d.mu.Lock()
 	}
-	if c, ok := d.caches[abs]; ok {
-		notes := d.notes[abs]
-		delete(d.notes, abs)
-		return c, notes, nil
-	}
+	busy := make(chan struct{})
+	d.opening[abs] = busy
+	d.mu.Unlock()
 	var notes []string
 	c, err := cache.Open(abs, func(w string) {
 		d.cfg.Warn(w)
 		notes = append(notes, w)
 	})
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.opening, abs)
+	close(busy)
 	if err != nil {
 		return nil, nil, err
 	}
