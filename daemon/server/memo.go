@@ -20,15 +20,19 @@ import (
 // Memo remembers rendered plan documents, so a daemon asked the same
 // question about an unchanged directory answers without planning again.
 //
-// Every request is still read in full (each archive is stat'ed and
-// looked up, changed ones are re-read), and only then is the memo
-// consulted, under a key that hashes everything decide depends on: the
-// request's options and warnings, and what the directory was found to
-// hold (each candidate's path and sha256, which names its content, and
-// every invalid, unusable and ignored file and warning with its reason).
-// A changed, added, removed, renamed or replaced archive changes the key,
-// so it can never be answered with a stale plan. A cluster-aware request
-// is never memoized: the cluster changes under it.
+// A document is remembered under two keys, both naming this build and
+// the request's options and warnings. The first is the directory's stamp
+// (inspect.Stamp: every name and every file's stat, the same facts the
+// cache's stat fast path trusts), looked up before anything is read, and
+// only when every archive's outcome followed from its bytes. The second
+// hashes what the directory was found to hold after the scan (each
+// candidate's path and sha256, which names its content, and every
+// invalid, unusable and ignored file and warning with its reason), so a
+// touched but unchanged archive is still answered without planning. A
+// changed, added, removed, renamed or replaced archive changes both keys,
+// so it can never be answered with a stale plan. Documents are also kept
+// in the archive cache (PlanStore), for the next daemon. A cluster-aware
+// request is never memoized: the cluster changes under it.
 type Memo struct {
 	mu       sync.Mutex
 	docs     map[memoKey]memoDoc
