@@ -294,13 +294,17 @@ docs-screenshots:
 	@mkdir -p docs/report
 	$(GO) test ./daemon/report -count=1 -run '^TestPagesInABrowser$$' -args -screenshots=$(CURDIR)/docs/report
 
-# Archive inspection speed against zstd -dc and the zarf CLI, one run.
-# Builds its archives with the zarf CLI once (.cache/bench/inspect).
+# Cold archive inspection (cache off, its own cache and state directories)
+# against zstd -dc of the same bytes (CPU and wall, GOMAXPROCS=1 and every
+# core) and the zarf CLI, one run of 5 rounds. Builds its archives with the
+# zarf CLI once (.cache/bench/inspect).
 bench-inspect: tools bin/zarf-planner
 	python3 testdata/bench/inspect/bench.py
 
-# Warm planning against a bare stat walk over 1,000 distinct archives, one
-# run. Builds the archives with the zarf CLI once (.cache/bench/cache).
+# Planning against a bare stat walk over 1,000 distinct archives, one run:
+# cold and warm caches, memo hits and misses, and the operator's first plan
+# with no daemon running. Its own cache and state directories. Builds the
+# archives with the zarf CLI once (.cache/bench/cache).
 bench-cache: tools build
 	python3 testdata/bench/cache/bench.py
 

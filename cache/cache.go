@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	badgeroptions "github.com/dgraph-io/badger/v4/options"
 
 	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/inspect"
@@ -88,6 +89,9 @@ type Cache struct {
 	memoMu      sync.RWMutex
 	memoPaths   map[string]pathEntry
 	memoContent map[string]entry
+
+	// pre holds raw values read a directory at a time (prefetch.go).
+	pre prefetch
 }
 
 // memoLimit bounds the decoded values kept in memory.
@@ -108,6 +112,7 @@ func (c *Cache) memoSHA(sha string) (entry, bool) {
 }
 
 func (c *Cache) remember(path string, pe *pathEntry, sha string, e *entry) {
+	c.dropPrefetched(path, sha, false)
 	c.memoMu.Lock()
 	defer c.memoMu.Unlock()
 	if c.memoPaths == nil || len(c.memoPaths)+len(c.memoContent) > memoLimit {
@@ -123,6 +128,7 @@ func (c *Cache) remember(path string, pe *pathEntry, sha string, e *entry) {
 
 // forgetMemo drops every decoded value (after a delete, GC or drop).
 func (c *Cache) forgetMemo() {
+	c.forgetPrefetched()
 	c.memoMu.Lock()
 	defer c.memoMu.Unlock()
 	c.memoPaths, c.memoContent = nil, nil
@@ -222,13 +228,16 @@ func removeEmptyMemtables(dir string) {
 }
 
 // options are sized for a cache of small values: the defaults reserve
-// hundreds of MiB.
+// hundreds of MiB. Blocks are not compressed: the values are small JSON,
+// and a daemon that has just started reads a whole directory's entries,
+// which would otherwise be decompressed block by block.
 func options(dir string) badger.Options {
 	return badger.DefaultOptions(dir).
 		WithLogger(nil).
 		WithMemTableSize(4 << 20).
 		WithNumMemtables(2).
 		WithBlockCacheSize(8 << 20).
+		WithCompression(badgeroptions.None).
 		WithIndexCacheSize(0).
 		WithValueLogFileSize(32 << 20).
 		WithValueThreshold(64 << 10).
@@ -288,7 +297,12 @@ var _ inspect.Cache = (*Cache)(nil)
 func (c *Cache) Lookup(fp inspect.Fingerprint) (inspect.Outcome, bool) {
 	pe, ok := c.memoPath(fp.Path)
 	if !ok {
-		if ok = c.get([]byte(prefixPth+fp.Path), &pe); ok {
+		if raw, pre := c.prefetchedPath(fp.Path); pre {
+			ok = c.decode([]byte(prefixPth+fp.Path), raw, &pe)
+		} else {
+			ok = c.get([]byte(prefixPth+fp.Path), &pe)
+		}
+		if ok {
 			c.remember(fp.Path, &pe, "", nil)
 		}
 	}
@@ -322,11 +336,15 @@ func (c *Cache) content(sha string) (inspect.Outcome, bool) {
 	key := func() []byte { return []byte(prefixSHA + sha) }
 	e, memoized := c.memoSHA(sha)
 	if !memoized {
-		raw, ok := c.raw(key())
+		raw, ok := c.prefetchedContent(sha)
+		if !ok {
+			raw, ok = c.raw(key())
+		}
 		if !ok {
 			return inspect.Outcome{}, false
 		}
 		if e, ok = decodeEntry(raw, sha, c.schema); !ok {
+			c.dropPrefetched("", sha, true)
 			_ = c.db.Update(func(txn *badger.Txn) error { return txn.Delete(key()) })
 			return inspect.Outcome{}, false
 		}
@@ -334,6 +352,7 @@ func (c *Cache) content(sha string) (inspect.Outcome, bool) {
 	if now := c.now(); now.Sub(e.Used) > time.Hour {
 		e.Used = now
 		if b, err := json.Marshal(e); err == nil {
+			c.dropPrefetched("", sha, true)
 			_ = c.db.Update(func(txn *badger.Txn) error { return txn.Set(key(), b) })
 		}
 		memoized = false
@@ -397,6 +416,12 @@ func (c *Cache) get(key []byte, v any) bool {
 	if !ok {
 		return false
 	}
+	return c.decode(key, raw, v)
+}
+
+// decode decodes the value raw of key; a value that does not decode is
+// deleted and reported as absent.
+func (c *Cache) decode(key, raw []byte, v any) bool {
 	if err := json.Unmarshal(raw, v); err != nil {
 		_ = c.db.Update(func(txn *badger.Txn) error { return txn.Delete(key) })
 		c.forgetMemo()
@@ -455,6 +480,7 @@ func (c *Cache) Store(fp inspect.Fingerprint, o inspect.Outcome) error {
 	if err != nil {
 		return err
 	}
+	c.dropPrefetched(fp.Path, o.SHA256, true)
 	err = c.db.Update(func(txn *badger.Txn) error {
 		if err := txn.Set([]byte(prefixSHA+o.SHA256), eb); err != nil {
 			return err

@@ -432,3 +432,33 @@ func FuzzDecodeEntry(f *testing.F) {
 		}
 	})
 }
+
+func TestStoredPlansKeepTheNewest(t *testing.T) {
+	c, err := Open(filepath.Join(t.TempDir(), "cache"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	key := func(i int) []byte { return []byte(fmt.Sprintf("key-%02d", i)) }
+	for i := range MaxPlans + 1 {
+		if err := c.StorePlan(key(i), []byte(fmt.Sprintf(`{"plan":%d}`, i)), i%2 == 1); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			time.Sleep(time.Second) // expiry has whole seconds: the first is stored a second before the rest
+		}
+	}
+	if _, _, ok := c.Plan(key(0)); ok {
+		t.Fatalf("the oldest of %d plans was kept; want at most %d", MaxPlans+1, MaxPlans)
+	}
+	doc, failed, ok := c.Plan(key(MaxPlans))
+	if !ok || string(doc) != fmt.Sprintf(`{"plan":%d}`, MaxPlans) || failed != (MaxPlans%2 == 1) {
+		t.Fatalf("got %q failed=%v ok=%v; want the newest plan", doc, failed, ok)
+	}
+	if err := c.DropPlans(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := c.Plan(key(MaxPlans)); ok {
+		t.Fatal("a plan survived DropPlans")
+	}
+}

@@ -147,8 +147,10 @@ func (l Limits) inflation() int64 {
 
 // Small-window decoders and read buffers are reused across archives: a
 // directory of a thousand packages should not build a thousand decoders.
-// Decoders of bigger windows are built for their archive and closed, so
-// nothing kept between reads holds more than smallWindow.
+// Decoders of bigger windows are reused only for frames of exactly their
+// window (pooled), so a reused decoder holds no more than what its read
+// took from the budget; like every pooled value, an unused one is dropped
+// within two garbage collections.
 var (
 	decoders = sync.Pool{}
 	readers  = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBuffer) }}
@@ -157,15 +159,18 @@ var (
 // newDecoder returns a decoder of r for frames whose window is at most
 // window bytes.
 func newDecoder(r io.Reader, window int64) (*zstd.Decoder, error) {
-	if window <= smallWindow {
-		if d, ok := decoders.Get().(*zstd.Decoder); ok {
+	if pool := pooled(window); window <= smallWindow || pool != nil {
+		if pool == nil {
+			pool = &decoders
+		}
+		if d, ok := pool.Get().(*zstd.Decoder); ok {
 			if err := d.Reset(r); err != nil {
 				d.Close()
 				return nil, err
 			}
 			return d, nil
 		}
-		window = smallWindow
+		window = max(window, smallWindow)
 	}
 	return zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(uint64(window)), zstd.WithDecoderMaxMemory(uint64(window)+decoderOverhead))
 }
@@ -173,7 +178,11 @@ func newDecoder(r io.Reader, window int64) (*zstd.Decoder, error) {
 // doneDecoder returns a small-window decoder to the pool, and closes any
 // other.
 func doneDecoder(d *zstd.Decoder, window int64) {
-	if window > smallWindow {
+	pool := pooled(window)
+	if window <= smallWindow {
+		pool = &decoders
+	}
+	if pool == nil {
 		d.Close()
 		return
 	}
@@ -181,7 +190,7 @@ func doneDecoder(d *zstd.Decoder, window int64) {
 		d.Close()
 		return
 	}
-	decoders.Put(d)
+	pool.Put(d)
 }
 
 // Inspect reads one Zarf package archive (.tar.zst, .tar, or a split

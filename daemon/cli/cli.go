@@ -776,6 +776,7 @@ func newServe() *cobra.Command {
 			log := hclog.New(&hclog.LoggerOptions{Name: "zarf-planner", Output: cmd.ErrOrStderr(), Level: hclog.Info})
 			d := server.New(server.Config{DefaultCache: cacheDir, Warn: func(w string) { log.Warn(w) }})
 			defer func() { err = errors.Join(err, d.Close()) }()
+			d.Preopen()
 			return lifecycle.Serve(cmd.Context(), lifecycle.ServeOptions{StateDir: stateDir, IdleTimeout: idle, Impl: d, Logger: log})
 		},
 	}

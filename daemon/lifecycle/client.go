@@ -432,7 +432,9 @@ func start(ctx context.Context, sd *stateDir, daemon string, opts Options) (int,
 	}
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
+	// A daemon publishes its state a few milliseconds after it starts:
+	// look often, so the first request does not wait out a long tick.
+	tick := time.NewTicker(startPoll)
 	defer tick.Stop()
 	for {
 		select {
@@ -449,6 +451,10 @@ func start(ctx context.Context, sd *stateDir, daemon string, opts Options) (int,
 		}
 	}
 }
+
+// startPoll is how often a caller that started the daemon looks for its
+// state file (one small read each time).
+const startPoll = 2 * time.Millisecond
 
 // keptEnv are the variables a caller passes on to the daemon it starts;
 // keptPrefixes, the prefixes. Nothing else of a caller's environment

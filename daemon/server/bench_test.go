@@ -41,3 +41,37 @@ func BenchmarkWarmPlanDaemon(b *testing.B) {
 		b.Fatalf("the memo answered %d of %d", hits, b.N)
 	}
 }
+
+// BenchmarkFirstPlanDaemon is the first answer of a daemon that has just
+// started on a warm cache (what an operator meets after the daemon idled
+// out): open the cache, scan the directory answering from it, plan and
+// render, then close. It needs the archives make bench-cache builds.
+func BenchmarkFirstPlanDaemon(b *testing.B) {
+	dir, _ := filepath.Abs("../../.cache/bench/cache/archives")
+	if _, err := os.Stat(dir); err != nil {
+		b.Skip("run make bench-cache first to build the archives")
+	}
+	cacheDir := filepath.Join(b.TempDir(), "cache")
+	enc, err := contract.EncodeOptions(options.Defaults())
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := &plannerpb.PlanRequest{Path: dir, Options: enc}
+	warm := New(Config{DefaultCache: cacheDir})
+	if _, err := warm.Plan(context.Background(), req); err != nil { // fills the cache
+		b.Fatal(err)
+	}
+	if err := warm.Close(); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		d := New(Config{DefaultCache: cacheDir})
+		resp, err := d.Plan(context.Background(), req)
+		if err != nil || resp.GetFailed() {
+			b.Fatal(err)
+		}
+		if err := d.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -7,11 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -20,16 +23,20 @@ import (
 // Memo remembers rendered plan documents, so a daemon asked the same
 // question about an unchanged directory answers without planning again.
 //
-// Every request is still read in full (each archive is stat'ed and
-// looked up, changed ones are re-read), and only then is the memo
-// consulted, under a key that hashes everything decide depends on: the
-// request's options and warnings, and what the directory was found to
-// hold (each candidate's path and sha256, which names its content, and
-// the policy's bytes, by their sha256), and
-// every invalid, unusable and ignored file and warning with its reason).
-// A changed, added, removed, renamed or replaced archive changes the key,
-// so it can never be answered with a stale plan. A cluster-aware request
-// is never memoized: the cluster changes under it.
+// A document is remembered under two keys, both naming this build and
+// the request's options and warnings. The first is the directory's stamp
+// (inspect.Stamp: every name and every file's stat, the same facts the
+// cache's stat fast path trusts), looked up before anything is read, and
+// only when every archive's outcome followed from its bytes. The second
+// hashes what the directory was found to hold after the scan (each
+// candidate's path and sha256, which names its content, and every
+// invalid, unusable and ignored file and warning with its reason), so a
+// touched but unchanged archive is still answered without planning. A
+// changed, added, removed, renamed or replaced archive changes both keys,
+// so it can never be answered with a stale plan. Both keys hold the public
+// key's and the policy's contents, not only their paths. Documents are also kept
+// in the archive cache (PlanStore), for the next daemon. A cluster-aware
+// request is never memoized: the cluster changes under it.
 type Memo struct {
 	mu       sync.Mutex
 	docs     map[memoKey]memoDoc
@@ -38,7 +45,9 @@ type Memo struct {
 	maxDocs  int
 	maxBytes int
 
-	hits, misses atomic.Uint64
+	// hits were answered from memory, stored from the PlanStore, misses
+	// planned.
+	hits, stored, misses atomic.Uint64
 }
 
 type memoKey [sha256.Size]byte
@@ -61,8 +70,9 @@ type Planned struct {
 	Failed bool
 	// Counts say how the archives were obtained.
 	Counts inspect.Counts
-	// Read is what the plan was made from (nil when it failed before
-	// reading the directory): a saved plan records it.
+	// Read is what the plan was made from: nil when it failed before
+	// reading the directory, or when the memo answered by the stamp
+	// alone (a saved plan asks with PlanRead, which always reads).
 	Read *service.Prepared
 }
 
@@ -70,6 +80,26 @@ type Planned struct {
 // reusing a remembered document when the request and what its directory
 // holds are unchanged. A nil Memo plans every time.
 func (m *Memo) Plan(ctx context.Context, req service.Request) (*Planned, error) {
+	return m.plan(ctx, req, true)
+}
+
+// PlanRead is Plan that always reads the directory, so the answer says
+// what it was made from (Planned.Read): a saved plan records it, and its
+// replay compares with it.
+func (m *Memo) PlanRead(ctx context.Context, req service.Request) (*Planned, error) {
+	return m.plan(ctx, req, false)
+}
+
+func (m *Memo) plan(ctx context.Context, req service.Request, byStamp bool) (*Planned, error) {
+	store, _ := req.Cache.(PlanStore)
+	// First by the directory's stamp: an answer without looking up a
+	// single archive.
+	stamp, archives, stamped := m.stampOf(req)
+	if stamped && byStamp {
+		if d, ok := m.recall(stamp, store); ok {
+			return &Planned{Doc: d.doc, Failed: d.failed, Counts: inspect.Counts{Archives: archives, Hits: archives}}, nil
+		}
+	}
 	read, early, err := service.Read(ctx, req)
 	if err != nil {
 		return nil, err
@@ -80,12 +110,27 @@ func (m *Memo) Plan(ctx context.Context, req service.Request) (*Planned, error) 
 	if m == nil || read.Request.Options.Mode == options.ModeCluster {
 		return renderRead(read)
 	}
+	p, err := m.planRead(read, store)
+	if err != nil {
+		return nil, err
+	}
+	if stamped && byteDetermined(read.Directory) {
+		// Kept under the stamp only if nothing changed while it was read.
+		if again, _, ok := m.stampOf(req); ok && again == stamp {
+			m.keep(stamp, memoDoc{doc: p.Doc, failed: p.Failed}, store)
+		}
+	}
+	return p, nil
+}
+
+// planRead answers a directory that was read: from the memo under the key
+// of what it holds, else by planning.
+func (m *Memo) planRead(read *service.Prepared, store PlanStore) (*Planned, error) {
 	key, err := memoKeyOf(read)
 	if err != nil {
 		return nil, err
 	}
-	if d, ok := m.get(key); ok {
-		m.hits.Add(1)
+	if d, ok := m.recall(key, store); ok {
 		return &Planned{Doc: d.doc, Failed: d.failed, Counts: read.Directory.Counts, Read: read}, nil
 	}
 	m.misses.Add(1)
@@ -93,14 +138,113 @@ func (m *Memo) Plan(ctx context.Context, req service.Request) (*Planned, error) 
 	if err != nil {
 		return nil, err
 	}
-	m.put(key, memoDoc{doc: p.Doc, failed: p.Failed})
+	m.keep(key, memoDoc{doc: p.Doc, failed: p.Failed}, store)
 	return p, nil
 }
 
-// Stats reports how many requests the memo answered and how many it did not.
+// recall returns the document remembered under key, from memory or else
+// from the store (nil: none).
+func (m *Memo) recall(key memoKey, store PlanStore) (memoDoc, bool) {
+	if d, ok := m.get(key); ok {
+		m.hits.Add(1)
+		return d, true
+	}
+	if store != nil {
+		if doc, failed, ok := store.Plan(key[:]); ok {
+			m.stored.Add(1)
+			d := memoDoc{doc: doc, failed: failed}
+			m.put(key, d)
+			return d, true
+		}
+	}
+	return memoDoc{}, false
+}
+
+// keep remembers a document under key, in memory and in the store (nil:
+// none).
+func (m *Memo) keep(key memoKey, d memoDoc, store PlanStore) {
+	m.put(key, d)
+	if store != nil {
+		// A document that cannot be kept is planned again next time.
+		_ = store.StorePlan(key[:], d.doc, d.failed)
+	}
+}
+
+// stampOf keys a request by its options and its directory's stamp
+// (inspect.Stamp): what the directory holds as stat sees it, read in a
+// few milliseconds without the cache. ok is false when the request is
+// not answered from a memo (no memo, no cache, cluster-aware) or the
+// directory cannot be stamped.
+func (m *Memo) stampOf(req service.Request) (k memoKey, archives int, ok bool) {
+	if m == nil || req.Cache == nil || req.Options.Mode == options.ModeCluster || req.Cluster.Snapshot != "" {
+		return memoKey{}, 0, false
+	}
+	opts, err := json.Marshal(req.Options)
+	if err != nil {
+		return memoKey{}, 0, false
+	}
+	read, err := json.Marshal(req.Read)
+	if err != nil {
+		return memoKey{}, 0, false
+	}
+	h := sha256.New()
+	for _, s := range append([]string{"zarf-planner plan memo by stamp 2", contract.BuildID, string(opts), string(read), string(req.Options.Caller),
+		fmt.Sprintf("warnings %d", len(req.Warnings))}, req.Warnings...) {
+		field(h, s)
+	}
+	// The public key's and the policy's bytes, not only their paths: a
+	// file rewritten under the same name changes the answer.
+	for _, f := range []string{req.Read.PublicKey, req.Read.Policy} {
+		if f == "" {
+			field(h, "")
+			continue
+		}
+		b, err := readSmall(f)
+		if err != nil {
+			return memoKey{}, 0, false // the read reports it
+		}
+		sum := sha256.Sum256(b)
+		field(h, string(sum[:]))
+	}
+	if archives, err = inspect.Stamp(req.Path, h); err != nil {
+		return memoKey{}, 0, false
+	}
+	h.Sum(k[:0])
+	return k, archives, true
+}
+
+// byteDetermined reports whether what was read of a directory follows
+// from its files' bytes alone, as the cache's outcomes do: no archive was
+// unreadable (permissions, a vanished file) or over a limit (memory the
+// readers shared at that moment).
+func byteDetermined(d *inspect.Directory) bool {
+	for _, u := range d.Unusable {
+		if u.Kind == inspect.UnusableUnreadable || u.Kind == inspect.UnusableLimit {
+			return false
+		}
+	}
+	return true
+}
+
+// PlanStore keeps rendered documents across daemons (the archive cache
+// does, package cache): a daemon started after the last one idled out
+// answers a question asked before, about a directory unchanged since,
+// without planning again. Keys are memo keys, which name this build, so a
+// document is never served by a build that might render it otherwise.
+type PlanStore interface {
+	Plan(key []byte) (doc []byte, failed, ok bool)
+	StorePlan(key, doc []byte, failed bool) error
+}
+
+// Stats reports how many requests the memo answered from memory and how
+// many it planned.
 func (m *Memo) Stats() (hits, misses uint64) {
 	return m.hits.Load(), m.misses.Load()
 }
+
+// StoredHits reports how many requests were answered with a document of
+// the PlanStore.
+func (m *Memo) StoredHits() uint64 { return m.stored.Load() }
 
 func renderRead(read *service.Prepared) (*Planned, error) {
 	p, err := render(read.Decide())
@@ -149,6 +293,14 @@ func (m *Memo) put(k memoKey, d memoDoc) {
 	m.bytes += len(d.doc)
 }
 
+// field writes s with its length first, so no two different sequences of
+// fields write the same bytes.
+func field(h hash.Hash, s string) {
+	var n [binary.MaxVarintLen64]byte
+	h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+	h.Write([]byte(s))
+}
+
 // memoKeyOf hashes everything decide reads. Each field is written with
 // its length first, so no two different inputs write the same bytes.
 func memoKeyOf(p *service.Prepared) (memoKey, error) {
@@ -162,7 +314,8 @@ func memoKeyOf(p *service.Prepared) (memoKey, error) {
 		return memoKey{}, fmt.Errorf("keying the plan: %w", err)
 	}
 	h := sha256.New()
-	field(h, "zarf-planner plan memo 4")
+	field(h, "zarf-planner plan memo 5")
+	field(h, contract.BuildID)
 	field(h, string(opts))
 	field(h, string(read))
 	field(h, string(req.Options.Caller))
@@ -181,13 +334,6 @@ func memoKeyOf(p *service.Prepared) (memoKey, error) {
 	var k memoKey
 	h.Sum(k[:0])
 	return k, nil
-}
-
-// field writes s with its length first.
-func field(h hash.Hash, s string) {
-	var n [binary.MaxVarintLen64]byte
-	h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-	h.Write([]byte(s))
 }
 
 // hashDirectory writes what a read of a directory found: each candidate's
@@ -263,6 +409,24 @@ func (m *Memo) Catalog(path string, dir *inspect.Directory, warnings []string, m
 	}
 	if m != nil {
 		m.put(k, memoDoc{doc: b})
+	}
+	return b, nil
+}
+
+// readSmall reads a file a request names beside the archives (a public
+// key, a policy), bounded: those are kilobytes.
+func readSmall(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > 1<<20 {
+		return nil, fmt.Errorf("%s is over 1 MiB", path)
 	}
 	return b, nil
 }

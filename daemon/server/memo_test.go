@@ -392,3 +392,47 @@ func TestEveryPlanOptionIsInTheMemoKey(t *testing.T) {
 		}
 	}
 }
+
+func TestStoredPlansOutliveTheDaemonButNeverGoStale(t *testing.T) {
+	cacheDir := filepath.Join(t.TempDir(), "cache")
+	dir := copyBundle(t, "../../testdata/bundles/versions")
+	twinA, twinB := craft.Twins("twin", "1.0.0")
+	twin := filepath.Join(dir, "zarf-package-twin-amd64-1.0.0.tar")
+	if err := os.WriteFile(twin, twinA, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := planReq(t, dir)
+	// Each step is a daemon that starts on the cache the previous one
+	// left, plans once and exits.
+	steps := []struct {
+		name   string
+		change func(t *testing.T)
+		stored bool
+	}{
+		{"first daemon", func(*testing.T) {}, false},
+		{"next daemon, directory unchanged", func(*testing.T) {}, true},
+		{"rewritten in place, same size, mtime put back", func(t *testing.T) {
+			if err := craft.RewriteInPlace(twin, twinB); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"next daemon after the rewrite", func(*testing.T) {}, true},
+	}
+	var prev []byte
+	for _, s := range steps {
+		s.change(t)
+		d := New(Config{DefaultCache: cacheDir})
+		doc, memo := planBoth(t, d, req)
+		stored := d.memo.StoredHits() == 1
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if memo || stored != s.stored {
+			t.Fatalf("%s: answered from memory %v, from the stored plans %v; want from the stored plans %v", s.name, memo, stored, s.stored)
+		}
+		if s.name == "rewritten in place, same size, mtime put back" && bytes.Equal(doc, prev) {
+			t.Fatalf("%s: the plan did not change", s.name)
+		}
+		prev = doc
+	}
+}

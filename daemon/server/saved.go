@@ -124,7 +124,11 @@ func joinDiffs(diffs []string) string {
 
 // planSaved answers a plan request that saves or replays.
 func (d *Server) planSaved(ctx context.Context, memo *Memo, r service.Request, o options.Request, caller options.Caller, savedPlan []byte, wantSave bool) (*Planned, []byte, error) {
-	p, err := memo.Plan(ctx, r)
+	plan := memo.Plan
+	if len(savedPlan) > 0 || wantSave {
+		plan = memo.PlanRead // what the plan was made from is recorded or compared
+	}
+	p, err := plan(ctx, r)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -354,3 +354,27 @@ func TestCatalogSaysWhoSigned(t *testing.T) {
 		t.Fatal("an absent key was accepted")
 	}
 }
+
+// The memo answers by the directory's stamp before reading anything; a
+// public key rewritten under the same path must still change the answer.
+func TestMemoFollowsTheKeysContent(t *testing.T) {
+	dir := copyBundle(t, signedBundle)
+	key := filepath.Join(t.TempDir(), "key.pub")
+	copyFile(t, publicKey, key)
+	d := memoDaemon(t)
+	req := planReq(t, dir, func(o *options.Request) { o.PublicKey = key })
+	for range 2 { // the second is answered by the stamp
+		resp, err := d.Plan(context.Background(), req)
+		if err != nil || resp.GetFailed() {
+			t.Fatalf("with the signing key: %v %s", err, resp.GetResult())
+		}
+	}
+	copyFile(t, otherKey, key)
+	resp, err := d.Plan(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := problems(t, resp.GetResult()); !resp.GetFailed() || len(p) != 2 || p[0].Kind != planner.KindSignature {
+		t.Fatalf("another key under the same path was answered from the memo: %s", resp.GetResult())
+	}
+}

@@ -40,6 +40,14 @@ type Server struct {
 
 	mu     sync.Mutex
 	caches map[string]*cache.Cache
+	// notes are the notices of opening a cache that no request has
+	// reported yet (Preopen opened it).
+	notes map[string][]string
+	// opening holds, per directory, a channel closed when its cache is
+	// open (or failed to open).
+	opening map[string]chan struct{}
+	// closed is set by Close: a Preopen that starts later opens nothing.
+	closed bool
 	kube   map[cluster.Kube]kubeEntry
 	memo   *Memo
 	// signatures remembers signature checks by the bytes checked and the
@@ -67,7 +75,7 @@ func New(cfg Config) *Server {
 	if cfg.Warn == nil {
 		cfg.Warn = func(string) {}
 	}
-	return &Server{cfg: cfg, budget: inspect.NewBudget(0), caches: map[string]*cache.Cache{}, kube: map[cluster.Kube]kubeEntry{},
+	return &Server{cfg: cfg, budget: inspect.NewBudget(0), caches: map[string]*cache.Cache{}, notes: map[string][]string{}, opening: map[string]chan struct{}{}, kube: map[cluster.Kube]kubeEntry{},
 		memo: NewMemo(memoDocs, memoBytes), signatures: signature.NewMemo(memoSignatures)}
 }
 
@@ -89,8 +97,19 @@ const closeTimeout = 10 * time.Second
 // Close closes every cache, giving up after closeTimeout.
 func (d *Server) Close() error {
 	d.mu.Lock()
+	d.closed = true
+	for len(d.opening) > 0 { // a cache being opened is closed with the rest
+		var busy chan struct{}
+		for _, busy = range d.opening {
+			break
+		}
+		d.mu.Unlock()
+		<-busy
+		d.mu.Lock()
+	}
 	caches := d.caches
 	d.caches = map[string]*cache.Cache{}
+	d.closed = true
 	d.mu.Unlock()
 	done := make(chan error, 1)
 	go func() {
@@ -121,6 +140,12 @@ func (d *Server) Cache(dir string) (*cache.Cache, error) {
 // too. A cache is kept under its resolved path, so two names of one
 // directory are one open cache.
 func (d *Server) cache(dir string) (*cache.Cache, []string, error) {
+	return d.open(dir, false)
+}
+
+// open is cache; with keep, the notices of opening the cache are kept for
+// the next request that uses it instead of returned.
+func (d *Server) open(dir string, keep bool) (*cache.Cache, []string, error) {
 	if dir == "" {
 		dir = d.cfg.DefaultCache
 	}
@@ -134,21 +159,58 @@ func (d *Server) cache(dir string) (*cache.Cache, []string, error) {
 	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = resolved
 	}
+	// Caches open one at a time per directory, each outside the lock: a
+	// request for another directory does not wait for this one's open.
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if c, ok := d.caches[abs]; ok {
-		return c, nil, nil
+	for {
+		if keep && d.closed {
+			d.mu.Unlock()
+			return nil, nil, errors.New("the server is closed") // a late Preopen opens nothing
+		}
+		if c, ok := d.caches[abs]; ok {
+			notes := d.notes[abs]
+			delete(d.notes, abs)
+			d.mu.Unlock()
+			return c, notes, nil
+		}
+		busy, ok := d.opening[abs]
+		if !ok {
+			break
+		}
+		d.mu.Unlock()
+		<-busy
+		d.mu.Lock()
 	}
+	busy := make(chan struct{})
+	d.opening[abs] = busy
+	d.mu.Unlock()
 	var notes []string
 	c, err := cache.Open(abs, func(w string) {
 		d.cfg.Warn(w)
 		notes = append(notes, w)
 	})
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.opening, abs)
+	close(busy)
 	if err != nil {
 		return nil, nil, err
 	}
 	d.caches[abs] = c
+	if keep {
+		d.notes[abs] = notes
+		return c, nil, nil
+	}
 	return c, notes, nil
+}
+
+// Preopen opens the default cache in the background, so that a daemon
+// that has just started has it open (Badger creates its next log files)
+// by the time its first request arrives. The notices of opening it are
+// reported to the first request that uses it; an error is met again by
+// the request that opens it.
+func (d *Server) Preopen() {
+	go func() { _, _, _ = d.open("", true) }()
 }
 
 // clients returns the cached clients of a cluster, keyed by the kubeconfig

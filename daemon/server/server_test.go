@@ -68,3 +68,27 @@ func TestClientsFollowARewrittenKubeconfig(t *testing.T) {
 		t.Fatal("a removed kubeconfig still gave clients")
 	}
 }
+
+func TestPreopenedCacheServesTheFirstRequestAndCloses(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	d := New(Config{DefaultCache: dir})
+	d.Preopen()
+	c, err := d.Cache("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := d.Cache(""); err != nil || again != c {
+		t.Fatalf("a second request got cache %p (%v); want the one open, %p", again, err, c)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Closed: the lock is free for the next daemon, and a late Preopen
+	// opens nothing.
+	d.Preopen()
+	next := New(Config{DefaultCache: dir})
+	defer next.Close()
+	if _, err := next.Cache(""); err != nil {
+		t.Fatalf("the next server could not open the cache: %v", err)
+	}
+}

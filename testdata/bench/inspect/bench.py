@@ -8,16 +8,21 @@ and compressible) and a "small" directory of 100 distinct small packages.
 Then, with the page cache warm so every tool reads the same bytes from
 memory, it measures in one run:
 
-- zarf-planner inspect on the large directory (all cores, and GOMAXPROCS=1);
+- zarf-planner inspect on the large directory with its cache off
+  (`--use-cache=false`: every archive read in full, a cold read), at
+  GOMAXPROCS=1 and with every core, in its own cache and state
+  directories (never the user's);
 - `zstd -dc` of the same archives, one after another, to /dev/null;
 - zarf-planner inspect on the small directory, and
   `zarf package inspect documentation` run once per small archive;
 
-and prints the ratios and peak memory (max RSS) as a markdown table.
+and prints wall and CPU (user + system) times, their ratios to zstd and
+peak memory (max RSS) as a markdown table.
 """
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -112,25 +117,24 @@ def ensure_fixtures():
 
 
 def run(cmd, env=None, stdout=subprocess.DEVNULL):
-    """Runs cmd under GNU time; returns (seconds, max RSS in MiB) of cmd.
+    """Runs cmd under GNU time; returns (wall seconds, CPU seconds (user +
+    system), max RSS in MiB) of cmd.
 
     GNU time forks from a small process, so the peak RSS is the command's
     own (a fork of this Python interpreter would count its memory too)."""
     with tempfile.NamedTemporaryFile("r") as out:
-        p = subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", out.name] + cmd, env=env, stdout=stdout, stderr=subprocess.PIPE)
+        p = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", out.name] + cmd, env=env, stdout=stdout, stderr=subprocess.PIPE)
         if p.returncode != 0:
             raise SystemExit(f"{cmd[0]} failed: {p.stderr.decode()}")
-        elapsed, rss_kb = out.read().split()[-2:]
-    return float(elapsed), int(rss_kb) / 1024
-
-
-def best(n, f):
-    results = [f() for _ in range(n)]
-    return min(results, key=lambda r: r[0])
+        elapsed, user, system, rss_kb = out.read().split()[-4:]
+    return float(elapsed), float(user) + float(system), int(rss_kb) / 1024
 
 
 def archives(d):
     return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".tar.zst"))
+
+
+ROUNDS = 5
 
 
 def main():
@@ -140,37 +144,69 @@ def main():
         with open(a, "rb") as f:
             while f.read(16 * MB):
                 pass
-    env1 = dict(os.environ, GOMAXPROCS="1")
-    ours, ours_rss = best(3, lambda: run([PLANNER, "inspect", large, "-o", "json"]))
-    ours1, ours1_rss = best(3, lambda: run([PLANNER, "inspect", large, "-o", "json"], env=env1))
+    work = tempfile.mkdtemp(prefix="zp-bench-inspect-")
+    try:
+        # Its own cache and state directories: no daemon of the user's is
+        # found, and nothing of the user's cache is read or written. Every
+        # inspect runs with the cache off (--use-cache=false), so every
+        # run reads every archive in full: a cold read.
+        env = dict(os.environ, ZARF_PLANNER_STATE_DIR=os.path.join(work, "state"),
+                   ZARF_PLANNER_CACHE_DIR=os.path.join(work, "cache"), XDG_CACHE_HOME=os.path.join(work, "xdg"))
+        env.pop("GOMAXPROCS", None)
+        env1 = dict(env, GOMAXPROCS="1")
+        cold = ["--use-cache=false", "-o", "json"]
 
-    def zstd_all():
-        t, rss = 0.0, 0.0
-        for a in archives(large):
-            e, r = run(["zstd", "-q", "-dc", a])
-            t, rss = t + e, max(rss, r)
-        return t, rss
-    zstd_t, zstd_rss = best(3, zstd_all)
-    ours_small, small_rss = best(3, lambda: run([PLANNER, "inspect", small, "-o", "json"]))
+        def zstd_all():
+            t, cpu, rss = 0.0, 0.0, 0.0
+            for a in archives(large):
+                e, c, r = run(["zstd", "-q", "-dc", a])
+                t, cpu, rss = t + e, cpu + c, max(rss, r)
+            return t, cpu, rss
+        # Rounds alternate the reference and both of ours, so a drift in
+        # the machine's speed touches all three alike; each ratio is the
+        # median of the per-round ratios.
+        rows = {"zstd": [], "ours1": [], "ours": []}
+        for _ in range(ROUNDS):
+            rows["zstd"].append(zstd_all())
+            rows["ours1"].append(run([PLANNER, "inspect", large] + cold, env=env1))
+            rows["ours"].append(run([PLANNER, "inspect", large] + cold, env=env))
+        if os.path.exists(os.path.join(work, "cache")):
+            raise SystemExit("inspect --use-cache=false created a cache directory")
+        small_runs = [run([PLANNER, "inspect", small] + cold, env=env) for _ in range(3)]
 
-    def zarf_all():
-        t = 0.0
-        with tempfile.TemporaryDirectory() as out:
-            for a in archives(small):
-                e, _ = run([ZARF, "package", "inspect", "documentation", a, "--output", out, "--log-level", "warn", "--no-color"])
-                t += e
-        return t, 0.0
-    zarf_t, _ = zarf_all()
+        def zarf_all():
+            t = 0.0
+            with tempfile.TemporaryDirectory() as out:
+                for a in archives(small):
+                    e, _, _ = run([ZARF, "package", "inspect", "documentation", a, "--output", out, "--log-level", "warn", "--no-color"],
+                                  env=dict(env, HOME=os.path.join(work, "home")))
+                    t += e
+            return t
+        zarf_t = zarf_all()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
+    def med(xs):
+        return statistics.median(xs)
+
+    def ratio(name, i):
+        return med([r[i] / z[i] for r, z in zip(rows[name], rows["zstd"])])
     print(f"Large directory: {len(archives(large))} archives, {total / MB:.0f} MiB compressed. "
-          f"Small directory: {len(archives(small))} archives. {os.cpu_count()} cores.\n")
-    print("| measurement | time | peak RSS | ratio |")
-    print("|---|---|---|---|")
-    print(f"| `zstd -dc` of every large archive, one after another | {zstd_t:.2f} s | {zstd_rss:.0f} MiB | 1.00× (reference) |")
-    print(f"| zarf-planner inspect, large directory (all cores) | {ours:.2f} s | {ours_rss:.0f} MiB | {ours / zstd_t:.2f}× zstd |")
-    print(f"| zarf-planner inspect, large directory, GOMAXPROCS=1 | {ours1:.2f} s | {ours1_rss:.0f} MiB | {ours1 / zstd_t:.2f}× zstd |")
-    print(f"| `zarf package inspect documentation`, once per small archive | {zarf_t:.2f} s | | 1.00× (reference) |")
-    print(f"| zarf-planner inspect, small directory | {ours_small:.3f} s | {small_rss:.0f} MiB | {zarf_t / ours_small:.0f}× faster than zarf |")
+          f"Small directory: {len(archives(small))} archives. {os.cpu_count()} cores. Page cache warm; "
+          f"zarf-planner cache off (`--use-cache=false`, own empty cache and state directories): every run reads every archive.\n")
+    print(f"Medians of {ROUNDS} rounds; each round runs the reference and both of ours; ratios are medians of the per-round ratios.\n")
+    print("| measurement | wall | CPU (user+sys) | peak RSS | wall ratio | CPU ratio |")
+    print("|---|---|---|---|---|---|")
+    for name, label in (("zstd", "`zstd -dc` of every large archive, one after another (reference)"),
+                        ("ours1", "zarf-planner inspect, large directory, GOMAXPROCS=1"),
+                        ("ours", f"zarf-planner inspect, large directory, all cores ({os.cpu_count()})")):
+        rs = rows[name]
+        print(f"| {label} | {med([r[0] for r in rs]):.2f} s | {med([r[1] for r in rs]):.2f} s | {max(r[2] for r in rs):.0f} MiB "
+              f"| {ratio(name, 0):.2f}× | {ratio(name, 1):.2f}× |")
+    ours_small = med([r[0] for r in small_runs])
+    print(f"| `zarf package inspect documentation`, once per small archive | {zarf_t:.2f} s | | | 1.00× (reference) | |")
+    print(f"| zarf-planner inspect, small directory | {ours_small:.3f} s | {med([r[1] for r in small_runs]):.3f} s "
+          f"| {max(r[2] for r in small_runs):.0f} MiB | {zarf_t / ours_small:.0f}× faster than zarf | |")
 
 
 if __name__ == "__main__":
