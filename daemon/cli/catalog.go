@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
@@ -53,16 +52,7 @@ who signed what.`,
 				return fmt.Errorf("cataloguing in %s: %w", b.who, err)
 			}
 			w := cmd.OutOrStdout()
-			switch output {
-			case "json":
-				_, err = fmt.Fprintf(w, "%s\n", resp.GetResult())
-				return err
-			case "yaml":
-				y, err := yaml.JSONToYAML(resp.GetResult())
-				if err != nil {
-					return err
-				}
-				_, err = w.Write(y)
+			if done, err := writeDoc(w, output, resp.GetResult()); done {
 				return err
 			}
 			var c service.Catalog

@@ -217,7 +217,9 @@ func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) 
 			return nil, nil, nil, fmt.Errorf("--report-html %s: %w", f.opts.ReportHTML, err)
 		}
 	}
-	if to := absPath(f.opts.SaveTo); to != "" && len(resp.GetSavedPlan()) > 0 {
+	if to := absPath(f.opts.SaveTo); to != "" && resp.GetFailed() {
+		fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: no plan is possible, so none was saved to %s\n", to)
+	} else if to != "" && len(resp.GetSavedPlan()) > 0 {
 		changed, err := contract.WriteSaved(to, resp.GetSavedPlan(), false)
 		if err != nil {
 			return nil, nil, nil, err
@@ -285,33 +287,42 @@ func newPlan() *cobra.Command {
 			"failed, msg and errors (with -o html: the page, the failure drawn).",
 		Args: exactArgs(1, "one directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "json" && output != "yaml" && output != "text" && output != "html" {
-				return &UsageError{fmt.Errorf("-o must be json, yaml, text or html, not %q", output)}
-			}
-			res, raw, page, err := flags.planPage(cmd, args[0], output == "yaml" || output == "text", output == "html")
-			if err != nil {
-				return err
-			}
-			switch output {
-			case "json":
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", raw)
-			case "html":
-				_, err = cmd.OutOrStdout().Write(page)
-			default:
-				err = render(cmd.OutOrStdout(), output, res)
-			}
-			if err != nil {
-				return err
-			}
-			if res.Failed {
-				return errNoPlan
-			}
-			return nil
+			return flags.print(cmd, args[0], output)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: json, yaml, text, or html (one self-contained page: the graph drawn, every package's details; the time it states is SOURCE_DATE_EPOCH when set)")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", outputHelp)
 	flags.register(cmd)
 	return cmd
+}
+
+// outputHelp describes -o of the commands that print a plan.
+const outputHelp = "output format: json, yaml, text, or html (one self-contained page: the graph drawn, every package's details; the time it states is SOURCE_DATE_EPOCH when set)"
+
+// print plans dir and prints the result as output asks; no plan is
+// errNoPlan.
+func (f *planFlags) print(cmd *cobra.Command, dir, output string) error {
+	if output != "json" && output != "yaml" && output != "text" && output != "html" {
+		return &UsageError{fmt.Errorf("-o must be json, yaml, text or html, not %q", output)}
+	}
+	res, raw, page, err := f.planPage(cmd, dir, output == "yaml" || output == "text", output == "html")
+	if err != nil {
+		return err
+	}
+	switch output {
+	case "json":
+		_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", raw)
+	case "html":
+		_, err = cmd.OutOrStdout().Write(page)
+	default:
+		err = render(cmd.OutOrStdout(), output, res)
+	}
+	if err != nil {
+		return err
+	}
+	if res.Failed {
+		return errNoPlan
+	}
+	return nil
 }
 
 func newVerifyPlan() *cobra.Command {
@@ -333,9 +344,6 @@ func newVerifyPlan() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "json" && output != "yaml" && output != "text" {
-				return &UsageError{fmt.Errorf("-o must be json, yaml or text, not %q", output)}
-			}
 			flags.opts.PlanFile = args[0]
 			dir := ""
 			if len(args) == 2 {
@@ -352,25 +360,10 @@ func newVerifyPlan() *cobra.Command {
 				}
 				dir = d.Directory
 			}
-			res, raw, err := flags.plan(cmd, dir, output != "json")
-			if err != nil {
-				return err
-			}
-			if output == "json" {
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", raw)
-			} else {
-				err = render(cmd.OutOrStdout(), output, res)
-			}
-			if err != nil {
-				return err
-			}
-			if res.Failed {
-				return errNoPlan
-			}
-			return nil
+			return flags.print(cmd, dir, output)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: json, yaml or text")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", outputHelp)
 	flags.register(cmd)
 	for _, name := range []string{"plan-file", "save-to"} {
 		_ = cmd.Flags().MarkHidden(name) // FILE is the plan replayed; a replay saves nothing
@@ -447,16 +440,7 @@ func newInspect() *cobra.Command {
 				return fmt.Errorf("inspecting in %s: %w", b.who, err)
 			}
 			w := cmd.OutOrStdout()
-			switch output {
-			case "json":
-				_, err = fmt.Fprintf(w, "%s\n", resp.GetResult())
-				return err
-			case "yaml":
-				y, err := yaml.JSONToYAML(resp.GetResult())
-				if err != nil {
-					return err
-				}
-				_, err = w.Write(y)
+			if done, err := writeDoc(w, output, resp.GetResult()); done {
 				return err
 			}
 			var in service.Inspection
@@ -471,6 +455,24 @@ func newInspect() *cobra.Command {
 	bind(cmd.Flags(), &o)
 	registerStateDir(cmd, &stateDir)
 	return cmd
+}
+
+// writeDoc prints a daemon's JSON document as -o json or -o yaml asks;
+// done is false for the other formats, which the caller renders.
+func writeDoc(w io.Writer, output string, doc []byte) (done bool, err error) {
+	switch output {
+	case "json":
+		_, err = fmt.Fprintf(w, "%s\n", doc)
+		return true, err
+	case "yaml":
+		y, err := yaml.JSONToYAML(doc)
+		if err != nil {
+			return true, err
+		}
+		_, err = w.Write(y)
+		return true, err
+	}
+	return false, nil
 }
 
 // absPath makes a path the user gave absolute ("" stays "").
