@@ -213,6 +213,30 @@ func (m *Memo) stampOf(req service.Request) (k memoKey, archives int, ok bool) {
 	return k, archives, true
 }
 
+// catalogStamp keys a catalog request by what it asks and its directory's
+// stamp (see stampOf); ok is false without a memo or when the directory
+// cannot be stamped.
+func (m *Memo) catalogStamp(path string, warnings []string, markdown bool, signer service.Signer) (k memoKey, archives int, ok bool) {
+	if m == nil {
+		return memoKey{}, 0, false
+	}
+	h := sha256.New()
+	fingerprint := ""
+	if signer.Key != nil { // read from the key file now: its content
+		fingerprint = signer.Key.Fingerprint
+	}
+	for _, s := range append([]string{"zarf-planner catalog memo by stamp 1", contract.BuildID, path, fmt.Sprint(markdown), fingerprint,
+		fmt.Sprintf("warnings %d", len(warnings))}, warnings...) {
+		field(h, s)
+	}
+	archives, err := inspect.Stamp(path, h)
+	if err != nil {
+		return memoKey{}, 0, false
+	}
+	h.Sum(k[:0])
+	return k, archives, true
+}
+
 // byteDetermined reports whether what was read of a directory follows
 // from its files' bytes alone, as the cache's outcomes do: no archive was
 // unreadable (permissions, a vanished file) or over a limit (memory the

@@ -378,3 +378,36 @@ func TestMemoFollowsTheKeysContent(t *testing.T) {
 		t.Fatalf("another key under the same path was answered from the memo: %s", resp.GetResult())
 	}
 }
+
+// A catalog is answered by the directory's stamp the second time, and
+// never after an archive was rewritten in place with its mtime kept.
+func TestCatalogByStampNeverGoesStale(t *testing.T) {
+	dir, _ := filepath.Abs(copyBundle(t, signedBundle))
+	twinA, twinB := craft.Twins("twin", "1.0.0")
+	if err := os.WriteFile(filepath.Join(dir, "twin.tar"), twinA, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := memoDaemon(t)
+	catalog := func() string {
+		t.Helper()
+		resp, err := d.Inspect(context.Background(), &plannerpb.InspectRequest{Path: dir, UseCache: true, Catalog: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(resp.GetResult())
+	}
+	first := catalog()
+	hits, _ := d.memo.Stats()
+	if again := catalog(); again != first {
+		t.Fatal("an unchanged directory's catalog changed")
+	}
+	if after, _ := d.memo.Stats(); after != hits+1 {
+		t.Fatalf("the second catalog was not remembered (%d hits, then %d)", hits, after)
+	}
+	if err := craft.RewriteInPlace(filepath.Join(dir, "twin.tar"), twinB); err != nil {
+		t.Fatal(err)
+	}
+	if now := catalog(); now == first || !strings.Contains(now, "twin b") {
+		t.Fatalf("a rewritten archive was catalogued as before")
+	}
+}

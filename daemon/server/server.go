@@ -354,6 +354,20 @@ func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 			}
 			signer.Key = key
 		}
+		memo := d.memo
+		if c == nil {
+			memo = nil // without the cache means without any remembered answer
+		}
+		// First by the directory's stamp, as a plan is: an answer without
+		// looking up a single archive.
+		stamp, archives, stamped := memo.catalogStamp(req.GetPath(), warnings, req.GetMarkdown(), signer)
+		if stamped {
+			if doc, ok := memo.get(stamp); ok {
+				memo.hits.Add(1)
+				d.count(inspect.Counts{Archives: archives, Hits: archives})
+				return &plannerpb.InspectResponse{Result: doc.doc}, nil
+			}
+		}
 		dir, err := inspect.ReadDir(ctx, req.GetPath(), inspect.Options{Cache: c, Limits: inspect.Limits{Budget: d.budget}})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -362,13 +376,15 @@ func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 			return nil, status.Errorf(codes.FailedPrecondition, "cataloguing %s: %v", req.GetPath(), err)
 		}
 		d.count(dir.Counts)
-		memo := d.memo
-		if c == nil {
-			memo = nil // without the cache means without any remembered answer
-		}
 		b, err := memo.Catalog(req.GetPath(), dir, warnings, req.GetMarkdown(), signer)
 		if err != nil {
 			return nil, err
+		}
+		if stamped && byteDetermined(dir) {
+			// Kept under the stamp only if nothing changed while it was read.
+			if again, _, ok := memo.catalogStamp(req.GetPath(), warnings, req.GetMarkdown(), signer); ok && again == stamp {
+				memo.put(stamp, memoDoc{doc: b})
+			}
 		}
 		return &plannerpb.InspectResponse{Result: b}, nil
 	}
