@@ -420,6 +420,37 @@ func stopped(t *testing.T, pid int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+	// The stop lands when each of its threads next runs: on a loaded
+	// machine a thread can still answer a request just after kill(2)
+	// returned. Wait until the kernel says the whole process is stopped.
+	deadline := time.Now().Add(5 * time.Second)
+	for !processStopped(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d is not stopped 5 s after SIGSTOP", pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// processStopped reports whether every thread of pid is stopped (state T
+// in /proc/PID/task/*/stat).
+func processStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			return false
+		}
+		// The state follows the command name, which is in parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+			return false
+		}
+	}
+	return true
 }
 
 // A daemon that does not answer (stopped here) keeps its state while it
