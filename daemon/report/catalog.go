@@ -1,7 +1,6 @@
 package report
 
 import (
-	_ "embed"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -11,17 +10,8 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 )
 
-//go:embed assets/catalog.html
-var catalogBody string
-
 // catalogPage is the catalog's body in the pages' shared shell.
-var catalogPage = func() *Shell {
-	s, err := NewShell(catalogBody)
-	if err != nil { // embedded at build time and tested: cannot happen
-		panic(err)
-	}
-	return s
-}()
+var catalogPage = mustShell("assets/catalog.html")
 
 // The catalog page's view: every string already Visible.
 type (

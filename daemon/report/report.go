@@ -33,7 +33,7 @@ import (
 	"unicode/utf8"
 )
 
-//go:embed assets/style.css assets/page.html assets/plan.html
+//go:embed assets/style.css assets/page.html assets/plan.html assets/catalog.html
 var assets embed.FS
 
 // Page is what every page has around its body: what it is about, the
