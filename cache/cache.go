@@ -31,6 +31,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	badgeroptions "github.com/dgraph-io/badger/v4/options"
 
+	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
@@ -43,7 +44,7 @@ import (
 const Schema = 4
 
 // EnvDir overrides the default cache directory.
-const EnvDir = "ZARF_PLANNER_CACHE_DIR"
+const EnvDir = kept.EnvDir
 
 // ErrInUse reports a cache directory another process has open.
 var ErrInUse = errors.New("cache directory in use")
@@ -76,6 +77,7 @@ type Cache struct {
 	dir    string
 	db     *badger.DB
 	lock   *privdir.Lock
+	plans  *kept.Store
 	schema int
 	now    func() time.Time
 
@@ -135,16 +137,7 @@ func (c *Cache) forgetMemo() {
 }
 
 // DefaultDir is $ZARF_PLANNER_CACHE_DIR, else <user cache dir>/zarf-planner/cache.
-func DefaultDir() (string, error) {
-	if d := os.Getenv(EnvDir); d != "" {
-		return filepath.Abs(d)
-	}
-	c, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("finding a cache directory (set %s): %w", EnvDir, err)
-	}
-	return filepath.Join(c, "zarf-planner", "cache"), nil
-}
+func DefaultDir() (string, error) { return kept.DefaultCacheDir() }
 
 // Open opens (creating it if needed) the cache in dir. warn receives
 // notices such as a corrupt directory moved aside; it may be nil.
@@ -206,9 +199,13 @@ func open(dir string, schema int, warn func(string)) (c *Cache, err error) {
 			return nil, fmt.Errorf("opening a fresh cache at %s: %w", dir, err)
 		}
 	}
-	c = &Cache{dir: dir, db: db, lock: lock, schema: schema, now: time.Now}
+	plans, err := kept.Open(dir, true)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("cache directory %s: %w", dir, err), db.Close())
+	}
+	c = &Cache{dir: dir, db: db, lock: lock, plans: plans, schema: schema, now: time.Now}
 	if err := c.checkSchema(warn); err != nil {
-		return nil, errors.Join(err, db.Close())
+		return nil, errors.Join(err, plans.Close(), db.Close())
 	}
 	return c, nil
 }
@@ -286,7 +283,7 @@ func (c *Cache) Dir() string { return c.dir }
 func (c *Cache) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
-		err = errors.Join(c.db.Close(), c.lock.Unlock())
+		err = errors.Join(c.db.Close(), c.plans.Close(), c.lock.Unlock())
 	})
 	return err
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
@@ -439,26 +440,26 @@ func TestStoredPlansKeepTheNewest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	key := func(i int) []byte { return []byte(fmt.Sprintf("key-%02d", i)) }
-	for i := range MaxPlans + 1 {
+	key := func(i int) kept.Key { return kept.Key{byte(i)} }
+	for i := range kept.MaxPlans + 1 {
 		if err := c.StorePlan(key(i), []byte(fmt.Sprintf(`{"plan":%d}`, i)), i%2 == 1); err != nil {
 			t.Fatal(err)
 		}
 		if i == 0 {
-			time.Sleep(time.Second) // expiry has whole seconds: the first is stored a second before the rest
+			time.Sleep(20 * time.Millisecond) // kept in order of their mtime: the first is kept before the rest
 		}
 	}
 	if _, _, ok := c.Plan(key(0)); ok {
-		t.Fatalf("the oldest of %d plans was kept; want at most %d", MaxPlans+1, MaxPlans)
+		t.Fatalf("the oldest of %d plans was kept; want at most %d", kept.MaxPlans+1, kept.MaxPlans)
 	}
-	doc, failed, ok := c.Plan(key(MaxPlans))
-	if !ok || string(doc) != fmt.Sprintf(`{"plan":%d}`, MaxPlans) || failed != (MaxPlans%2 == 1) {
+	doc, failed, ok := c.Plan(key(kept.MaxPlans))
+	if !ok || string(doc) != fmt.Sprintf(`{"plan":%d}`, kept.MaxPlans) || failed != (kept.MaxPlans%2 == 1) {
 		t.Fatalf("got %q failed=%v ok=%v; want the newest plan", doc, failed, ok)
 	}
 	if err := c.DropPlans(); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok := c.Plan(key(MaxPlans)); ok {
+	if _, _, ok := c.Plan(key(kept.MaxPlans)); ok {
 		t.Fatal("a plan survived DropPlans")
 	}
 }

@@ -3,6 +3,8 @@ package cache
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/colonel-byte/zarf-planner/cache/kept"
 )
 
 // BenchmarkOpenWarm opens and closes a cache that holds the entries of the
@@ -13,7 +15,7 @@ func BenchmarkOpenWarm(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := c.StorePlan([]byte("k"), make([]byte, 1<<20), false); err != nil {
+	if err := c.StorePlan(kept.Key{1}, make([]byte, 1<<20), false); err != nil {
 		b.Fatal(err)
 	}
 	if err := c.Close(); err != nil {

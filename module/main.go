@@ -24,11 +24,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/module/ansible"
 	"github.com/colonel-byte/zarf-planner/module/specs"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
 func main() {
@@ -318,6 +320,22 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	if err != nil {
 		return fail("%v", err)
 	}
+	if doc, failed, ok := keptPlan(req); ok {
+		extra := map[string]any{"changed": false, "invocation": invocation, "daemon": keptResult(args)}
+		if len(inv.Deprecations) > 0 {
+			extra["deprecations"] = inv.Deprecations
+		}
+		// Checked before anything is written: a document that is not an
+		// object is asked of the daemon instead.
+		if err := ansible.PrintMerged(stdout, doc, extra); err == nil {
+			if failed {
+				return 1
+			}
+			return 0
+		} else if !errors.Is(err, ansible.ErrNotObject) {
+			return fail("writing the result: %v", err)
+		}
+	}
 	ctx, cancel, conn, err := connect(ctx, args)
 	if err != nil {
 		return fail("%v", err)
@@ -401,6 +419,50 @@ func daemonResult(args map[string]any, conn *lifecycle.Conn) map[string]any {
 		res["replaced"] = conn.Replaced
 	}
 	return res
+}
+
+// keptPlan answers a plan request without a daemon when a daemon of this
+// build kept the document of the same question about the directory
+// unchanged since (package kept): the same key the daemon looks up first,
+// in the same cache directory (cache_dir, else ZARF_PLANNER_CACHE_DIR,
+// else the user's cache directory), which must be this user's alone.
+// Requests that ask for more than the document (a page, a saved plan, a
+// replay), that may not use the cache, or that read the cluster always go
+// to the daemon.
+func keptPlan(req *plannerpb.PlanRequest) (doc []byte, failed, ok bool) {
+	if req.GetHtml() || req.GetSave() || len(req.GetSavedPlan()) > 0 {
+		return nil, false, false
+	}
+	o, err := contract.DecodeOptions(req.GetOptions())
+	if err != nil || !o.UseCache || o.Mode == options.ModeCluster || o.Snapshot != "" {
+		return nil, false, false
+	}
+	dir := o.CacheDir
+	if dir == "" {
+		if dir, err = kept.DefaultCacheDir(); err != nil {
+			return nil, false, false
+		}
+	}
+	store, err := kept.Open(dir, false)
+	if err != nil {
+		return nil, false, false
+	}
+	defer store.Close()
+	key, _, err := kept.PlanKey(kept.Question{Build: contract.BuildID, Path: req.GetPath(), Plan: o.Plan, Read: o.Read, Caller: options.Caller(req.GetCaller())})
+	if err != nil {
+		return nil, false, false
+	}
+	return store.Load(key)
+}
+
+// keptResult is the daemon key of a result the module answered from a
+// kept plan: no daemon was asked, so there is no pid.
+func keptResult(args map[string]any) map[string]any {
+	path := daemonOptions(args).DaemonPath
+	if p, err := lifecycle.FindDaemon(path); err == nil {
+		path = p
+	}
+	return map[string]any{"kept": true, "started": false, "path": path}
 }
 
 // daemonOptions say where the daemon of a call lives: its state

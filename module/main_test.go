@@ -20,9 +20,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
+	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
@@ -199,13 +201,24 @@ func freshPlan(t *testing.T, args map[string]any) map[string]any {
 	return res
 }
 
+// daemonAsked makes args a question no kept plan answers (use_cache
+// false), for the tests of how the module reaches its daemon.
+func daemonAsked(args map[string]any) map[string]any {
+	args["use_cache"] = false
+	return args
+}
+
 func daemonPid(t *testing.T, res map[string]any) (int, bool) {
 	t.Helper()
 	d, ok := res["daemon"].(map[string]any)
 	if !ok {
 		t.Fatalf("result has no daemon: %v", res)
 	}
-	return int(d["pid"].(float64)), d["started"].(bool)
+	pid, ok := d["pid"].(float64)
+	if !ok {
+		t.Fatalf("no daemon answered (daemon: %v); want one that did", d)
+	}
+	return int(pid), d["started"].(bool)
 }
 
 func order(res map[string]any) []string {
@@ -224,7 +237,10 @@ func TestSecondCallReusesTheDaemon(t *testing.T) {
 		t.Fatalf("first call failed (%d): %v", code, first["msg"])
 	}
 	pid1, started1 := daemonPid(t, first)
-	second, _ := runModule(t, planArgs(exampleDir, state))
+	// Another question (the same one is answered from the kept plan).
+	args := planArgs(exampleDir, state)
+	args["integrity"] = "fail"
+	second, _ := runModule(t, args)
 	pid2, started2 := daemonPid(t, second)
 	if !started1 || started2 || pid1 != pid2 {
 		t.Errorf("first call pid %d started=%v, second pid %d started=%v; want one daemon started by the first", pid1, started1, pid2, started2)
@@ -279,7 +295,7 @@ func TestFiftyConcurrentCallersShareOneDaemon(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			res, code := runModule(t, planArgs(exampleDir, state))
+			res, code := runModule(t, daemonAsked(planArgs(exampleDir, state)))
 			if code != 0 {
 				t.Errorf("call %d failed: %v", i, res["msg"])
 				return
@@ -390,7 +406,9 @@ func TestDaemonKilledMidCall(t *testing.T) {
 	if code == 0 || !strings.Contains(res["msg"].(string), fmt.Sprintf("daemon (pid %d) stopped answering", s.Pid)) || !strings.Contains(res["msg"].(string), "the next call starts a fresh daemon") {
 		t.Fatalf("code %d msg %v; want the dead daemon named", code, res["msg"])
 	}
-	next, code := runModule(t, planArgs(exampleDir, state))
+	nextArgs := planArgs(exampleDir, state)
+	nextArgs["integrity"] = "fail" // a question not asked before: the kept plan cannot answer it
+	next, code := runModule(t, nextArgs)
 	if code != 0 {
 		t.Fatalf("next call failed: %v", next["msg"])
 	}
@@ -401,7 +419,7 @@ func TestDaemonKilledMidCall(t *testing.T) {
 
 func TestDaemonOfAnotherBuildIsReplaced(t *testing.T) {
 	state := stateDir(t)
-	old, _ := runBinary(t, otherModuleBin, map[string]any{"path": exampleDir, "daemon_path": otherDaemonBin, "state_dir": state})
+	old, _ := runBinary(t, otherModuleBin, map[string]any{"path": exampleDir, "daemon_path": otherDaemonBin, "state_dir": state, "use_cache": false})
 	oldPid, _ := daemonPid(t, old)
 	res, code := runModule(t, planArgs(exampleDir, state))
 	if code != 0 {
@@ -1016,3 +1034,111 @@ func TestSaveToChangesOnlyWhenThePlanDoes(t *testing.T) {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// A question asked before, about a directory unchanged since, is answered
+// by the module alone from the plan the daemon kept: the same document,
+// no daemon asked or started. Anything that changes the answer (an
+// archive rewritten, another option) goes to the daemon, and so does a
+// kept file that is not this user's alone.
+func TestAQuestionAskedBeforeIsAnsweredWithoutADaemon(t *testing.T) {
+	cacheDir := filepath.Join(t.TempDir(), "cache") // removed after the daemon stops (cleanups run in reverse)
+	state := stateDir(t)
+	dir := t.TempDir()
+	stop := func() {
+		t.Helper()
+		if _, err := lifecycle.Stop(context.Background(), state, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range must(os.ReadDir(exampleDir)) {
+		if inspect.IsCandidate(e.Name()) {
+			if err := os.WriteFile(filepath.Join(dir, e.Name()), must(os.ReadFile(filepath.Join(exampleDir, e.Name()))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	args := planArgs(dir, state)
+	args["cache_dir"] = cacheDir
+	asked, code := runModule(t, args)
+	if code != 0 {
+		t.Fatalf("first plan failed: %v", asked["msg"])
+	}
+	daemonPid(t, asked)
+	stop()
+	again, code := runModule(t, args)
+	if code != 0 || again["daemon"].(map[string]any)["kept"] != true {
+		t.Fatalf("the same question again (code %d) was answered by %v; want the kept plan", code, again["daemon"])
+	}
+	if _, _, err := lifecycle.Status(context.Background(), state); err == nil {
+		t.Error("a daemon runs after the kept plan answered; want none started")
+	}
+	if document(t, again) != document(t, asked) {
+		t.Fatalf("the kept answer differs from the daemon's:\n%.400s\n%.400s", document(t, again), document(t, asked))
+	}
+	// Another option is another question.
+	other := maps.Clone(args)
+	other["exclude"] = []any{"workload-app"}
+	if res, _ := runModule(t, other); len(order(res)) != 5 {
+		t.Fatalf("with exclude: %v; want 5 packages planned by the daemon", order(res))
+	} else {
+		daemonPid(t, res)
+	}
+	stop()
+	// A kept file others can read is not answered from.
+	plans := filepath.Join(args["cache_dir"].(string), kept.Subdir)
+	files := must(filepath.Glob(filepath.Join(plans, "*.plan")))
+	if len(files) == 0 {
+		t.Fatalf("nothing kept in %s", plans)
+	}
+	for _, f := range files {
+		if err := os.Chmod(f, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, _ := runModule(t, args)
+	daemonPid(t, res)
+	stop()
+	// An archive removed changes the directory: planned again, without it.
+	if err := os.Remove(filepath.Join(dir, "zarf-package-workload-app-amd64-2.3.0.tar.zst")); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = runModule(t, args)
+	daemonPid(t, res)
+	if slices.Contains(order(res), "workload-app") {
+		t.Fatalf("planned %v after workload-app was removed", order(res))
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// Warming a directory also keeps the plan the module's question without
+// options gets, so the first such plan after the daemon idled out is the
+// module's alone, and the same as a plan that read every archive.
+func TestWarmKeepsThePlanOfTheDefaultQuestion(t *testing.T) {
+	cacheDir := filepath.Join(t.TempDir(), "cache") // removed after the daemon stops (cleanups run in reverse)
+	state := stateDir(t)
+	if res, code := runModule(t, cacheArgs(exampleDir, state, cacheDir)); code != 0 {
+		t.Fatalf("warm failed: %v", res["msg"])
+	}
+	if _, err := lifecycle.Stop(context.Background(), state, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	args := planArgs(exampleDir, state)
+	args["cache_dir"] = cacheDir
+	delete(args, "architecture")
+	res, code := runModule(t, args)
+	if code != 0 || res["daemon"].(map[string]any)["kept"] != true {
+		t.Fatalf("the first plan after warming (code %d) was answered by %v; want the kept plan", code, res["daemon"])
+	}
+	if _, _, err := lifecycle.Status(context.Background(), state); err == nil {
+		t.Error("a daemon runs after the kept plan answered; want none started")
+	}
+	if fresh := freshPlan(t, args); document(t, res) != document(t, fresh) {
+		t.Errorf("the kept plan differs from one that read every archive:\n%.400s\n%.400s", document(t, res), document(t, fresh))
+	}
+}

@@ -108,7 +108,7 @@ func TestSIGTERMDuringACall(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(draining(state))
-	next := moduleCommand(t, moduleBin, planArgs(exampleDir, state))
+	next := moduleCommand(t, moduleBin, daemonAsked(planArgs(exampleDir, state)))
 	if err := next.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func draining(state string) func() bool {
 // longer than the 30s callers once waited: both calls succeed.
 func TestABuildReplacesTheDaemonWhileACallIsInFlight(t *testing.T) {
 	state := stateDir(t)
-	old, code := runBinary(t, otherModuleBin, map[string]any{"path": exampleDir, "daemon_path": otherDaemonBin, "state_dir": state})
+	old, code := runBinary(t, otherModuleBin, map[string]any{"path": exampleDir, "daemon_path": otherDaemonBin, "state_dir": state, "use_cache": false})
 	if code != 0 {
 		t.Fatalf("the old build's call failed: %v", old["msg"])
 	}

@@ -463,7 +463,7 @@ func TestTimeoutBoundsConnectingToAHungDaemon(t *testing.T) {
 	}
 	pid, _ := daemonPid(t, first)
 	stopped(t, pid)
-	args := planArgs(exampleDir, state)
+	args := daemonAsked(planArgs(exampleDir, state))
 	args["timeout"] = 2
 	began := time.Now()
 	res, code := runModule(t, args)
@@ -478,7 +478,7 @@ func TestTimeoutBoundsConnectingToAHungDaemon(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	next, code := runModule(t, planArgs(exampleDir, state))
+	next, code := runModule(t, daemonAsked(planArgs(exampleDir, state)))
 	if p, started := daemonPid(t, next); code != 0 || started || p != pid {
 		t.Errorf("after SIGCONT: code %d pid %d started %v (%v); want the same daemon", code, p, started, next["msg"])
 	}
@@ -494,7 +494,7 @@ func TestAStoppedThenContinuedDaemonServesTheWaitingCall(t *testing.T) {
 	}
 	pid, _ := daemonPid(t, first)
 	stopped(t, pid)
-	args := planArgs(exampleDir, state)
+	args := daemonAsked(planArgs(exampleDir, state))
 	args["timeout"] = 120
 	cmd := moduleCommand(t, moduleBin, args)
 	if err := cmd.Start(); err != nil {
@@ -535,7 +535,7 @@ func TestACallersPluginEnvironmentDoesNotReachTheDaemon(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("a call with PLUGIN_* in its environment failed: %v", first["msg"])
 	}
-	second, code := runModule(t, planArgs(exampleDir, state))
+	second, code := runModule(t, daemonAsked(planArgs(exampleDir, state)))
 	if code != 0 {
 		t.Fatalf("the next call failed: %v", second["msg"])
 	}
@@ -582,7 +582,7 @@ func TestStaleSocketsAreRemoved(t *testing.T) {
 	for lifecycle.Alive(s.Pid) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	next, code := runModule(t, planArgs(exampleDir, state))
+	next, code := runModule(t, daemonAsked(planArgs(exampleDir, state)))
 	if code != 0 {
 		t.Fatalf("next call failed: %v", next["msg"])
 	}
@@ -616,6 +616,7 @@ func TestCacheNoticesReachThePlan(t *testing.T) {
 		pid, _ := daemonPid(t, first)
 		args := planArgs(exampleDir, stateDir(t))
 		args["cache_dir"] = link
+		args["integrity"] = "fail" // not the question the holder kept a plan of
 		res, code := runModule(t, args)
 		if code != 0 {
 			t.Fatalf("call failed: %v", res["msg"])

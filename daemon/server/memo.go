@@ -3,17 +3,15 @@ package server
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash"
-	"io"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/inspect"
@@ -50,7 +48,8 @@ type Memo struct {
 	hits, stored, misses atomic.Uint64
 }
 
-type memoKey [sha256.Size]byte
+// memoKey is a key of package kept: the memo and the kept plans share them.
+type memoKey = kept.Key
 
 type memoDoc struct {
 	doc    []byte
@@ -150,7 +149,7 @@ func (m *Memo) recall(key memoKey, store PlanStore) (memoDoc, bool) {
 		return d, true
 	}
 	if store != nil {
-		if doc, failed, ok := store.Plan(key[:]); ok {
+		if doc, failed, ok := store.Plan(key); ok {
 			m.stored.Add(1)
 			d := memoDoc{doc: doc, failed: failed}
 			m.put(key, d)
@@ -166,50 +165,27 @@ func (m *Memo) keep(key memoKey, d memoDoc, store PlanStore) {
 	m.put(key, d)
 	if store != nil {
 		// A document that cannot be kept is planned again next time.
-		_ = store.StorePlan(key[:], d.doc, d.failed)
+		_ = store.StorePlan(key, d.doc, d.failed)
 	}
 }
 
 // stampOf keys a request by its options and its directory's stamp
-// (inspect.Stamp): what the directory holds as stat sees it, read in a
-// few milliseconds without the cache. ok is false when the request is
-// not answered from a memo (no memo, no cache, cluster-aware) or the
-// directory cannot be stamped.
+// (kept.PlanKey): what the directory holds as stat sees it, read in a
+// few milliseconds without the cache. The module computes the same key
+// to answer from a kept plan without a daemon. ok is false when the
+// request is not answered from a memo (no memo, no cache, cluster-aware)
+// or the directory or a file it names cannot be read.
 func (m *Memo) stampOf(req service.Request) (k memoKey, archives int, ok bool) {
 	if m == nil || req.Cache == nil || req.Options.Mode == options.ModeCluster || req.Cluster.Snapshot != "" {
 		return memoKey{}, 0, false
 	}
-	opts, err := json.Marshal(req.Options)
+	k, archives, err := kept.PlanKey(kept.Question{
+		Build: contract.BuildID, Path: req.Path, Plan: req.Options.Plan, Read: req.Read, Caller: req.Options.Caller,
+		Warnings: req.Warnings, Count: inspect.IsCandidate,
+	})
 	if err != nil {
-		return memoKey{}, 0, false
+		return memoKey{}, 0, false // the read reports it
 	}
-	read, err := json.Marshal(req.Read)
-	if err != nil {
-		return memoKey{}, 0, false
-	}
-	h := sha256.New()
-	for _, s := range append([]string{"zarf-planner plan memo by stamp 2", contract.BuildID, string(opts), string(read), string(req.Options.Caller),
-		fmt.Sprintf("warnings %d", len(req.Warnings))}, req.Warnings...) {
-		field(h, s)
-	}
-	// The public key's and the policy's bytes, not only their paths: a
-	// file rewritten under the same name changes the answer.
-	for _, f := range []string{req.Read.PublicKey, req.Read.Policy} {
-		if f == "" {
-			field(h, "")
-			continue
-		}
-		b, err := readSmall(f)
-		if err != nil {
-			return memoKey{}, 0, false // the read reports it
-		}
-		sum := sha256.Sum256(b)
-		field(h, string(sum[:]))
-	}
-	if archives, err = inspect.Stamp(req.Path, h); err != nil {
-		return memoKey{}, 0, false
-	}
-	h.Sum(k[:0])
 	return k, archives, true
 }
 
@@ -256,8 +232,8 @@ func byteDetermined(d *inspect.Directory) bool {
 // without planning again. Keys are memo keys, which name this build, so a
 // document is never served by a build that might render it otherwise.
 type PlanStore interface {
-	Plan(key []byte) (doc []byte, failed, ok bool)
-	StorePlan(key, doc []byte, failed bool) error
+	Plan(key kept.Key) (doc []byte, failed, ok bool)
+	StorePlan(key kept.Key, doc []byte, failed bool) error
 }
 
 // Stats reports how many requests the memo answered from memory and how
@@ -317,13 +293,7 @@ func (m *Memo) put(k memoKey, d memoDoc) {
 	m.bytes += len(d.doc)
 }
 
-// field writes s with its length first, so no two different sequences of
-// fields write the same bytes.
-func field(h hash.Hash, s string) {
-	var n [binary.MaxVarintLen64]byte
-	h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-	h.Write([]byte(s))
-}
+func field(h hash.Hash, s string) { kept.Field(h, s) }
 
 // memoKeyOf hashes everything decide reads. Each field is written with
 // its length first, so no two different inputs write the same bytes.
@@ -433,24 +403,6 @@ func (m *Memo) Catalog(path string, dir *inspect.Directory, warnings []string, m
 	}
 	if m != nil {
 		m.put(k, memoDoc{doc: b})
-	}
-	return b, nil
-}
-
-// readSmall reads a file a request names beside the archives (a public
-// key, a policy), bounded: those are kilobytes.
-func readSmall(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > 1<<20 {
-		return nil, fmt.Errorf("%s is over 1 MiB", path)
 	}
 	return b, nil
 }

@@ -428,11 +428,32 @@ func (d *Server) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest)
 		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
 	}
 	d.count(res.Counts)
+	if !req.GetForget() && !req.GetCheckMode() {
+		d.keepDefaultPlans(ctx, c, req.GetCacheDir(), res.Paths)
+	}
 	b, err := service.Marshal(res)
 	if err != nil {
 		return nil, err
 	}
 	return &plannerpb.CacheWarmResponse{Result: b, Changed: res.Changed()}, nil
+}
+
+// keepDefaultPlans plans each warmed directory as the module asks when
+// given no option but the cache directory, and keeps the document (the
+// memo, and the kept plans of the cache), so that the first such plan
+// after this daemon idled out is answered by the module alone, reading
+// nothing but the directory's stat. What cannot be planned now is
+// planned, and reported, when asked.
+func (d *Server) keepDefaultPlans(ctx context.Context, c *cache.Cache, cacheDir string, paths []string) {
+	for _, p := range paths {
+		o := options.Defaults()
+		o.CacheDir = cacheDir
+		r := service.NewRequest(p, o, options.ModuleCaller)
+		r.Cache, r.Budget, r.Signatures, r.Cluster.Clients = c, d.budget, d.signatures, d.clients
+		if _, err := d.memo.Plan(ctx, r); err != nil {
+			return // ctx ended
+		}
+	}
 }
 
 // Wait watches the caller's cluster until the barrier holds.

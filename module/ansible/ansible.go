@@ -8,6 +8,7 @@ package ansible
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -396,13 +397,17 @@ func Fail(w io.Writer, msg string, extra map[string]any) error {
 	return Print(w, r)
 }
 
+// ErrNotObject is PrintMerged's refusal of a document that is not a JSON
+// object; nothing was written.
+var ErrNotObject = errors.New("the result is not a JSON object")
+
 // PrintMerged writes a result that is a JSON object rendered elsewhere
 // (the daemon's document, possibly megabytes) with the extra keys added,
 // without decoding it. The extra keys must not already be in it.
 func PrintMerged(w io.Writer, document []byte, extra map[string]any) error {
 	doc := bytes.TrimSpace(document)
 	if len(doc) < 2 || doc[0] != '{' || doc[len(doc)-1] != '}' {
-		return fmt.Errorf("the result is not a JSON object")
+		return ErrNotObject
 	}
 	if _, ok := extra["changed"]; !ok {
 		extra["changed"] = false

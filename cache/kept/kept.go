@@ -1,0 +1,187 @@
+// Package kept keeps rendered plan documents as files in the archive
+// cache directory (<cache dir>/plans), each under a key that names
+// everything the document depends on, so that a question asked before
+// about a directory unchanged since is answered without planning: by a
+// daemon that has just started, or by the module without a daemon at all.
+// It derives that key (PlanKey), which the daemon and the module both
+// compute, and it never interprets a document.
+//
+// The files are trusted as the cache directory is: it and the plans
+// directory must belong to this user and be closed to others (package
+// privdir), and each file must be a regular file of this user that only
+// this user can use. A file is written whole and renamed into place; one
+// that does not match its checksum, is over the size bound or has expired
+// is not answered from.
+//
+// It imports nothing of the planner, the cache's database or Kubernetes,
+// so the module binary stays small.
+package kept
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/colonel-byte/zarf-planner/inspect/stamp"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+)
+
+// EnvDir overrides the default cache directory.
+const EnvDir = "ZARF_PLANNER_CACHE_DIR"
+
+// DefaultCacheDir is $ZARF_PLANNER_CACHE_DIR, else <user cache
+// dir>/zarf-planner/cache: the archive cache a request that names none
+// uses, where the module and the daemon alike look for kept plans.
+func DefaultCacheDir() (string, error) {
+	if d := os.Getenv(EnvDir); d != "" {
+		return filepath.Abs(d)
+	}
+	c, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("finding a cache directory (set %s): %w", EnvDir, err)
+	}
+	return filepath.Join(c, "zarf-planner", "cache"), nil
+}
+
+// Key names a kept document: a sha256 of everything it depends on.
+type Key [sha256.Size]byte
+
+// String is the key in hex.
+func (k Key) String() string { return hex.EncodeToString(k[:]) }
+
+// Question is what a plan document depends on besides the directory's
+// files: the build that renders it, the options the planner and the
+// reader take, who asks, and the warnings the daemon adds.
+type Question struct {
+	// Build is the build of the binaries (contract.BuildID): a document
+	// is only answered by the build that rendered it.
+	Build string
+	// Path is the package directory, absolute.
+	Path   string
+	Plan   options.Plan
+	Read   options.Read
+	Caller options.Caller
+	// Warnings are the daemon's own (such as a notice of opening the
+	// cache), which the document carries.
+	Warnings []string
+	// Count, when set, says which of the directory's names are archive
+	// candidates; PlanKey returns how many there are.
+	Count func(name string) bool
+}
+
+// PlanKey keys a plan question by its options and its directory's stamp
+// (package stamp: every name and every file's stat, the facts the
+// archive cache's stat fast path trusts), reading no archive. The public
+// key's and the policy's contents are in it, not only their paths, so a
+// file rewritten under the same name changes the key. An error means the
+// question cannot be keyed this way (the directory or a named file
+// cannot be read); the plan itself then reports why.
+func PlanKey(q Question) (k Key, counted int, err error) {
+	plan, err := json.Marshal(q.Plan)
+	if err != nil {
+		return Key{}, 0, err
+	}
+	read, err := json.Marshal(q.Read)
+	if err != nil {
+		return Key{}, 0, err
+	}
+	h := sha256.New()
+	// This process's architecture: the daemon plans for its own when none
+	// is given, and a cache directory may be shared by hosts of two.
+	for _, s := range append([]string{"zarf-planner plan by stamp 3", q.Build, runtime.GOARCH, string(plan), string(read), string(q.Caller),
+		fmt.Sprintf("warnings %d", len(q.Warnings))}, q.Warnings...) {
+		Field(h, s)
+	}
+	for _, f := range []string{q.Read.PublicKey, q.Read.Policy} {
+		if f == "" {
+			Field(h, "")
+			continue
+		}
+		b, err := ReadSmall(f)
+		if err != nil {
+			return Key{}, 0, err
+		}
+		sum := sha256.Sum256(b)
+		Field(h, string(sum[:]))
+	}
+	if counted, err = stamp.Write(q.Path, h, q.Count); err != nil {
+		return Key{}, 0, err
+	}
+	h.Sum(k[:0])
+	return k, counted, nil
+}
+
+// Field writes s with its length first, so no two different sequences of
+// fields write the same bytes.
+func Field(h hash.Hash, s string) {
+	var n [binary.MaxVarintLen64]byte
+	h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+	h.Write([]byte(s))
+}
+
+// ReadSmall reads a file a request names beside the archives (a public
+// key, a policy), bounded: those are kilobytes.
+func ReadSmall(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > 1<<20 {
+		return nil, fmt.Errorf("%s is over 1 MiB", path)
+	}
+	return b, nil
+}
+
+// A kept file is a header line, then the document:
+//
+//	zarf-planner kept plan 1 <failed: 0|1> <crc32c of the document, hex> <length>\n
+const magic = "zarf-planner kept plan 1"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func encode(doc []byte, failed bool) []byte {
+	f := 0
+	if failed {
+		f = 1
+	}
+	head := fmt.Sprintf("%s %d %08x %d\n", magic, f, crc32.Checksum(doc, castagnoli), len(doc))
+	return append([]byte(head), doc...)
+}
+
+// decode reads a kept file; ok is false for anything but a whole, intact
+// one.
+func decode(b []byte) (doc []byte, failed, ok bool) {
+	nl := strings.IndexByte(string(b[:min(len(b), 128)]), '\n')
+	if nl < 0 {
+		return nil, false, false
+	}
+	f := strings.Fields(string(b[:nl]))
+	if len(f) != 7 || strings.Join(f[:4], " ") != magic || (f[4] != "0" && f[4] != "1") {
+		return nil, false, false
+	}
+	sum, err := strconv.ParseUint(f[5], 16, 32)
+	if err != nil {
+		return nil, false, false
+	}
+	n, err := strconv.Atoi(f[6])
+	doc = b[nl+1:]
+	if err != nil || n != len(doc) || crc32.Checksum(doc, castagnoli) != uint32(sum) {
+		return nil, false, false
+	}
+	return doc, f[4] == "1", true
+}

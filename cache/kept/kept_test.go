@@ -1,0 +1,214 @@
+package kept
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/planner/options"
+)
+
+func openStore(t *testing.T) (*Store, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "cache")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, filepath.Join(dir, Subdir)
+}
+
+func TestOnlyWholeIntactDocumentsAreAnswered(t *testing.T) {
+	s, dir := openStore(t)
+	doc := []byte(`{"zarf_packages_to_deploy":[]}`)
+	if err := s.Save(Key{1}, doc, true); err != nil {
+		t.Fatal(err)
+	}
+	got, failed, ok := s.Load(Key{1})
+	if !ok || !failed || !bytes.Equal(got, doc) {
+		t.Fatalf("got %q failed=%v ok=%v; want the document kept as a failure", got, failed, ok)
+	}
+	if _, _, ok := s.Load(Key{2}); ok {
+		t.Fatal("answered a key nothing was kept under")
+	}
+	file := filepath.Join(dir, Key{1}.String()+suffix)
+	whole, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		b    []byte
+	}{
+		{"a byte of the document changed", bytes.Replace(whole, []byte("deploy"), []byte("deplay"), 1)},
+		{"cut short", whole[:len(whole)-3]},
+		{"a byte appended", append(bytes.Clone(whole), ' ')},
+		{"no header", doc},
+		{"another format", bytes.Replace(whole, []byte("plan 1"), []byte("plan 2"), 1)},
+		{"the failure flag changed", bytes.Replace(whole, []byte(" 1 "), []byte(" 0 "), 1)},
+		{"empty", nil},
+	} {
+		if err := os.WriteFile(file, c.b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, ok := s.Load(Key{1}); ok {
+			t.Errorf("%s: answered %q", c.name, got)
+		}
+	}
+}
+
+func TestOnlyThisUsersPrivateFilesAreAnswered(t *testing.T) {
+	s, dir := openStore(t)
+	if err := s.Save(Key{1}, []byte(`{}`), false); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, Key{1}.String()+suffix)
+	if err := os.Chmod(file, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := s.Load(Key{1}); ok {
+		t.Error("answered a kept file others can read")
+	}
+	// A link to an intact document elsewhere is not followed.
+	if err := s.Save(Key{2}, []byte(`{}`), false); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "doc.plan")
+	if err := os.Rename(filepath.Join(dir, Key{2}.String()+suffix), elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(dir, Key{2}.String()+suffix)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := s.Load(Key{2}); ok {
+		t.Error("answered through a symlink")
+	}
+	// A plans directory others can write is refused when opened.
+	if err := os.Chmod(dir, 0o770); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(filepath.Dir(dir), false); err == nil {
+		t.Error("opened a plans directory the group can write")
+	}
+	if _, err := Open(filepath.Join(t.TempDir(), "none"), false); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("opening a missing cache: %v; want it not to exist", err)
+	}
+}
+
+func TestKeepsTheNewestAndForgetsTheExpired(t *testing.T) {
+	s, dir := openStore(t)
+	for i := range MaxPlans + 1 {
+		if err := s.Save(Key{byte(i)}, []byte(`{}`), false); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond) // kept in the order of their mtimes
+	}
+	if _, _, ok := s.Load(Key{0}); ok {
+		t.Fatalf("the oldest of %d documents was kept; want at most %d", MaxPlans+1, MaxPlans)
+	}
+	for i := 1; i <= MaxPlans; i++ {
+		if _, _, ok := s.Load(Key{byte(i)}); !ok {
+			t.Fatalf("document %d was dropped", i)
+		}
+	}
+	s.now = func() time.Time { return time.Now().Add(TTL + time.Hour) }
+	if _, _, ok := s.Load(Key{1}); ok {
+		t.Fatal("answered a document kept longer than the TTL ago")
+	}
+	if err := s.Save(Key{100}, []byte(`{}`), false); err != nil {
+		t.Fatal(err)
+	}
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 1 || names[0].Name() != (Key{100}).String()+suffix {
+		t.Fatalf("after keeping one more, the directory holds %v; want only the new document", names)
+	}
+	if err := s.Drop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := s.Load(Key{100}); ok {
+		t.Fatal("a document survived Drop")
+	}
+	// The plans directory removed under an open store is made again.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(Key{101}, []byte(`{}`), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, (Key{101}).String()+suffix)); err != nil {
+		t.Fatalf("keeping a plan after its directory was removed: %v", err)
+	}
+}
+
+func TestPlanKeyNamesEverythingTheDocumentDependsOn(t *testing.T) {
+	dir := t.TempDir()
+	archive := filepath.Join(dir, "zarf-package-a-amd64-1.0.0.tar.zst")
+	if err := os.WriteFile(archive, []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pub := filepath.Join(t.TempDir(), "cosign.pub")
+	if err := os.WriteFile(pub, []byte("key one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := Question{Build: "b1", Path: dir, Plan: options.Plan{Architecture: "amd64"}, Read: options.Read{MaxInflation: 100, PublicKey: pub}, Caller: options.ModuleCaller}
+	key := func(q Question) Key {
+		t.Helper()
+		k, _, err := PlanKey(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	want := key(base)
+	if again := key(base); again != want {
+		t.Fatal("the same question about an unchanged directory keyed differently")
+	}
+	k, n, err := PlanKey(Question{Build: "b1", Path: dir, Plan: base.Plan, Read: base.Read, Caller: base.Caller, Count: func(string) bool { return true }})
+	if err != nil || k != want || n != 1 {
+		t.Fatalf("counting changed the key (%v) or counted %d names (%v); want 1", k != want, n, err)
+	}
+	seen := map[Key]string{want: "the question"}
+	for _, c := range []struct {
+		name   string
+		change func(q *Question)
+	}{
+		{"another build", func(q *Question) { q.Build = "b2" }},
+		{"another plan option", func(q *Question) { q.Plan.Packages = []string{"a"} }},
+		{"another read option", func(q *Question) { q.Read.Integrity = options.IntegrityFail }},
+		{"another caller", func(q *Question) { q.Caller = options.CLICaller }},
+		{"a warning", func(q *Question) { q.Warnings = []string{"cache moved aside"} }},
+		{"the public key rewritten", func(q *Question) {
+			if err := os.WriteFile(pub, []byte("key two"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"the archive rewritten", func(q *Question) {
+			time.Sleep(10 * time.Millisecond)
+			if err := os.WriteFile(archive, []byte("b"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		q := base
+		c.change(&q)
+		k := key(q)
+		if other, ok := seen[k]; ok {
+			t.Errorf("%s keys as %s does", c.name, other)
+		}
+		seen[k] = c.name
+	}
+	if _, _, err := PlanKey(Question{Path: filepath.Join(dir, "missing")}); err == nil {
+		t.Error("keyed a directory that does not exist")
+	}
+}
