@@ -12,6 +12,9 @@ stat walk and then:
 - first: no daemon runs (stopped before, not timed); the module's plan
   starts one. The question was asked before, by an earlier daemon.
 - hit: the daemon runs and has answered the question (memo hit).
+- new: no daemon runs; the module's plan is of a question never asked
+  (a priority that changes nothing in the plan, new each round), so the
+  daemon it starts reads the archive cache and plans.
 
 Each ratio is the median of the per-pair ratios (measurement / the stat
 walk just before it), so a drift in the machine touches both builds alike.
@@ -46,23 +49,31 @@ def main():
                         % (bench.ARCHIVES, planner, os.path.join(w, "state")))
             cmd = [os.path.join(bindir, "zarf_planner_module"), args]
             bench.once(cmd, env)  # reads every archive into the cache, answers the question once
-            builds[name] = (env, planner, cmd, {"first": [], "hit": []})
-        for _ in range(runs):
+            builds[name] = (env, planner, cmd, {"first": [], "hit": [], "new": []})
+        for i in range(runs):
             for name, (env, planner, cmd, ratios) in builds.items():
-                subprocess.run([planner, "daemon", "stop"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+                stop = [planner, "daemon", "stop"]
+                subprocess.run(stop, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
                 walk = bench.once(bench.WALK)
                 ratios["first"].append(bench.once(cmd, env) / walk)
                 walk = bench.once(bench.WALK)
                 ratios["hit"].append(bench.once(cmd, env) / walk)
+                subprocess.run(stop, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+                new = os.path.join(os.path.dirname(cmd[1]), f"new-{i}.json")
+                with open(new, "w") as f:
+                    f.write('{"path": "%s", "daemon_path": "%s", "state_dir": "%s", "priorities": {"pkg-0001": %d}, "_ansible_module_name": "zarf_bundle_plan"}'
+                            % (bench.ARCHIVES, planner, env["ZARF_PLANNER_STATE_DIR"], 1000 + i))
+                walk = bench.once(bench.WALK)
+                ratios["new"].append(bench.once([cmd[0], new], env) / walk)
         for name, (env, planner, cmd, ratios) in builds.items():
             subprocess.run([planner, "daemon", "stop"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{runs} rounds; median of per-pair ratios to the stat walk")
-    print("| build | first plan, no daemon running (archive cache warm, question asked before) | memo hit (daemon running) |")
-    print("|---|---|---|")
+    print("| build | first plan, no daemon running (archive cache warm, question asked before) | memo hit (daemon running) | first plan, no daemon running, question never asked |")
+    print("|---|---|---|---|")
     for name, (_, _, _, ratios) in builds.items():
-        print(f"| {name} | {statistics.median(ratios['first']):.1f}× | {statistics.median(ratios['hit']):.2f}× |")
+        print(f"| {name} | {statistics.median(ratios['first']):.1f}× | {statistics.median(ratios['hit']):.2f}× | {statistics.median(ratios['new']):.1f}× |")
 
 
 if __name__ == "__main__":
