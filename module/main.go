@@ -90,9 +90,9 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 // daemon that does not answer (a stopped one), for one that starts, and
 // the request.
 func connect(ctx context.Context, args map[string]any) (context.Context, context.CancelFunc, *lifecycle.Conn, error) {
-	timeout := time.Duration(args["timeout"].(int64)) * time.Second
-	if timeout <= 0 {
-		return nil, nil, nil, fmt.Errorf("timeout must be a positive number of seconds, got %d", args["timeout"])
+	timeout, err := timeoutOf(args)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	conn, err := lifecycle.Connect(ctx, daemonOptions(args))
@@ -101,6 +101,15 @@ func connect(ctx context.Context, args map[string]any) (context.Context, context
 		return nil, nil, nil, &unreachable{err}
 	}
 	return ctx, cancel, conn, nil
+}
+
+// timeoutOf is the module's timeout, which must be positive.
+func timeoutOf(args map[string]any) (time.Duration, error) {
+	timeout := time.Duration(args["timeout"].(int64)) * time.Second
+	if timeout <= 0 {
+		return 0, fmt.Errorf("timeout must be a positive number of seconds, got %d", args["timeout"])
+	}
+	return timeout, nil
 }
 
 // unreachable is a daemon the module could not reach.
@@ -318,6 +327,11 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	}
 	req, files, err := specs.PlanRequest(dir, args, raw)
 	if err != nil {
+		return fail("%v", err)
+	}
+	// Checked here too: a kept answer reaches no daemon, and the same
+	// arguments must not pass or fail by whether a plan was kept.
+	if _, err := timeoutOf(args); err != nil {
 		return fail("%v", err)
 	}
 	if doc, failed, ok := keptPlan(req); ok {

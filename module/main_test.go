@@ -1075,6 +1075,12 @@ func TestAQuestionAskedBeforeIsAnsweredWithoutADaemon(t *testing.T) {
 	if document(t, again) != document(t, asked) {
 		t.Fatalf("the kept answer differs from the daemon's:\n%.400s\n%.400s", document(t, again), document(t, asked))
 	}
+	// Arguments the daemon's path refuses are refused with a kept plan too.
+	bad := maps.Clone(args)
+	bad["timeout"] = 0
+	if res, code := runModule(t, bad); code == 0 || !strings.Contains(fmt.Sprint(res["msg"]), "timeout must be a positive number") {
+		t.Errorf("timeout 0 with a kept plan: code %d msg %v; want it refused", code, res["msg"])
+	}
 	// Another option is another question.
 	other := maps.Clone(args)
 	other["exclude"] = []any{"workload-app"}
