@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/colonel-byte/zarf-planner/inspect/stamp"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
@@ -169,14 +170,8 @@ func statFile(dir *os.File, path string) (FileStat, error) {
 		dirfd, name = int(dir.Fd()), filepath.Base(path)
 	}
 	var sys unix.Stat_t
-	for {
-		err := unix.Fstatat(dirfd, name, &sys, 0)
-		if err == nil {
-			break
-		}
-		if err != unix.EINTR {
-			return FileStat{}, &fs.PathError{Op: "stat", Path: path, Err: err}
-		}
+	if err := stamp.Fstatat(dirfd, name, &sys); err != nil {
+		return FileStat{}, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	return FileStat{Name: filepath.Base(path), Size: sys.Size, ModTime: sys.Mtim.Nano(), ChangeTime: sys.Ctim.Nano(), Inode: sys.Ino, Device: uint64(sys.Dev)}, nil
 }

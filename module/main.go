@@ -424,11 +424,7 @@ func str(v any) string {
 // else the one beside the module, else the one in PATH), which the
 // deploy_packages role runs for the kubeconfig it gives zarf.
 func daemonResult(args map[string]any, conn *lifecycle.Conn) map[string]any {
-	path := daemonOptions(args).DaemonPath
-	if p, err := lifecycle.FindDaemon(path); err == nil {
-		path = p
-	}
-	res := map[string]any{"pid": conn.State.Pid, "started": conn.Started, "path": path}
+	res := map[string]any{"pid": conn.State.Pid, "started": conn.Started, "path": daemonPath(args)}
 	if conn.Replaced != "" {
 		res["replaced"] = conn.Replaced
 	}
@@ -472,11 +468,17 @@ func keptPlan(req *plannerpb.PlanRequest) (doc []byte, failed, ok bool) {
 // keptResult is the daemon key of a result the module answered from a
 // kept plan: no daemon was asked, so there is no pid.
 func keptResult(args map[string]any) map[string]any {
+	return map[string]any{"kept": true, "started": false, "path": daemonPath(args)}
+}
+
+// daemonPath is the zarf-planner binary a call runs, resolved as the
+// daemon is found when one is started.
+func daemonPath(args map[string]any) string {
 	path := daemonOptions(args).DaemonPath
 	if p, err := lifecycle.FindDaemon(path); err == nil {
 		path = p
 	}
-	return map[string]any{"kept": true, "started": false, "path": path}
+	return path
 }
 
 // daemonOptions say where the daemon of a call lives: its state

@@ -203,7 +203,7 @@ func (m *Memo) catalogStamp(path string, warnings []string, markdown bool, signe
 	}
 	for _, s := range append([]string{"zarf-planner catalog memo by stamp 1", contract.BuildID, path, fmt.Sprint(markdown), fingerprint,
 		fmt.Sprintf("warnings %d", len(warnings))}, warnings...) {
-		field(h, s)
+		kept.Field(h, s)
 	}
 	archives, err := inspect.Stamp(path, h)
 	if err != nil {
@@ -293,8 +293,6 @@ func (m *Memo) put(k memoKey, d memoDoc) {
 	m.bytes += len(d.doc)
 }
 
-func field(h hash.Hash, s string) { kept.Field(h, s) }
-
 // memoKeyOf hashes everything decide reads. Each field is written with
 // its length first, so no two different inputs write the same bytes.
 func memoKeyOf(p *service.Prepared) (memoKey, error) {
@@ -308,22 +306,22 @@ func memoKeyOf(p *service.Prepared) (memoKey, error) {
 		return memoKey{}, fmt.Errorf("keying the plan: %w", err)
 	}
 	h := sha256.New()
-	field(h, "zarf-planner plan memo 5")
-	field(h, contract.BuildID)
-	field(h, string(opts))
-	field(h, string(read))
-	field(h, string(req.Options.Caller))
+	kept.Field(h, "zarf-planner plan memo 5")
+	kept.Field(h, contract.BuildID)
+	kept.Field(h, string(opts))
+	kept.Field(h, string(read))
+	kept.Field(h, string(req.Options.Caller))
 	if p.Key != nil { // the key's content, not only its path
-		field(h, p.Key.Fingerprint)
+		kept.Field(h, p.Key.Fingerprint)
 	}
-	field(h, p.PolicySHA256) // the policy's content, not only its path
+	kept.Field(h, p.PolicySHA256) // the policy's content, not only its path
 	list := func(tag string, n int, each func(i int)) {
-		field(h, fmt.Sprintf("%s %d", tag, n))
+		kept.Field(h, fmt.Sprintf("%s %d", tag, n))
 		for i := range n {
 			each(i)
 		}
 	}
-	list("warnings", len(req.Warnings), func(i int) { field(h, req.Warnings[i]) })
+	list("warnings", len(req.Warnings), func(i int) { kept.Field(h, req.Warnings[i]) })
 	hashDirectory(h, dir)
 	var k memoKey
 	h.Sum(k[:0])
@@ -335,25 +333,25 @@ func memoKeyOf(p *service.Prepared) (memoKey, error) {
 // included) and every invalid, unusable and ignored file and warning.
 func hashDirectory(h hash.Hash, dir *inspect.Directory) {
 	list := func(tag string, n int, each func(i int)) {
-		field(h, fmt.Sprintf("%s %d", tag, n))
+		kept.Field(h, fmt.Sprintf("%s %d", tag, n))
 		for i := range n {
 			each(i)
 		}
 	}
 	list("candidates", len(dir.Candidates), func(i int) {
-		field(h, dir.Candidates[i].Path)
-		field(h, dir.Candidates[i].SHA256)
+		kept.Field(h, dir.Candidates[i].Path)
+		kept.Field(h, dir.Candidates[i].SHA256)
 	})
 	list("invalid", len(dir.Invalid), func(i int) {
 		inv := dir.Invalid[i]
-		field(h, inv.Archive)
-		field(h, inv.Package)
-		field(h, inv.Field)
-		field(h, inv.Error())
+		kept.Field(h, inv.Archive)
+		kept.Field(h, inv.Package)
+		kept.Field(h, inv.Field)
+		kept.Field(h, inv.Error())
 	})
-	list("unusable", len(dir.Unusable), func(i int) { field(h, dir.Unusable[i].Path); field(h, dir.Unusable[i].Reason) })
-	list("ignored", len(dir.Ignored), func(i int) { field(h, dir.Ignored[i].Path); field(h, dir.Ignored[i].Reason) })
-	list("warnings", len(dir.Warnings), func(i int) { field(h, dir.Warnings[i]) })
+	list("unusable", len(dir.Unusable), func(i int) { kept.Field(h, dir.Unusable[i].Path); kept.Field(h, dir.Unusable[i].Reason) })
+	list("ignored", len(dir.Ignored), func(i int) { kept.Field(h, dir.Ignored[i].Path); kept.Field(h, dir.Ignored[i].Reason) })
+	list("warnings", len(dir.Warnings), func(i int) { kept.Field(h, dir.Warnings[i]) })
 }
 
 // Catalog returns the catalog document of a directory read (with the
@@ -362,15 +360,15 @@ func hashDirectory(h hash.Hash, dir *inspect.Directory) {
 // Memo renders every time.
 func (m *Memo) Catalog(path string, dir *inspect.Directory, warnings []string, markdown bool, signer service.Signer) ([]byte, error) {
 	h := sha256.New()
-	field(h, "zarf-planner catalog memo 2")
-	field(h, path)
+	kept.Field(h, "zarf-planner catalog memo 2")
+	kept.Field(h, path)
 	if signer.Key != nil { // the key's content, not only its path
-		field(h, "key "+signer.Key.Fingerprint)
+		kept.Field(h, "key "+signer.Key.Fingerprint)
 	}
-	field(h, fmt.Sprint(markdown))
-	field(h, fmt.Sprintf("warnings %d", len(warnings)))
+	kept.Field(h, fmt.Sprint(markdown))
+	kept.Field(h, fmt.Sprintf("warnings %d", len(warnings)))
 	for _, w := range warnings {
-		field(h, w)
+		kept.Field(h, w)
 	}
 	hashDirectory(h, dir)
 	var k memoKey

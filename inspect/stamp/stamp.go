@@ -62,7 +62,9 @@ func Write(dir string, h hash.Hash, count func(name string) bool) (counted int, 
 					return
 				}
 				if !entries[i].IsDir() {
-					errs[i] = statAt(d, entries[i].Name(), &stats[i])
+					if err := Fstatat(int(d.Fd()), entries[i].Name(), &stats[i]); err != nil {
+						errs[i] = &fs.PathError{Op: "stat", Path: filepath.Join(abs, entries[i].Name()), Err: err}
+					}
 				}
 			}
 		})
@@ -90,15 +92,13 @@ func Write(dir string, h hash.Hash, count func(name string) bool) (counted int, 
 	return counted, nil
 }
 
-// statAt stats name in dir, following a link, retrying on EINTR.
-func statAt(dir *os.File, name string, st *unix.Stat_t) error {
+// Fstatat stats name relative to dirfd, following a link, as the stamp
+// and the archive cache's fingerprints do; it retries on EINTR.
+func Fstatat(dirfd int, name string, st *unix.Stat_t) error {
 	for {
-		err := unix.Fstatat(int(dir.Fd()), name, st, 0)
-		if err == nil {
-			return nil
-		}
+		err := unix.Fstatat(dirfd, name, st, 0)
 		if err != unix.EINTR {
-			return &fs.PathError{Op: "stat", Path: filepath.Join(dir.Name(), name), Err: err}
+			return err
 		}
 	}
 }
