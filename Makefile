@@ -24,10 +24,11 @@ all: build
 
 MODULES := zarf_bundle_plan zarf_readiness_barrier zarf_bundle_cache zarf_bundle_info
 
-# This machine's daemon and module binary, each module's generated sidecar
-# doc, and the test control plane. Playbooks run the modules from the
+# This machine's daemon, its chart renderer (which it finds beside itself)
+# and module binary, each module's generated sidecar doc, and the test
+# control plane. Playbooks run the modules from the
 # installed collection (make install-collection), not from bin/.
-build: bin/zarf-planner bin/zarf_planner_module $(addsuffix .yml,$(addprefix bin/docs/,$(MODULES))) bin/testcluster
+build: bin/zarf-planner bin/zarf-planner-render bin/zarf_planner_module $(addsuffix .yml,$(addprefix bin/docs/,$(MODULES))) bin/testcluster
 
 # The test control plane molecule's cluster scenarios start (test support,
 # never shipped).
@@ -36,6 +37,11 @@ bin/testcluster: FORCE
 
 bin/zarf-planner: FORCE
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./daemon
+
+# The chart renderer: Helm's templates run in its processes, which the
+# daemon bounds and kills (inspect/claims/renderproc).
+bin/zarf-planner-render: FORCE
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./renderer
 
 # One module binary for every module: it learns which module it is from
 # Ansible's arguments (or ZARF_PLANNER_MODULE).
@@ -50,15 +56,18 @@ bin/docs/%.yml: module/docs/%.yml FORCE
 
 FORCE:
 
-# Static binaries of every platform the collection carries: the module and
-# the daemon for each target architecture.
+# Static binaries of every platform the collection carries: the module, the
+# daemon and its chart renderer for each target architecture.
 PLATFORMS := linux-amd64 linux-arm64
 DIST := $(CURDIR)/bin/dist
-DIST_BINARIES := $(foreach p,$(PLATFORMS),$(DIST)/$(p)/zarf-planner $(DIST)/$(p)/zarf_planner_module)
+DIST_BINARIES := $(foreach p,$(PLATFORMS),$(DIST)/$(p)/zarf-planner $(DIST)/$(p)/zarf-planner-render $(DIST)/$(p)/zarf_planner_module)
 dist: $(DIST_BINARIES)
 
 $(DIST)/%/zarf-planner: FORCE
 	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./daemon
+
+$(DIST)/%/zarf-planner-render: FORCE
+	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./renderer
 
 $(DIST)/%/zarf_planner_module: FORCE
 	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./module

@@ -32,6 +32,7 @@ import (
 	"github.com/zarf-dev/zarf/src/api/v1alpha1"
 
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
@@ -95,6 +96,12 @@ var ErrIntegrity = errors.New("integrity check failed")
 // it depends on the limits, not only on the bytes.
 var ErrLimit = errors.New("over a limit")
 
+// ErrChartRenderer marks a read that could not describe an archive's
+// charts because the chart renderer failed (it is missing, or would not
+// start): not a fact of the archive. It is never cached, and it fails
+// the whole directory's read rather than leave the package out.
+var ErrChartRenderer = errors.New("the chart renderer failed")
+
 // InvalidError is a Zarf package whose identity (zarf.yaml's name, version,
 // architecture or flavor) or embedded PackagePrerequisites document is
 // malformed. Unlike an unreadable file this stops planning: the operator
@@ -136,6 +143,20 @@ type Limits struct {
 	// Budget is the memory the readers share (nil: a budget of
 	// DefaultMemory for this read alone).
 	Budget *Budget
+	// Charts renders the charts packages ship (nil: the renderer
+	// installed beside this executable, one Runner for the process).
+	Charts claims.Renderer
+}
+
+// besideRenderer is the Runner of nil Limits.Charts; its idle renderers
+// end by themselves.
+var besideRenderer = sync.OnceValue(renderproc.Beside)
+
+func (l Limits) charts() claims.Renderer {
+	if l.Charts == nil {
+		return besideRenderer()
+	}
+	return l.Charts
 }
 
 func (l Limits) inflation() int64 {
@@ -364,7 +385,7 @@ func readStream(ctx context.Context, src source, name string, limits Limits) (fa
 	if err != nil {
 		return c, err
 	}
-	return c, describe(ctx, m, pkg, &c)
+	return c, describe(ctx, name, m, pkg, &c, limits.charts())
 }
 
 // stream is an archive being read: every byte is counted and hashed as it

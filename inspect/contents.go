@@ -157,10 +157,13 @@ func (m *members) streamError(err error, name, member string) error {
 }
 
 // describe adds to a candidate what its archive ships (its Contents).
-func describe(ctx context.Context, m members, pkg v1alpha1.ZarfPackage, c *facts.Candidate) error {
-	contents := claims.Collect(ctx, pkg, m.components)
+func describe(ctx context.Context, name string, m members, pkg v1alpha1.ZarfPackage, c *facts.Candidate, charts claims.Renderer) error {
+	contents, err := claims.Collect(ctx, pkg, m.components, charts)
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrChartRenderer, name, err)
 	}
 	c.Contents = &contents
 	return nil

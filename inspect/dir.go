@@ -146,6 +146,11 @@ func ReadDir(ctx context.Context, dir string, opts Options) (*Directory, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	for _, r := range results {
+		if errors.Is(r.err, ErrChartRenderer) {
+			return nil, r.err
+		}
+	}
 	d.add(files, results)
 	return d, nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
@@ -61,7 +62,9 @@ func TestMain(m *testing.M) {
 		otherModuleBin = filepath.Join(tmp, "other", "zarf_bundle_plan")
 		otherDaemonBin = filepath.Join(tmp, "other", "zarf-planner")
 		other := "-ldflags=-X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID=other-build -X github.com/colonel-byte/zarf-planner/daemon/contract.Version=0.1.0"
-		for _, b := range [][]string{{moduleBin, "."}, {daemonBin, "../daemon"}, {otherModuleBin, ".", other}, {otherDaemonBin, "../daemon", other}} {
+		// Each daemon's chart renderer beside it, where it looks.
+		renderers := [][]string{{filepath.Join(tmp, renderproc.Binary), "../renderer"}, {filepath.Join(tmp, "other", renderproc.Binary), "../renderer", other}}
+		for _, b := range append([][]string{{moduleBin, "."}, {daemonBin, "../daemon"}, {otherModuleBin, ".", other}, {otherDaemonBin, "../daemon", other}}, renderers...) {
 			args := append([]string{"build", "-o", b[0]}, b[2:]...)
 			if out, err := exec.Command("go", append(args, b[1])...).CombinedOutput(); err != nil {
 				fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b[1], err, out)

@@ -1,10 +1,13 @@
 package playbooks_test
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"debug/elf"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -49,8 +52,8 @@ func TestShippedBinariesAreStaticAndOfTheirArchitecture(t *testing.T) {
 	machines := map[string]elf.Machine{"linux-amd64": elf.EM_X86_64, "linux-arm64": elf.EM_AARCH64}
 	names := shipped(t)
 	want := []string{
-		"linux-amd64/zarf-planner", "linux-amd64/zarf_planner_module",
-		"linux-arm64/zarf-planner", "linux-arm64/zarf_planner_module",
+		"linux-amd64/zarf-planner", "linux-amd64/zarf-planner-render", "linux-amd64/zarf_planner_module",
+		"linux-arm64/zarf-planner", "linux-arm64/zarf-planner-render", "linux-arm64/zarf_planner_module",
 	}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("the collection ships %v; want %v", names, want)
@@ -86,6 +89,57 @@ func qemu(t *testing.T) string {
 		t.Fatal("qemu-aarch64-static is not in PATH: install Debian's qemu-user-static (.ci/run does)")
 	}
 	return p
+}
+
+// TestArm64RendererRendersUnderQemu hands the collection's arm64 chart
+// renderer one chart in its frame (a four-byte big-endian length, then
+// JSON) under qemu-aarch64-static and reads the rendered manifest back.
+// (A daemon under qemu cannot start it itself: it execs it directly.)
+func TestArm64RendererRendersUnderQemu(t *testing.T) {
+	q := qemu(t)
+	renderer := filepath.Join(installed, "binaries", "linux-arm64", "zarf-planner-render")
+	var tgz bytes.Buffer
+	zw := gzip.NewWriter(&tgz)
+	tw := tar.NewWriter(zw)
+	for name, body := range map[string]string{
+		"demo/Chart.yaml":       "apiVersion: v2\nname: demo\nversion: 1.0.0\n",
+		"demo/templates/a.yaml": "kind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-on-arm64\n",
+	} {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	req, err := json.Marshal(map[string]any{"chart": map[string]any{"chart": tgz.Bytes(), "release": "demo", "namespace": "demo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in bytes.Buffer
+	_ = binary.Write(&in, binary.BigEndian, uint32(len(req)))
+	in.Write(req)
+	cmd := exec.Command(q, renderer)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil || len(out) < 4 || int(binary.BigEndian.Uint32(out)) != len(out)-4 {
+		t.Fatalf("the arm64 renderer: %v\n%q", err, out)
+	}
+	var answer struct {
+		Rendered struct{ Files map[string][]byte }
+	}
+	if err := json.Unmarshal(out[4:], &answer); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(answer.Rendered.Files["templates/a.yaml"]); !strings.Contains(got, "name: demo-on-arm64") {
+		t.Fatalf("the arm64 renderer answered %s", out[4:])
+	}
 }
 
 // TestArm64BinariesRunUnderQemu runs the collection's arm64 daemon and
@@ -317,7 +371,7 @@ func planPlay(moduleDefaults string) string {
 func (o *operator) stamp() map[string]string {
 	o.t.Helper()
 	m := map[string]string{}
-	for _, f := range []string{"zarf-planner", "zarf_planner_module", ".installed"} {
+	for _, f := range []string{"zarf-planner", "zarf-planner-render", "zarf_planner_module", ".installed"} {
 		fi, err := os.Stat(filepath.Join(o.installDir(), f))
 		if err != nil {
 			o.t.Fatalf("the collection did not install %s: %v", f, err)

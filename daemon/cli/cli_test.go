@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
 
@@ -237,6 +238,11 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("ZARF_PLANNER_STATE_DIR", filepath.Join(dir, "state"))
 	os.Setenv("ZARF_PLANNER_CACHE_DIR", filepath.Join(dir, "cache"))
+	// The chart renderer, where the in-process server looks for it.
+	if err := rendertest.Install(); err != nil {
+		fmt.Fprintln(os.Stderr, "cli tests:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,8 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/report"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/inspect/claims"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -35,8 +38,9 @@ import (
 type Server struct {
 	cfg Config
 
-	// budget is the memory every archive read of every request shares.
-	budget *inspect.Budget
+	// limits bound every archive read of every request: the memory they
+	// share and the chart renderer (Close closes it).
+	limits inspect.Limits
 
 	mu     sync.Mutex
 	caches map[string]*cache.Cache
@@ -68,6 +72,9 @@ type Config struct {
 	// Progress, when set, is told after each archive a warm-up reads
 	// (the CLI's progress bar).
 	Progress func(inspect.Progress)
+	// Charts renders the charts of archives read (nil: the renderer
+	// process installed beside this executable, renderproc.Beside).
+	Charts claims.Renderer
 }
 
 // New returns a Server; Close it to close its caches.
@@ -75,7 +82,11 @@ func New(cfg Config) *Server {
 	if cfg.Warn == nil {
 		cfg.Warn = func(string) {}
 	}
-	return &Server{cfg: cfg, budget: inspect.NewBudget(0), caches: map[string]*cache.Cache{}, notes: map[string][]string{}, opening: map[string]chan struct{}{}, kube: map[cluster.Kube]kubeEntry{},
+	charts := cfg.Charts
+	if charts == nil {
+		charts = renderproc.Beside()
+	}
+	return &Server{cfg: cfg, limits: inspect.Limits{Budget: inspect.NewBudget(0), Charts: charts}, caches: map[string]*cache.Cache{}, notes: map[string][]string{}, opening: map[string]chan struct{}{}, kube: map[cluster.Kube]kubeEntry{},
 		memo: NewMemo(memoDocs, memoBytes), signatures: signature.NewMemo(memoSignatures)}
 }
 
@@ -94,7 +105,8 @@ const (
 // it, and a daemon must still exit.
 const closeTimeout = 10 * time.Second
 
-// Close closes every cache, giving up after closeTimeout.
+// Close closes every cache, giving up after closeTimeout, and ends the
+// idle chart renderers.
 func (d *Server) Close() error {
 	d.mu.Lock()
 	d.closed = true
@@ -111,6 +123,9 @@ func (d *Server) Close() error {
 	d.caches = map[string]*cache.Cache{}
 	d.closed = true
 	d.mu.Unlock()
+	if c, ok := d.limits.Charts.(io.Closer); ok {
+		_ = c.Close() // it ends its idle renderers; it cannot fail
+	}
 	done := make(chan error, 1)
 	go func() {
 		var errs []error
@@ -278,7 +293,7 @@ func (d *Server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planner
 	}
 	r := service.NewRequest(req.GetPath(), o, caller)
 	r.Cluster.Clients = d.clients
-	r.Budget = d.budget
+	r.Limits = d.limits
 	r.Signatures = d.signatures
 	memo := d.memo
 	if o.UseCache {
@@ -368,7 +383,7 @@ func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 				return &plannerpb.InspectResponse{Result: doc.doc}, nil
 			}
 		}
-		dir, err := inspect.ReadDir(ctx, req.GetPath(), inspect.Options{Cache: c, Limits: inspect.Limits{Budget: d.budget}})
+		dir, err := inspect.ReadDir(ctx, req.GetPath(), inspect.Options{Cache: c, Limits: d.limits})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -388,7 +403,7 @@ func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 		}
 		return &plannerpb.InspectResponse{Result: b}, nil
 	}
-	in, err := service.Inspect(ctx, req.GetPath(), c, inspect.Limits{Budget: d.budget})
+	in, err := service.Inspect(ctx, req.GetPath(), c, d.limits)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -419,7 +434,7 @@ func (d *Server) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest)
 	if req.GetForget() {
 		res, err = Forget(c, req.GetPaths(), req.GetCheckMode())
 	} else {
-		res, err = Warm(ctx, c, req.GetPaths(), WarmOptions{Prune: req.GetPrune(), CheckMode: req.GetCheckMode(), Progress: d.cfg.Progress, Limits: inspect.Limits{Budget: d.budget}})
+		res, err = Warm(ctx, c, req.GetPaths(), WarmOptions{Prune: req.GetPrune(), CheckMode: req.GetCheckMode(), Progress: d.cfg.Progress, Limits: d.limits})
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -449,7 +464,7 @@ func (d *Server) keepDefaultPlans(ctx context.Context, c *cache.Cache, cacheDir 
 		o := options.Defaults()
 		o.CacheDir = cacheDir
 		r := service.NewRequest(p, o, options.ModuleCaller)
-		r.Cache, r.Budget, r.Signatures, r.Cluster.Clients = c, d.budget, d.signatures, d.clients
+		r.Cache, r.Limits, r.Signatures, r.Cluster.Clients = c, d.limits, d.signatures, d.clients
 		if _, err := d.memo.Plan(ctx, r); err != nil {
 			return // ctx ended
 		}

@@ -106,9 +106,10 @@ type Request struct {
 	Options planner.Options
 	// Read says how archives are read and judged (limits, integrity).
 	Read options.Read
-	// Budget is the memory every read shares (the server's); nil gives
-	// this request a budget of its own.
-	Budget *inspect.Budget
+	// Limits are the server's bounds on every read: the memory budget
+	// they share (nil: one of this request's own) and the chart
+	// renderer. Their Inflation is Read's.
+	Limits inspect.Limits
 	// Cache, when set, answers for unchanged archives and records the rest.
 	Cache inspect.Cache
 	// Cluster says where cluster facts come from in cluster mode.
@@ -214,7 +215,7 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 			return nil, fail(msg, []planner.Problem{{Kind: planner.KindPolicy, Packages: []string{}, Message: msg}}, req.Warnings, nil), nil
 		}
 	}
-	dir, err := inspect.ReadDir(ctx, req.Path, inspect.Options{Cache: req.Cache, Limits: inspect.Limits{Inflation: req.Read.MaxInflation, Budget: req.Budget}})
+	dir, err := inspect.ReadDir(ctx, req.Path, inspect.Options{Cache: req.Cache, Limits: req.readLimits()})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -485,6 +486,13 @@ type InvalidArchive struct {
 }
 
 // Inspect reads a directory without planning, under limits; c may be nil.
+// readLimits are the server's limits with the request's inflation.
+func (req *Request) readLimits() inspect.Limits {
+	l := req.Limits
+	l.Inflation = req.Read.MaxInflation
+	return l
+}
+
 func Inspect(ctx context.Context, dir string, c inspect.Cache, limits inspect.Limits) (*Inspection, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {

@@ -3,7 +3,8 @@
 // CRDs it installs (raw manifests and charts' crds/), the namespaces it
 // creates or writes to, its cluster-scoped objects, the RBAC rules it
 // grants cluster-wide and the registries of its images. Charts are
-// rendered with the Helm SDK with the values the package ships; what only
+// rendered with the values the package ships by a Renderer (the Helm SDK
+// in a process of its own: chartrender, renderproc); what only
 // the cluster (or zarf at deploy time) could tell is reported as unknown,
 // never guessed.
 //
@@ -14,6 +15,7 @@ package claims
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -42,8 +44,8 @@ type Component struct {
 // Collect describes a package from its zarf.yaml and the files kept from
 // its component tarballs (by component name; a component absent from the
 // map shipped no tarball). Size and Signed are the caller's to set.
-func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Component) facts.Contents {
-	c := &collector{crdScope: map[string]string{}, roles: map[string]*roleDef{}}
+func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Component, charts Renderer) (facts.Contents, error) {
+	c := &collector{crdScope: map[string]string{}, roles: map[string]*roleDef{}, charts: charts}
 	contents := facts.Contents{Components: []facts.Component{}}
 	for _, zc := range pkg.Components {
 		comp := facts.Component{Name: text(zc.Name), Description: text(zc.Description), Required: zc.IsRequired(),
@@ -87,13 +89,17 @@ func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Co
 			comp.Manifests = append(comp.Manifests, man)
 		}
 		for _, ch := range zc.Charts {
-			comp.Charts = append(comp.Charts, c.chart(ctx, zc.Name, ch, files))
+			out, err := c.chart(ctx, zc.Name, ch, files)
+			if err != nil {
+				return facts.Contents{}, err
+			}
+			comp.Charts = append(comp.Charts, out)
 		}
 		contents.Components = append(contents.Components, comp)
 	}
 	c.finish()
 	contents.Claims = c.claims
-	return contents
+	return contents, nil
 }
 
 // roleDef is a ClusterRole the package ships.
@@ -112,6 +118,7 @@ type binding struct {
 // collector gathers claims across a package's components.
 type collector struct {
 	claims facts.Claims
+	charts Renderer
 	// objects waiting for the package's CRDs to say their scope.
 	pending  []pendingObject
 	crdScope map[string]string // group/Kind → Namespaced or Cluster
@@ -311,7 +318,8 @@ func compareOrigin(a, b facts.Origin) int {
 }
 
 // chart renders one chart of a component and records its objects' claims.
-func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.ZarfChart, files *Component) facts.Chart {
+// Its error is the renderer's own failure, not the chart's.
+func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.ZarfChart, files *Component) (facts.Chart, error) {
 	release := zc.ReleaseName
 	if release == "" {
 		release = zc.Name
@@ -335,34 +343,41 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 		if _, skipped := files.Skipped[file]; !skipped {
 			c.unknown(facts.UnknownRender, "chart "+text(zc.Name), "the component holds no "+text(file), origin)
 		}
-		return out
+		return out, nil
 	}
 	var values [][]byte
 	for i := range zc.ValuesFiles {
 		v, ok := files.Files["values/"+stem+"-"+strconv.Itoa(i)]
 		if !ok {
 			c.unknown(facts.UnknownRender, "chart "+text(zc.Name), fmt.Sprintf("the component holds no values/%s-%d for its values file %d", text(stem), i, i), origin)
-			return out
+			return out, nil
 		}
 		if strings.Contains(string(v), "###ZARF_") {
 			out.Notes = append(out.Notes, fmt.Sprintf("values file %d holds zarf variables set when it deploys: rendered with them unset", i))
 		}
 		values = append(values, v)
 	}
-	r, err := renderChart(ctx, tgz, values, release, zc.Namespace)
+	if c.charts == nil {
+		return out, fmt.Errorf("chart %s of component %s: no chart renderer (zarf-planner-render) was given", text(zc.Name), text(component))
+	}
+	r, err := c.charts.Render(ctx, ChartRequest{Chart: tgz, Values: values, Release: release, Namespace: zc.Namespace})
+	var bad *ChartError
+	if errors.As(err, &bad) {
+		c.unknown(facts.UnknownRender, "chart "+text(zc.Name), "it could not be rendered: "+text(bad.Reason), origin)
+		return out, nil
+	}
 	if err != nil {
-		c.unknown(facts.UnknownRender, "chart "+text(zc.Name), "it could not be rendered: "+text(err.Error()), origin)
-		return out
+		return out, fmt.Errorf("chart %s of component %s: %w", text(zc.Name), text(component), err)
 	}
 	out.Rendered = true
-	out.Notes = append(out.Notes, texts(r.notes)...)
-	if r.cluster {
+	out.Notes = append(out.Notes, texts(r.Notes)...)
+	if r.Cluster {
 		c.unknown(facts.UnknownRender, "chart "+text(zc.Name), "its templates call lookup, which reads the cluster", origin)
 	}
-	for _, f := range slices.Sorted(maps.Keys(r.files)) {
-		c.manifest(component, file+": "+f, zc.Namespace, r.files[f])
+	for _, f := range slices.Sorted(maps.Keys(r.Files)) {
+		c.manifest(component, file+": "+f, zc.Namespace, r.Files[f])
 	}
-	return out
+	return out, nil
 }
 
 // maxText caps one string of the contents.

@@ -1,4 +1,4 @@
-package claims
+package claims_test
 
 import (
 	"archive/tar"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/zarf-dev/zarf/src/api/v1alpha1"
 
+	"github.com/colonel-byte/zarf-planner/inspect/claims"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/chartrender"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
@@ -42,8 +44,11 @@ func chartTgz(t *testing.T, files map[string]string) []byte {
 func withChart(t *testing.T, files map[string]string) facts.Contents {
 	t.Helper()
 	pkg := v1alpha1.ZarfPackage{Components: []v1alpha1.ZarfComponent{{Name: "app", Charts: []v1alpha1.ZarfChart{{Name: "demo", Version: "1.0.0", Namespace: "demo"}}}}}
-	comps := map[string]*Component{"app": {Files: map[string][]byte{"charts/demo-1.0.0.tgz": chartTgz(t, files)}}}
-	c := Collect(context.Background(), pkg, comps)
+	comps := map[string]*claims.Component{"app": {Files: map[string][]byte{"charts/demo-1.0.0.tgz": chartTgz(t, files)}}}
+	c, err := claims.Collect(context.Background(), pkg, comps, claims.RenderFunc(chartrender.Render))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,8 @@
 """Run a zarf-planner module on its target with the binaries of the target's
 architecture, installing them there once per collection version.
 
-The collection carries static Linux binaries for amd64 and arm64 (the module
-and the zarf-planner daemon) under ``binaries/linux-<arch>/`` with a
+The collection carries static Linux binaries for amd64 and arm64 (the module,
+the zarf-planner daemon and its chart renderer) under ``binaries/linux-<arch>/`` with a
 ``binaries/SHA256SUMS`` manifest. Each module in ``plugins/modules`` is a small
 POSIX shell script that runs the module binary installed in
 
@@ -12,10 +12,10 @@ POSIX shell script that runs the module binary installed in
 
 on the target. This action plugin, run on the controller before each module,
 asks the target for its architecture and for that directory's install
-marker, copies the two binaries of the target's architecture there when the
+marker, copies the three binaries of the target's architecture there when the
 marker is missing or names other bytes (so a later run of the same version
 copies nothing), then runs the module. The module finds the daemon beside
-itself, so no daemon_path is needed.
+itself (and the daemon its renderer), so no daemon_path is needed.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ ARCHITECTURES = {
     "arm64": "arm64",
 }
 
-BINARIES = ("zarf_planner_module", "zarf-planner")
+BINARIES = ("zarf_planner_module", "zarf-planner", "zarf-planner-render")
 
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -1,15 +1,15 @@
-package claims
+// Package chartrender renders one chart with the Helm SDK, without a
+// cluster: the chart renderer's side of claims.Renderer. Only the
+// renderer binary (zarf-planner-render) links it, so Helm's templates,
+// which no in-process bound can stop, run in a process of their own.
+package chartrender
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"path"
 	"slices"
 	"strings"
 	"text/template"
@@ -22,67 +22,45 @@ import (
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"helm.sh/helm/v4/pkg/engine"
 
-	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/inspect/claims"
 )
 
-// Limits on rendering one chart.
-const (
-	// MaxChartInflated caps what a chart archive decompresses to (Helm's
-	// own loader allows 100 MiB).
-	MaxChartInflated = 16 << 20
-	// MaxChartFiles caps the files of a chart archive.
-	MaxChartFiles = 5000
-	// MaxRendered caps the manifests a chart renders to, together.
-	MaxRendered = 16 << 20
-	// RenderTimeout caps the time a chart's templates may take.
-	RenderTimeout = 10 * time.Second
-	// maxRange caps the lists and strings the templates' until, untilStep,
-	// seq and repeat functions may build, so a template cannot ask for
-	// gigabytes.
-	maxRange = 100000
-)
+// maxRange caps the lists and strings the templates' until, untilStep,
+// seq and repeat functions may build, so a template cannot ask for
+// gigabytes in one call.
+const maxRange = 100000
 
-// rendered is one chart's manifests, by their file in the chart
-// ("templates/rbac.yaml", "crds/gadgets.yaml"), and what the rendering
-// could not know.
-type rendered struct {
-	files map[string][]byte
-	notes []string
-	// cluster says a template asked the cluster (lookup): what it made
-	// of the answer is unknown.
-	cluster bool
-}
-
-// renderChart renders a chart archive with the package's values files
-// (in order, each overriding the last) as Helm would install it as
-// release in namespace, without a cluster: lookup answers nothing (and is
+// Render renders a chart archive with the package's values files (in
+// order, each overriding the last) as Helm would install it as release
+// in namespace, without a cluster: lookup answers nothing (and is
 // reported), Capabilities are Helm's defaults (reported when a template
 // reads them), DNS lookups answer nothing. Schema validation is skipped:
 // it may fetch schemas over the network.
-func renderChart(ctx context.Context, tgz []byte, valuesFiles [][]byte, release, namespace string) (rendered, error) {
-	if err := checkChartArchive(tgz); err != nil {
-		return rendered{}, err
+func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, error) {
+	if err := claims.CheckChartArchive(req.Chart); err != nil {
+		return claims.Rendered{}, err
 	}
+	tgz, valuesFiles, release, namespace := req.Chart, req.Values, req.Release, req.Namespace
 	ch, err := loader.LoadArchive(bytes.NewReader(tgz))
 	if err != nil {
-		return rendered{}, fmt.Errorf("loading the chart: %s", firstLine(err))
+		return claims.Rendered{}, claims.ChartErrorf("loading the chart: %s", claims.FirstLine(err))
 	}
 	vals := map[string]any{}
 	for i, v := range valuesFiles {
 		m, err := common.ReadValues(v)
 		if err != nil {
-			return rendered{}, fmt.Errorf("values file %d: %s", i, firstLine(err))
+			return claims.Rendered{}, claims.ChartErrorf("values file %d: %s", i, claims.FirstLine(err))
 		}
 		vals = loader.MergeMaps(vals, m)
 	}
 	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
-		return rendered{}, fmt.Errorf("processing its dependencies: %s", firstLine(err))
+		return claims.Rendered{}, claims.ChartErrorf("processing its dependencies: %s", claims.FirstLine(err))
 	}
 	top, err := util.ToRenderValuesWithSchemaValidation(ch, vals, common.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, nil, true)
 	if err != nil {
-		return rendered{}, fmt.Errorf("merging its values: %s", firstLine(err))
+		return claims.Rendered{}, claims.ChartErrorf("merging its values: %s", claims.FirstLine(err))
 	}
-	var r rendered
+	var r claims.Rendered
 	asked := make(chan struct{}, 1)
 	e := engine.Engine{CustomTemplateFuncs: template.FuncMap{
 		"lookup": func(string, string, string, string) (map[string]any, error) {
@@ -95,7 +73,7 @@ func renderChart(ctx context.Context, tgz []byte, valuesFiles [][]byte, release,
 		"until":     func(n int) ([]int, error) { return seq(0, n, 1) },
 		"untilStep": func(start, stop, step int) ([]int, error) { return seq(start, stop, step) },
 		"repeat": func(n int, s string) (string, error) {
-			if n < 0 || n > maxRange || len(s)*n > MaxRendered {
+			if n < 0 || n > maxRange || len(s)*n > claims.MaxRendered {
 				return "", fmt.Errorf("repeat of %d: more than the renderer allows", n)
 			}
 			return strings.Repeat(s, n), nil
@@ -106,31 +84,33 @@ func renderChart(ctx context.Context, tgz []byte, valuesFiles [][]byte, release,
 		err error
 	}
 	done := make(chan result, 1)
-	// A runaway template cannot be stopped: after RenderTimeout its
-	// goroutine is left to finish and its chart reported unrendered.
+	// A runaway template cannot be stopped in process: after
+	// claims.RenderTimeout its goroutine is left to finish and its chart
+	// reported unrendered. The renderer process (renderproc) is killed
+	// at that time instead, which stops it.
 	go func() {
 		out, err := e.Render(ch, top)
 		done <- result{out, err}
 	}()
 	var res result
-	timer := time.NewTimer(RenderTimeout)
+	timer := time.NewTimer(claims.RenderTimeout)
 	defer timer.Stop()
 	select {
 	case res = <-done:
 	case <-timer.C:
-		return rendered{}, fmt.Errorf("its templates took longer than %s", RenderTimeout)
+		return claims.Rendered{}, claims.ChartErrorf("its templates took longer than %s", claims.RenderTimeout)
 	case <-ctx.Done():
-		return rendered{}, ctx.Err()
+		return claims.Rendered{}, ctx.Err()
 	}
 	if res.err != nil {
-		return rendered{}, fmt.Errorf("rendering: %s", firstLine(res.err))
+		return claims.Rendered{}, claims.ChartErrorf("rendering: %s", claims.FirstLine(res.err))
 	}
 	select {
 	case <-asked:
-		r.cluster = true
+		r.Cluster = true
 	default:
 	}
-	r.files = map[string][]byte{}
+	r.Files = map[string][]byte{}
 	total := 0
 	prefix := ch.Name() + "/"
 	for _, name := range slices.Sorted(maps.Keys(res.out)) {
@@ -140,20 +120,20 @@ func renderChart(ctx context.Context, tgz []byte, valuesFiles [][]byte, release,
 			continue
 		}
 		total += len(body)
-		r.files[rel] = []byte(body)
+		r.Files[rel] = []byte(body)
 	}
 	for _, c := range allCRDs(ch) {
 		total += len(c.data)
-		r.files[c.name] = c.data
+		r.Files[c.name] = c.data
 	}
-	if total > MaxRendered {
-		return rendered{}, fmt.Errorf("it renders to more than %d bytes", MaxRendered)
+	if total > claims.MaxRendered {
+		return claims.Rendered{}, claims.ChartErrorf("it renders to more than %d bytes", claims.MaxRendered)
 	}
 	if usesCapabilities(ch) {
-		r.notes = append(r.notes, "its templates read .Capabilities: rendered with Helm's default capabilities, not the cluster's")
+		r.Notes = append(r.Notes, "its templates read .Capabilities: rendered with Helm's default capabilities, not the cluster's")
 	}
-	if r.cluster {
-		r.notes = append(r.notes, "its templates call lookup, which reads the cluster: rendered as if the cluster held nothing")
+	if r.Cluster {
+		r.Notes = append(r.Notes, "its templates call lookup, which reads the cluster: rendered as if the cluster held nothing")
 	}
 	return r, nil
 }
@@ -199,36 +179,6 @@ func usesCapabilities(ch *chart.Chart) bool {
 	return false
 }
 
-// checkChartArchive holds a chart archive to MaxChartInflated and
-// MaxChartFiles before Helm's loader (whose bounds are larger, and
-// global) reads it.
-func checkChartArchive(tgz []byte) error {
-	zr, err := gzip.NewReader(bytes.NewReader(tgz))
-	if err != nil {
-		return fmt.Errorf("not a gzip chart archive: %s", firstLine(err))
-	}
-	tr := tar.NewReader(zr)
-	var total int64
-	for n := 0; ; n++ {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("reading the chart archive: %s", firstLine(err))
-		}
-		if n >= MaxChartFiles {
-			return fmt.Errorf("the chart holds more than %d files", MaxChartFiles)
-		}
-		if clean := path.Clean(hdr.Name); strings.HasPrefix(clean, "/") || clean == ".." || strings.HasPrefix(clean, "../") {
-			return fmt.Errorf("the chart holds an unsafe path %s", facts.Quote(hdr.Name))
-		}
-		if total += hdr.Size; total > MaxChartInflated {
-			return fmt.Errorf("the chart decompresses to more than %d bytes", MaxChartInflated)
-		}
-	}
-}
-
 func seq(start, stop, step int) ([]int, error) {
 	if step == 0 {
 		return nil, errors.New("untilStep with a step of 0")
@@ -242,10 +192,4 @@ func seq(start, stop, step int) ([]int, error) {
 		out = append(out, i)
 	}
 	return out, nil
-}
-
-// firstLine is the first line of an error, printable and cut short.
-func firstLine(err error) string {
-	first, _, _ := strings.Cut(err.Error(), "\n")
-	return text(strings.TrimSpace(first))
 }

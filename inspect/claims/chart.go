@@ -1,0 +1,119 @@
+package claims
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+)
+
+// Limits on rendering one chart, whichever Renderer renders it.
+const (
+	// MaxChartArchive caps a chart archive (.tgz) handed to a renderer.
+	MaxChartArchive = 16 << 20
+	// MaxChartInflated caps what a chart archive decompresses to (Helm's
+	// own loader allows 100 MiB).
+	MaxChartInflated = 16 << 20
+	// MaxChartFiles caps the files of a chart archive.
+	MaxChartFiles = 5000
+	// MaxRendered caps the manifests a chart renders to, together.
+	MaxRendered = 16 << 20
+	// RenderTimeout caps the time a chart's templates may take.
+	RenderTimeout = 10 * time.Second
+)
+
+// ChartRequest is one chart to render as Helm would install it.
+type ChartRequest struct {
+	// Chart is the chart archive (.tgz), checked by CheckChartArchive.
+	Chart []byte `json:"chart"`
+	// Values are the package's values files, in order, each overriding
+	// the last.
+	Values    [][]byte `json:"values,omitempty"`
+	Release   string   `json:"release"`
+	Namespace string   `json:"namespace"`
+}
+
+// Rendered is one chart's manifests, by their file in the chart
+// ("templates/rbac.yaml", "crds/gadgets.yaml"), and what the rendering
+// could not know.
+type Rendered struct {
+	Files map[string][]byte `json:"files"`
+	Notes []string          `json:"notes,omitempty"`
+	// Cluster says a template asked the cluster (lookup): what it made
+	// of the answer is unknown.
+	Cluster bool `json:"cluster,omitempty"`
+}
+
+// Renderer renders charts. A *ChartError says the chart itself cannot be
+// rendered (a fact of the archive, reported as an unknown claim); any
+// other error says the renderer failed, and the archive's contents are
+// not described at all.
+type Renderer interface {
+	Render(ctx context.Context, req ChartRequest) (Rendered, error)
+}
+
+// RenderFunc adapts a function to a Renderer.
+type RenderFunc func(ctx context.Context, req ChartRequest) (Rendered, error)
+
+// Render calls f.
+func (f RenderFunc) Render(ctx context.Context, req ChartRequest) (Rendered, error) {
+	return f(ctx, req)
+}
+
+// ChartError is why a chart cannot be rendered, as the contents report
+// it ("its templates took longer than 10s").
+type ChartError struct{ Reason string }
+
+func (e *ChartError) Error() string { return e.Reason }
+
+// ChartErrorf is a *ChartError with a formatted reason.
+func ChartErrorf(format string, args ...any) error {
+	return &ChartError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// CheckChartArchive holds a chart archive to MaxChartArchive,
+// MaxChartInflated and MaxChartFiles before Helm's loader (whose bounds
+// are larger, and global) reads it; its errors are *ChartError.
+func CheckChartArchive(tgz []byte) error {
+	if len(tgz) > MaxChartArchive {
+		return ChartErrorf("the chart archive is %d bytes, more than the %d allowed", len(tgz), MaxChartArchive)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(tgz))
+	if err != nil {
+		return ChartErrorf("not a gzip chart archive: %s", FirstLine(err))
+	}
+	tr := tar.NewReader(zr)
+	var total int64
+	for n := 0; ; n++ {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return ChartErrorf("reading the chart archive: %s", FirstLine(err))
+		}
+		if n >= MaxChartFiles {
+			return ChartErrorf("the chart holds more than %d files", MaxChartFiles)
+		}
+		if clean := path.Clean(hdr.Name); strings.HasPrefix(clean, "/") || clean == ".." || strings.HasPrefix(clean, "../") {
+			return ChartErrorf("the chart holds an unsafe path %s", facts.Quote(hdr.Name))
+		}
+		if total += hdr.Size; total > MaxChartInflated {
+			return ChartErrorf("the chart decompresses to more than %d bytes", MaxChartInflated)
+		}
+	}
+}
+
+// FirstLine is the first line of an error, printable and cut short.
+func FirstLine(err error) string {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return text(strings.TrimSpace(first))
+}

@@ -1,0 +1,221 @@
+package renderproc
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/inspect/claims"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/chartrender"
+)
+
+// renderer is the real zarf-planner-render, built once for these tests.
+var renderer string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "renderproc-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	renderer = filepath.Join(dir, Binary)
+	out, err := exec.Command("go", "build", "-o", renderer, "github.com/colonel-byte/zarf-planner/renderer").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building the renderer: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// chart packs a chart named demo, version 1.0.0, from its files.
+func chart(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	files["Chart.yaml"] = "apiVersion: v2\nname: demo\nversion: 1.0.0\n"
+	for name, body := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: "demo/" + name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func chartOf(t *testing.T, template string) claims.ChartRequest {
+	return claims.ChartRequest{Chart: chart(t, map[string]string{"templates/t.yaml": template}), Release: "demo", Namespace: "demo"}
+}
+
+// children are the renderer processes alive now.
+func children(t *testing.T) []int {
+	t.Helper()
+	var pids []int
+	procs, _ := filepath.Glob("/proc/[0-9]*/exe")
+	for _, p := range procs {
+		if exe, err := os.Readlink(p); err == nil && exe == renderer {
+			var pid int
+			fmt.Sscanf(strings.Split(p, "/")[2], "%d", &pid)
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func TestAChartRendersInItsProcessAsInProcess(t *testing.T) {
+	r := New(renderer)
+	defer r.Close()
+	req := chartOf(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\n  namespace: {{ .Release.Namespace }}\n{{ if .Capabilities }}{{ end }}")
+	req.Values = [][]byte{[]byte("a: 1\n")}
+	got, err := r.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := chartrender.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the renderer process answered\n%+v\nin process:\n%+v", got, want)
+	}
+	if !strings.Contains(string(got.Files["templates/t.yaml"]), "name: demo-cm") {
+		t.Fatalf("rendered %q", got.Files)
+	}
+	// A chart Helm refuses is the chart's fault, named as such.
+	_, err = r.Render(context.Background(), chartOf(t, "{{ fail \"no\" }}"))
+	var bad *claims.ChartError
+	if !errors.As(err, &bad) || !strings.Contains(bad.Reason, "no") {
+		t.Fatalf("a failing template gave %v", err)
+	}
+	// The same process answered both: it is kept while healthy.
+	if n := len(children(t)); n != 1 {
+		t.Fatalf("%d renderer processes after two charts, want the one kept", n)
+	}
+	r.Close()
+	if pids := children(t); len(pids) != 0 {
+		t.Fatalf("renderer processes %v outlive Close", pids)
+	}
+}
+
+func TestARunawayTemplateIsKilledWithItsProcess(t *testing.T) {
+	r := New(renderer)
+	r.Timeout = 2 * time.Second
+	defer r.Close()
+	start := time.Now()
+	_, err := r.Render(context.Background(), chartOf(t, "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}"))
+	took := time.Since(start)
+	var bad *claims.ChartError
+	if !errors.As(err, &bad) || !strings.Contains(bad.Reason, "took longer than 2s") {
+		t.Fatalf("a runaway template gave %v", err)
+	}
+	if took > 5*time.Second {
+		t.Fatalf("the runaway was stopped after %s", took)
+	}
+	if pids := children(t); len(pids) != 0 {
+		t.Fatalf("the runaway's process %v still runs", pids)
+	}
+	// The runner goes on: the next chart renders in a new process.
+	got, err := r.Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+	if err != nil || len(got.Files) != 1 {
+		t.Fatalf("after a kill: %v, %v", got, err)
+	}
+}
+
+func TestAMemoryBombDiesAloneInItsProcess(t *testing.T) {
+	r := New(renderer)
+	r.Timeout = 60 * time.Second
+	defer r.Close()
+	x := strings.Repeat("x", 160)
+	start := time.Now()
+	_, err := r.Render(context.Background(), chartOf(t, "{{ range until 100000 }}{{ repeat 100000 \""+x+"\" }}{{ end }}"))
+	var bad *claims.ChartError
+	if !errors.As(err, &bad) || !strings.Contains(bad.Reason, "the renderer process died") || !strings.Contains(bad.Reason, "out of memory") {
+		t.Fatalf("a template asking for terabytes gave %v", err)
+	}
+	t.Logf("after %s: %v", time.Since(start).Round(time.Millisecond), err)
+	if took := time.Since(start); took > 30*time.Second {
+		t.Fatalf("the bomb ran %s before its process died", took)
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	if m.HeapAlloc > 256<<20 {
+		t.Fatalf("the caller's heap is %d MiB", m.HeapAlloc>>20)
+	}
+}
+
+func TestARendererThatCannotStartIsNotTheChartsFault(t *testing.T) {
+	for _, path := range []string{"", filepath.Join(t.TempDir(), Binary), "relative/" + Binary} {
+		_, err := New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+		var bad *claims.ChartError
+		if err == nil || errors.As(err, &bad) || !strings.Contains(err.Error(), "reinstall") {
+			t.Fatalf("renderer %q: %v", path, err)
+		}
+	}
+}
+
+func TestAnIdleRendererThatDiedIsReplaced(t *testing.T) {
+	r := New(renderer)
+	defer r.Close()
+	if _, err := r.Render(context.Background(), chartOf(t, "kind: ConfigMap\n")); err != nil {
+		t.Fatal(err)
+	}
+	pids := children(t)
+	if len(pids) != 1 {
+		t.Fatalf("renderer processes %v", pids)
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	got, err := r.Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+	if err != nil || len(got.Files) != 1 {
+		t.Fatalf("after its idle renderer died: %v, %v", got, err)
+	}
+}
+
+func TestTheRendererBoundsItself(t *testing.T) {
+	cmd := exec.Command(renderer)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer in.Close()
+	limits := fmt.Sprintf("/proc/%d/limits", cmd.Process.Pid)
+	want := []string{fmt.Sprintf("Max address space         %d", RenderMemory), fmt.Sprintf("Max cpu time              %d", RenderCPU)}
+	var out []byte
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if out, err = os.ReadFile(limits); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(out), want[0]) && strings.Contains(string(out), want[1]) {
+			return
+		}
+	}
+	t.Fatalf("the renderer's limits lack %q:\n%s", want, out)
+}

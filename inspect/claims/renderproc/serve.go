@@ -1,0 +1,71 @@
+package renderproc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"syscall"
+
+	"github.com/colonel-byte/zarf-planner/inspect/claims"
+)
+
+// Limit bounds the calling process as a renderer must be bounded: its
+// address space to RenderMemory and its CPU time to RenderCPU (never
+// raising a lower bound it already has). The renderer calls it first.
+func Limit() error {
+	for _, l := range []struct {
+		res int
+		max uint64
+	}{{syscall.RLIMIT_AS, RenderMemory}, {syscall.RLIMIT_CPU, RenderCPU}} {
+		var cur syscall.Rlimit
+		if err := syscall.Getrlimit(l.res, &cur); err != nil {
+			return err
+		}
+		lim := syscall.Rlimit{Cur: min(cur.Cur, l.max), Max: min(cur.Max, l.max)}
+		if err := syscall.Setrlimit(l.res, &lim); err != nil {
+			return fmt.Errorf("bounding the renderer (resource %d to %d): %w", l.res, l.max, err)
+		}
+	}
+	return nil
+}
+
+// Serve is the renderer's loop: it reads requests from in, renders each
+// with render and writes its answer to out, until in ends.
+func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.ChartRequest) (claims.Rendered, error)) error {
+	for {
+		b, err := readFrame(in, MaxRequest)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading a request: %w", err)
+		}
+		var req request
+		if err := json.Unmarshal(b, &req); err != nil {
+			return fmt.Errorf("decoding a request: %w", err)
+		}
+		var a answer
+		r, err := render(context.Background(), req.Chart)
+		var bad *claims.ChartError
+		switch {
+		case errors.As(err, &bad):
+			a.ChartError = bad.Reason
+		case err != nil:
+			a.ChartError = "rendering: " + claims.FirstLine(err)
+		default:
+			a.Rendered = &r
+		}
+		b, err = json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		if len(b) > MaxAnswer {
+			b, _ = json.Marshal(answer{ChartError: fmt.Sprintf("its rendered answer is larger than the %d bytes the renderer may give", MaxAnswer)})
+		}
+		if err := writeFrame(out, b); err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,25 @@
+// Command zarf-planner-render is the chart renderer: it renders the
+// charts zarf-planner hands it on stdin (renderproc's frames) with the
+// Helm SDK and answers on stdout, bounded in memory and CPU time, so a
+// hostile chart's templates run in a process that can be killed. It is
+// started by zarf-planner, never by hand, and installed beside it.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/colonel-byte/zarf-planner/inspect/claims/chartrender"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
+)
+
+func main() {
+	if err := renderproc.Limit(); err != nil {
+		fmt.Fprintf(os.Stderr, "zarf-planner-render: %v\n", err)
+		os.Exit(1)
+	}
+	if err := renderproc.Serve(os.Stdin, os.Stdout, chartrender.Render); err != nil {
+		fmt.Fprintf(os.Stderr, "zarf-planner-render: %v\n", err)
+		os.Exit(1)
+	}
+}
