@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/colonel-byte/zarf-planner/inspect/claims/chartrender"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 )
@@ -18,7 +20,18 @@ func main() {
 		fmt.Fprintf(os.Stderr, "zarf-planner-render: %v\n", err)
 		os.Exit(1)
 	}
-	if err := renderproc.Serve(os.Stdin, os.Stdout, chartrender.Render); err != nil {
+	// Answers go to a descriptor of their own; whatever else writes to
+	// standard output (a library's print) goes to stderr, not into them.
+	answers, err := unix.Dup(1)
+	if err == nil {
+		err = unix.Dup3(2, 1, 0)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "zarf-planner-render: setting its output apart: %v\n", err)
+		os.Exit(1)
+	}
+	out := os.NewFile(uintptr(answers), "answers")
+	if err := renderproc.Serve(os.Stdin, out, chartrender.Render); err != nil {
 		fmt.Fprintf(os.Stderr, "zarf-planner-render: %v\n", err)
 		os.Exit(1)
 	}

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 )
 
@@ -220,17 +222,22 @@ type child struct {
 	idle   *time.Timer
 }
 
-// start launches the renderer: its own process group, killed with the
-// caller (Pdeathsig), an empty environment but for the locale, stderr
-// kept for the error should it die.
+// start launches the renderer, once privdir.Executable has found it a
+// program no other user can change: its own process group, killed with
+// the caller (Pdeathsig), an empty environment but for the locale and
+// one core, stderr kept for the error should it die.
 func start(path string) (*child, error) {
 	if path == "" || !filepath.IsAbs(path) {
 		return nil, fmt.Errorf("the chart renderer %s is not installed beside zarf-planner: reinstall zarf-planner with it (make build, or the collection)", Binary)
 	}
-	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("the chart renderer %s is not installed beside zarf-planner (%v): reinstall zarf-planner with it (make build, or the collection)", path, err)
+	resolved, err := privdir.Executable(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("the chart renderer %s is not installed beside zarf-planner: reinstall zarf-planner with it (make build, or the collection)", path)
 	}
-	cmd := exec.Command(path)
+	if err != nil {
+		return nil, fmt.Errorf("the chart renderer %s cannot be run: %w", path, err)
+	}
+	cmd := exec.Command(resolved)
 	cmd.Env = []string{"LANG=C", "GOMAXPROCS=1"}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

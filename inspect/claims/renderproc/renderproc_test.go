@@ -175,6 +175,29 @@ func TestARendererThatCannotStartIsNotTheChartsFault(t *testing.T) {
 	}
 }
 
+func TestARendererOthersCouldChangeIsNotRun(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(renderer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, Binary)
+	if err := os.WriteFile(path, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+	var bad *claims.ChartError
+	if err == nil || errors.As(err, &bad) || !strings.Contains(err.Error(), "writable by group or others") {
+		t.Fatalf("a renderer anyone may replace: %v", err)
+	}
+	if pids := children(t); len(pids) != 0 {
+		t.Fatalf("it was started: %v", pids)
+	}
+}
+
 func TestAnIdleRendererThatDiedIsReplaced(t *testing.T) {
 	r := New(renderer)
 	defer r.Close()
