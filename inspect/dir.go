@@ -121,8 +121,9 @@ func IsCandidate(name string) bool {
 // ReadDir inspects every archive candidate directly inside dir (not its
 // subdirectories), in parallel, at most GOMAXPROCS at a time. The result
 // does not depend on the order files are listed or finish, nor on whether
-// a cache answered. It fails only when dir itself cannot be listed or ctx
-// ends.
+// a cache answered. It fails only when dir itself cannot be listed, ctx
+// ends, or the chart renderer fails (ErrChartRenderer: no archive is
+// left out for it).
 func ReadDir(ctx context.Context, dir string, opts Options) (*Directory, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {

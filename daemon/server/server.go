@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -41,6 +40,9 @@ type Server struct {
 	// limits bound every archive read of every request: the memory they
 	// share and the chart renderer (Close closes it).
 	limits inspect.Limits
+	// renderer is the chart renderer the Server made (Config.Charts
+	// unset); Close closes it.
+	renderer *renderproc.Runner
 
 	mu     sync.Mutex
 	caches map[string]*cache.Cache
@@ -83,10 +85,12 @@ func New(cfg Config) *Server {
 		cfg.Warn = func(string) {}
 	}
 	charts := cfg.Charts
+	var own *renderproc.Runner
 	if charts == nil {
-		charts = renderproc.Beside()
+		own = renderproc.Beside()
+		charts = own
 	}
-	return &Server{cfg: cfg, limits: inspect.Limits{Budget: inspect.NewBudget(0), Charts: charts}, caches: map[string]*cache.Cache{}, notes: map[string][]string{}, opening: map[string]chan struct{}{}, kube: map[cluster.Kube]kubeEntry{},
+	return &Server{cfg: cfg, limits: inspect.Limits{Budget: inspect.NewBudget(0), Charts: charts}, renderer: own, caches: map[string]*cache.Cache{}, notes: map[string][]string{}, opening: map[string]chan struct{}{}, kube: map[cluster.Kube]kubeEntry{},
 		memo: NewMemo(memoDocs, memoBytes), signatures: signature.NewMemo(memoSignatures)}
 }
 
@@ -106,7 +110,7 @@ const (
 const closeTimeout = 10 * time.Second
 
 // Close closes every cache, giving up after closeTimeout, and ends the
-// idle chart renderers.
+// idle chart renderers of the renderer it made.
 func (d *Server) Close() error {
 	d.mu.Lock()
 	d.closed = true
@@ -123,8 +127,8 @@ func (d *Server) Close() error {
 	d.caches = map[string]*cache.Cache{}
 	d.closed = true
 	d.mu.Unlock()
-	if c, ok := d.limits.Charts.(io.Closer); ok {
-		_ = c.Close() // it ends its idle renderers; it cannot fail
+	if d.renderer != nil {
+		_ = d.renderer.Close() // it ends its idle renderers; it cannot fail
 	}
 	done := make(chan error, 1)
 	go func() {

@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
@@ -70,7 +71,13 @@ func (f RenderFunc) Render(ctx context.Context, req ChartRequest) (Rendered, err
 
 // ChartError is why a chart cannot be rendered, as the contents report
 // it ("its templates took longer than 10s").
-type ChartError struct{ Reason string }
+type ChartError struct {
+	Reason string
+	// Abandoned says the render still runs where it was abandoned (a
+	// template past its timeout in this process): the process must not
+	// render again.
+	Abandoned bool
+}
 
 func (e *ChartError) Error() string { return e.Reason }
 
@@ -102,6 +109,9 @@ func CheckChartArchive(tgz []byte) error {
 		}
 		if n >= MaxChartFiles {
 			return ChartErrorf("the chart holds more than %d files", MaxChartFiles)
+		}
+		if !utf8.ValidString(hdr.Name) {
+			return ChartErrorf("the chart holds a file whose name is not UTF-8: %s", facts.Quote(hdr.Name))
 		}
 		if clean := path.Clean(hdr.Name); strings.HasPrefix(clean, "/") || clean == ".." || strings.HasPrefix(clean, "../") {
 			return ChartErrorf("the chart holds an unsafe path %s", facts.Quote(hdr.Name))

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -122,5 +123,21 @@ func TestValuesFromAnArchiveArePrintable(t *testing.T) {
 				t.Errorf("object name %q holds an escape character", o.Name)
 			}
 		}
+	}
+}
+
+// A chart file whose name is not UTF-8 is refused before any renderer
+// sees it: names travel to the renderer and back as JSON, where two such
+// names could become one.
+func TestAChartFileNameThatIsNotUTF8IsRefused(t *testing.T) {
+	tgz := chartTgz(t, map[string]string{"templates/a\xff.yaml": "kind: ConfigMap\n"})
+	err := claims.CheckChartArchive(tgz)
+	var bad *claims.ChartError
+	if !errors.As(err, &bad) || !strings.Contains(bad.Reason, "not UTF-8") {
+		t.Fatalf("got %v", err)
+	}
+	c := withChart(t, map[string]string{"templates/a\xfe.yaml": "kind: ConfigMap\n"})
+	if got := unknownKinds(c); len(got) != 1 || !strings.Contains(got[0], "not UTF-8") {
+		t.Fatalf("unknowns %q", got)
 	}
 }

@@ -98,7 +98,7 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 	select {
 	case res = <-done:
 	case <-timer.C:
-		return claims.Rendered{}, claims.ChartErrorf("its templates took longer than %s", claims.RenderTimeout)
+		return claims.Rendered{}, &claims.ChartError{Reason: fmt.Sprintf("its templates took longer than %s", claims.RenderTimeout), Abandoned: true}
 	case <-ctx.Done():
 		return claims.Rendered{}, ctx.Err()
 	}

@@ -8,13 +8,20 @@
 // rendered.
 //
 // Requests and answers are frames on the child's stdin and stdout: a
-// four-byte big-endian length, then that many bytes of JSON. A child
-// serves one request at a time and is kept for the next while it is
-// healthy; it exits when its stdin closes.
+// four-byte big-endian length, then that many bytes of JSON. A child says
+// hello once it has bounded itself, acknowledges each request before it
+// renders it, then answers. Only what happens after the acknowledgement
+// can be the chart's fault, and only three things are: Helm's refusal,
+// the render outlasting its timeout (the caller kills it), and the child
+// dying of a Go runtime failure (out of memory, stack overflow, panic).
+// Anything else (a child that dies before it answers hello or
+// acknowledges, a signal from outside, a garbled frame) is the renderer's
+// failure: an error that is not a *claims.ChartError, which inspect never
+// caches. A child serves one request at a time and is kept for the next
+// while it is healthy; it exits when its stdin closes.
 package renderproc
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -38,13 +45,17 @@ import (
 // zarf-planner.
 const Binary = "zarf-planner-render"
 
+// Protocol is the version of the frames; a child says it in its hello.
+const Protocol = 1
+
 // Bounds of the child processes and their frames.
 const (
 	// RenderMemory is the address space a renderer process may map
-	// (RLIMIT_AS, set by the child on itself before it reads a request).
+	// (RLIMIT_AS, set by the child on itself before it says hello).
 	RenderMemory = 2 << 30
-	// RenderCPU is the CPU time a renderer process may use in its life
-	// (RLIMIT_CPU): a backstop should the caller fail to kill it.
+	// RenderCPU is the CPU seconds a renderer process may use in its
+	// life (RLIMIT_CPU): a backstop should the caller fail to kill it. A
+	// child is retired once its renders took half of it.
 	RenderCPU = 10 * 60
 	// MaxRequest caps a request frame: a chart archive, its values and
 	// names, base64-encoded.
@@ -54,33 +65,51 @@ const (
 	MaxAnswer = 4*claims.MaxRendered/3 + 1<<20
 	// maxValues caps a request's values files together.
 	maxValues = 16 << 20
+	// maxSmallFrame caps a hello or an acknowledgement.
+	maxSmallFrame = 1 << 10
+	// helloTimeout bounds a child's start, until its hello.
+	helloTimeout = 10 * time.Second
 	// keepIdle is how long an idle child is kept for the next chart.
 	keepIdle = 30 * time.Second
-	// maxIdle caps the idle children kept (one per reader of a
-	// directory).
+	// maxIdle caps the idle children kept (readers share a budget that
+	// parses one archive at a time, so one is busy at a time per budget).
 	maxIdle = 2
-	// stderrHead is how much of a dead child's stderr is kept for its error.
-	stderrHead = 2 << 10
+	// stderrHead is how much of a child's stderr, per request, is kept
+	// for its error.
+	stderrHead = 8 << 10
 )
+
+// retireAfter is the render time after which a child is not reused, well
+// inside RenderCPU (at GOMAXPROCS=1 a render's CPU time is about its
+// time).
+const retireAfter = RenderCPU * time.Second / 2
 
 // request is a frame to the child.
 type request struct {
 	Chart claims.ChartRequest `json:"chart"`
 }
 
-// answer is a frame from the child: the rendered chart, or why the chart
-// cannot be rendered.
+// answer is a frame from the child: its hello, the acknowledgement of a
+// request, or the request's answer (the rendered chart, or why the chart
+// cannot be rendered, and whether the child must not be reused).
 type answer struct {
+	Hello      int              `json:"hello,omitempty"`
+	Ack        bool             `json:"ack,omitempty"`
 	Rendered   *claims.Rendered `json:"rendered,omitempty"`
 	ChartError string           `json:"chart_error,omitempty"`
+	// Retire says a render was abandoned in the child (a template past
+	// its timeout still runs there): it must not serve again.
+	Retire bool `json:"retire,omitempty"`
 }
 
 // Runner renders charts in renderer processes. It is safe for concurrent
-// use; Close ends its idle children.
+// use; Close ends its idle children and starts no more.
 type Runner struct {
 	path string
+	// err is why the renderer's path is unknown (Beside).
+	err error
 	// Timeout is how long one render may take (claims.RenderTimeout
-	// when zero), its process's start included.
+	// when zero), its process's start excluded.
 	Timeout time.Duration
 
 	mu     sync.Mutex
@@ -102,8 +131,7 @@ func Beside() *Runner {
 		exe, err = filepath.EvalSymlinks(exe)
 	}
 	if err != nil {
-		// Render names the failure when a chart needs the renderer.
-		return &Runner{path: ""}
+		return &Runner{err: fmt.Errorf("finding the running executable, beside which %s is installed: %w", Binary, err)}
 	}
 	return New(filepath.Join(filepath.Dir(exe), Binary))
 }
@@ -112,9 +140,8 @@ func Beside() *Runner {
 func (r *Runner) Path() string { return r.path }
 
 // Render renders one chart in a renderer process. A chart that cannot
-// be rendered (Helm's error, a timeout, the process dying of its memory
-// bound, an oversized answer) gives a *claims.ChartError; a renderer that
-// cannot be started, any other error.
+// be rendered gives a *claims.ChartError (see the package's comment); a
+// renderer that fails, any other error.
 func (r *Runner) Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, error) {
 	if err := claims.CheckChartArchive(req.Chart); err != nil {
 		return claims.Rendered{}, err
@@ -130,6 +157,9 @@ func (r *Runner) Render(ctx context.Context, req claims.ChartRequest) (claims.Re
 	if err != nil {
 		return claims.Rendered{}, err
 	}
+	if len(frame) > MaxRequest {
+		return claims.Rendered{}, claims.ChartErrorf("it and its values are %d bytes to hand to the renderer, more than the %d allowed", len(frame), MaxRequest)
+	}
 	for attempt := 0; ; attempt++ {
 		c, reused, err := r.get()
 		if err != nil {
@@ -141,14 +171,11 @@ func (r *Runner) Render(ctx context.Context, req claims.ChartRequest) (claims.Re
 		} else {
 			c.kill()
 		}
-		var gone *goneError
-		if errors.As(err, &gone) && reused && attempt == 0 && !gone.started {
-			// An idle child that died before it read this request
-			// (its CPU bound, a signal): the request gets a fresh one.
+		var early *earlyError
+		if errors.As(err, &early) && reused && attempt == 0 {
+			// An idle child that ended before it took this request (a
+			// signal, its idle end): the request gets a fresh one.
 			continue
-		}
-		if gone != nil {
-			return claims.Rendered{}, claims.ChartErrorf("the renderer process died rendering it (%s)", gone.why)
 		}
 		return out, err
 	}
@@ -162,7 +189,7 @@ func (r *Runner) timeout() time.Duration {
 }
 
 // Close ends the idle children; a child serving a request ends when its
-// request does.
+// request does. A Runner closed starts no child.
 func (r *Runner) Close() error {
 	r.mu.Lock()
 	idle := r.idle
@@ -177,6 +204,10 @@ func (r *Runner) Close() error {
 // get returns an idle child, or starts one.
 func (r *Runner) get() (*child, bool, error) {
 	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, false, errors.New("the chart renderer was closed (the daemon is stopping)")
+	}
 	if n := len(r.idle); n > 0 {
 		c := r.idle[n-1]
 		r.idle = r.idle[:n-1]
@@ -185,15 +216,19 @@ func (r *Runner) get() (*child, bool, error) {
 		return c, true, nil
 	}
 	r.mu.Unlock()
+	if r.err != nil {
+		return nil, false, r.err
+	}
 	c, err := start(r.path)
 	return c, false, err
 }
 
-// put keeps a healthy child for the next request, for keepIdle at most.
+// put keeps a healthy child for the next request, for keepIdle at most,
+// unless its renders have taken retireAfter.
 func (r *Runner) put(c *child) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed || len(r.idle) >= maxIdle {
+	if r.closed || len(r.idle) >= maxIdle || c.busy >= retireAfter {
 		go c.kill()
 		return
 	}
@@ -220,12 +255,16 @@ type child struct {
 	stderr *headBuffer
 	exited chan struct{}
 	idle   *time.Timer
+	// busy is the time its renders took.
+	busy     time.Duration
+	killOnce sync.Once
 }
 
 // start launches the renderer, once privdir.Executable has found it a
 // program no other user can change: its own process group, killed with
 // the caller (Pdeathsig), an empty environment but for the locale and
-// one core, stderr kept for the error should it die.
+// one core, stderr kept for the error should it die. It returns once the
+// child said hello.
 func start(path string) (*child, error) {
 	if path == "" || !filepath.IsAbs(path) {
 		return nil, fmt.Errorf("the chart renderer %s is not installed beside zarf-planner: reinstall zarf-planner with it (make build, or the collection)", Binary)
@@ -258,37 +297,65 @@ func start(path string) (*child, error) {
 		_ = cmd.Wait()
 		close(c.exited)
 	}()
+	hello := make(chan error, 1)
+	go func() {
+		a, err := readAnswer(c.out, maxSmallFrame)
+		if err == nil && a.Hello != Protocol {
+			err = fmt.Errorf("it says protocol %d, this zarf-planner speaks %d: reinstall zarf-planner and its renderer together", a.Hello, Protocol)
+		}
+		hello <- err
+	}()
+	timer := time.NewTimer(helloTimeout)
+	defer timer.Stop()
+	select {
+	case err = <-hello:
+	case <-timer.C:
+		err = fmt.Errorf("it did not start within %s", helloTimeout)
+	}
+	if err != nil {
+		c.kill()
+		return nil, fmt.Errorf("the chart renderer %s failed to start: %s", path, c.death(err))
+	}
 	return c, nil
 }
 
-// goneError is a child that died (or was killed) before it answered.
-type goneError struct {
-	why string
-	// started says the child had read (part of) the request.
-	started bool
+// earlyError is a child that ended, or was found gone, before it
+// acknowledged a request: not the chart's fault.
+type earlyError struct{ why string }
+
+func (e *earlyError) Error() string {
+	return "the chart renderer ended before it took the chart: " + e.why
 }
 
-func (e *goneError) Error() string { return "the renderer process died: " + e.why }
-
-// do sends one request and reads its answer, killing the child when the
-// answer has not come within timeout or ctx ends. healthy says the child
-// answered and may serve again.
+// do sends one request and reads its acknowledgement and answer, killing
+// the child when the answer has not come within timeout or ctx ends.
+// healthy says the child answered and may serve again.
 func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration) (_ claims.Rendered, healthy bool, _ error) {
 	type result struct {
-		a   answer
-		err error
+		a     answer
+		acked bool
+		err   error
 	}
+	c.stderr.reset()
+	began := time.Now()
+	defer func() { c.busy += time.Since(began) }()
 	done := make(chan result, 1)
 	go func() {
 		var res result
-		res.err = writeFrame(c.in, frame)
-		if res.err == nil {
-			var b []byte
-			b, res.err = readFrame(c.out, MaxAnswer)
-			if res.err == nil {
-				res.err = json.Unmarshal(b, &res.a)
-			}
+		if res.err = writeFrame(c.in, frame); res.err != nil {
+			done <- res
+			return
 		}
+		var ack answer
+		if ack, res.err = readAnswer(c.out, maxSmallFrame); res.err == nil && !ack.Ack {
+			res.err = errors.New("its first frame was not an acknowledgement")
+		}
+		if res.err != nil {
+			done <- res
+			return
+		}
+		res.acked = true
+		res.a, res.err = readAnswer(c.out, MaxAnswer)
 		done <- res
 	}()
 	timer := time.NewTimer(timeout)
@@ -296,20 +363,26 @@ func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration) (_ 
 	select {
 	case res := <-done:
 		switch {
-		case errors.Is(res.err, errTooLarge):
-			return claims.Rendered{}, false, claims.ChartErrorf("its rendered answer is larger than the %d bytes the renderer may give", MaxAnswer)
+		case res.err != nil && !res.acked:
+			return claims.Rendered{}, false, &earlyError{why: c.death(res.err)}
 		case res.err != nil:
-			var write *writeError
-			return claims.Rendered{}, false, &goneError{why: c.death(res.err), started: !errors.As(res.err, &write)}
+			why := c.death(res.err)
+			if c.stderr.runtimeFailure() {
+				return claims.Rendered{}, false, claims.ChartErrorf("the renderer process died rendering it (%s)", why)
+			}
+			return claims.Rendered{}, false, fmt.Errorf("the chart renderer failed while rendering (%s)", why)
 		case res.a.ChartError != "":
-			return claims.Rendered{}, true, &claims.ChartError{Reason: res.a.ChartError}
+			return claims.Rendered{}, !res.a.Retire, &claims.ChartError{Reason: res.a.ChartError}
 		case res.a.Rendered == nil:
-			return claims.Rendered{}, false, &goneError{why: "it answered nothing", started: true}
+			return claims.Rendered{}, false, errors.New("the chart renderer answered neither a rendering nor an error")
 		}
 		return *res.a.Rendered, true, nil
 	case <-timer.C:
 		c.kill()
-		<-done
+		res := <-done
+		if !res.acked {
+			return claims.Rendered{}, false, fmt.Errorf("the chart renderer did not take the chart within %s", timeout)
+		}
 		return claims.Rendered{}, false, claims.ChartErrorf("its templates took longer than %s", timeout)
 	case <-ctx.Done():
 		c.kill()
@@ -318,52 +391,53 @@ func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration) (_ 
 	}
 }
 
-// death says why the child ended: its exit status or signal and the end
-// of its stderr (Go's "out of memory" when it hit RenderMemory).
+// death says why the child ended: what went wrong reading it (unless
+// it merely ended), its exit status or signal, and the runtime's failure
+// (or first line) it wrote to stderr for this request.
 func (c *child) death(err error) string {
 	select {
 	case <-c.exited:
 	case <-time.After(time.Second):
 		c.kill()
 	}
-	why := err.Error()
-	if st := c.cmd.ProcessState; st != nil {
-		why = st.String()
+	var parts []string
+	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, syscall.EPIPE) && !errors.Is(err, os.ErrClosed) {
+		parts = append(parts, err.Error())
 	}
-	if tail := c.stderr.firstLine(); tail != "" {
-		why += ": " + tail
+	if st := c.cmd.ProcessState; st != nil {
+		parts = append(parts, st.String())
+	}
+	why := strings.Join(parts, "; then ")
+	if line := c.stderr.line(); line != "" {
+		why += ": " + line
 	}
 	return why
 }
 
-// kill ends the child's process group and waits for it.
+// kill ends the child (through its pidfd: never another process that
+// took its pid) and waits for it; it may be called more than once.
 func (c *child) kill() {
-	if c.idle != nil {
-		c.idle.Stop()
-	}
-	_ = c.in.Close()
-	if c.cmd.Process != nil {
-		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
-	}
+	c.killOnce.Do(func() {
+		if c.idle != nil {
+			c.idle.Stop()
+		}
+		_ = c.in.Close()
+		_ = c.cmd.Process.Kill()
+	})
 	<-c.exited
 }
 
 // errTooLarge is a frame over its cap.
-var errTooLarge = errors.New("frame too large")
-
-// writeError is a request that could not be written: the child was gone
-// before it read it.
-type writeError struct{ err error }
-
-func (e *writeError) Error() string { return e.err.Error() }
+var errTooLarge = errors.New("a frame larger than allowed")
 
 func writeFrame(w io.Writer, b []byte) error {
 	var n [4]byte
 	binary.BigEndian.PutUint32(n[:], uint32(len(b)))
-	if _, err := w.Write(append(n[:], b...)); err != nil {
-		return &writeError{err}
+	if _, err := w.Write(n[:]); err != nil {
+		return err
 	}
-	return nil
+	_, err := w.Write(b)
+	return err
 }
 
 // readFrame reads one frame of at most limit bytes; io.EOF when the
@@ -387,27 +461,65 @@ func readFrame(r io.Reader, limit int) ([]byte, error) {
 	return b, nil
 }
 
-// headBuffer keeps the first max bytes written to it (a Go runtime's
-// fatal error comes first).
+// readAnswer reads and decodes one frame from the child.
+func readAnswer(r io.Reader, limit int) (answer, error) {
+	var a answer
+	b, err := readFrame(r, limit)
+	if err == nil {
+		err = json.Unmarshal(b, &a)
+	}
+	return a, err
+}
+
+// headBuffer keeps the first max bytes written to it since its last
+// reset: a Go runtime's failure ("runtime: out of memory", "fatal error:
+// stack overflow", "panic:") comes first, before its traces.
 type headBuffer struct {
 	mu  sync.Mutex
 	max int
-	buf bytes.Buffer
+	buf []byte
 }
 
-func (t *headBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if room := t.max - t.buf.Len(); room > 0 {
-		t.buf.Write(p[:min(len(p), room)])
+func (h *headBuffer) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if room := h.max - len(h.buf); room > 0 {
+		h.buf = append(h.buf, p[:min(len(p), room)]...)
 	}
 	return len(p), nil
 }
 
-func (t *headBuffer) firstLine() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	line, _, _ := strings.Cut(strings.TrimSpace(t.buf.String()), "\n")
+func (h *headBuffer) reset() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.buf = h.buf[:0]
+}
+
+// runtimeFailure says the Go runtime ended the child: out of memory, a
+// stack overflow, a panic (what a template can cause).
+func (h *headBuffer) runtimeFailure() bool { return h.failure() != "" }
+
+// failure is the runtime's line that ended the child, if any.
+func (h *headBuffer) failure() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, line := range strings.Split(string(h.buf), "\n") {
+		if strings.HasPrefix(line, "fatal error: ") || strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "runtime: ") {
+			return line
+		}
+	}
+	return ""
+}
+
+// line is the runtime's failure, or else the first line written,
+// printable.
+func (h *headBuffer) line() string {
+	line := h.failure()
+	if line == "" {
+		h.mu.Lock()
+		line, _, _ = strings.Cut(strings.TrimSpace(string(h.buf)), "\n")
+		h.mu.Unlock()
+	}
 	return strings.ToValidUTF8(strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return -1

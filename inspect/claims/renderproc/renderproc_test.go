@@ -198,6 +198,66 @@ func TestARendererOthersCouldChangeIsNotRun(t *testing.T) {
 	}
 }
 
+func TestARendererThatFailsIsNotTheChartsFault(t *testing.T) {
+	dir := t.TempDir()
+	// One that dies before its hello, and one that says another
+	// protocol's hello.
+	for name, script := range map[string]string{
+		"dies":  "#!/bin/sh\necho 'cannot start here' >&2\nexit 3\n",
+		"other": "#!/bin/sh\nprintf '\\000\\000\\000\\014{\"hello\":99}'\nsleep 5\n",
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_, err := New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+		var bad *claims.ChartError
+		if err == nil || errors.As(err, &bad) {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := map[string]string{"dies": "exit status 3: cannot start here", "other": "protocol 99"}[name]
+		if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "failed to start") {
+			t.Fatalf("%s: %v; want it to say %q", name, err, want)
+		}
+	}
+}
+
+func TestARendererKilledFromOutsideIsNotTheChartsFault(t *testing.T) {
+	r := New(renderer)
+	r.Timeout = 30 * time.Second
+	defer r.Close()
+	go func() {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if pids := children(t); len(pids) == 1 {
+				time.Sleep(300 * time.Millisecond)
+				_ = syscall.Kill(pids[0], syscall.SIGKILL)
+				return
+			}
+		}
+	}()
+	_, err := r.Render(context.Background(), chartOf(t, "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}"))
+	var bad *claims.ChartError
+	if err == nil || errors.As(err, &bad) || !strings.Contains(err.Error(), "signal: killed") {
+		t.Fatalf("a renderer killed by someone else: %v", err)
+	}
+}
+
+func TestARenderAbandonedInItsProcessRetiresIt(t *testing.T) {
+	// The parent waits longer than the renderer's own timeout: the
+	// renderer answers, abandoning the template, and must not serve again.
+	r := New(renderer)
+	r.Timeout = claims.RenderTimeout + 20*time.Second
+	defer r.Close()
+	_, err := r.Render(context.Background(), chartOf(t, "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}"))
+	var bad *claims.ChartError
+	if !errors.As(err, &bad) || !strings.Contains(bad.Reason, "took longer than "+claims.RenderTimeout.String()) {
+		t.Fatalf("an abandoned render: %v", err)
+	}
+	if pids := children(t); len(pids) != 0 {
+		t.Fatalf("the process that abandoned a render is kept: %v", pids)
+	}
+}
+
 func TestAnIdleRendererThatDiedIsReplaced(t *testing.T) {
 	r := New(renderer)
 	defer r.Close()

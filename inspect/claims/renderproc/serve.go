@@ -31,9 +31,14 @@ func Limit() error {
 	return nil
 }
 
-// Serve is the renderer's loop: it reads requests from in, renders each
-// with render and writes its answer to out, until in ends.
+// Serve is the renderer's loop: it says hello, then for each request on
+// in acknowledges it, renders it with render and writes its answer to
+// out, until in ends. After a render it abandoned (a template past its
+// timeout still running) it answers, then returns: its process must end.
 func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.ChartRequest) (claims.Rendered, error)) error {
+	if err := writeAnswer(out, answer{Hello: Protocol}); err != nil {
+		return err
+	}
 	for {
 		b, err := readFrame(in, MaxRequest)
 		if errors.Is(err, io.EOF) {
@@ -46,12 +51,15 @@ func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.Char
 		if err := json.Unmarshal(b, &req); err != nil {
 			return fmt.Errorf("decoding a request: %w", err)
 		}
+		if err := writeAnswer(out, answer{Ack: true}); err != nil {
+			return err
+		}
 		var a answer
 		r, err := render(context.Background(), req.Chart)
 		var bad *claims.ChartError
 		switch {
 		case errors.As(err, &bad):
-			a.ChartError = bad.Reason
+			a.ChartError, a.Retire = bad.Reason, bad.Abandoned
 		case err != nil:
 			a.ChartError = "rendering: " + claims.FirstLine(err)
 		default:
@@ -67,5 +75,16 @@ func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.Char
 		if err := writeFrame(out, b); err != nil {
 			return err
 		}
+		if a.Retire {
+			return nil
+		}
 	}
+}
+
+func writeAnswer(w io.Writer, a answer) error {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	return writeFrame(w, b)
 }
