@@ -40,8 +40,9 @@ import (
 // Schema is the shape of the values this version writes. Opening a cache
 // written with another schema drops every entry. (2: fingerprints hold
 // the ctime; 3: candidates hold their size and signature; 4: and their
-// contents and claims.)
-const Schema = 4
+// contents and claims; 5: charts rendered in the renderer process, which
+// refuses chart file names that are not UTF-8.)
+const Schema = 5
 
 // EnvDir overrides the default cache directory.
 const EnvDir = kept.EnvDir
