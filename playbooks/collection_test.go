@@ -93,7 +93,8 @@ func qemu(t *testing.T) string {
 
 // TestArm64RendererRendersUnderQemu hands the collection's arm64 chart
 // renderer one chart in its frame (a four-byte big-endian length, then
-// JSON) under qemu-aarch64-static and reads the rendered manifest back.
+// JSON) under qemu-aarch64-static and reads its hello, its
+// acknowledgement and the rendered manifest back.
 // (A daemon under qemu cannot start it itself: it execs it directly.)
 func TestArm64RendererRendersUnderQemu(t *testing.T) {
 	q := qemu(t)
@@ -128,17 +129,29 @@ func TestArm64RendererRendersUnderQemu(t *testing.T) {
 	cmd := exec.Command(q, renderer)
 	cmd.Stdin = &in
 	out, err := cmd.Output()
-	if err != nil || len(out) < 4 || int(binary.BigEndian.Uint32(out)) != len(out)-4 {
+	if err != nil {
 		t.Fatalf("the arm64 renderer: %v\n%q", err, out)
+	}
+	// Its hello, its acknowledgement of the chart, then its answer.
+	var frames [][]byte
+	for rest := out; len(rest) > 0; {
+		if len(rest) < 4 || int(binary.BigEndian.Uint32(rest)) > len(rest)-4 {
+			t.Fatalf("the arm64 renderer wrote a broken frame: %q", out)
+		}
+		n := int(binary.BigEndian.Uint32(rest))
+		frames, rest = append(frames, rest[4:4+n]), rest[4+n:]
+	}
+	if len(frames) != 3 || string(frames[0]) != `{"hello":1}` || string(frames[1]) != `{"ack":true}` {
+		t.Fatalf("the arm64 renderer answered %q", out)
 	}
 	var answer struct {
 		Rendered struct{ Files map[string][]byte }
 	}
-	if err := json.Unmarshal(out[4:], &answer); err != nil {
+	if err := json.Unmarshal(frames[2], &answer); err != nil {
 		t.Fatal(err)
 	}
 	if got := string(answer.Rendered.Files["templates/a.yaml"]); !strings.Contains(got, "name: demo-on-arm64") {
-		t.Fatalf("the arm64 renderer answered %s", out[4:])
+		t.Fatalf("the arm64 renderer answered %s", frames[2])
 	}
 }
 
