@@ -1,10 +1,8 @@
 package playbooks_test
 
 import (
-	"archive/tar"
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"debug/elf"
 	"encoding/binary"
@@ -23,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
 )
 
 // shipped lists the binaries the installed collection carries, by their
@@ -99,27 +98,8 @@ func qemu(t *testing.T) string {
 func TestArm64RendererRendersUnderQemu(t *testing.T) {
 	q := qemu(t)
 	renderer := filepath.Join(installed, "binaries", "linux-arm64", "zarf-planner-render")
-	var tgz bytes.Buffer
-	zw := gzip.NewWriter(&tgz)
-	tw := tar.NewWriter(zw)
-	for name, body := range map[string]string{
-		"demo/Chart.yaml":       "apiVersion: v2\nname: demo\nversion: 1.0.0\n",
-		"demo/templates/a.yaml": "kind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-on-arm64\n",
-	} {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	req, err := json.Marshal(map[string]any{"chart": map[string]any{"chart": tgz.Bytes(), "release": "demo", "namespace": "demo"}})
+	tgz := rendertest.Chart(t, map[string]string{"templates/a.yaml": "kind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-on-arm64\n"})
+	req, err := json.Marshal(map[string]any{"chart": map[string]any{"chart": tgz, "release": "demo", "namespace": "demo"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,6 @@
 package claims_test
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"strings"
@@ -13,39 +10,16 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/chartrender"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
-
-// chartTgz packs a chart named demo, version 1.0.0, from its files.
-func chartTgz(t *testing.T, files map[string]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	files["Chart.yaml"] = "apiVersion: v2\nname: demo\nversion: 1.0.0\n"
-	for name, body := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: "demo/" + name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // withChart is a package of one component deploying chart demo 1.0.0 as
 // release demo in namespace demo.
 func withChart(t *testing.T, files map[string]string) facts.Contents {
 	t.Helper()
 	pkg := v1alpha1.ZarfPackage{Components: []v1alpha1.ZarfComponent{{Name: "app", Charts: []v1alpha1.ZarfChart{{Name: "demo", Version: "1.0.0", Namespace: "demo"}}}}}
-	comps := map[string]*claims.Component{"app": {Files: map[string][]byte{"charts/demo-1.0.0.tgz": chartTgz(t, files)}}}
+	comps := map[string]*claims.Component{"app": {Files: map[string][]byte{"charts/demo-1.0.0.tgz": rendertest.Chart(t, files)}}}
 	c, err := claims.Collect(context.Background(), pkg, comps, claims.RenderFunc(chartrender.Render))
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +104,7 @@ func TestValuesFromAnArchiveArePrintable(t *testing.T) {
 // sees it: names travel to the renderer and back as JSON, where two such
 // names could become one.
 func TestAChartFileNameThatIsNotUTF8IsRefused(t *testing.T) {
-	tgz := chartTgz(t, map[string]string{"templates/a\xff.yaml": "kind: ConfigMap\n"})
+	tgz := rendertest.Chart(t, map[string]string{"templates/a\xff.yaml": "kind: ConfigMap\n"})
 	err := claims.CheckChartArchive(tgz)
 	var bad *claims.ChartError
 	if !errors.As(err, &bad) || !strings.Contains(bad.Reason, "not UTF-8") {

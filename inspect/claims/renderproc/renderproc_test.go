@@ -1,9 +1,6 @@
-package renderproc
+package renderproc_test
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +16,8 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/chartrender"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
 )
 
 // renderer is the real zarf-planner-render, built once for these tests.
@@ -30,7 +29,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	renderer = filepath.Join(dir, Binary)
+	renderer = filepath.Join(dir, renderproc.Binary)
 	out, err := exec.Command("go", "build", "-o", renderer, "github.com/colonel-byte/zarf-planner/renderer").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building the renderer: %v\n%s", err, out)
@@ -41,32 +40,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// chart packs a chart named demo, version 1.0.0, from its files.
-func chart(t *testing.T, files map[string]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	files["Chart.yaml"] = "apiVersion: v2\nname: demo\nversion: 1.0.0\n"
-	for name, body := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: "demo/" + name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 func chartOf(t *testing.T, template string) claims.ChartRequest {
-	return claims.ChartRequest{Chart: chart(t, map[string]string{"templates/t.yaml": template}), Release: "demo", Namespace: "demo"}
+	return claims.ChartRequest{Chart: rendertest.Chart(t, map[string]string{"templates/t.yaml": template}), Release: "demo", Namespace: "demo"}
 }
 
 // children are the renderer processes alive now.
@@ -85,7 +60,7 @@ func children(t *testing.T) []int {
 }
 
 func TestAChartRendersInItsProcessAsInProcess(t *testing.T) {
-	r := New(renderer)
+	r := renderproc.New(renderer)
 	defer r.Close()
 	req := chartOf(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\n  namespace: {{ .Release.Namespace }}\n{{ if .Capabilities }}{{ end }}")
 	req.Values = [][]byte{[]byte("a: 1\n")}
@@ -109,9 +84,15 @@ func TestAChartRendersInItsProcessAsInProcess(t *testing.T) {
 	if !errors.As(err, &bad) || !strings.Contains(bad.Reason, "no") {
 		t.Fatalf("a failing template gave %v", err)
 	}
-	// The same process answered both: it is kept while healthy.
+	// The renderer checks the archive itself: a file name that is not
+	// UTF-8 is the chart's fault too.
+	_, err = r.Render(context.Background(), claims.ChartRequest{Chart: rendertest.Chart(t, map[string]string{"templates/\xff.yaml": "kind: ConfigMap\n"}), Release: "demo", Namespace: "demo"})
+	if !errors.As(err, &bad) || !strings.Contains(bad.Reason, "not UTF-8") {
+		t.Fatalf("a file name that is not UTF-8 gave %v", err)
+	}
+	// The same process answered all three: it is kept while healthy.
 	if n := len(children(t)); n != 1 {
-		t.Fatalf("%d renderer processes after two charts, want the one kept", n)
+		t.Fatalf("%d renderer processes after three charts, want the one kept", n)
 	}
 	r.Close()
 	if pids := children(t); len(pids) != 0 {
@@ -120,7 +101,7 @@ func TestAChartRendersInItsProcessAsInProcess(t *testing.T) {
 }
 
 func TestARunawayTemplateIsKilledWithItsProcess(t *testing.T) {
-	r := New(renderer)
+	r := renderproc.New(renderer)
 	r.Timeout = 2 * time.Second
 	defer r.Close()
 	start := time.Now()
@@ -144,7 +125,7 @@ func TestARunawayTemplateIsKilledWithItsProcess(t *testing.T) {
 }
 
 func TestAMemoryBombDiesAloneInItsProcess(t *testing.T) {
-	r := New(renderer)
+	r := renderproc.New(renderer)
 	r.Timeout = 60 * time.Second
 	defer r.Close()
 	x := strings.Repeat("x", 160)
@@ -166,8 +147,8 @@ func TestAMemoryBombDiesAloneInItsProcess(t *testing.T) {
 }
 
 func TestARendererThatCannotStartIsNotTheChartsFault(t *testing.T) {
-	for _, path := range []string{"", filepath.Join(t.TempDir(), Binary), "relative/" + Binary} {
-		_, err := New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+	for _, path := range []string{"", filepath.Join(t.TempDir(), renderproc.Binary), "relative/" + renderproc.Binary} {
+		_, err := renderproc.New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
 		var bad *claims.ChartError
 		if err == nil || errors.As(err, &bad) || !strings.Contains(err.Error(), "reinstall") {
 			t.Fatalf("renderer %q: %v", path, err)
@@ -181,14 +162,14 @@ func TestARendererOthersCouldChangeIsNotRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, Binary)
+	path := filepath.Join(dir, renderproc.Binary)
 	if err := os.WriteFile(path, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(path, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	_, err = New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+	_, err = renderproc.New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
 	var bad *claims.ChartError
 	if err == nil || errors.As(err, &bad) || !strings.Contains(err.Error(), "writable by group or others") {
 		t.Fatalf("a renderer anyone may replace: %v", err)
@@ -210,7 +191,7 @@ func TestARendererThatFailsIsNotTheChartsFault(t *testing.T) {
 		if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		_, err := New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+		_, err := renderproc.New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
 		var bad *claims.ChartError
 		if err == nil || errors.As(err, &bad) {
 			t.Fatalf("%s: %v", name, err)
@@ -223,7 +204,7 @@ func TestARendererThatFailsIsNotTheChartsFault(t *testing.T) {
 }
 
 func TestARendererKilledFromOutsideIsNotTheChartsFault(t *testing.T) {
-	r := New(renderer)
+	r := renderproc.New(renderer)
 	r.Timeout = 30 * time.Second
 	defer r.Close()
 	go func() {
@@ -245,7 +226,7 @@ func TestARendererKilledFromOutsideIsNotTheChartsFault(t *testing.T) {
 func TestARenderAbandonedInItsProcessRetiresIt(t *testing.T) {
 	// The parent waits longer than the renderer's own timeout: the
 	// renderer answers, abandoning the template, and must not serve again.
-	r := New(renderer)
+	r := renderproc.New(renderer)
 	r.Timeout = claims.RenderTimeout + 20*time.Second
 	defer r.Close()
 	_, err := r.Render(context.Background(), chartOf(t, "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}"))
@@ -259,7 +240,7 @@ func TestARenderAbandonedInItsProcessRetiresIt(t *testing.T) {
 }
 
 func TestAnIdleRendererThatDiedIsReplaced(t *testing.T) {
-	r := New(renderer)
+	r := renderproc.New(renderer)
 	defer r.Close()
 	if _, err := r.Render(context.Background(), chartOf(t, "kind: ConfigMap\n")); err != nil {
 		t.Fatal(err)
@@ -290,7 +271,7 @@ func TestTheRendererBoundsItself(t *testing.T) {
 	defer cmd.Wait()
 	defer in.Close()
 	limits := fmt.Sprintf("/proc/%d/limits", cmd.Process.Pid)
-	want := []string{fmt.Sprintf("Max address space         %d", RenderMemory), fmt.Sprintf("Max cpu time              %d", RenderCPU)}
+	want := []string{fmt.Sprintf("Max address space         %d", renderproc.RenderMemory), fmt.Sprintf("Max cpu time              %d", renderproc.RenderCPU)}
 	var out []byte
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if out, err = os.ReadFile(limits); err != nil {

@@ -1,14 +1,20 @@
 // Package rendertest installs the real chart renderer for a package's
 // tests where renderproc.Beside looks for it: beside the running test
 // binary. Tests that read archives with charts call Install from their
-// TestMain.
+// TestMain; Chart packs a chart archive for them.
 package rendertest
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"testing"
 
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 )
@@ -36,4 +42,31 @@ func Main(run func() int) {
 		os.Exit(1)
 	}
 	os.Exit(run())
+}
+
+// Chart packs a chart named demo, version 1.0.0, from its files (paths
+// inside the chart; Chart.yaml is added), as a chart archive (.tgz).
+func Chart(t testing.TB, files map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	all := map[string]string{"Chart.yaml": "apiVersion: v2\nname: demo\nversion: 1.0.0\n"}
+	maps.Copy(all, files)
+	for _, name := range slices.Sorted(maps.Keys(all)) {
+		body := all[name]
+		if err := tw.WriteHeader(&tar.Header{Name: "demo/" + name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
