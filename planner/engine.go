@@ -80,19 +80,33 @@ func newEngine(m *model, f *cnf) *engine {
 			e.version[i] = append(e.version[i], int32(c.id))
 		}
 	}
+	// The clauses' literals share one backing array, each clause capped at
+	// its own length.
+	var nclauses, nlits int
 	for _, g := range f.groups {
 		if g.kind == groupOne {
 			continue // a rule of propagation here
 		}
 		for _, cl := range g.clauses {
-			lits := make([]int32, 0, len(cl)+1)
+			nclauses++
+			nlits += len(cl) + 1
+		}
+	}
+	e.clauses = make([][]int32, 0, nclauses)
+	slab := make([]int32, 0, nlits)
+	for _, g := range f.groups {
+		if g.kind == groupOne {
+			continue
+		}
+		for _, cl := range g.clauses {
+			start := len(slab)
 			if g.kind == groupRoot {
-				lits = append(lits, -e.rootVar[g.name])
+				slab = append(slab, -e.rootVar[g.name])
 			}
 			for _, l := range cl {
-				lits = append(lits, int32(l))
+				slab = append(slab, int32(l))
 			}
-			e.add(lits)
+			e.add(slab[start:len(slab):len(slab)])
 		}
 	}
 	if !e.broken && e.propagate() != nil {

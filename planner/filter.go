@@ -13,7 +13,7 @@ import (
 // filter validates the candidates and keeps those of the target
 // architecture and selected flavor. Identical copies collapse to one.
 func (p *planning) filter(cands []facts.Candidate) []facts.Candidate {
-	var kept []facts.Candidate
+	kept := make([]facts.Candidate, 0, len(cands))
 	for _, c := range cands {
 		if !p.valid(c) {
 			continue
@@ -51,18 +51,32 @@ func (p *planning) valid(c facts.Candidate) bool {
 // flavor; several flavors with no selector are ambiguous.
 func (p *planning) flavors(cands []facts.Candidate) []facts.Candidate {
 	type key struct{ name, version string }
-	groups := map[key][]facts.Candidate{}
-	var keys []key
-	for _, c := range cands {
+	// first is where each name and version first appears; only those that
+	// appear again get a group (most appear once).
+	first := make(map[key]int, len(cands))
+	more := map[key][]facts.Candidate{}
+	for i, c := range cands {
 		k := key{c.Name, c.Version}
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
+		if j, ok := first[k]; !ok {
+			first[k] = i
+		} else if _, ok := more[k]; !ok {
+			more[k] = []facts.Candidate{cands[j], c}
+		} else {
+			more[k] = append(more[k], c)
 		}
-		groups[k] = append(groups[k], c)
 	}
-	var out []facts.Candidate
-	for _, k := range keys {
-		g := p.dedupe(groups[k])
+	out := make([]facts.Candidate, 0, len(cands))
+	for i, c := range cands {
+		k := key{c.Name, c.Version}
+		if first[k] != i {
+			continue
+		}
+		g, ok := more[k]
+		if !ok {
+			out = append(out, c)
+			continue
+		}
+		g = p.dedupe(g)
 		if len(g) == 1 {
 			out = append(out, g[0])
 			continue

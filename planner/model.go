@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -22,6 +23,8 @@ type cand struct {
 	// below every version and satisfies no version range.
 	versionless bool
 	reqs        []*req
+	// name is the index of the candidate's name in the model's names.
+	name int
 }
 
 func (c *cand) label() string { return c.Name + " " + c.Version }
@@ -96,6 +99,11 @@ func (p *planning) build(kept []facts.Candidate) *model {
 		m.byName[name] = cs
 	}
 	m.names = sortedKeys(m.byName)
+	for i, n := range m.names {
+		for _, c := range m.byName[n] {
+			c.name = i
+		}
+	}
 	p.checkOptions(m)
 	if p.failed() {
 		return m
@@ -206,7 +214,7 @@ func (p *planning) compile(m *model, c *cand) {
 			groups[r.ID] = append(groups[r.ID], i)
 			continue
 		}
-		field := fmt.Sprintf("requires.packages[%d]", i)
+		field := "requires.packages[" + strconv.Itoa(i) + "]"
 		if r.Name != "" {
 			c.reqs = append(c.reqs, p.packageReq(m, c, EdgePackage, field, r.Name, r.Version, ""))
 			continue
@@ -305,6 +313,7 @@ func (p *planning) packageReq(m *model, owner *cand, kind, field, name, constrai
 	}
 	_, r.anyNamed = m.byName[name]
 	r.sc = sc
+	r.providers = make([]*cand, 0, len(m.byName[name]))
 	for _, c := range m.byName[name] {
 		if p.accepts(sc, c) {
 			r.providers = append(r.providers, c)
@@ -550,7 +559,28 @@ func (p *planning) accepts(sc *semver.Constraints, c *cand) bool {
 	case c.versionless:
 		return false
 	}
-	return p.withPrereleases(sc, c.Name).Check(c.version)
+	pre := slices.Contains(p.opts.Prereleases, c.Name)
+	k := acceptKey{sc, c.version, pre}
+	if ok, seen := p.accepted[k]; seen {
+		return ok
+	}
+	if p.accepted == nil {
+		p.accepted = map[acceptKey]bool{}
+	}
+	ok := p.withPrereleases(sc, c.Name).Check(c.version)
+	p.accepted[k] = ok
+	return ok
+}
+
+// acceptKey is one question accepts answered: a range, a version (both
+// parsed once per text, so equal texts share a pointer) and whether the
+// range takes prereleases. A bundle asks the same few ranges of the same
+// few versions across many names, and semver formats an error for every
+// failed check.
+type acceptKey struct {
+	sc  *semver.Constraints
+	v   *semver.Version
+	pre bool
 }
 
 // withPrereleases is sc, including prereleases when the operator asked for

@@ -98,6 +98,8 @@ type planning struct {
 	// parsed versions and constraints, by their text: bundles repeat them.
 	versions    map[string]parsedVersion
 	constraints map[string]parsedConstraint
+	// accepted is what accepts answered, by range and version.
+	accepted map[acceptKey]bool
 }
 
 type parsedVersion struct {

@@ -22,16 +22,12 @@ func (m *model) preference() []string {
 // (or the set of names requiring each other) with the lexically smallest
 // name comes first.
 func (m *model) preferenceOrder() []string {
-	index := make(map[string]int, len(m.names))
-	for i, n := range m.names {
-		index[n] = i
-	}
 	succ := make([][]int, len(m.names))
 	last := make([]int, len(m.names)) // the name (index+1) that last added an edge to each name
 	for _, c := range m.cands {
-		from := index[c.Name]
+		from := c.name
 		add := func(to *cand) {
-			if t := index[to.Name]; t != from && last[t] != from+1 {
+			if t := to.name; t != from && last[t] != from+1 {
 				last[t] = from + 1
 				succ[from] = append(succ[from], t)
 			}

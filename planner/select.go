@@ -107,16 +107,19 @@ func (m *model) encode() *cnf {
 	for _, c := range m.cands {
 		for _, r := range c.reqs {
 			if r.constrains() {
-				cl := []int{-c.id}
+				cl := make([]int, 1, 1+len(r.providers))
+				cl[0] = -c.id
 				for _, pr := range r.providers {
 					cl = append(cl, pr.id)
 				}
 				f.groups = append(f.groups, &clauseGroup{kind: groupReq, name: c.Name, r: r, c: c, clauses: [][]int{cl}})
 			}
 			if len(r.losers) > 0 {
-				g := &clauseGroup{kind: groupLoser, name: c.Name, r: r, c: c}
+				g := &clauseGroup{kind: groupLoser, name: c.Name, r: r, c: c, clauses: make([][]int, 0, len(r.losers))}
+				lits := make([]int, 0, 2*len(r.losers))
 				for _, l := range r.losers {
-					g.clauses = append(g.clauses, []int{-c.id, -l.id})
+					lits = append(lits, -c.id, -l.id)
+					g.clauses = append(g.clauses, lits[len(lits)-2:len(lits):len(lits)])
 				}
 				f.groups = append(f.groups, g)
 			}
@@ -127,10 +130,15 @@ func (m *model) encode() *cnf {
 		if len(cs) < 2 {
 			continue
 		}
-		g := &clauseGroup{kind: groupOne, name: n}
+		pairs := len(cs) * (len(cs) - 1) / 2
+		g := &clauseGroup{kind: groupOne, name: n, clauses: make([][]int, 0, pairs)}
+		// One backing array for the pairs' literals; each clause is capped
+		// at its own two, so an append to one cannot reach the next.
+		lits := make([]int, 0, 2*pairs)
 		for i := range cs {
 			for j := i + 1; j < len(cs); j++ {
-				g.clauses = append(g.clauses, []int{-cs[i].id, -cs[j].id})
+				lits = append(lits, -cs[i].id, -cs[j].id)
+				g.clauses = append(g.clauses, lits[len(lits)-2:len(lits):len(lits)])
 			}
 		}
 		f.groups = append(f.groups, g)

@@ -77,6 +77,30 @@ func TestPrereleasesAreExplainedAndCanBeIncluded(t *testing.T) {
 	}
 }
 
+// Two names at the same prerelease, under the same range, with only one of
+// them listed in prereleases: each gets its own answer (accepts keeps its
+// answers by range, version and whether prereleases count).
+func TestPrereleasesAreOptedInPerName(t *testing.T) {
+	cands := []facts.Candidate{
+		pkg("cm", "1.14.0-uds.1", nil), pkg("ot", "1.14.0-uds.1", nil),
+		pkg("app", "1.0.0", func(p *facts.Prerequisites) {
+			requires("cm", ">=1.13.0")(p)
+			requires("ot", ">=1.13.0")(p)
+		}),
+	}
+	for _, listed := range []string{"cm", "ot"} {
+		_, err := New(cands, Options{Plan: options.Plan{Prereleases: []string{listed}}})
+		other := map[string]string{"cm": "ot", "ot": "cm"}[listed]
+		if err == nil || !strings.Contains(err.Error(), other+" 1.14.0-uds.1 is a prerelease") || strings.Contains(err.Error(), listed+" 1.14.0-uds.1 is a prerelease") {
+			t.Errorf("prereleases [%s]: %v; want only %s's prerelease refused", listed, err, other)
+		}
+	}
+	p, err := New(cands, Options{Plan: options.Plan{Prereleases: []string{"cm", "ot"}}})
+	if err != nil || len(p.Packages) != 3 {
+		t.Fatalf("prereleases [cm, ot]: %v, %v; want all three planned", p, err)
+	}
+}
+
 // A package that provides what it also requires satisfies itself.
 func TestAPackageSatisfiesItsOwnProvides(t *testing.T) {
 	self := pkg("operator", "1.0.0", func(p *facts.Prerequisites) {
