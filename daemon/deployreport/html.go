@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/colonel-byte/zarf-planner/daemon/report"
 )
@@ -14,14 +15,14 @@ import (
 var deployBody string
 
 // deployPage is the deploy report's body in the pages' shared shell, so
-// it looks like the plan page it followed.
-var deployPage = func() *report.Shell {
+// it looks like the plan page it followed; parsed on first use.
+var deployPage = sync.OnceValue(func() *report.Shell {
 	s, err := report.NewShell(deployBody)
 	if err != nil { // embedded at build time and tested: cannot happen
 		panic(err)
 	}
 	return s
-}()
+})
 
 // The deploy page's view: every string already report.Visible.
 type (
@@ -88,5 +89,5 @@ func (r *Report) HTML(producer string) ([]byte, error) {
 		d.Rows = append(d.Rows, rv)
 	}
 	d.Summary = fmt.Sprintf("%d of %d packages deployed.", deployed, len(r.Rows))
-	return deployPage.Render(p, d)
+	return deployPage().Render(p, d)
 }

@@ -5,13 +5,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 )
 
-// catalogPage is the catalog's body in the pages' shared shell.
-var catalogPage = mustShell("assets/catalog.html")
+// catalogPage is the catalog's body in the pages' shared shell, parsed on
+// first use.
+var catalogPage = sync.OnceValue(func() *Shell { return mustShell("assets/catalog.html") })
 
 // The catalog page's view: every string already Visible.
 type (
@@ -90,7 +92,7 @@ func Catalog(c *service.Catalog, at time.Time, producer string) ([]byte, error) 
 		d.Warnings = append(d.Warnings, Visible(w))
 	}
 	d.Summary = fmt.Sprintf("%d package(s); %d verified with the key given.", len(c.Packages), signed)
-	return catalogPage.Render(p, d)
+	return catalogPage().Render(p, d)
 }
 
 func joined(ss []string) string {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/colonel-byte/zarf-planner/daemon/service"
@@ -92,7 +93,9 @@ func settingValue(f reflect.Value) string {
 	return ""
 }
 
-var planPage = mustShell("assets/plan.html")
+// planPage is the plan's body in the pages' shared shell, parsed on first
+// use: a daemon that never renders a page does not parse it at start.
+var planPage = sync.OnceValue(func() *Shell { return mustShell("assets/plan.html") })
 
 // Plan renders a plan result (or a failure) as one self-contained page:
 // the graph drawn by levels, every package's details, the problems
@@ -102,7 +105,7 @@ func Plan(res *service.Result, in PlanInput) ([]byte, error) {
 		return nil, fmt.Errorf("rendering the plan page: no result")
 	}
 	d := planView(res, in)
-	return planPage.Render(d.Page, d)
+	return planPage().Render(d.Page, d)
 }
 
 // The plan page's view: every string already Visible, every position
