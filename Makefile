@@ -8,11 +8,12 @@ VENV := $(CURDIR)/.venv
 PYTHON_VERSION := $(shell python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 ZARF := $(TOOLS)/zarf
 ZARF_VERSION := v0.84.0
-# The build id both binaries carry: a module refuses a daemon of another build.
+# The build id every binary carries (package buildinfo): a module refuses a
+# daemon of another build, and a daemon a chart renderer of another build.
 BUILD_ID := $(shell cat go.sum $$(find . -name '*.go' -not -path './.tools/*' -not -path './testdata/tools/*' -not -path './.venv/*' | sort) 2>/dev/null | sha256sum | cut -c1-16)
 # The collection's version, which the binaries report beside their build.
 VERSION := $(shell sed -n 's/^version: //p' module/collection/galaxy.yml)
-LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID=$(BUILD_ID) -X github.com/colonel-byte/zarf-planner/daemon/contract.Version=$(VERSION)
+LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/buildinfo.ID=$(BUILD_ID) -X github.com/colonel-byte/zarf-planner/buildinfo.Version=$(VERSION)
 # Every binary is static (no libc), so it runs on any Linux of its
 # architecture whatever its glibc (RHEL 8, Ubuntu 20.04, Amazon Linux 2).
 export CGO_ENABLED := 0

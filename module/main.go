@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
@@ -458,7 +459,7 @@ func keptPlan(req *plannerpb.PlanRequest) (doc []byte, failed, ok bool) {
 		return nil, false, false
 	}
 	defer store.Close()
-	key, _, err := kept.PlanKey(kept.Question{Build: contract.BuildID, Path: req.GetPath(), Plan: o.Plan, Read: o.Read, Caller: options.Caller(req.GetCaller())})
+	key, _, err := kept.PlanKey(kept.Question{Build: buildinfo.ID, Path: req.GetPath(), Plan: o.Plan, Read: o.Read, Caller: options.Caller(req.GetCaller())})
 	if err != nil {
 		return nil, false, false
 	}

@@ -20,9 +20,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
-	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
@@ -61,7 +61,7 @@ func TestMain(m *testing.M) {
 		daemonBin = filepath.Join(tmp, "zarf-planner")
 		otherModuleBin = filepath.Join(tmp, "other", "zarf_bundle_plan")
 		otherDaemonBin = filepath.Join(tmp, "other", "zarf-planner")
-		other := "-ldflags=-X github.com/colonel-byte/zarf-planner/daemon/contract.BuildID=other-build -X github.com/colonel-byte/zarf-planner/daemon/contract.Version=0.1.0"
+		other := "-ldflags=-X github.com/colonel-byte/zarf-planner/buildinfo.ID=other-build -X github.com/colonel-byte/zarf-planner/buildinfo.Version=0.1.0"
 		// Each daemon's chart renderer beside it, where it looks.
 		renderers := [][]string{{filepath.Join(tmp, renderproc.Binary), "../renderer"}, {filepath.Join(tmp, "other", renderproc.Binary), "../renderer", other}}
 		for _, b := range append([][]string{{moduleBin, "."}, {daemonBin, "../daemon"}, {otherModuleBin, ".", other}, {otherDaemonBin, "../daemon", other}}, renderers...) {
@@ -460,7 +460,7 @@ func TestADaemonPathOfAnotherReleaseIsNamed(t *testing.T) {
 	}
 	for _, want := range []string{
 		"the daemon binary " + otherDaemonBin + " is zarf-planner 0.1.0 (build other-build)",
-		"this client is zarf-planner " + contract.Version + " (build " + contract.BuildID + ")",
+		"this client is zarf-planner " + buildinfo.Version + " (build " + buildinfo.ID + ")",
 		"unset daemon_path",
 	} {
 		if !strings.Contains(msg, want) {

@@ -121,8 +121,18 @@ func TestArm64RendererRendersUnderQemu(t *testing.T) {
 		n := int(binary.BigEndian.Uint32(rest))
 		frames, rest = append(frames, rest[4:4+n]), rest[4+n:]
 	}
-	if len(frames) != 3 || string(frames[0]) != `{"hello":1}` || string(frames[1]) != `{"ack":true}` {
-		t.Fatalf("the arm64 renderer answered %q", out)
+	// Its hello names the build of the arm64 daemon shipped beside it.
+	version, err := exec.Command(q, filepath.Join(installed, "binaries", "linux-arm64", "zarf-planner"), "version").Output()
+	if err != nil {
+		t.Fatalf("the arm64 daemon's version: %v", err)
+	}
+	_, build, ok := strings.Cut(string(version), "(build ")
+	build, _, _ = strings.Cut(build, ",")
+	if !ok || build == "" || build == "dev" {
+		t.Fatalf("the arm64 daemon says %q; want its build", version)
+	}
+	if len(frames) != 3 || string(frames[0]) != `{"hello":1,"build":"`+build+`"}` || string(frames[1]) != `{"ack":true}` {
+		t.Fatalf("the arm64 renderer answered %q; want a hello of build %s", out, build)
 	}
 	var answer struct {
 		Rendered struct{ Files map[string][]byte }

@@ -63,7 +63,7 @@ func (k Key) String() string { return hex.EncodeToString(k[:]) }
 // files: the build that renders it, the options the planner and the
 // reader take, who asks, and the warnings the daemon adds.
 type Question struct {
-	// Build is the build of the binaries (contract.BuildID): a document
+	// Build is the build of the binaries (buildinfo.ID): a document
 	// is only answered by the build that rendered it.
 	Build string
 	// Path is the package directory, absolute.

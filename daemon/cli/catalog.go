@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/report"
@@ -67,7 +68,7 @@ who signed what.`,
 				if err != nil {
 					return err
 				}
-				page, err := report.Catalog(&c, time.Unix(at, 0), "zarf-planner "+contract.Version)
+				page, err := report.Catalog(&c, time.Unix(at, 0), "zarf-planner "+buildinfo.Version)
 				if err != nil {
 					return err
 				}

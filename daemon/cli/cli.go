@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/colonel-byte/zarf-planner/barrier"
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
@@ -90,7 +91,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 
 // versionLine names this binary's release, build and platform.
 func versionLine() string {
-	return fmt.Sprintf("zarf-planner %s (build %s, protocol %d, %s/%s)", contract.Version, contract.BuildID, contract.ProtocolVersion, runtime.GOOS, runtime.GOARCH)
+	return fmt.Sprintf("zarf-planner %s (build %s, protocol %d, %s/%s)", buildinfo.Version, buildinfo.ID, contract.ProtocolVersion, runtime.GOOS, runtime.GOARCH)
 }
 
 func newVersion() *cobra.Command {
@@ -399,7 +400,7 @@ func newDeployReport() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			page, err := r.HTML("zarf-planner " + contract.Version)
+			page, err := r.HTML("zarf-planner " + buildinfo.Version)
 			if err != nil {
 				return err
 			}

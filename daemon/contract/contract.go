@@ -20,16 +20,6 @@ const ProtocolVersion = 2
 // PluginName is the name the Planner is dispensed under.
 const PluginName = "planner"
 
-// BuildID identifies the build of a binary. The Makefile sets it (to a
-// digest of the sources) in both the daemon and the module, so a module
-// can tell it is talking to a daemon of another build. Unset, it is "dev".
-var BuildID = "dev"
-
-// Version is the release (the collection's version) a binary belongs to,
-// set by the Makefile; "dev" unset. Messages about a daemon of another
-// build name both versions.
-var Version = "dev"
-
 // Handshake is the go-plugin handshake shared by daemon and clients.
 var Handshake = plugin.HandshakeConfig{
 	ProtocolVersion:  ProtocolVersion,

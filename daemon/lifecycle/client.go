@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
@@ -281,7 +282,7 @@ type otherBuild struct {
 }
 
 func (e *otherBuild) Error() string {
-	return fmt.Sprintf("daemon pid %d is %s, this client is %s", e.proc.pid, releaseName(e.version, e.theirs), releaseName(contract.Version, contract.BuildID))
+	return fmt.Sprintf("daemon pid %d is %s, this client is %s", e.proc.pid, releaseName(e.version, e.theirs), releaseName(buildinfo.Version, buildinfo.ID))
 }
 
 // releaseName names a release and build for messages, such as "zarf-planner
@@ -303,7 +304,7 @@ type MismatchError struct {
 func (e *MismatchError) Error() string {
 	return fmt.Sprintf("the daemon binary %s is %s, but this client is %s, and both must come from one release: "+
 		"unset daemon_path to run the zarf-planner installed beside this module, or point it at zarf-planner %s",
-		e.Path, releaseName(e.Version, e.Build), releaseName(contract.Version, contract.BuildID), contract.Version)
+		e.Path, releaseName(e.Version, e.Build), releaseName(buildinfo.Version, buildinfo.ID), buildinfo.Version)
 }
 
 // release closes the pidfd an otherBuild error holds.
@@ -328,7 +329,7 @@ func (sd *stateDir) attach(ctx context.Context) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.BuildId != contract.BuildID {
+	if st.BuildId != buildinfo.ID {
 		ob := &otherBuild{proc: c.proc, theirs: st.BuildId, version: st.Version}
 		c.proc = nil
 		c.Close()

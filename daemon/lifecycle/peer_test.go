@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
@@ -159,7 +160,7 @@ func TestTheClientRefusesASocketOfAnotherUser(t *testing.T) {
 	if err := os.Chown(link, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteState(dir, State{Pid: their.Pid, Network: "unix", Addr: link, ProtocolVersion: contract.ProtocolVersion, BuildID: contract.BuildID}); err != nil {
+	if err := WriteState(dir, State{Pid: their.Pid, Network: "unix", Addr: link, ProtocolVersion: contract.ProtocolVersion, BuildID: buildinfo.ID}); err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("is served by uid %d (pid %d), not by this user", other.Uid, their.Pid)

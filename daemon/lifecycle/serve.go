@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
@@ -99,14 +100,14 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 	}
 	st := State{
 		Pid: os.Getpid(), Network: "unix", Addr: srv.addr,
-		ProtocolVersion: contract.ProtocolVersion, BuildID: contract.BuildID, Started: t.started.UTC(),
+		ProtocolVersion: contract.ProtocolVersion, BuildID: buildinfo.ID, Started: t.started.UTC(),
 	}
 	if err := sd.writeState(st); err != nil {
 		srv.stop()
 		return err
 	}
 	defer func() { err = errors.Join(err, sd.removeState(st.Pid)) }()
-	log.Info("serving", "pid", st.Pid, "socket", st.Addr, "build", contract.BuildID, "idle_timeout", idle.String())
+	log.Info("serving", "pid", st.Pid, "socket", st.Addr, "build", buildinfo.ID, "idle_timeout", idle.String())
 	unpublish := func() {
 		if err := sd.removeState(st.Pid); err != nil {
 			log.Warn("removing the state file", "error", err)
@@ -392,7 +393,7 @@ func (t *tracker) Status(ctx context.Context) (*plannerpb.StatusResponse, error)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	st.Pid, st.BuildId, st.ProtocolVersion, st.Version = int64(t.pid), contract.BuildID, contract.ProtocolVersion, contract.Version
+	st.Pid, st.BuildId, st.ProtocolVersion, st.Version = int64(t.pid), buildinfo.ID, contract.ProtocolVersion, buildinfo.Version
 	st.StartedUnix, st.Requests, st.Inflight = t.started.Unix(), t.requests, int64(t.inflight)
 	return st, nil
 }

@@ -3,11 +3,11 @@ package server
 import (
 	"bytes"
 	"context"
-	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/inspect"
 )
 

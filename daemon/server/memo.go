@@ -11,8 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
-	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -180,7 +180,7 @@ func (m *Memo) stampOf(req service.Request) (k memoKey, archives int, ok bool) {
 		return memoKey{}, 0, false
 	}
 	k, archives, err := kept.PlanKey(kept.Question{
-		Build: contract.BuildID, Path: req.Path, Plan: req.Options.Plan, Read: req.Read, Caller: req.Options.Caller,
+		Build: buildinfo.ID, Path: req.Path, Plan: req.Options.Plan, Read: req.Read, Caller: req.Options.Caller,
 		Warnings: req.Warnings, Count: inspect.IsCandidate,
 	})
 	if err != nil {
@@ -201,7 +201,7 @@ func (m *Memo) catalogStamp(path string, warnings []string, markdown bool, signe
 	if signer.Key != nil { // read from the key file now: its content
 		fingerprint = signer.Key.Fingerprint
 	}
-	for _, s := range append([]string{"zarf-planner catalog memo by stamp 1", contract.BuildID, path, fmt.Sprint(markdown), fingerprint,
+	for _, s := range append([]string{"zarf-planner catalog memo by stamp 1", buildinfo.ID, path, fmt.Sprint(markdown), fingerprint,
 		fmt.Sprintf("warnings %d", len(warnings))}, warnings...) {
 		kept.Field(h, s)
 	}
@@ -307,7 +307,7 @@ func memoKeyOf(p *service.Prepared) (memoKey, error) {
 	}
 	h := sha256.New()
 	kept.Field(h, "zarf-planner plan memo 5")
-	kept.Field(h, contract.BuildID)
+	kept.Field(h, buildinfo.ID)
 	kept.Field(h, string(opts))
 	kept.Field(h, string(read))
 	kept.Field(h, string(req.Options.Caller))

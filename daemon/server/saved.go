@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/colonel-byte/zarf-planner/daemon/contract"
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -24,7 +24,7 @@ func savedDoc(o options.Request, p *Planned) (*savedplan.Doc, error) {
 	}
 	d := &savedplan.Doc{
 		Kind: savedplan.Kind, APIVersion: savedplan.APIVersion,
-		Planner:   savedplan.Planner{Version: contract.Version, Build: contract.BuildID},
+		Planner:   savedplan.Planner{Version: buildinfo.Version, Build: buildinfo.ID},
 		Directory: p.Read.Request.Path,
 		Options:   savedplan.OptionsOf(o),
 		Archives:  []savedplan.Archive{},

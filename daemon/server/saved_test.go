@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/colonel-byte/zarf-planner/daemon/contract"
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/planner"
@@ -173,13 +173,13 @@ func TestStaleSavedPlanNamesEveryDifference(t *testing.T) {
 // is not a saved plan is refused by name.
 func TestSavedPlanOfAnotherBuildOrNoneIsRefused(t *testing.T) {
 	dir := copyBundle(t, signedBundle)
-	old := contract.BuildID
-	t.Cleanup(func() { contract.BuildID = old })
-	_, _, replay := saveThenReplay(t, planReq(t, dir), planReq(t, dir), func() { contract.BuildID = "another-build" })
+	old := buildinfo.ID
+	t.Cleanup(func() { buildinfo.ID = old })
+	_, _, replay := saveThenReplay(t, planReq(t, dir), planReq(t, dir), func() { buildinfo.ID = "another-build" })
 	if p := problems(t, replay.GetResult()); !replay.GetFailed() || len(p) != 1 || !strings.Contains(p[0].Message, "(build dev), this is dev (build another-build)") {
 		t.Fatalf("another build: %s", replay.GetResult())
 	}
-	contract.BuildID = old
+	buildinfo.ID = old
 	req := planReq(t, dir)
 	req.SavedPlan = []byte(`{"kind":"Something"}`)
 	resp, err := memoDaemon(t).Plan(context.Background(), req)

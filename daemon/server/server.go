@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/colonel-byte/zarf-planner/barrier"
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
@@ -336,7 +337,7 @@ func withPage(req *plannerpb.PlanRequest, o options.Request, resp *plannerpb.Pla
 		when = time.Unix(t, 0)
 	}
 	page, err := report.Plan(res, report.PlanInput{
-		Directory: req.GetPath(), Options: report.Settings(o), Time: when, Producer: "zarf-planner " + contract.Version,
+		Directory: req.GetPath(), Options: report.Settings(o), Time: when, Producer: "zarf-planner " + buildinfo.Version,
 	})
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%v", err)

@@ -37,8 +37,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
 // Binary is the chart renderer's file name; it is installed beside
@@ -93,7 +95,10 @@ type request struct {
 // request, or the request's answer (the rendered chart, or why the chart
 // cannot be rendered, and whether the child must not be reused).
 type answer struct {
-	Hello      int              `json:"hello,omitempty"`
+	Hello int `json:"hello,omitempty"`
+	// Build is the hello's build (buildinfo.ID): a renderer is used only
+	// by a daemon of its own build, whose cache keeps what it renders.
+	Build      string           `json:"build,omitempty"`
 	Ack        bool             `json:"ack,omitempty"`
 	Rendered   *claims.Rendered `json:"rendered,omitempty"`
 	ChartError string           `json:"chart_error,omitempty"`
@@ -302,8 +307,12 @@ func start(path string) (*child, error) {
 	hello := make(chan error, 1)
 	go func() {
 		a, err := readAnswer(c.out, maxSmallFrame)
-		if err == nil && a.Hello != Protocol {
+		switch {
+		case err != nil:
+		case a.Hello != Protocol:
 			err = fmt.Errorf("it says protocol %d, this zarf-planner speaks %d: reinstall zarf-planner and its renderer together", a.Hello, Protocol)
+		case a.Build != buildinfo.ID:
+			err = fmt.Errorf("it is build %s, this zarf-planner is build %s (%s): reinstall zarf-planner and its renderer together", facts.Quote(a.Build), buildinfo.ID, buildinfo.Version)
 		}
 		hello <- err
 	}()

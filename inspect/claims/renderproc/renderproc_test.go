@@ -20,8 +20,9 @@ import (
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
 )
 
-// renderer is the real zarf-planner-render, built once for these tests.
-var renderer string
+// renderer is the real zarf-planner-render, built once for these tests;
+// otherBuild is the same renderer built as another build.
+var renderer, otherBuild string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "renderproc-test-")
@@ -30,10 +31,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	renderer = filepath.Join(dir, renderproc.Binary)
-	out, err := exec.Command("go", "build", "-o", renderer, "github.com/colonel-byte/zarf-planner/renderer").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building the renderer: %v\n%s", err, out)
-		os.Exit(1)
+	otherBuild = filepath.Join(dir, "other", renderproc.Binary)
+	for path, flags := range map[string]string{renderer: "", otherBuild: "-X github.com/colonel-byte/zarf-planner/buildinfo.ID=other-build"} {
+		out, err := exec.Command("go", "build", "-ldflags", flags, "-o", path, "github.com/colonel-byte/zarf-planner/renderer").CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "building the renderer: %v\n%s", err, out)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -45,12 +49,15 @@ func chartOf(t *testing.T, template string) claims.ChartRequest {
 }
 
 // children are the renderer processes alive now.
-func children(t *testing.T) []int {
+func children(t *testing.T) []int { return childrenOf(t, renderer) }
+
+// childrenOf are the processes of the binary at path alive now.
+func childrenOf(t *testing.T, path string) []int {
 	t.Helper()
 	var pids []int
 	procs, _ := filepath.Glob("/proc/[0-9]*/exe")
 	for _, p := range procs {
-		if exe, err := os.Readlink(p); err == nil && exe == renderer {
+		if exe, err := os.Readlink(p); err == nil && exe == path {
 			var pid int
 			fmt.Sscanf(strings.Split(p, "/")[2], "%d", &pid)
 			pids = append(pids, pid)
@@ -181,11 +188,12 @@ func TestARendererOthersCouldChangeIsNotRun(t *testing.T) {
 
 func TestARendererThatFailsIsNotTheChartsFault(t *testing.T) {
 	dir := t.TempDir()
-	// One that dies before its hello, and one that says another
-	// protocol's hello.
+	// One that dies before its hello, one that says another protocol's
+	// hello, and one of this protocol but another build.
 	for name, script := range map[string]string{
 		"dies":  "#!/bin/sh\necho 'cannot start here' >&2\nexit 3\n",
 		"other": "#!/bin/sh\nprintf '\\000\\000\\000\\014{\"hello\":99}'\nsleep 5\n",
+		"build": fmt.Sprintf("#!/bin/sh\nprintf '\\000\\000\\000\\%03o{\"hello\":%d,\"build\":\"old\"}'\nsleep 5\n", len(fmt.Sprintf(`{"hello":%d,"build":"old"}`, renderproc.Protocol)), renderproc.Protocol),
 	} {
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
@@ -196,10 +204,24 @@ func TestARendererThatFailsIsNotTheChartsFault(t *testing.T) {
 		if err == nil || errors.As(err, &bad) {
 			t.Fatalf("%s: %v", name, err)
 		}
-		want := map[string]string{"dies": "exit status 3: cannot start here", "other": "protocol 99"}[name]
+		want := map[string]string{"dies": "exit status 3: cannot start here", "other": "protocol 99", "build": `it is build "old", this zarf-planner is build dev`}[name]
 		if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "failed to start") {
 			t.Fatalf("%s: %v; want it to say %q", name, err, want)
 		}
+	}
+}
+
+// The real renderer of another build (a collection half upgraded) is
+// refused at its hello: what it renders would be cached for this build.
+func TestARendererOfAnotherBuildIsRefused(t *testing.T) {
+	_, err := renderproc.New(otherBuild).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+	var bad *claims.ChartError
+	if err == nil || errors.As(err, &bad) || !strings.Contains(err.Error(), `it is build "other-build", this zarf-planner is build dev`) ||
+		!strings.Contains(err.Error(), "reinstall zarf-planner and its renderer together") {
+		t.Fatalf("a renderer of another build: %v", err)
+	}
+	if pids := childrenOf(t, otherBuild); len(pids) != 0 {
+		t.Fatalf("left running: %v", pids)
 	}
 }
 

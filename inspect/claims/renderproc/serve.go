@@ -8,6 +8,7 @@ import (
 	"io"
 	"syscall"
 
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 )
 
@@ -36,7 +37,7 @@ func Limit() error {
 // out, until in ends. After a render it abandoned (a template past its
 // timeout still running) it answers, then returns: its process must end.
 func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.ChartRequest) (claims.Rendered, error)) error {
-	if err := writeAnswer(out, answer{Hello: Protocol}); err != nil {
+	if err := writeAnswer(out, answer{Hello: Protocol, Build: buildinfo.ID}); err != nil {
 		return err
 	}
 	for {
