@@ -440,7 +440,9 @@ func TestDaemonOfAnotherBuildIsReplaced(t *testing.T) {
 		t.Errorf("daemon.replaced = %v; want %q", d["replaced"], want)
 	}
 	log, _ := os.ReadFile(filepath.Join(state, lifecycle.LogFile))
-	if !strings.Contains(string(log), "draining on signal") {
+	// Drained on the SIGTERM, seen by the serving loop or through the
+	// signal context (whichever wins the race says so).
+	if !strings.Contains(string(log), "draining on signal") && !strings.Contains(string(log), "terminated signal received") {
 		t.Errorf("the old daemon did not drain:\n%s", log)
 	}
 }

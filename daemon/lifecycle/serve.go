@@ -240,7 +240,10 @@ func serveUntilDone(ctx context.Context, t *tracker, srv *server, idle time.Dura
 			drain()
 			return nil
 		case <-ctx.Done():
-			log.Info("draining: context ended")
+			// A SIGTERM reaches both this loop and the caller's
+			// signal.NotifyContext, in either order: the cause says
+			// which signal ended the context.
+			log.Info("draining: context ended", "cause", context.Cause(ctx).Error())
 			drain()
 			return nil
 		case <-tick.C:
