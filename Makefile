@@ -280,7 +280,7 @@ bench-planner:
 
 # Peak memory of reading a directory of crafted archives at GOMAXPROCS=8,
 # against the example bundle. Results: docs/security.md.
-bench-memory: bin/zarf-planner
+bench-memory: bin/zarf-planner bin/zarf-planner-render
 	$(GO) run ./testdata/bench/memory -bin bin/zarf-planner
 
 # The planner against the reference planner of planner/reference_test.go
@@ -314,7 +314,7 @@ docs-screenshots:
 # against zstd -dc of the same bytes (CPU and wall, GOMAXPROCS=1 and every
 # core) and the zarf CLI, one run of 5 rounds. Builds its archives with the
 # zarf CLI once (.cache/bench/inspect).
-bench-inspect: tools bin/zarf-planner
+bench-inspect: tools bin/zarf-planner bin/zarf-planner-render
 	python3 testdata/bench/inspect/bench.py
 
 # Planning against a bare stat walk over 1,000 distinct archives, one run:
