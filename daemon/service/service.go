@@ -485,7 +485,6 @@ type InvalidArchive struct {
 	Error   string `json:"error"`
 }
 
-// Inspect reads a directory without planning, under limits; c may be nil.
 // readLimits are the server's limits with the request's inflation.
 func (req *Request) readLimits() inspect.Limits {
 	l := req.Limits
@@ -493,6 +492,7 @@ func (req *Request) readLimits() inspect.Limits {
 	return l
 }
 
+// Inspect reads a directory without planning, under limits; c may be nil.
 func Inspect(ctx context.Context, dir string, c inspect.Cache, limits inspect.Limits) (*Inspection, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
