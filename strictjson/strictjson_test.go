@@ -1,0 +1,84 @@
+package strictjson
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+type doc struct {
+	Name  string          `json:"name"`
+	Items []item          `json:"zarf_packages_to_deploy"`
+	Tags  []string        `json:"tags,omitempty"`
+	Raw   json.RawMessage `json:"raw,omitempty"`
+}
+
+type item struct {
+	Name string `json:"name"`
+}
+
+func TestTwoReadersCannotSeeTwoDocuments(t *testing.T) {
+	for _, c := range []struct {
+		name, in    string
+		line        int
+		key, saying string
+	}{
+		{"a duplicated key", "{\n\"name\": \"a\",\n\"name\": \"b\"\n}", 3, "/name", "given twice"},
+		{"a duplicated key deep down", "{\"zarf_packages_to_deploy\": [\n{\"name\": \"a\",\n \"name\": \"b\"}]}", 3, "/zarf_packages_to_deploy/0/name", "given twice"},
+		{"a key that differs by case", "{\n\"name\": \"a\",\n\"Zarf_packages_to_deploy\": []}", 3, "/Zarf_packages_to_deploy", "case included"},
+		{"an unknown key", "{\"name\": \"a\",\n\n\"ansible_facts\": {}}", 3, "/ansible_facts", "no such key"},
+		{"a duplicated key inside a raw value", "{\"raw\": {\"x\": 1,\n\"x\": 2}}", 2, "/raw/x", "given twice"},
+		{"a wrong type", "{\"name\": 3}", 1, "/name", "cannot be a string"},
+		{"invalid UTF-8", "{\"name\": \"\xff\"}", 1, "/name", "UTF-8"},
+		{"two documents", "{\"name\": \"a\"} {\"name\": \"b\"}", 1, "", "invalid"},
+		{"truncated", "{\"name\": \"a\"", 1, "", "ends early"},
+		{"deep nesting", "{\"raw\": " + strings.Repeat("[", 100) + strings.Repeat("]", 100) + "}", 1, "", "more than 64 deep"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var d doc
+			err := Unmarshal("plan.json", []byte(c.in), &d)
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("got %v; want an *Error", err)
+			}
+			if e.Name != "plan.json" || e.Line != c.line || e.Key != c.key || !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(c.saying)) {
+				t.Errorf("got %q (line %d, key %q); want line %d, key %q, saying %q", err, e.Line, e.Key, c.line, c.key, c.saying)
+			}
+		})
+	}
+}
+
+func TestAStrictDocumentReadsAsEncodingJSONReadsIt(t *testing.T) {
+	in := `{"name": "a", "zarf_packages_to_deploy": [{"name": "x"}], "raw": {"k": [1, 2]}}`
+	var strict, lax doc
+	if err := Unmarshal("d", []byte(in), &strict); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(in), &lax); err != nil {
+		t.Fatal(err)
+	}
+	if strict.Name != lax.Name || len(strict.Items) != 1 || strict.Items[0] != lax.Items[0] || string(strict.Raw) != string(lax.Raw) {
+		t.Errorf("strict %+v; encoding/json %+v", strict, lax)
+	}
+}
+
+func TestKeysAreTheTopLevelKeysOfAValidObject(t *testing.T) {
+	keys, err := Keys("r", []byte(`{"a": {"b": 1}, "c": [1, {"d": 2}], "e": "f"}`))
+	if err != nil || strings.Join(keys, ",") != "a,c,e" {
+		t.Fatalf("got %v, %v; want a,c,e", keys, err)
+	}
+	for _, bad := range []string{`[1]`, `{"a": 1, "a": 2}`, `{"a": {"b": 1, "b": 2}}`, `{"a": 1} {}`, `{"a": 1`} {
+		if _, err := Keys("r", []byte(bad)); err == nil {
+			t.Errorf("Keys(%s) accepted it", bad)
+		}
+	}
+}
+
+func TestReadRefusesMoreThanItsBound(t *testing.T) {
+	var d doc
+	err := Read("big", strings.NewReader(`{"name": "`+strings.Repeat("a", 100)+`"}`), 50, &d)
+	if err == nil || !strings.Contains(err.Error(), "over 50 bytes") {
+		t.Errorf("got %v; want refused over 50 bytes", err)
+	}
+}
