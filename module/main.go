@@ -32,6 +32,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/module/ansible"
 	"github.com/colonel-byte/zarf-planner/module/specs"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 func main() {
@@ -186,8 +187,8 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		}
 		return fail("%s", callError(err, ctx, conn, "the barrier", 0))
 	}
-	if err := ansible.PrintMerged(stdout, resp.GetResult(), map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}); err != nil {
-		return fail("the daemon (pid %d) returned a result that is not a JSON object: %v", conn.State.Pid, err)
+	if err := ansible.PrintMerged(stdout, resp.GetResult(), map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}, nil); err != nil {
+		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
 	if resp.GetFailed() {
 		return 1
@@ -227,6 +228,9 @@ func warm(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 			return fail("%s", st.Message())
 		}
 		return fail("%s", callError(err, ctx, conn, dir, 0))
+	}
+	if err := strictjson.Valid("the daemon's answer", resp.GetResult()); err != nil {
+		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
 	var result map[string]any
 	dec := json.NewDecoder(strings.NewReader(string(resp.GetResult())))
@@ -286,8 +290,8 @@ func info(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		return fail("%s", callError(err, ctx, conn, dir, 0))
 	}
 	// The catalog can be megabytes: add our keys without decoding it.
-	if err := ansible.PrintMerged(stdout, resp.GetResult(), map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}); err != nil {
-		return fail("the daemon (pid %d) returned a result that is not a JSON object: %v", conn.State.Pid, err)
+	if err := ansible.PrintMerged(stdout, resp.GetResult(), map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}, nil); err != nil {
+		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
 	return 0
 }
@@ -340,14 +344,16 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 		if len(inv.Deprecations) > 0 {
 			extra["deprecations"] = inv.Deprecations
 		}
-		// Checked before anything is written: a document that is not an
-		// object is asked of the daemon instead.
-		if err := ansible.PrintMerged(stdout, doc, extra); err == nil {
-			if failed {
-				return 1
-			}
+		// Checked before anything is written: a kept document that
+		// cannot be returned as it is (not an object, or holding a key no
+		// plan result has) is asked of the daemon instead.
+		err := ansible.PrintMerged(stdout, doc, extra, contract.PlanResultKey)
+		switch {
+		case err == nil && failed:
+			return 1
+		case err == nil:
 			return 0
-		} else if !errors.Is(err, ansible.ErrNotObject) {
+		case !errors.Is(err, ansible.ErrRefused):
 			return fail("writing the result: %v", err)
 		}
 	}
@@ -389,8 +395,8 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	if len(inv.Deprecations) > 0 {
 		extra["deprecations"] = inv.Deprecations
 	}
-	if err := ansible.PrintMerged(stdout, resp.GetResult(), extra); err != nil {
-		return fail("the daemon (pid %d) returned a result that is not a JSON object: %v", conn.State.Pid, err)
+	if err := ansible.PrintMerged(stdout, resp.GetResult(), extra, contract.PlanResultKey); err != nil {
+		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
 	if resp.GetFailed() {
 		return 1

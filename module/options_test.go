@@ -98,7 +98,7 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 				t.Fatalf("save_to wrote nothing: %v", err)
 			}
 			defer f.Close()
-			d, err := savedplan.Decode(f)
+			d, err := savedplan.Decode("saved plan", f)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // Identity of the document.
@@ -118,24 +119,14 @@ func (d *Doc) Marshal() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Decode reads a saved plan, strictly: every key must be one this release
-// writes.
-func Decode(r io.Reader) (*Doc, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxSize {
-		return nil, fmt.Errorf("it is over %d MiB, more than any saved plan", MaxSize>>20)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
+// Decode reads a saved plan, strictly (package strictjson): every key
+// must be one this release writes, given once and spelled exactly, in the
+// plan and in its result, so what Ansible's Python reads of the file is
+// what was checked here. name says which file it is.
+func Decode(name string, r io.Reader) (*Doc, error) {
 	var d Doc
-	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("it is not a saved plan this release reads (%v); save the plan again with this release", err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("it holds more than one document")
+	if err := strictjson.Read(name, r, MaxSize, &d); err != nil {
+		return nil, fmt.Errorf("it is not a saved plan this release reads (%w); save the plan again with this release", err)
 	}
 	if d.Kind != Kind || d.APIVersion != APIVersion {
 		return nil, fmt.Errorf("its kind is %q, apiVersion %q; a saved plan has kind %s, apiVersion %s", d.Kind, d.APIVersion, Kind, APIVersion)
@@ -207,7 +198,7 @@ func decisions(result []byte) string {
 		Installed []pkg `json:"already_installed"`
 		Excluded  []pkg `json:"excluded"`
 	}
-	if err := json.Unmarshal(result, &d); err != nil {
+	if err := strictjson.UnmarshalPart("the result", result, &d); err != nil {
 		return "unreadable: " + err.Error()
 	}
 	b, _ := json.Marshal(d) // plain values: cannot fail

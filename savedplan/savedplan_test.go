@@ -21,7 +21,7 @@ func TestDecodeRoundTripsAndRefusesOtherDocuments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Decode(bytes.NewReader(b))
+	d, err := Decode("plan.json", bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,11 +35,11 @@ func TestDecodeRoundTripsAndRefusesOtherDocuments(t *testing.T) {
 		"no result":    `{"kind":"` + Kind + `","apiVersion":"` + APIVersion + `","plan_digest":"x"}`,
 		"not json":     "kind: " + Kind,
 	} {
-		if _, err := Decode(strings.NewReader(in)); err == nil {
+		if _, err := Decode("plan.json", strings.NewReader(in)); err == nil {
 			t.Errorf("%s: decoded", name)
 		}
 	}
-	if _, err := Decode(bytes.NewReader(make([]byte, MaxSize+1))); err == nil || !strings.Contains(err.Error(), "MiB") {
+	if _, err := Decode("plan.json", bytes.NewReader(make([]byte, MaxSize+1))); err == nil || !strings.Contains(err.Error(), "over 64 MiB") {
 		t.Errorf("an oversized file: %v", err)
 	}
 }

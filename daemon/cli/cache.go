@@ -17,6 +17,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 func newCache() *cobra.Command {
@@ -64,7 +65,7 @@ func newCacheWarm() *cobra.Command {
 				return fmt.Errorf("warming in %s: %w", b.who, err)
 			}
 			w := &server.Warmed{}
-			if err := json.Unmarshal(resp.GetResult(), w); err != nil {
+			if err := strictjson.Unmarshal("the daemon's answer", resp.GetResult(), w); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
@@ -132,7 +133,7 @@ func newCacheStats() *cobra.Command {
 				return fmt.Errorf("reading the cache in %s: %w", b.who, err)
 			}
 			var w server.Warmed
-			if err := json.Unmarshal(resp.GetResult(), &w); err != nil {
+			if err := strictjson.Unmarshal("the daemon's answer", resp.GetResult(), &w); err != nil {
 				return err
 			}
 			printStats(out, w.Cache)

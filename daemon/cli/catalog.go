@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/report"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // newCatalog is `zarf-planner catalog DIR`: what each package of a
@@ -57,7 +57,7 @@ who signed what.`,
 				return err
 			}
 			var c service.Catalog
-			if err := json.Unmarshal(resp.GetResult(), &c); err != nil {
+			if err := strictjson.Unmarshal("the catalog", resp.GetResult(), &c); err != nil {
 				return err
 			}
 			switch output {

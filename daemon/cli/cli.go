@@ -34,6 +34,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/savedplan"
+	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // Exit codes.
@@ -234,7 +235,7 @@ func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) 
 	if !decode {
 		return &service.Result{Failed: resp.GetFailed()}, resp.GetResult(), resp.GetHtml(), nil
 	}
-	res, err := service.DecodeResult(resp.GetResult())
+	res, err := service.DecodeResult("the daemon's result", resp.GetResult())
 	return res, resp.GetResult(), resp.GetHtml(), err
 }
 
@@ -354,7 +355,7 @@ func newVerifyPlan() *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("reading the saved plan: %w", err)
 				}
-				d, err := savedplan.Decode(f)
+				d, err := savedplan.Decode(args[0], f)
 				f.Close()
 				if err != nil {
 					return fmt.Errorf("the saved plan %s: %w", args[0], err)
@@ -445,7 +446,7 @@ func newInspect() *cobra.Command {
 				return err
 			}
 			var in service.Inspection
-			if err := json.Unmarshal(resp.GetResult(), &in); err != nil {
+			if err := strictjson.Unmarshal("the inspection", resp.GetResult(), &in); err != nil {
 				return err
 			}
 			return renderInspection(w, &in)
@@ -641,7 +642,7 @@ func newWait() *cobra.Command {
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if fromJSON != "" {
-				if err := json.Unmarshal([]byte(fromJSON), &b); err != nil {
+				if err := strictjson.Unmarshal("--barrier", []byte(fromJSON), &b); err != nil {
 					return &UsageError{fmt.Errorf("--barrier is not a plan item's barrier JSON: %w", err)}
 				}
 			}
@@ -669,7 +670,7 @@ func newWait() *cobra.Command {
 				barrier.Result
 				Msg string `json:"msg"`
 			}
-			if err := json.Unmarshal(resp.GetResult(), &res); err != nil {
+			if err := strictjson.UnmarshalPart("the barrier's result", resp.GetResult(), &res); err != nil {
 				return err
 			}
 			for _, c := range res.Checks {

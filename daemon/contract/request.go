@@ -8,6 +8,7 @@ import (
 	"reflect"
 
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // EncodeOptions renders a plan request's options for the wire: the JSON
@@ -28,9 +29,7 @@ func DecodeOptions(b []byte) (options.Request, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return o, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&o); err != nil {
+	if err := strictjson.Unmarshal("the plan options", b, &o); err != nil {
 		return o, fmt.Errorf("the plan options are not those this daemon declares: %w", err)
 	}
 	return o, nil

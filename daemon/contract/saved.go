@@ -31,7 +31,7 @@ func Replay(o *options.Request, given func(name string) bool) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the saved plan %s: %w", o.PlanFile, err)
 	}
-	d, err := savedplan.Decode(bytes.NewReader(b))
+	d, err := savedplan.Decode(o.PlanFile, bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("the saved plan %s: %w", o.PlanFile, err)
 	}

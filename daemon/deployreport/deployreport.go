@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // MaxInput caps the role's record read from standard input.
@@ -114,15 +116,13 @@ func Read(r io.Reader) (*Input, error) {
 	if len(b) > MaxInput {
 		return nil, fmt.Errorf("the deploy record is over %d MiB", MaxInput>>20)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var in Input
-	if err := dec.Decode(&in); err != nil {
+	if err := strictjson.Unmarshal("the deploy record", b, &in); err != nil {
 		return nil, fmt.Errorf("the deploy record is not what the deploy_packages role writes: %w", err)
 	}
 	for i, raw := range in.RawItems {
 		var it Item
-		if err := json.Unmarshal(raw, &it); err != nil {
+		if err := strictjson.UnmarshalPart(fmt.Sprintf("the deploy record's plan item %d", i+1), raw, &it); err != nil {
 			return nil, fmt.Errorf("the deploy record's plan item %d: %w", i+1, err)
 		}
 		in.Items = append(in.Items, it)

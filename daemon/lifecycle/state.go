@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/colonel-byte/zarf-planner/cache/privdir"
+	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // EnvStateDir overrides the default state directory.
@@ -136,7 +137,7 @@ func (sd *stateDir) readState() (*State, error) {
 	}
 	path := filepath.Join(sd.Path(), StateFile)
 	var s State
-	if err := json.Unmarshal(b, &s); err != nil {
+	if err := strictjson.Unmarshal("state file "+path, b, &s); err != nil {
 		return nil, fmt.Errorf("state file %s is corrupt: %w", path, err)
 	}
 	if s.Pid <= 0 || s.Addr == "" {

@@ -65,7 +65,7 @@ func TestPlanPageIsAFunctionOfItsInputs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		decoded, err := service.DecodeResult(doc)
+		decoded, err := service.DecodeResult("the result", doc)
 		if err != nil {
 			t.Fatal(err)
 		}

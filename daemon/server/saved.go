@@ -10,15 +10,17 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
+	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/savedplan"
+	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // savedDoc is the saved plan of a plan that was made: what it was made
 // from (read) and its document.
 func savedDoc(o options.Request, p *Planned) (*savedplan.Doc, error) {
-	res, err := service.DecodeResult(p.Doc)
+	res, err := service.DecodeResult("the plan", p.Doc)
 	if err != nil {
 		return nil, fmt.Errorf("reading the plan back: %w", err)
 	}
@@ -67,10 +69,17 @@ func save(o options.Request, p *Planned) ([]byte, error) {
 }
 
 // replay checks a saved plan against the plan the same request makes now
-// (p): the saved result exactly as saved when nothing it was made from
-// moved, else a failure naming every difference.
+// (p). When nothing the saved plan was made from moved, and its result is
+// a result this release writes whose decisions are the plan's made now,
+// the answer is the plan made now: built by the planner from what was
+// read, never the file's bytes, so nothing a file holds reaches Ansible
+// (a key added to the saved result, an ansible_facts, a second spelling
+// of a key). Otherwise the answer is a failure naming every difference.
 func replay(saved []byte, o options.Request, caller options.Caller, p *Planned) (*Planned, error) {
-	old, err := savedplan.Decode(bytes.NewReader(saved))
+	old, err := savedplan.Decode("the saved plan", bytes.NewReader(saved))
+	if err == nil {
+		err = checkSaved(saved)
+	}
 	if err != nil {
 		return stale(p, []string{fmt.Sprintf("the saved plan cannot be replayed: %v", err)})
 	}
@@ -86,7 +95,21 @@ func replay(saved []byte, o options.Request, caller options.Caller, p *Planned) 
 	if diffs := savedplan.Compare(old, now, caller); len(diffs) > 0 {
 		return stale(p, diffs)
 	}
-	return &Planned{Doc: old.Result, Counts: p.Counts, Read: p.Read}, nil
+	return p, nil
+}
+
+// checkSaved holds a saved plan's result, as well as the rest of it, to
+// the keys this release writes (savedplan keeps the result as bytes): a
+// saved plan is of a plan made, whose result is a plan.
+func checkSaved(b []byte) error {
+	var d struct {
+		savedplan.Doc
+		Result struct {
+			planner.Plan
+			Ignored []inspect.FileNote `json:"ignored"`
+		} `json:"result"`
+	}
+	return strictjson.Unmarshal("the saved plan", b, &d)
 }
 
 // stale is the failure of a saved plan that no longer holds.

@@ -50,7 +50,7 @@ func saveThenReplay(t *testing.T, req, req2 *plannerpb.PlanRequest, between func
 
 func problems(t *testing.T, doc []byte) []planner.Problem {
 	t.Helper()
-	res, err := service.DecodeResult(doc)
+	res, err := service.DecodeResult("the result", doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestSignaturesDecideBeforeAnythingDeploys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := service.DecodeResult(resp.GetResult())
+		res, err := service.DecodeResult("the daemon's result", resp.GetResult())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -409,5 +409,61 @@ func TestCatalogByStampNeverGoesStale(t *testing.T) {
 	}
 	if now := catalog(); now == first || !strings.Contains(now, "twin b") {
 		t.Fatalf("a rewritten archive was catalogued as before")
+	}
+}
+
+// The exploits of issue 27: a saved plan rewritten to add keys Ansible
+// reads (host facts), or to say two things at once (a key given twice, a
+// key spelled with other case, which Go and Python read differently), is
+// refused, and what a replay answers is the plan made now, never the
+// file's bytes.
+func TestATamperedSavedPlanChangesNothingAReplayAnswers(t *testing.T) {
+	dir := copyBundle(t, signedBundle)
+	withKey := func(o *options.Request) { o.PublicKey = publicKey }
+	saved, first, _ := saveThenReplay(t, planReq(t, dir, withKey), planReq(t, dir, withKey), nil)
+	edit := func(from, to string, n int) []byte {
+		if !bytes.Contains(saved, []byte(from)) {
+			t.Fatalf("the saved plan has no %q", from)
+		}
+		return bytes.Replace(saved, []byte(from), []byte(to), n)
+	}
+	for _, c := range []struct {
+		name   string
+		plan   []byte
+		saying string
+	}{
+		{"host facts in the result", edit(`"result": {`, `"result": {"ansible_facts": {"zarf_bin": "/tmp/evil"}, `, 1), `key "/result/ansible_facts": no such key`},
+		{"a key given twice in the result", edit(`"result": {`, `"result": {"zarf_packages_to_deploy": [], `, 1), `key "/result/zarf_packages_to_deploy": the key is given twice`},
+		{"a key spelled with other case", edit(`"result": {`, `"result": {"Zarf_packages_to_deploy": [], `, 1), `key "/result/Zarf_packages_to_deploy": no such key`},
+		{"an option spelled with other case", edit(`"options": {`, `"options": {"Exclude": ["tool"], `, 1), `key "/options/Exclude": no such key`},
+		{"a key given twice in the plan", edit(`"plan_digest": `, `"plan_digest": "x", "plan_digest": `, 1), `the key is given twice`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := planReq(t, dir, withKey)
+			req.SavedPlan = c.plan
+			resp, err := memoDaemon(t).Plan(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := problems(t, resp.GetResult())
+			if !resp.GetFailed() || len(p) != 1 || p[0].Kind != planner.KindStale || !strings.Contains(p[0].Message, c.saying) {
+				t.Fatalf("got %s; want one stale problem saying %q", resp.GetResult(), c.saying)
+			}
+			if bytes.Contains(resp.GetResult(), []byte("ansible_facts")) && !strings.Contains(c.saying, "ansible_facts") {
+				t.Errorf("the answer carries ansible_facts: %s", resp.GetResult())
+			}
+		})
+	}
+	// A result edited in a way the comparison reads past (its reasons,
+	// which are words) still answers with the plan made now.
+	reworded := edit(`"reasons": [`, `"reasons": ["approved by nobody", `, 1)
+	req := planReq(t, dir, withKey)
+	req.SavedPlan = reworded
+	resp, err := memoDaemon(t).Plan(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetFailed() || !bytes.Equal(resp.GetResult(), first.GetResult()) || bytes.Contains(resp.GetResult(), []byte("approved by nobody")) {
+		t.Fatalf("a reworded saved plan: %s\nwant the plan made now: %s", resp.GetResult(), first.GetResult())
 	}
 }

@@ -7,7 +7,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -31,6 +30,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // Server implements contract.Planner. It is the only opener of the caches
@@ -328,7 +328,7 @@ func withPage(req *plannerpb.PlanRequest, o options.Request, resp *plannerpb.Pla
 	if !req.GetHtml() {
 		return resp, nil
 	}
-	res, err := service.DecodeResult(resp.GetResult())
+	res, err := service.DecodeResult("the daemon's result", resp.GetResult())
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "reading the plan document back to draw it: %v", err)
 	}
@@ -480,13 +480,13 @@ func (d *Server) keepDefaultPlans(ctx context.Context, c *cache.Cache, cacheDir 
 func (d *Server) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
 	var b barrier.Barrier
 	if len(req.GetBarrier()) > 0 {
-		if err := json.Unmarshal(req.GetBarrier(), &b); err != nil {
+		if err := strictjson.Unmarshal("the barrier", req.GetBarrier(), &b); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "the barrier is not a plan item's barrier (crds, storage_classes, namespaces, package): %v", err)
 		}
 	}
 	if len(req.GetChecks()) > 0 {
 		var refs []barrier.Ref
-		if err := json.Unmarshal(req.GetChecks(), &refs); err != nil {
+		if err := strictjson.Unmarshal("checks", req.GetChecks(), &refs); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "checks is not a list of {kind, name, namespace}: %v", err)
 		}
 		if err := b.Add(refs); err != nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/planner/policy"
+	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // Result is the output contract: a plan, or a failure with its errors.
@@ -516,23 +517,27 @@ func Inspect(ctx context.Context, dir string, c inspect.Cache, limits inspect.Li
 	return in, nil
 }
 
-// DecodeResult reads a contract document back (as the daemon returns it).
-func DecodeResult(b []byte) (*Result, error) {
+// DecodeResult reads a contract document back (as the daemon returns it),
+// strictly (package strictjson): a key this release does not write, a key
+// given twice or spelled with other case is refused. name says what the
+// bytes are.
+func DecodeResult(name string, b []byte) (*Result, error) {
 	var probe struct {
 		Failed bool `json:"failed"`
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
+	if err := strictjson.UnmarshalPart(name, b, &probe); err != nil {
 		return nil, err
 	}
 	if probe.Failed {
 		var f struct {
+			Failed   bool               `json:"failed"`
 			Msg      string             `json:"msg"`
 			Errors   []planner.Problem  `json:"errors"`
 			Warnings []string           `json:"warnings"`
 			Ignored  []inspect.FileNote `json:"ignored"`
 			Graph    planner.Graph      `json:"graph"`
 		}
-		if err := json.Unmarshal(b, &f); err != nil {
+		if err := strictjson.Unmarshal(name, b, &f); err != nil {
 			return nil, err
 		}
 		return &Result{Failed: true, Msg: f.Msg, Errors: f.Errors, Warnings: f.Warnings, Ignored: f.Ignored, Graph: f.Graph}, nil
@@ -541,7 +546,7 @@ func DecodeResult(b []byte) (*Result, error) {
 		planner.Plan
 		Ignored []inspect.FileNote `json:"ignored"`
 	}
-	if err := json.Unmarshal(b, &ok); err != nil {
+	if err := strictjson.Unmarshal(name, b, &ok); err != nil {
 		return nil, err
 	}
 	return &Result{Plan: &ok.Plan, Ignored: ok.Ignored}, nil

@@ -8,7 +8,6 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // Kube names a cluster the way the caller chose it: an explicit kubeconfig
@@ -240,10 +240,8 @@ func LoadSnapshot(path string) (*facts.Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the saved snapshot: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var c facts.Cluster
-	if err := dec.Decode(&c); err != nil {
+	if err := strictjson.Unmarshal(path, b, &c); err != nil {
 		return nil, fmt.Errorf("the saved snapshot %s is not a zarf-planner snapshot: %w; save one with `zarf-planner snapshot -o json`", path, err)
 	}
 	if c.Name == "" {

@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // Option types, as AnsibleModule names them.
@@ -79,6 +81,11 @@ func ReadArgs(argv []string) (map[string]any, error) {
 	b, err := os.ReadFile(argv[1])
 	if err != nil {
 		return nil, fmt.Errorf("reading the arguments file: %w", err)
+	}
+	// Checked whole first (a key given twice would be read one way here
+	// and another by whoever wrote it), then decoded keeping numbers exact.
+	if err := strictjson.Valid("the arguments file "+argv[1], b); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -397,20 +404,55 @@ func Fail(w io.Writer, msg string, extra map[string]any) error {
 	return Print(w, r)
 }
 
-// ErrNotObject is PrintMerged's refusal of a document that is not a JSON
-// object; nothing was written.
-var ErrNotObject = errors.New("the result is not a JSON object")
+// ErrRefused is PrintMerged's refusal of a document (not a JSON object,
+// or holding a key it may not return); nothing was written.
+var ErrRefused = errors.New("the result cannot be returned")
+
+// reserved are the result keys Ansible gives a meaning of its own (beside
+// every key that starts with ansible_ or _ansible): a document rendered
+// elsewhere never sets them; the module does, as extra keys.
+var reserved = map[string]bool{
+	"changed": true, "invocation": true, "skipped": true, "skip_reason": true, "diff": true,
+	"rc": true, "results": true, "stdout": true, "stdout_lines": true, "stderr": true,
+	"stderr_lines": true, "exception": true, "deprecations": true, "backup_file": true,
+	"module_stdout": true, "module_stderr": true, "item": true,
+}
+
+// Reserved reports whether Ansible gives the result key a meaning of its
+// own: ansible_facts and every ansible_* or _ansible* key, changed,
+// invocation, skipped, diff and the like.
+func Reserved(key string) bool {
+	return reserved[key] || strings.HasPrefix(key, "ansible_") || strings.HasPrefix(key, "_ansible")
+}
 
 // PrintMerged writes a result that is a JSON object rendered elsewhere
 // (the daemon's document, possibly megabytes) with the extra keys added,
-// without decoding it. The extra keys must not already be in it.
-func PrintMerged(w io.Writer, document []byte, extra map[string]any) error {
+// without decoding its values. The document is checked first, whole, as
+// package strictjson checks: no key given twice anywhere (Python would
+// keep the last, Go the last too but matched by case), and at its top
+// level no key Ansible reserves, none of the extra keys, and, when
+// allowed is not nil, only keys allowed names. A document refused is not
+// written, and the error wraps ErrRefused.
+func PrintMerged(w io.Writer, document []byte, extra map[string]any, allowed func(key string) bool) error {
 	doc := bytes.TrimSpace(document)
 	if len(doc) < 2 || doc[0] != '{' || doc[len(doc)-1] != '}' {
-		return ErrNotObject
+		return fmt.Errorf("%w: it is not a JSON object", ErrRefused)
+	}
+	keys, err := strictjson.Keys("the result", doc)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrRefused, err)
 	}
 	if _, ok := extra["changed"]; !ok {
 		extra["changed"] = false
+	}
+	for _, k := range keys {
+		_, dup := extra[k]
+		switch {
+		case dup || Reserved(k):
+			return fmt.Errorf("%w: it sets the key %s, which Ansible or this module gives its own meaning", ErrRefused, strconv.Quote(k))
+		case allowed != nil && !allowed(k):
+			return fmt.Errorf("%w: it holds the key %s, which no result of this module has", ErrRefused, strconv.Quote(k))
+		}
 	}
 	var more bytes.Buffer
 	enc := json.NewEncoder(&more)
@@ -420,11 +462,11 @@ func PrintMerged(w io.Writer, document []byte, extra map[string]any) error {
 	}
 	tail := bytes.TrimSpace(more.Bytes()) // {"changed":...}
 	sep := []byte{}
-	if len(bytes.TrimSpace(doc[1:len(doc)-1])) > 0 {
+	if len(keys) > 0 {
 		sep = []byte{','}
 	}
 	// Written in pieces rather than joined: the document is not copied.
 	bufs := net.Buffers{doc[:len(doc)-1], sep, tail[1:], []byte{'\n'}}
-	_, err := bufs.WriteTo(w)
+	_, err = bufs.WriteTo(w)
 	return err
 }

@@ -2,6 +2,7 @@ package ansible
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -100,18 +101,48 @@ func TestPrintWritesOneObject(t *testing.T) {
 
 func TestPrintMergedAddsKeysWithoutDecoding(t *testing.T) {
 	var b strings.Builder
-	if err := PrintMerged(&b, []byte(` {"a": [1, 2], "msg": "x < y"} `), map[string]any{"invocation": map[string]any{"k": "v"}}); err != nil {
+	if err := PrintMerged(&b, []byte(` {"a": [1, 2], "msg": "x < y"} `), map[string]any{"invocation": map[string]any{"k": "v"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	got := decode(t, b.String())
 	if got["msg"] != "x < y" || got["changed"] != false || got["invocation"].(map[string]any)["k"] != "v" || len(got["a"].([]any)) != 2 {
 		t.Errorf("merged %q", b.String())
 	}
-	if err := PrintMerged(&b, []byte(`[1]`), map[string]any{}); err == nil {
+	if err := PrintMerged(&b, []byte(`[1]`), map[string]any{}, nil); err == nil {
 		t.Error("a JSON list was accepted as a result")
 	}
 	b.Reset()
-	if err := PrintMerged(&b, []byte(`{}`), map[string]any{"x": 1}); err != nil || decode(t, b.String())["x"] == nil {
+	if err := PrintMerged(&b, []byte(`{}`), map[string]any{"x": 1}, nil); err != nil || decode(t, b.String())["x"] == nil {
 		t.Errorf("empty object: %q, %v", b.String(), err)
+	}
+}
+
+// Whatever a document holds, the module returns no key Ansible gives a
+// meaning of its own, none it adds itself, none the module's results do
+// not have, and nothing Python and Go would read two ways.
+func TestPrintMergedRefusesWhatAnsibleWouldReadAsItsOwn(t *testing.T) {
+	plan := func(k string) bool { return k == "zarf_packages_to_deploy" || k == "msg" }
+	for _, c := range []struct {
+		name, doc string
+		allowed   func(string) bool
+	}{
+		{"host facts", `{"msg": "x", "ansible_facts": {"zarf_bin": "/tmp/evil"}}`, nil},
+		{"an ansible_ variable", `{"ansible_become_exe": "/tmp/evil"}`, nil},
+		{"an internal key", `{"_ansible_no_log": false}`, nil},
+		{"changed", `{"changed": true}`, nil},
+		{"a key the module adds", `{"invocation": {}}`, nil},
+		{"a key given twice", `{"zarf_packages_to_deploy": [], "zarf_packages_to_deploy": [{"name": "evil"}]}`, plan},
+		{"a key given twice deep down", `{"zarf_packages_to_deploy": [{"name": "a", "name": "evil"}]}`, plan},
+		{"a key spelled with other case", `{"zarf_packages_to_deploy": [], "Zarf_packages_to_deploy": []}`, plan},
+		{"a key no plan has", `{"msg": "x", "deploy_first": ["evil"]}`, plan},
+		{"more than one object", `{"msg": "x"} {"msg": "y"}`, plan},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b strings.Builder
+			err := PrintMerged(&b, []byte(c.doc), map[string]any{"invocation": map[string]any{}}, c.allowed)
+			if !errors.Is(err, ErrRefused) || b.Len() > 0 {
+				t.Errorf("got %v, wrote %q; want refused, nothing written", err, b.String())
+			}
+		})
 	}
 }

@@ -41,6 +41,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // Binary is the chart renderer's file name; it is installed beside
@@ -477,7 +478,7 @@ func readAnswer(r io.Reader, limit int) (answer, error) {
 	var a answer
 	b, err := readFrame(r, limit)
 	if err == nil {
-		err = json.Unmarshal(b, &a)
+		err = strictjson.Unmarshal("the renderer's answer", b, &a)
 	}
 	return a, err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
+	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // Limit bounds the calling process as a renderer must be bounded: its
@@ -49,7 +50,7 @@ func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.Char
 			return fmt.Errorf("reading a request: %w", err)
 		}
 		var req request
-		if err := json.Unmarshal(b, &req); err != nil {
+		if err := strictjson.Unmarshal("a request", b, &req); err != nil {
 			return fmt.Errorf("decoding a request: %w", err)
 		}
 		if err := writeAnswer(out, answer{Ack: true}); err != nil {
