@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/savedplan"
 )
 
 // ProtocolVersion is bumped whenever the Planner service changes
@@ -40,9 +41,15 @@ func WindowDialOptions() []grpc.DialOption {
 	return []grpc.DialOption{grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow)}
 }
 
-// WindowServerOptions are the daemon's matching gRPC server options.
+// MaxRequest is the largest request the daemon takes: a saved plan at
+// its largest (savedplan.MaxSize) and room for the rest; gRPC's own
+// default, 4 MiB, would refuse a saved plan of a few thousand packages.
+const MaxRequest = savedplan.MaxSize + 16<<20
+
+// WindowServerOptions are the daemon's matching gRPC server options, and
+// its bound on a request's size (MaxRequest).
 func WindowServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.InitialWindowSize(flowWindow), grpc.InitialConnWindowSize(flowWindow)}
+	return []grpc.ServerOption{grpc.InitialWindowSize(flowWindow), grpc.InitialConnWindowSize(flowWindow), grpc.MaxRecvMsgSize(MaxRequest)}
 }
 
 // Planner is what the daemon serves. Every method takes the caller's
