@@ -109,7 +109,10 @@ func (c *Conn) Unprocessed(err error) bool {
 // it is draining or of another build (then it is asked to drain, through
 // its pidfd) Connect waits for its lock and starts the next daemon; when
 // it does not answer (stopped, busy) Connect waits for it to answer or
-// its lock to be free, until ctx ends.
+// its lock to be free, until ctx ends. A socket that the kernel says
+// another process serves than the state file names (another user's, or
+// a daemon in another pid namespace) is refused at once, before any
+// request, and nothing is signalled: see refused.
 func Connect(ctx context.Context, opts Options) (*Conn, error) {
 	dir, err := stateDirPath(opts.StateDir)
 	if err != nil {
@@ -125,8 +128,7 @@ func Connect(ctx context.Context, opts Options) (*Conn, error) {
 		return c, nil
 	}
 	release(err)
-	var sr *StateDirError
-	if errors.As(err, &sr) {
+	if refused(err) {
 		return nil, err
 	}
 	if ctx.Err() != nil {
@@ -145,11 +147,11 @@ func Connect(ctx context.Context, opts Options) (*Conn, error) {
 		if aerr == nil {
 			return c, nil
 		}
+		if refused(aerr) {
+			return nil, aerr
+		}
 		if ctx.Err() != nil {
 			return nil, sd.gaveUp(ctx, aerr)
-		}
-		if errors.As(aerr, &sr) {
-			return nil, aerr
 		}
 		dl, free, err := sd.TryLock(DaemonLock)
 		if err != nil {
@@ -206,6 +208,18 @@ func Connect(ctx context.Context, opts Options) (*Conn, error) {
 		case <-time.After(poll):
 		}
 	}
+}
+
+// refused reports whether err, from attach, is final: a state directory
+// that cannot be trusted, or a socket the kernel says another process or
+// user serves (errImpostor). Waiting changes neither: an impostor keeps
+// the socket, and its daemon lock, as long as it likes, and starting a
+// daemon beside it would mean clearing away a socket someone serves.
+// Connect returns such an error at once, whatever its deadline.
+func refused(err error) bool {
+	var sr *StateDirError
+	var imp *errImpostor
+	return errors.As(err, &sr) || errors.As(err, &imp)
 }
 
 // gaveUp explains why Connect stopped waiting: ctx ended while a daemon

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -303,4 +304,54 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// A state file naming a pid that is not the one serving its socket (what
+// a daemon in another pid namespace publishes) is refused at once, by
+// the kernel's word, before any request: Connect neither waits out its
+// deadline for the daemon, whose lock is held, to answer, nor starts
+// another daemon, and Stop signals nothing.
+func TestAnImpostorIsRefusedAtOnce(t *testing.T) {
+	dir := shortDir(t)
+	serve(t, dir, time.Hour, echo{})
+	bystander := exec.Command("sleep", "600")
+	if err := bystander.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bystander.Process.Kill(); bystander.Wait() })
+	s, err := ReadState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Pid = bystander.Process.Pid
+	if err := WriteState(dir, *s); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("is served by pid %d, not by pid %d that the state file", os.Getpid(), bystander.Process.Pid)
+	// The deadline is only a bound: the refusal must not wait for it.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	start := time.Now()
+	c, err := Connect(ctx, Options{StateDir: dir, DaemonPath: filepath.Join(dir, "no-daemon-may-be-started")})
+	took := time.Since(start)
+	if err == nil {
+		c.Close()
+		t.Fatalf("Connect reached pid %d; want it refused", c.State.Pid)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("Connect = %v; want refused saying %q", err, want)
+	}
+	if took > time.Second {
+		t.Errorf("Connect was refused after %s; want at once (under 1s)", took)
+	}
+	start = time.Now()
+	if _, err := Stop(context.Background(), dir, time.Second); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Stop = %v; want refused saying %q", err, want)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("Stop was refused after %s; want at once (under 1s)", took)
+	}
+	if !Alive(bystander.Process.Pid) {
+		t.Errorf("the bystander pid %d was signalled", bystander.Process.Pid)
+	}
 }
