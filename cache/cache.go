@@ -186,6 +186,9 @@ func open(dir string, schema int, warn func(string)) (c *Cache, err error) {
 		if why := unusable(dir, err); why != "" {
 			return nil, fmt.Errorf("opening cache %s: %w; it was left as it is (it is not corrupt: %s)", dir, err, why)
 		}
+		if foreign := notOfACache(dir); foreign != "" {
+			return nil, fmt.Errorf("opening cache %s: %w; it was left as it is: it holds %s, which no cache holds, so it is no cache of zarf-planner's; choose another cache_dir (--cache-dir, %s)", dir, err, foreign, EnvDir)
+		}
 	}
 	if err != nil {
 		// We hold the lock, so no other zarf-planner has it open: Badger

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/cache/privdir"
 )
 
@@ -69,6 +71,22 @@ func claim(path string) (c *claimed, err error) {
 	return &claimed{dir: dir, parent: parent, lock: lock, existed: statErr == nil}, nil
 }
 
+// Resolve is the path a cache directory is opened under: path checked as
+// claim checks it (every directory on the way, and every symlink on the
+// way only after the directory holding it passed), created when missing,
+// and resolved by that walk. No symlink is followed before it is checked,
+// so another user's link in /tmp leads nowhere.
+func Resolve(path string) (string, error) {
+	d, err := privdir.Open(path, true)
+	if err != nil {
+		if errors.Is(err, privdir.ErrUntrusted) {
+			return "", fmt.Errorf("cache directory %s cannot be trusted: %w; choose another cache_dir (--cache-dir, %s)", path, err, EnvDir)
+		}
+		return "", fmt.Errorf("opening cache directory %s: %w", path, err)
+	}
+	return d.Path(), d.Close()
+}
+
 // setAside moves the cache directory to <dir>.corrupt-<stamp>, next to
 // it, and returns where.
 func (c *claimed) setAside(stamp string) (string, error) {
@@ -77,6 +95,28 @@ func (c *claimed) setAside(stamp string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(c.parent.Path(), aside), nil
+}
+
+// notOfACache names the first entry of dir that a cache directory never
+// holds (Badger's files and the kept plans are all it holds), or "" when
+// there is none. A directory that holds anything else is no cache that
+// went corrupt, and is never moved aside: it may be anything the
+// operator pointed cache_dir at by mistake.
+func notOfACache(dir string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "entries it cannot list (" + err.Error() + ")"
+	}
+	for _, e := range entries {
+		name := e.Name()
+		switch ext := filepath.Ext(name); {
+		case e.IsDir() && name == kept.Subdir:
+		case e.Type().IsRegular() && (name == "MANIFEST" || name == "KEYREGISTRY" || name == "DISCARD" || ext == ".sst" || ext == ".vlog" || ext == ".mem"):
+		default:
+			return strconv.Quote(filepath.Join(dir, name))
+		}
+	}
+	return ""
 }
 
 // notCorruption are the system's errors that say something about the

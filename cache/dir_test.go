@@ -202,3 +202,63 @@ func TestACacheDirectoryOthersCanChangeIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A directory that holds what no cache holds is no corrupt cache: when
+// Badger cannot open it, it is reported and left as it is, never moved
+// aside (cache_dir may point anywhere by mistake).
+func TestADirectoryThatIsNoCacheIsNeverMovedAside(t *testing.T) {
+	cdir := filepath.Join(t.TempDir(), "etc")
+	if err := os.Mkdir(cdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"MANIFEST": "not a badger manifest", "passwd": "root:x:0:0"} {
+		if err := os.WriteFile(filepath.Join(cdir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := Open(cdir, func(w string) { t.Errorf("unexpected warning: %s", w) })
+	if err == nil {
+		c.Close()
+		t.Fatal("Open of a directory that is no cache succeeded")
+	}
+	if !strings.Contains(err.Error(), "it was left as it is: it holds \""+filepath.Join(cdir, "passwd")+"\", which no cache holds") {
+		t.Errorf("Open = %v; want refused naming passwd", err)
+	}
+	noneAside(t, cdir)
+	if b, err := os.ReadFile(filepath.Join(cdir, "passwd")); err != nil || string(b) != "root:x:0:0" {
+		t.Errorf("the directory's file is %q, %v; want it untouched", b, err)
+	}
+}
+
+// A symlink another user placed in a directory everyone can write (/tmp)
+// is checked before it is followed, and refused: it would otherwise lead
+// this user's cache wherever that user chose.
+func TestAnotherUsersSymlinkIsNotFollowed(t *testing.T) {
+	other := privdirtest.Other(t, otherUser)
+	mine := filepath.Join(t.TempDir(), "cache")
+	link := filepath.Join(os.TempDir(), fmt.Sprintf("zp-link-%d", os.Getpid()))
+	if err := os.Symlink(mine, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(link) })
+	if err := os.Lchown(link, int(other.Uid), int(other.Gid)); err != nil {
+		t.Fatal(err)
+	}
+	for what, err := range map[string]error{
+		"Resolve": func() error { _, err := Resolve(link); return err }(),
+		"Open": func() error {
+			c, err := Open(link, nil)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		}(),
+	} {
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%s belongs to uid %d", link, other.Uid)) {
+			t.Errorf("%s(another user's symlink) = %v; want refused naming it", what, err)
+		}
+	}
+	if _, err := os.Stat(mine); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the symlink's target was created: %v", err)
+	}
+}

@@ -176,8 +176,11 @@ func (d *Server) open(dir string, keep bool) (*cache.Cache, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = resolved
+	// Resolved only as the cache is checked (never by following a link
+	// first): two names of one directory are one open cache, and another
+	// user's symlink is refused, not followed.
+	if abs, err = cache.Resolve(abs); err != nil {
+		return nil, nil, err
 	}
 	// Caches open one at a time per directory, each outside the lock: a
 	// request for another directory does not wait for this one's open.
