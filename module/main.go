@@ -75,6 +75,15 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 		_ = ansible.Fail(stdout, err.Error(), map[string]any{"invocation": invocation})
 		return 1
 	}
+	// A daemon_path is checked on every call that names it, whether or
+	// not a daemon must start: the path a result names (daemon.path),
+	// which the deploy_packages role runs, is only ever one checked here.
+	if str(inv.Params["daemon_path"]) != "" {
+		if _, err := verifiedDaemon(inv.Params); err != nil {
+			_ = ansible.Fail(stdout, err.Error(), map[string]any{"invocation": invocation})
+			return 1
+		}
+	}
 	if name == modBarrier {
 		return wait(ctx, inv, invocation, stdout)
 	}
@@ -427,11 +436,15 @@ func str(v any) string {
 
 // daemonResult says which daemon answered: its pid, whether this call
 // started it (and which daemon of another build it replaced), and the
-// zarf-planner binary this module runs (daemon_path,
-// else the one beside the module, else the one in PATH), which the
-// deploy_packages role runs for the kubeconfig it gives zarf.
+// zarf-planner binary this module runs (daemon_path, else the one beside
+// the module, else the one in PATH), checked as a daemon's binary is
+// before it starts; the deploy_packages role runs it for the kubeconfig
+// it gives zarf. A binary that cannot be checked is not named.
 func daemonResult(args map[string]any, conn *lifecycle.Conn) map[string]any {
-	res := map[string]any{"pid": conn.State.Pid, "started": conn.Started, "path": daemonPath(args)}
+	res := map[string]any{"pid": conn.State.Pid, "started": conn.Started}
+	if p, err := verifiedDaemon(args); err == nil {
+		res["path"] = p
+	}
 	if conn.Replaced != "" {
 		res["replaced"] = conn.Replaced
 	}
@@ -475,17 +488,19 @@ func keptPlan(req *plannerpb.PlanRequest) (doc []byte, failed, ok bool) {
 // keptResult is the daemon key of a result the module answered from a
 // kept plan: no daemon was asked, so there is no pid.
 func keptResult(args map[string]any) map[string]any {
-	return map[string]any{"kept": true, "started": false, "path": daemonPath(args)}
+	res := map[string]any{"kept": true, "started": false}
+	if p, err := verifiedDaemon(args); err == nil {
+		res["path"] = p
+	}
+	return res
 }
 
-// daemonPath is the zarf-planner binary a call runs, resolved as the
-// daemon is found when one is started.
-func daemonPath(args map[string]any) string {
-	path := daemonOptions(args).DaemonPath
-	if p, err := lifecycle.FindDaemon(path); err == nil {
-		path = p
-	}
-	return path
+// verifiedDaemon is the zarf-planner binary a call runs, found and checked
+// as it is when a daemon is started (lifecycle.FindDaemon: a file only
+// root or this user can change, through every directory and symlink on
+// the way).
+func verifiedDaemon(args map[string]any) (string, error) {
+	return lifecycle.FindDaemon(daemonOptions(args).DaemonPath)
 }
 
 // daemonOptions say where the daemon of a call lives: its state

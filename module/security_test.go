@@ -689,3 +689,45 @@ func TestCacheNoticesReachThePlan(t *testing.T) {
 		}
 	})
 }
+
+// A daemon_path is checked on every call that names it, not only when a
+// daemon must start: with a daemon running, or a kept plan answering, a
+// path another user could change is refused, and a result never names an
+// unchecked path as daemon.path (the deploy_packages role runs it).
+func TestADaemonPathIsCheckedOnEveryCall(t *testing.T) {
+	other := privdirtest.Other(t, otherUser)
+	bin, err := os.ReadFile(daemonBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := filepath.Join(other.Dir(t), "zarf-planner")
+	if err := os.WriteFile(theirs, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(theirs, int(other.Uid), int(other.Gid)); err != nil {
+		t.Fatal(err)
+	}
+	state := stateDir(t)
+	t.Cleanup(func() { stopDaemon(t, state) })
+	args := planArgs(exampleDir, state)
+	res, code := runModule(t, args)
+	if code != 0 {
+		t.Fatalf("the first plan: %v", res["msg"])
+	}
+	if d, _ := res["daemon"].(map[string]any); d["path"] != daemonBin {
+		t.Fatalf("daemon.path = %v; want the checked %s", d["path"], daemonBin)
+	}
+	again, code := runModule(t, args) // answered by the running daemon or a kept plan
+	if code != 0 {
+		t.Fatalf("the second plan: %v", again["msg"])
+	}
+	args["daemon_path"] = theirs
+	res, code = runModule(t, args)
+	msg, _ := res["msg"].(string)
+	if code == 0 || !strings.Contains(msg, "refusing the daemon binary at daemon_path "+theirs) {
+		t.Errorf("code %d msg %q; want refused naming %s", code, msg, theirs)
+	}
+	if _, ok := res["daemon"]; ok {
+		t.Errorf("a refused call names a daemon: %v", res["daemon"])
+	}
+}
