@@ -133,12 +133,22 @@ func (e *unreachable) Unwrap() error { return e.err }
 // connection (the next daemon) whenever the daemon never began it: it was
 // draining (an idle exit, SIGTERM, a new build replacing it) or the
 // connection was gone before the request reached it. A request the daemon
-// was working on is never made twice. ctx bounds it all; *conn is the
-// connection that answered.
+// was working on when it went away (killed, crashed) is made once more of
+// a fresh daemon: a daemon only reads and caches for a request, so asking
+// again changes nothing, and a second loss is reported. ctx bounds it
+// all; *conn is the connection that answered.
 func call[T any](ctx context.Context, args map[string]any, conn **lifecycle.Conn, f func(contract.Planner) (T, error)) (T, error) {
+	lost := false
 	for {
 		resp, err := f((*conn).Planner)
-		if err == nil || !(*conn).Unprocessed(err) || ctx.Err() != nil {
+		if err == nil || ctx.Err() != nil {
+			return resp, err
+		}
+		switch {
+		case (*conn).Unprocessed(err):
+		case (*conn).Lost(err) && !lost:
+			lost = true
+		default:
 			return resp, err
 		}
 		_ = (*conn).Close()

@@ -225,3 +225,36 @@ func TestCallsAtTheIdleBoundary(t *testing.T) {
 		})
 	}
 }
+
+// A daemon killed while a call is in flight (SIGKILL, a crash) costs the
+// call nothing: planning only reads, so the module asks a fresh daemon
+// once more, and the call ends with that daemon's answer.
+func TestACallInFlightWhenTheDaemonIsKilledIsAskedAgain(t *testing.T) {
+	state := stateDir(t)
+	first, code := runModule(t, planArgs(exampleDir, state))
+	if code != 0 {
+		t.Fatalf("first call failed: %v", first["msg"])
+	}
+	old, _ := daemonPid(t, first)
+	kubeconfig, release := heldCluster(t)
+	slow := moduleCommand(t, moduleBin, heldPlan(state, kubeconfig))
+	if err := slow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(inflight(state, 1))
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The call is asked of a fresh daemon, which holds it in turn; once
+	// it does, the cluster answers. (A module that gave up has exited.)
+	waitFor(func() bool {
+		s, err := lifecycle.ReadState(state)
+		return err == nil && s.Pid != old && inflight(state, 1)() || !lifecycle.Alive(slow.Process.Pid)
+	})
+	release()
+	res, code := finish(t, slow)
+	answered(t, res, code)
+	if pid, started := daemonPid(t, res); !started || pid == old {
+		t.Errorf("the call was answered by pid %d (started %v); want a fresh daemon, not the killed pid %d", pid, started, old)
+	}
+}

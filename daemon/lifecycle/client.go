@@ -99,6 +99,16 @@ func (c *Conn) Unprocessed(err error) bool {
 	return st.Message() == Draining || c.redialed.Load()
 }
 
+// Lost reports whether err, returned by a call on c, means the daemon went
+// away while the request was with it (killed, crashed): no answer came,
+// and the connection is gone. Nothing a daemon does for a request is
+// more than reading and caching, so such a request may be made once more
+// of a fresh daemon.
+func (c *Conn) Lost(err error) bool {
+	st, ok := status.FromError(err)
+	return ok && st.Code() == codes.Unavailable && st.Message() != Draining
+}
+
 // Connect reattaches to the daemon of the state directory, or starts one
 // when none answers, within ctx: its deadline bounds every wait (a lock,
 // a daemon that does not answer, a daemon starting). Concurrent callers
