@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -292,6 +293,37 @@ func TestSignaturesDecideBeforeAnythingDeploys(t *testing.T) {
 	only(t, plan(withKey), "base", "zarf.bundle.sig does not verify zarf.yaml")
 	if res := plan(); res.Failed {
 		t.Errorf("without a key the forged archive is only a package: %s", res.Msg)
+	}
+	// A signature member given twice makes the archive unusable, so its
+	// signature cannot be verified: require_signatures fails the plan on
+	// it rather than plan without it.
+	twice, err := craft.EditMembers(src, func(ms *[]craft.Member) {
+		for _, m := range *ms {
+			if m.Name == "zarf.bundle.sig" {
+				*ms = append(*ms, m)
+				return
+			}
+		}
+		t.Fatal("the signed archive has no zarf.bundle.sig")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "zarf-package-base-amd64-1.0.0.tar.zst"), twice, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = plan(withKey, func(o *options.Request) { o.RequireSignatures = true })
+	var says []string
+	for _, p := range res.Errors {
+		if p.Kind == planner.KindSignature {
+			says = append(says, p.Message)
+		}
+	}
+	if !res.Failed || !strings.Contains(strings.Join(says, "\n"), "zarf-package-base-amd64-1.0.0.tar.zst cannot be used (integrity), so its signature could not be verified, and option require_signatures fails the plan on it") {
+		t.Errorf("a twice-signed archive under require_signatures: %+v", res.Errors)
+	}
+	if res := plan(withKey); res.Failed && slices.ContainsFunc(res.Errors, func(p planner.Problem) bool { return strings.Contains(p.Message, "so its signature could not be verified") }) {
+		t.Errorf("without require_signatures an unusable archive failed the plan on its signature: %+v", res.Errors)
 	}
 }
 

@@ -290,6 +290,18 @@ func (p *Prepared) Decide() *Result {
 			}
 		}
 	}
+	// An archive that could not be read could not have its signature
+	// verified either: require_signatures fails the plan on it, as on an
+	// unsigned one, rather than plan without it (a signature member
+	// oversized, linked or given twice makes an archive unusable).
+	if req.Read.RequireSignatures && req.Read.Integrity != options.IntegrityFail {
+		for _, u := range dir.Unusable {
+			if u.Kind != inspect.UnusableNotZarf {
+				probs = append(probs, planner.Problem{Kind: planner.KindSignature, Packages: []string{},
+					Message: fmt.Sprintf("%s cannot be used (%s), so its signature could not be verified, and %s fails the plan on it: %s", filepath.Base(u.Path), u.Kind, req.Options.Caller.Option("require_signatures"), u.Reason)})
+			}
+		}
+	}
 	cands, sigProbs, sigWarnings := p.checkSignatures()
 	probs = append(probs, sigProbs...)
 	warnings = append(warnings, sigWarnings...)

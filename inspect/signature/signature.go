@@ -11,11 +11,15 @@ package signature
 import (
 	"bytes"
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -61,9 +65,17 @@ func LoadKey(path string) (*Key, error) {
 	if len(b) > MaxKey {
 		return nil, fmt.Errorf("the public key %s is over %d KiB; give the PEM public key (cosign.pub), not a bundle or an archive", path, MaxKey>>10)
 	}
+	// One PEM block and nothing else: a second key after the first would
+	// be read by one tool and not another.
+	if block, rest := pem.Decode(b); block != nil && len(bytes.TrimSpace(rest)) > 0 {
+		return nil, fmt.Errorf("the public key %s holds more than one PEM block (or text after it); give one public key, as zarf tools gen-key writes it", path)
+	}
 	pub, err := cryptoutils.UnmarshalPEMToPublicKey(b)
 	if err != nil {
 		return nil, fmt.Errorf("the public key %s is not a PEM public key (give cosign.pub, as zarf tools gen-key writes it): %w", path, err)
+	}
+	if err := cryptoutils.ValidatePubKey(pub); err != nil {
+		return nil, fmt.Errorf("the public key %s is too weak or of a kind cosign does not sign with (%s); give an ECDSA P-256, P-384 or P-521, RSA 2048, 3072 or 4096, or Ed25519 key", path, keyKind(pub))
 	}
 	der, err := x509.MarshalPKIXPublicKey(pub)
 	if err != nil {
@@ -80,6 +92,19 @@ func LoadKey(path string) (*Key, error) {
 	expiring := root.NewExpiringKey(v, time.Time{}, time.Time{})
 	k.trusted = root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) { return expiring, nil })
 	return k, nil
+}
+
+// keyKind names a public key's algorithm and size for a message.
+func keyKind(pub crypto.PublicKey) string {
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		return fmt.Sprintf("RSA %d bits", k.Size()*8)
+	case *ecdsa.PublicKey:
+		return "ECDSA " + k.Curve.Params().Name
+	case ed25519.PublicKey:
+		return "Ed25519"
+	}
+	return fmt.Sprintf("%T", pub)
 }
 
 // ErrUnsigned is the error of Verify for a package that carries no

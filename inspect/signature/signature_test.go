@@ -7,6 +7,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
@@ -213,5 +214,57 @@ func TestMemoNeverAnswersForOtherBytesOrKeys(t *testing.T) {
 	}
 	if err := m.Verify(good, nil); !errors.Is(err, signature.ErrUnsigned) {
 		t.Fatal(err)
+	}
+}
+
+// Keys cosign does not sign with, and too weak to trust (RSA 1024, ECDSA
+// P-224), are refused; so is a file of two PEM blocks, which one tool
+// would read as the first key and another as the second.
+func TestLoadKeyRefusesWeakKeysAndSecondBlocks(t *testing.T) {
+	dir := t.TempDir()
+	pemOf := func(pub any) []byte {
+		der, err := x509.MarshalPKIXPublicKey(pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+	}
+	rsa1024, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p224, err := ecdsa.GenerateKey(elliptic.P224(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p256, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := mustRead(t, "../../testdata/keys/cosign.pub")
+	for _, c := range []struct {
+		name   string
+		body   []byte
+		saying string
+	}{
+		{"rsa-1024.pub", pemOf(&rsa1024.PublicKey), "too weak or of a kind cosign does not sign with (RSA 1024 bits)"},
+		{"p224.pub", pemOf(&p224.PublicKey), "(ECDSA P-224)"},
+		{"two.pub", append(append([]byte{}, good...), pemOf(&p256.PublicKey)...), "holds more than one PEM block"},
+		{"trailing.pub", append(append([]byte{}, good...), "and more"...), "holds more than one PEM block (or text after it)"},
+	} {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, c.body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := signature.LoadKey(p); err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), c.saying) {
+			t.Errorf("%s: %v; want refused naming the file, saying %q", c.name, err, c.saying)
+		}
+	}
+	p := filepath.Join(dir, "p256.pub")
+	if err := os.WriteFile(p, pemOf(&p256.PublicKey), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := signature.LoadKey(p); err != nil {
+		t.Errorf("a P-256 key was refused: %v", err)
 	}
 }

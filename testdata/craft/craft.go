@@ -222,6 +222,23 @@ func RewriteInPlace(path string, b []byte) error {
 // and the order kept: zarf.yaml edited after signing makes an archive
 // whose checksums still hold but whose signature does not.
 func Edit(archive []byte, member string, edit func([]byte) []byte) ([]byte, error) {
+	found := false
+	out, err := EditMembers(archive, func(ms *[]Member) {
+		for i := range *ms {
+			if (*ms)[i].Name == member {
+				(*ms)[i].Body, found = edit((*ms)[i].Body), true
+			}
+		}
+	})
+	if err == nil && !found {
+		return nil, fmt.Errorf("the archive has no member %s", member)
+	}
+	return out, err
+}
+
+// EditMembers returns a copy of a .tar.zst archive whose members (in
+// archive order) edit changed: one given twice, dropped, added.
+func EditMembers(archive []byte, edit func(members *[]Member)) ([]byte, error) {
 	dec, err := zstd.NewReader(bytes.NewReader(archive))
 	if err != nil {
 		return nil, err
@@ -229,7 +246,6 @@ func Edit(archive []byte, member string, edit func([]byte) []byte) ([]byte, erro
 	defer dec.Close()
 	tr := tar.NewReader(dec)
 	var members []Member
-	found := false
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -242,13 +258,8 @@ func Edit(archive []byte, member string, edit func([]byte) []byte) ([]byte, erro
 		if err != nil {
 			return nil, err
 		}
-		if h.Name == member {
-			b, found = edit(b), true
-		}
 		members = append(members, Member{Name: h.Name, Body: b})
 	}
-	if !found {
-		return nil, fmt.Errorf("the archive has no member %s", member)
-	}
+	edit(&members)
 	return Zst(Tar(members)), nil
 }
