@@ -322,7 +322,9 @@ func TestSignaturesDecideBeforeAnythingDeploys(t *testing.T) {
 	if !res.Failed || !strings.Contains(strings.Join(says, "\n"), "zarf-package-base-amd64-1.0.0.tar.zst cannot be used (integrity), so its signature could not be verified, and option require_signatures fails the plan on it") {
 		t.Errorf("a twice-signed archive under require_signatures: %+v", res.Errors)
 	}
-	if res := plan(withKey); res.Failed && slices.ContainsFunc(res.Errors, func(p planner.Problem) bool { return strings.Contains(p.Message, "so its signature could not be verified") }) {
+	if res := plan(withKey); res.Failed && slices.ContainsFunc(res.Errors, func(p planner.Problem) bool {
+		return strings.Contains(p.Message, "so its signature could not be verified")
+	}) {
 		t.Errorf("without require_signatures an unusable archive failed the plan on its signature: %+v", res.Errors)
 	}
 }
