@@ -251,8 +251,8 @@ func Inspect(ctx context.Context, file string, limits Limits) (Archive, error) {
 // one holding control characters (it would break the lines of every
 // report and the commands that deploy it).
 func checkFileName(name string) error {
-	if p := facts.Printable(name); p != name {
-		return fmt.Errorf("%w: the file name %q is not valid UTF-8 or holds control characters, so no report could name it as it is; rename it", ErrUnreadable, p)
+	if facts.Printable(name) != name {
+		return fmt.Errorf("%w: the file name %s is not valid UTF-8 or holds control characters, so no report could name it as it is; rename it", ErrUnreadable, facts.Quote(name))
 	}
 	return nil
 }
@@ -370,7 +370,7 @@ func readStream(ctx context.Context, src source, name string, limits Limits) (fa
 	defer s.close()
 	m, err := collect(ctx, s.tar, name, h)
 	if err != nil {
-		return facts.Candidate{}, err
+		return facts.Candidate{}, splitCause(ctx, src, s, name, err)
 	}
 	if err := s.drain(ctx, name); err != nil {
 		return facts.Candidate{}, err
@@ -386,6 +386,24 @@ func readStream(ctx context.Context, src source, name string, limits Limits) (fa
 		return c, err
 	}
 	return c, describe(ctx, name, m, pkg, &c, limits.charts())
+}
+
+// splitCause is why a split package's stream could not be read: when its
+// parts, read to the end, do not hash to what its .part000 says, that is
+// the cause (a part swapped, missing or altered), not the tar or zstd
+// error it made on the way; otherwise err.
+func splitCause(ctx context.Context, src source, s *stream, name string, err error) error {
+	sp, ok := src.(*splitReader)
+	if !ok || ctx.Err() != nil || errors.Is(err, ErrLimit) {
+		return err
+	}
+	if derr := s.drain(ctx, name); derr != nil {
+		return err
+	}
+	if sum := hex.EncodeToString(s.hash.Sum(nil)); sum != sp.meta.Sha256Sum {
+		return fmt.Errorf("%w: split package %s: its parts hash to sha256 %s, its .part000 says %s: a part was swapped, lost or altered; copy the parts again", ErrIntegrity, name, sum, sp.meta.Sha256Sum)
+	}
+	return err
 }
 
 // stream is an archive being read: every byte is counted and hashed as it
@@ -523,7 +541,7 @@ func collect(ctx context.Context, tr *tar.Reader, name string, h *hold) (members
 			continue
 		}
 		if seen[member] {
-			return m, fmt.Errorf("%w: %s holds %s twice (the second as %q); refused as tampered", ErrIntegrity, name, member, facts.Printable(hdr.Name))
+			return m, fmt.Errorf("%w: %s holds %s twice (the second as %s); refused as tampered", ErrIntegrity, name, member, facts.Quote(hdr.Name))
 		}
 		seen[member] = true
 		if hdr.Typeflag != tar.TypeReg {

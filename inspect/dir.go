@@ -168,15 +168,19 @@ func (d *Directory) sort(abs string, entries []os.DirEntry) []string {
 	for _, e := range entries {
 		p := filepath.Join(abs, e.Name())
 		base, part, isPart := splitBase(e.Name())
+		// What a note says is printable and names the file as it is, or
+		// escaped (a name that is not UTF-8 would reach JSON as U+FFFD,
+		// naming a file that does not exist).
+		shown, shownBase := facts.Printable(p), facts.Printable(base)
 		switch {
 		case e.IsDir():
-			d.Ignored = append(d.Ignored, FileNote{Path: p, Reason: "a directory (only files directly inside the package directory are planned)"})
+			d.Ignored = append(d.Ignored, FileNote{Path: shown, Reason: "a directory (only files directly inside the package directory are planned)"})
 		case isPart && part > 0 && names[base+".part000"]:
-			d.Ignored = append(d.Ignored, FileNote{Path: p, Reason: fmt.Sprintf("part %d of split package %s.part000, read with it", part, base)})
+			d.Ignored = append(d.Ignored, FileNote{Path: shown, Reason: fmt.Sprintf("part %d of split package %s.part000, read with it", part, shownBase)})
 		case isPart && part > 0:
-			d.Unusable = append(d.Unusable, FileNote{Path: p, Kind: UnusableUnreadable, Reason: fmt.Sprintf("part %d of a split package whose metadata %s.part000 is missing; copy it next to the parts", part, base)})
+			d.Unusable = append(d.Unusable, FileNote{Path: shown, Kind: UnusableUnreadable, Reason: fmt.Sprintf("part %d of a split package whose metadata %s.part000 is missing; copy it next to the parts", part, shownBase)})
 		case !IsCandidate(e.Name()):
-			d.Ignored = append(d.Ignored, FileNote{Path: p, Reason: "not a package archive (only .tar.zst, .tar and split .part000 files are)"})
+			d.Ignored = append(d.Ignored, FileNote{Path: shown, Reason: "not a package archive (only .tar.zst, .tar and split .part000 files are)"})
 		default:
 			files = append(files, p)
 		}
@@ -252,7 +256,7 @@ func (d *Directory) add(files []string, results []inspected) {
 		case errors.As(r.err, &inv):
 			d.Invalid = append(d.Invalid, inv)
 		default:
-			d.Unusable = append(d.Unusable, FileNote{Path: files[i], Kind: UnusableKind(r.err), Reason: r.err.Error()})
+			d.Unusable = append(d.Unusable, FileNote{Path: facts.Printable(files[i]), Kind: UnusableKind(r.err), Reason: r.err.Error()})
 		}
 	}
 	slices.SortFunc(d.Unusable, func(a, b FileNote) int { return strings.Compare(a.Path, b.Path) })

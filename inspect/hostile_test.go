@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -213,6 +214,15 @@ func TestUnreportableFileNamesAreRefused(t *testing.T) {
 		if !strings.Contains(u.Reason, "is not valid UTF-8 or holds control characters") || strings.ContainsAny(u.Reason, "\n\x1b") || !utf8.ValidString(u.Reason) {
 			t.Errorf("reason %q; want the name refused and shown escaped", u.Reason)
 		}
+		// The path is escaped as the reason is (JSON would otherwise carry
+		// U+FFFD, naming a file that does not exist), and escaped once.
+		if !utf8.ValidString(u.Path) || strings.ContainsAny(u.Path, "\n\x1b\ufffd") || strings.Contains(u.Reason, `\\`) {
+			t.Errorf("path %q, reason %q; want both escaped once", u.Path, u.Reason)
+		}
+	}
+	want := filepath.Join(dir, `zarf-package-\xffapp-amd64-1.0.0.tar`)
+	if !slices.ContainsFunc(d.Unusable, func(u FileNote) bool { return u.Path == want }) {
+		t.Errorf("unusable %+v; want one at %q, the name's bytes escaped", d.Unusable, want)
 	}
 }
 
