@@ -205,7 +205,8 @@ test-go: build install-collection venv-oldest
 
 # A short fuzz run of every fuzz target: the archive and split readers,
 # the prerequisites decoder, the cache's value decoder, the text, DOT
-# and mermaid renderers and the plan page. Each runs a number of inputs
+# and mermaid renderers, the plan page, and the saved-plan and policy
+# readers. Each runs a number of inputs
 # (about 5 s of this machine each), not a duration: Go 1.26's fuzz
 # coordinator can fail a run whose -fuzztime deadline passes while a
 # worker is busy ("context deadline exceeded", no crasher;
@@ -213,7 +214,8 @@ test-go: build install-collection venv-oldest
 # long run, every target for that long.
 FUZZTIME ?=
 FUZZ_TARGETS := ./inspect:FuzzReadStream:200x ./inspect:FuzzSplitReader:150x ./planner/facts:FuzzDecode:8000x \
-	./cache:FuzzDecodeEntry:5000x ./planner:FuzzRenderers:25000x ./daemon/cli:FuzzRenderText:600x ./daemon/report:FuzzPlanPage:50x
+	./cache:FuzzDecodeEntry:5000x ./planner:FuzzRenderers:25000x ./daemon/cli:FuzzRenderText:600x ./daemon/report:FuzzPlanPage:50x \
+	./savedplan:FuzzDecode:20000x ./planner/policy:FuzzDecode:20000x
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$${rest#*:}; \
