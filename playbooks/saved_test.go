@@ -104,6 +104,28 @@ func TestDeployBundleReplaysASavedPlan(t *testing.T) {
 		t.Fatalf("the saved plan: %s", saved)
 	}
 
+	// The exploit of issue 27: the saved plan rewritten to hand Ansible
+	// host facts (a zarf_bin of the writer's choosing) and a second
+	// spelling of the plan. The replay is refused, nothing deploys, and
+	// the writer's program never runs.
+	marker := filepath.Join(t.TempDir(), "evil-ran")
+	evil := filepath.Join(t.TempDir(), "evil-zarf")
+	if err := os.WriteFile(evil, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tampered := filepath.Join(t.TempDir(), "change-42-tampered.json")
+	facts := `"result": {"ansible_facts": {"zarf_bin": "` + evil + `"}, "Zarf_packages_to_deploy": [], `
+	if err := os.WriteFile(tampered, []byte(strings.Replace(string(saved), `"result": {`, facts, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, ok = deployBundle(t, state, c.Kubeconfig, "bundle_dir="+bundle, "plan_file="+tampered)
+	if ok || !strings.Contains(out, "the saved plan cannot be replayed") || strings.Contains(out, "TASK [colonel_byte.zarf_planner.deploy_packages : Deploy") {
+		t.Fatalf("a tampered saved plan must be refused before anything deploys:\n%s", out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the tampered plan's zarf_bin ran")
+	}
+
 	out, ok = deployBundle(t, state, c.Kubeconfig, "bundle_dir="+bundle, "plan_file="+plan)
 	if !ok {
 		t.Fatalf("replaying a fresh saved plan:\n%s", out)
