@@ -215,3 +215,31 @@ func TestARawManifestIsCutAsHelmCutsIt(t *testing.T) {
 		t.Errorf("claimed %v; Helm installs %v", got, want)
 	}
 }
+
+// Helm installs what every template renders, whatever its name ends
+// with, but NOTES.txt and partials: a ClusterRoleBinding in a .tpl file
+// is claimed.
+func TestEveryTemplateHelmInstallsIsClaimed(t *testing.T) {
+	tgz := rendertest.Chart(t, map[string]string{
+		"templates/_helpers.tpl": "{{- define \"demo.name\" -}}apiVersion: v1\nkind: Namespace\nmetadata: {name: partial}\n{{- end -}}\n",
+		"templates/NOTES.txt":    "apiVersion: v1\nkind: Namespace\nmetadata: {name: notes}\n",
+		"templates/crb.tpl":      "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: in-a-tpl}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: \"system:authenticated\"}]\n",
+		"templates/namespace":    "apiVersion: v1\nkind: Namespace\nmetadata: {name: no-extension}\n",
+		"templates/blank.txt":    "{{- if false }}x{{ end }}\n",
+	})
+	want, _ := helmInstalls(t, tgz, "demo", "demo")
+	if !slices.Equal(want, []string{"ClusterRoleBinding/in-a-tpl", "Namespace/no-extension"}) {
+		t.Fatalf("Helm installs %v; the test expects the .tpl's binding and the extensionless Namespace", want)
+	}
+	r := renderproc.Beside()
+	defer r.Close()
+	pkg := v1alpha1.ZarfPackage{Components: []v1alpha1.ZarfComponent{{Name: "app", Charts: []v1alpha1.ZarfChart{{Name: "demo", Version: "1.0.0", Namespace: "demo"}}}}}
+	comps := map[string]*claims.Component{"app": {Files: map[string][]byte{"charts/demo-1.0.0.tgz": tgz}}}
+	c, err := claims.Collect(context.Background(), pkg, comps, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := claimedObjects(c); !slices.Equal(got, want) {
+		t.Errorf("claimed %v; Helm installs %v", got, want)
+	}
+}
