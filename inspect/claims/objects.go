@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	kubeyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -99,7 +100,14 @@ type splitter func(b []byte) ([]string, error)
 // after it ("---#", "---apiVersion: v1"). Zarf's raw manifests are
 // rendered as one template each holding the file's bytes
 // (ChartFromZarfManifest), so they are cut the same way.
+//
+// SplitManifests builds every piece before it can be counted, so the
+// file is first held to twice manifestShape.Documents separators: every
+// cut it makes is at a "---" that starts the file or follows a newline.
 func helmDocuments(b []byte) ([]string, error) {
+	if n := bytes.Count(b, []byte("\n---")); n > 2*manifestShape.Documents {
+		return nil, fmt.Errorf("holds %d document separators, more than the %d allowed", n, 2*manifestShape.Documents)
+	}
 	docs := releaseutil.SplitManifests(string(b))
 	if len(docs) > manifestShape.Documents {
 		return nil, fmt.Errorf("holds more than %d YAML documents", manifestShape.Documents)
@@ -255,7 +263,14 @@ func claimed(obj runtime.Object) (object, error) {
 	if !ok {
 		return o, fmt.Errorf("holds a %T, not an object", obj)
 	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &o); err != nil {
+	// Read as Kubernetes reads JSON (utiljson: keys case-sensitive), and
+	// the error names the field: "cannot unmarshal bool into Go struct
+	// field .metadata.name of type string".
+	js, err := json.Marshal(u.Object)
+	if err == nil {
+		err = utiljson.Unmarshal(js, &o)
+	}
+	if err != nil {
 		return o, fmt.Errorf("is not a Kubernetes object: %s", FirstLine(err))
 	}
 	o.Aggregates = u.Object["aggregationRule"] != nil

@@ -195,8 +195,8 @@ func TestListsAreBounded(t *testing.T) {
 	}
 }
 
-// A document that cannot be read is named by its index; the others are
-// still claimed.
+// A document that cannot be read is named by its index (and the field
+// Kubernetes would refuse); the others are still claimed.
 func TestADocumentThatCannotBeReadIsNamedAndTheOthersKept(t *testing.T) {
 	c := withManifest(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\nmetadata: {name: no-kind}\n---\n- a list\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n")
 	if got, want := claimedObjects(c), []string{"Namespace/a", "Namespace/b"}; !slices.Equal(got, want) {
@@ -204,6 +204,46 @@ func TestADocumentThatCannotBeReadIsNamedAndTheOthersKept(t *testing.T) {
 	}
 	u := c.Claims.Unknown
 	want := "manifests/m-0.yaml document 1 is not a Kubernetes object: it names no kind (and 1 document more that cannot be read)"
+	if len(u) != 1 || u[0].Reason != want {
+		t.Fatalf("unknown: %+v; want %q", u, want)
+	}
+}
+
+// A file of more documents, or of more separators, than any package
+// ships is refused before Helm's SplitManifests builds its pieces.
+func TestDocumentsAreBounded(t *testing.T) {
+	for _, tt := range []struct{ name, manifest, want string }{
+		{"documents", strings.Repeat("---\napiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n", 5001), "manifests/m-0.yaml holds more than 5000 YAML documents"},
+		{"separators", "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n" + strings.Repeat("---\n", 10001), "manifests/m-0.yaml holds 10001 document separators, more than the 10000 allowed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := withManifest(t, tt.manifest)
+			u := c.Claims.Unknown
+			if len(u) != 1 || u[0].Kind != facts.UnknownContents || u[0].Reason != tt.want {
+				t.Fatalf("unknown: %+v; want %q", u, tt.want)
+			}
+			if got := claimedObjects(c); len(got) != 0 {
+				t.Errorf("claimed %v; want nothing of a file refused whole", got)
+			}
+		})
+	}
+	// Within the bounds, empty documents between separators are nothing.
+	c := withManifest(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n"+strings.Repeat("---\n", 9999))
+	if got := claimedObjects(c); !slices.Equal(got, []string{"Namespace/ns"}) || len(c.Claims.Unknown) != 0 {
+		t.Errorf("claimed %v, unknown %v; want the Namespace alone", got, unknownKinds(c))
+	}
+}
+
+// YAML is read as Kubernetes reads it (YAML 1.1, by sigs.k8s.io/yaml):
+// a name of n is the boolean false, which Kubernetes refuses, and so is
+// the document, naming the field.
+func TestYAMLIsReadAsKubernetesReadsIt(t *testing.T) {
+	manifest := "apiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n"
+	if _, err := kubeObjects(t, "m.yaml", []byte(manifest)); err == nil || !strings.Contains(err.Error(), "cannot unmarshal bool") {
+		t.Fatalf("Kubernetes' client: %v; this test's premise is that it refuses a boolean name", err)
+	}
+	u := withManifest(t, manifest).Claims.Unknown
+	want := "manifests/m-0.yaml document 0 is not a Kubernetes object: json: cannot unmarshal bool into Go struct field .metadata.name of type string"
 	if len(u) != 1 || u[0].Reason != want {
 		t.Fatalf("unknown: %+v; want %q", u, want)
 	}
