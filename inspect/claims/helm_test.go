@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -15,6 +17,8 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/engine"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
@@ -176,6 +180,17 @@ func TestAChartIsClaimedAsHelmInstallsIt(t *testing.T) {
 	if got := claimedObjects(c); !slices.Equal(got, want) {
 		t.Errorf("claimed:\n%v\nHelm installs:\n%v", got, want)
 	}
+	// With a post-renderer, as zarf installs it, the same templates
+	// (the CRDs are installed apart, unrendered).
+	var templates []string
+	for _, o := range want {
+		if !strings.HasPrefix(o, "CustomResourceDefinition/") {
+			templates = append(templates, o)
+		}
+	}
+	if got := postRendered(t, rendered); !slices.Equal(got, templates) {
+		t.Errorf("Helm with a post-renderer installs:\n%v\nwithout:\n%v", got, templates)
+	}
 	if len(c.Claims.Unknown) != 0 {
 		t.Errorf("unknown: %v; want none", unknownKinds(c))
 	}
@@ -210,6 +225,9 @@ func TestARawManifestIsCutAsHelmCutsIt(t *testing.T) {
 	if len(want) != 3 {
 		t.Fatalf("Helm installs %v; the test expects three Namespaces", want)
 	}
+	if got := postRendered(t, files); !slices.Equal(got, want) {
+		t.Fatalf("Helm with a post-renderer installs %v; without, %v", got, want)
+	}
 	c := withManifest(t, manifest)
 	if got := claimedObjects(c); !slices.Equal(got, want) {
 		t.Errorf("claimed %v; Helm installs %v", got, want)
@@ -242,4 +260,57 @@ func TestEveryTemplateHelmInstallsIsClaimed(t *testing.T) {
 	if got := claimedObjects(c); !slices.Equal(got, want) {
 		t.Errorf("claimed %v; Helm installs %v", got, want)
 	}
+}
+
+// postRendered are the objects Helm installs of a chart's rendered
+// templates (by name) when a post-renderer is set, as zarf sets one (an
+// identity one here): Helm's install action cuts each file with
+// SplitManifests and reads each document with kustomize's kio.ParseAll
+// to hand the post-renderer one stream, reads what it gives back with
+// kio.ParseAll again, then sorts it (SortManifests) and its Kubernetes
+// client builds the release manifest. kio.ParseAll unwraps a lone
+// document of kind List.
+func postRendered(t *testing.T, files map[string]string) []string {
+	t.Helper()
+	var merged []*kyaml.RNode
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if strings.HasSuffix(name, "NOTES.txt") || strings.HasPrefix(path.Base(name), "_") || strings.TrimSpace(files[name]) == "" {
+			continue
+		}
+		docs := releaseutil.SplitManifests(files[name])
+		keys := slices.Collect(maps.Keys(docs))
+		sort.Sort(releaseutil.BySplitManifestsOrder(keys))
+		for _, k := range keys {
+			nodes, err := kio.ParseAll(docs[k])
+			if err != nil {
+				t.Fatal(err)
+			}
+			merged = append(merged, nodes...)
+		}
+	}
+	stream, err := kio.StringAll(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := kio.ParseAll(stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := kio.StringAll(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, manifests, err := releaseutil.SortManifests(map[string]string{"post-rendered.yaml": out}, nil, releaseutil.InstallOrder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for _, m := range manifests {
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", m.Name, m.Content)
+	}
+	objects, err := kubeObjects(t, "the release manifest", b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objects
 }

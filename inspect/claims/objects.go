@@ -148,10 +148,13 @@ func kubeDocuments(b []byte) ([]string, error) {
 // as YAML turned to JSON (sigs.k8s.io/yaml), decoded as Unstructured
 // (where an object with items is a List whatever its kind, and an item
 // naming neither kind nor apiVersion takes them from its List), empty
-// documents skipped, Lists flattened. Kubernetes' client flattens one
-// List; a List inside a List it refuses, and the whole release with it,
-// but the claims hold its objects anyway: what a package claims is never
-// less than what an install of it could make.
+// documents skipped, Lists flattened to every level. Kubernetes' client
+// flattens one List and refuses a List inside it (Helm alone fails the
+// release), but Helm with a post-renderer, as zarf deploys, unwraps a
+// lone document of kind List with kustomize's reader before and after
+// the post-renderer, so a List in a List in a List can deploy: the
+// claims flatten every level (to maxListDepth), as what a package claims
+// must never be less than what an install of it could make.
 //
 // A document that cannot be read is skipped and the objects of the
 // others kept; the error names the first such document. Its errors read
@@ -221,8 +224,8 @@ func decodeDocument(doc string, limit int) ([]object, error) {
 			return out, fmt.Errorf("nests Lists more than %d deep", maxListDepth)
 		}
 		if u, ok := p.obj.(*unstructured.Unstructured); ok {
-			// A List as an item of a List: Kubernetes' client would
-			// refuse it; it is read as if it stood alone.
+			// A List as an item of a List (which Kubernetes' client
+			// alone refuses) is read as if it stood alone.
 			js, err := json.Marshal(u.Object)
 			if err != nil {
 				return out, fmt.Errorf("holds a List that cannot be read: %s", FirstLine(err))

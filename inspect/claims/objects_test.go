@@ -82,9 +82,11 @@ metadata: {name: everything}
 rules: [{apiGroups: ["*"], resources: ["*"], verbs: ["*"]}]
 `
 
-// A List inside a List: Kubernetes' client refuses it (and Helm the
-// release with it), but what it holds is claimed, so a policy that
-// forbids a new namespace and a cluster-wide wildcard refuses it.
+// A List inside a List inside a List: Kubernetes' client alone refuses
+// it, but Helm with a post-renderer (zarf's) unwraps the outer Lists of
+// a file that is one document with kustomize's reader first, and deploys
+// it. What it holds is claimed at every level, so a policy that forbids
+// a new namespace and a cluster-wide wildcard refuses it.
 func TestAListInsideAListIsClaimedAndRefused(t *testing.T) {
 	manifest := `apiVersion: v1
 kind: List
@@ -103,14 +105,17 @@ items:
       metadata: {name: everyone}
       roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: everything}
       subjects: [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: "system:authenticated"}]
----
-` + wildcardRole
+    - ` + strings.ReplaceAll(strings.TrimSpace(wildcardRole), "\n", "\n      ") + "\n"
 	if _, err := kubeObjects(t, "m.yaml", []byte(manifest)); err == nil || !strings.Contains(err.Error(), "is not a list") {
 		t.Fatalf("Kubernetes' client read the nested List (err %v); this test's premise is that it refuses it", err)
 	}
+	deployed := postRendered(t, map[string]string{"m.yaml": manifest})
+	if want := []string{"ClusterRole/everything", "ClusterRoleBinding/everyone", "Namespace/evil"}; !slices.Equal(deployed, want) {
+		t.Fatalf("Helm with a post-renderer makes %v; this test's premise is %v", deployed, want)
+	}
 	c := withManifest(t, manifest)
-	if got, want := claimedObjects(c), []string{"ClusterRole/everything", "ClusterRoleBinding/everyone", "Namespace/evil"}; !slices.Equal(got, want) {
-		t.Errorf("claimed %v; want %v", got, want)
+	if got := claimedObjects(c); !slices.Equal(got, deployed) {
+		t.Errorf("claimed %v; Helm with a post-renderer deploys %v", got, deployed)
 	}
 	if len(c.Claims.Unknown) != 0 {
 		t.Errorf("unknown: %v; want none", unknownKinds(c))
