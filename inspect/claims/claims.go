@@ -21,6 +21,7 @@
 package claims
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -89,7 +90,7 @@ func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Co
 				if !ok {
 					continue
 				}
-				c.manifest(zc.Name, file, m.Namespace, b, helmDocuments)
+				c.manifest(zc.Name, file, m.Namespace, zarfRendered(b), helmDocuments)
 			}
 			if m.Namespace != "" {
 				c.writes(m.Namespace, facts.Origin{Component: cname, File: "manifests/" + text(m.Name)})
@@ -390,6 +391,15 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 		c.manifest(component, file+": "+f, zc.Namespace, r.Files[f], split)
 	}
 	return out, nil
+}
+
+// zarfRendered is a raw manifest as Helm renders it when zarf installs
+// it: zarf makes the file a template that prints its bytes
+// (ChartFromZarfManifest), and Helm's engine takes "<no value>" out of
+// everything a template prints (so "kind: Cluster<no value>RoleBinding"
+// installs a ClusterRoleBinding).
+func zarfRendered(b []byte) []byte {
+	return bytes.ReplaceAll(b, []byte("<no value>"), nil)
 }
 
 // isCRDFile says a rendered chart's file is of the crds/ directory of the

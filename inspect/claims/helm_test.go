@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -313,4 +314,27 @@ func postRendered(t *testing.T, files map[string]string) []string {
 		t.Fatal(err)
 	}
 	return objects
+}
+
+// A raw manifest is read as Helm renders the template zarf makes of it
+// (ChartFromZarfManifest: the file's bytes, quoted, printed by one
+// action), through Helm's own engine: which takes "<no value>" out, so
+// that a kind spelt around it is the ClusterRoleBinding Helm installs.
+func TestARawManifestIsReadAsZarfsTemplateRendersIt(t *testing.T) {
+	manifest := wildcardRole + "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Cluster<no value>RoleBinding\nmetadata: {name: every<no value>one}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: everything}\nsubjects: [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: \"system:authenticated\"}]\n"
+	tgz := rendertest.Chart(t, map[string]string{"templates/m-0.yaml": "{{" + strconv.Quote(manifest) + "}}"})
+	want, rendered := helmInstalls(t, tgz, "demo", "demo")
+	if !slices.Equal(want, []string{"ClusterRole/everything", "ClusterRoleBinding/everyone"}) {
+		t.Fatalf("Helm installs %v of zarf's template; the test expects the role and its binding", want)
+	}
+	if got := postRendered(t, rendered); !slices.Equal(got, want) {
+		t.Fatalf("Helm with a post-renderer installs %v; without, %v", got, want)
+	}
+	c := withManifest(t, manifest)
+	if got := claimedObjects(c); !slices.Equal(got, want) {
+		t.Errorf("claimed %v; Helm installs %v", got, want)
+	}
+	if r := c.Claims.ClusterRBAC; len(r) != 1 || !r[0].Wildcard {
+		t.Errorf("cluster RBAC %+v; want the wildcard binding", r)
+	}
 }
