@@ -231,7 +231,7 @@ func decodeDocument(doc string, limit int) ([]object, error) {
 				return out, fmt.Errorf("holds a List that cannot be read: %s", FirstLine(err))
 			}
 			if p.obj, err = decodeUnstructured(js); err != nil {
-				return out, fmt.Errorf("holds a List whose %w", err)
+				return out, fmt.Errorf("holds a List that %w", err)
 			}
 		}
 		items, err := meta.ExtractList(p.obj)

@@ -212,6 +212,13 @@ func TestADocumentThatCannotBeReadIsNamedAndTheOthersKept(t *testing.T) {
 	if len(u) != 1 || u[0].Reason != want {
 		t.Fatalf("unknown: %+v; want %q", u, want)
 	}
+	// A List in a List that names no kind (its List's, "List" less
+	// "List", is none).
+	u = withManifest(t, "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: List, items: [{items: []}]}\n").Claims.Unknown
+	want = "manifests/m-0.yaml document 0 holds a List that is not a Kubernetes object: it names no kind"
+	if len(u) != 1 || u[0].Reason != want {
+		t.Fatalf("unknown: %+v; want %q", u, want)
+	}
 }
 
 // A file of more documents, or of more separators, than any package
