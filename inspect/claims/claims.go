@@ -8,11 +8,20 @@
 // the cluster (or zarf at deploy time) could tell is reported as unknown,
 // never guessed.
 //
+// Manifests are read as Helm reads what it installs: rendered templates
+// and raw manifests (which zarf installs as a chart of one template per
+// file) cut into documents by Helm's own SplitManifests, a chart's crds/
+// files by Kubernetes' YAML reader, each document decoded as Kubernetes'
+// client decodes it (apimachinery's Unstructured) and its Lists flattened.
+// It imports Helm for that one function (helm.sh/helm/v4/pkg/release/v1/util,
+// a few small packages), not its engine: charts are rendered elsewhere.
+//
 // It reads no file and contacts no cluster: inspect hands it the bytes it
 // kept while streaming the archive. Every value it returns is printable.
 package claims
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -81,7 +90,7 @@ func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Co
 				if !ok {
 					continue
 				}
-				c.manifest(zc.Name, file, m.Namespace, b)
+				c.manifest(zc.Name, file, m.Namespace, zarfRendered(b), helmDocuments)
 			}
 			if m.Namespace != "" {
 				c.writes(m.Namespace, facts.Origin{Component: cname, File: "manifests/" + text(m.Name)})
@@ -174,10 +183,10 @@ func (c *collector) namespace(ns string, o facts.Origin, created bool) {
 	n.Objects = append(n.Objects, o)
 }
 
-// manifest reads one file of objects that deploy into defaultNS when they
-// name no namespace.
-func (c *collector) manifest(component, file, defaultNS string, b []byte) {
-	objs, err := decodeObjects(b)
+// manifest reads one file of objects, cut into documents by split, that
+// deploy into defaultNS when they name no namespace.
+func (c *collector) manifest(component, file, defaultNS string, b []byte, split splitter) {
+	objs, err := decodeObjects(b, split)
 	if err != nil {
 		c.unknown(facts.UnknownContents, text(file), text(file)+" "+err.Error(), facts.Origin{Component: text(component), File: text(file)})
 	}
@@ -204,7 +213,7 @@ func (c *collector) object(component, file, defaultNS string, o object) {
 		c.namespace(o.Metadata.Name, origin, true)
 		return
 	case group == "rbac.authorization.k8s.io" && o.Kind == "ClusterRole":
-		r := &roleDef{origin: origin, aggregates: o.AggregationRule.Kind != 0}
+		r := &roleDef{origin: origin, aggregates: o.Aggregates}
 		for _, x := range o.Rules {
 			r.rules = append(r.rules, facts.Rule{APIGroups: texts(x.APIGroups), Resources: texts(x.Resources), ResourceNames: texts(x.ResourceNames), NonResourceURLs: texts(x.NonResourceURLs), Verbs: texts(x.Verbs)})
 		}
@@ -375,9 +384,39 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 		c.unknown(facts.UnknownRender, "chart "+text(zc.Name), "its templates call lookup, which reads the cluster", origin)
 	}
 	for _, f := range slices.Sorted(maps.Keys(r.Files)) {
-		c.manifest(component, file+": "+f, zc.Namespace, r.Files[f])
+		split := helmDocuments
+		if isCRDFile(f) {
+			split = kubeDocuments
+		}
+		c.manifest(component, file+": "+f, zc.Namespace, r.Files[f], split)
 	}
 	return out, nil
+}
+
+// zarfRendered is a raw manifest as Helm renders it when zarf installs
+// it: zarf makes the file a template that prints its bytes
+// (ChartFromZarfManifest), and Helm's engine takes "<no value>" out of
+// everything a template prints (so "kind: Cluster<no value>RoleBinding"
+// installs a ClusterRoleBinding).
+func zarfRendered(b []byte) []byte {
+	return bytes.ReplaceAll(b, []byte("<no value>"), nil)
+}
+
+// isCRDFile says a rendered chart's file is of the crds/ directory of the
+// chart or of a subchart ("crds/a.yaml", "charts/sub/crds/b.yaml"), which
+// Helm installs unrendered, not a template ("templates/crds/c.yaml").
+func isCRDFile(name string) bool {
+	for {
+		rest, ok := strings.CutPrefix(name, "charts/")
+		if !ok {
+			return strings.HasPrefix(name, "crds/")
+		}
+		_, after, ok := strings.Cut(rest, "/")
+		if !ok {
+			return false
+		}
+		name = after
+	}
 }
 
 // maxText caps one string of the contents.

@@ -1,98 +1,281 @@
 package claims
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
 
-	yaml "go.yaml.in/yaml/v3"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	kubeyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
-// manifestShape bounds one manifest file (raw, or a chart's rendered
-// template) before it is decoded: far more objects and keys than a real
-// package ships in one file.
+// manifestShape bounds one document of a manifest file (raw, or a
+// chart's rendered template) before it is decoded, and its Documents the
+// documents of the file: far more objects and keys than a real package
+// ships in one file. The file itself is bounded in bytes by whoever kept
+// it (inspect's MaxContentFile, MaxRendered).
 var manifestShape = facts.Shape{Nodes: 400000, Keys: 200000, Documents: 5000}
+
+// Bounds on flattening Lists, which a document of a few bytes per item
+// could otherwise nest and multiply.
+const (
+	// maxListDepth caps how deep Lists nest in one document.
+	maxListDepth = 16
+	// maxObjects caps the objects of one file, its Lists flattened.
+	maxObjects = 20000
+)
 
 // object is what the claims need of one Kubernetes object; every other
 // field is ignored.
 type object struct {
-	APIVersion string `yaml:"apiVersion"`
-	Kind       string `yaml:"kind"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
 	Metadata   struct {
-		Name      string `yaml:"name"`
-		Namespace string `yaml:"namespace"`
-	} `yaml:"metadata"`
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
 	// Spec of a CustomResourceDefinition.
 	Spec struct {
-		Group string `yaml:"group"`
-		Scope string `yaml:"scope"`
+		Group string `json:"group"`
+		Scope string `json:"scope"`
 		Names struct {
-			Kind   string `yaml:"kind"`
-			Plural string `yaml:"plural"`
-		} `yaml:"names"`
-	} `yaml:"spec"`
-	// Rules and AggregationRule of a ClusterRole.
-	Rules           []rule    `yaml:"rules"`
-	AggregationRule yaml.Node `yaml:"aggregationRule"`
+			Kind   string `json:"kind"`
+			Plural string `json:"plural"`
+		} `json:"names"`
+	} `json:"spec"`
+	// Rules of a ClusterRole.
+	Rules []rule `json:"rules"`
+	// Aggregates says a ClusterRole has an aggregationRule (not null),
+	// which lets the cluster fill in its rules.
+	Aggregates bool `json:"-"`
 	// RoleRef and Subjects of a ClusterRoleBinding.
 	RoleRef struct {
-		Kind string `yaml:"kind"`
-		Name string `yaml:"name"`
-	} `yaml:"roleRef"`
+		Kind string `json:"kind"`
+		Name string `json:"name"`
+	} `json:"roleRef"`
 	Subjects []struct {
-		Kind      string `yaml:"kind"`
-		Name      string `yaml:"name"`
-		Namespace string `yaml:"namespace"`
-	} `yaml:"subjects"`
-	// Items of a v1 List.
-	Items []object `yaml:"items"`
+		Kind      string `json:"kind"`
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"subjects"`
 }
 
 type rule struct {
-	APIGroups       []string `yaml:"apiGroups"`
-	Resources       []string `yaml:"resources"`
-	ResourceNames   []string `yaml:"resourceNames"`
-	NonResourceURLs []string `yaml:"nonResourceURLs"`
-	Verbs           []string `yaml:"verbs"`
+	APIGroups       []string `json:"apiGroups"`
+	Resources       []string `json:"resources"`
+	ResourceNames   []string `json:"resourceNames"`
+	NonResourceURLs []string `json:"nonResourceURLs"`
+	Verbs           []string `json:"verbs"`
 }
 
 // group is the API group of the object's apiVersion.
 func (o *object) group() string {
-	g, _, ok := bytes.Cut([]byte(o.APIVersion), []byte("/"))
+	g, _, ok := strings.Cut(o.APIVersion, "/")
 	if !ok {
 		return ""
 	}
-	return string(g)
+	return g
 }
 
-// decodeObjects reads every object of a YAML stream (empty documents
-// skipped, Lists flattened), after holding it to manifestShape. Its
-// errors read after the file's name.
-func decodeObjects(b []byte) ([]object, error) {
-	if err := facts.CheckShape(b, manifestShape); err != nil {
-		return nil, err
+// splitter cuts a file into the documents its consumer reads.
+type splitter func(b []byte) ([]string, error)
+
+// helmDocuments are the documents of a rendered template as Helm cuts
+// them before it installs them (releaseutil.SortManifests): its own
+// SplitManifests, in its order, which also takes a separator with text
+// after it ("---#", "---apiVersion: v1"). Zarf's raw manifests are
+// rendered as one template each holding the file's bytes
+// (ChartFromZarfManifest), so they are cut the same way.
+//
+// SplitManifests builds every piece before it can be counted, so the
+// file is first held to twice manifestShape.Documents separators: every
+// cut it makes is at a "---" that starts the file or follows a newline.
+func helmDocuments(b []byte) ([]string, error) {
+	if n := bytes.Count(b, []byte("\n---")); n > 2*manifestShape.Documents {
+		return nil, fmt.Errorf("holds %d document separators, more than the %d allowed", n, 2*manifestShape.Documents)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(bytes.TrimPrefix(b, []byte("\ufeff"))))
-	var out []object
-	for i := 0; ; i++ {
-		var o object
-		err := dec.Decode(&o)
+	docs := releaseutil.SplitManifests(string(b))
+	if len(docs) > manifestShape.Documents {
+		return nil, fmt.Errorf("holds more than %d YAML documents", manifestShape.Documents)
+	}
+	keys := slices.Collect(maps.Keys(docs))
+	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = docs[k]
+	}
+	return out, nil
+}
+
+// kubeDocuments are the documents of a chart's crds/ file as Helm cuts
+// them: it hands the file unrendered to its Kubernetes client, whose
+// reader (apimachinery's YAMLReader) cuts at lines of "---" followed by
+// nothing or a comment.
+func kubeDocuments(b []byte) ([]string, error) {
+	r := kubeyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+	var out []string
+	for {
+		doc, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
 		if err != nil {
-			return out, fmt.Errorf("document %d is not a Kubernetes object: %s", i, facts.Printable(err.Error()))
+			return out, fmt.Errorf("document %d is not YAML as Kubernetes reads it: %s", len(out), facts.Printable(err.Error()))
 		}
-		if o.Kind == "" && o.APIVersion == "" {
-			continue
+		if len(out) >= manifestShape.Documents {
+			return nil, fmt.Errorf("holds more than %d YAML documents", manifestShape.Documents)
 		}
-		if len(o.Items) > 0 {
-			out = append(out, o.Items...)
-			continue
-		}
-		out = append(out, o)
+		out = append(out, string(doc))
 	}
+}
+
+// decodeObjects reads every object of a file as Helm's Kubernetes client
+// would: cut into documents by split, each held to manifestShape, read
+// as YAML turned to JSON (sigs.k8s.io/yaml), decoded as Unstructured
+// (where an object with items is a List whatever its kind, and an item
+// naming neither kind nor apiVersion takes them from its List), empty
+// documents skipped, Lists flattened to every level. Kubernetes' client
+// flattens one List and refuses a List inside it (Helm alone fails the
+// release), but Helm with a post-renderer, as zarf deploys, unwraps a
+// lone document of kind List with kustomize's reader before and after
+// the post-renderer, so a List in a List in a List can deploy: the
+// claims flatten every level (to maxListDepth), as what a package claims
+// must never be less than what an install of it could make.
+//
+// A document that cannot be read is skipped and the objects of the
+// others kept; the error names the first such document. Its errors read
+// after the file's name.
+func decodeObjects(b []byte, split splitter) ([]object, error) {
+	docs, err := split(b)
+	var out []object
+	bad, more := err, 0
+	for i, doc := range docs {
+		objs, err := decodeDocument(doc, maxObjects-len(out))
+		out = append(out, objs...)
+		switch {
+		case err != nil && bad == nil:
+			bad = fmt.Errorf("document %d %w", i, err)
+		case err != nil:
+			more++
+		}
+	}
+	switch {
+	case more == 1:
+		bad = fmt.Errorf("%w (and 1 document more that cannot be read)", bad)
+	case more > 1:
+		bad = fmt.Errorf("%w (and %d documents more that cannot be read)", bad, more)
+	}
+	return out, bad
+}
+
+// decodeDocument reads the objects of one document, at most limit of
+// them. Its errors read after "document N".
+func decodeDocument(doc string, limit int) ([]object, error) {
+	if err := facts.CheckShape([]byte(doc), manifestShape); err != nil {
+		return nil, err
+	}
+	js, err := yaml.YAMLToJSON([]byte(doc))
+	if err != nil {
+		return nil, fmt.Errorf("is not valid YAML: %s", FirstLine(err))
+	}
+	js = bytes.TrimSpace(js)
+	if len(js) == 0 || bytes.Equal(js, []byte("null")) {
+		return nil, nil
+	}
+	top, err := decodeUnstructured(js)
+	if err != nil {
+		return nil, err
+	}
+	var out []object
+	type pending struct {
+		obj   runtime.Object
+		depth int
+	}
+	queue := []pending{{top, 0}}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if !meta.IsListType(p.obj) {
+			if len(out) >= limit {
+				return out, fmt.Errorf("holds more than %d objects, its Lists flattened", maxObjects)
+			}
+			o, err := claimed(p.obj)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, o)
+			continue
+		}
+		if p.depth >= maxListDepth {
+			return out, fmt.Errorf("nests Lists more than %d deep", maxListDepth)
+		}
+		if u, ok := p.obj.(*unstructured.Unstructured); ok {
+			// A List as an item of a List (which Kubernetes' client
+			// alone refuses) is read as if it stood alone.
+			js, err := json.Marshal(u.Object)
+			if err != nil {
+				return out, fmt.Errorf("holds a List that cannot be read: %s", FirstLine(err))
+			}
+			if p.obj, err = decodeUnstructured(js); err != nil {
+				return out, fmt.Errorf("holds a List that %w", err)
+			}
+		}
+		items, err := meta.ExtractList(p.obj)
+		if err != nil {
+			return out, fmt.Errorf("holds a List that cannot be read: %s", FirstLine(err))
+		}
+		for _, it := range items {
+			queue = append(queue, pending{it, p.depth + 1})
+		}
+	}
+	return out, nil
+}
+
+// decodeUnstructured decodes one JSON object as Kubernetes' client does
+// (unstructured.UnstructuredJSONScheme): an *Unstructured, or an
+// *UnstructuredList when it has items.
+func decodeUnstructured(js []byte) (runtime.Object, error) {
+	obj, _, err := unstructured.UnstructuredJSONScheme.Decode(js, nil, nil)
+	if runtime.IsMissingKind(err) {
+		return nil, errors.New("is not a Kubernetes object: it names no kind")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("is not a Kubernetes object: %s", FirstLine(err))
+	}
+	return obj, nil
+}
+
+// claimed is what the claims need of one decoded object.
+func claimed(obj runtime.Object) (object, error) {
+	var o object
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return o, fmt.Errorf("holds a %T, not an object", obj)
+	}
+	// Read as Kubernetes reads JSON (utiljson: keys case-sensitive), and
+	// the error names the field: "cannot unmarshal bool into Go struct
+	// field .metadata.name of type string".
+	js, err := json.Marshal(u.Object)
+	if err == nil {
+		err = utiljson.Unmarshal(js, &o)
+	}
+	if err != nil {
+		return o, fmt.Errorf("is not a Kubernetes object: %s", FirstLine(err))
+	}
+	o.Aggregates = u.Object["aggregationRule"] != nil
+	return o, nil
 }

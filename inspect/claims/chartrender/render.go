@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"text/template"
@@ -24,6 +25,10 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 )
+
+// notesFile ends the name of a template Helm renders as the release's
+// notes, never installs.
+const notesFile = "NOTES.txt"
 
 // maxRange caps the lists and strings the templates' until, untilStep,
 // seq and repeat functions may build, so a template cannot ask for
@@ -116,7 +121,11 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 	for _, name := range slices.Sorted(maps.Keys(res.out)) {
 		body := res.out[name]
 		rel := strings.TrimPrefix(name, prefix)
-		if !strings.HasSuffix(rel, ".yaml") && !strings.HasSuffix(rel, ".yml") && !strings.HasSuffix(rel, ".json") || strings.TrimSpace(body) == "" {
+		// Helm installs every template its engine renders, whatever its
+		// name ends with, but the NOTES.txt of any chart, partials
+		// ("_helpers.tpl") and what renders blank (action's
+		// renderResources, releaseutil.SortManifests).
+		if strings.HasSuffix(rel, notesFile) || strings.HasPrefix(path.Base(rel), "_") || strings.TrimSpace(body) == "" {
 			continue
 		}
 		total += len(body)
