@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/daemon/cli"
 )
 
@@ -20,6 +21,8 @@ import (
 const memoryLimit = 192 << 20
 
 func main() {
+	// What the caller left open is not passed on to the renderers.
+	_ = privdir.CloseOnExec()
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(memoryLimit)
 	}

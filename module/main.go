@@ -26,6 +26,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
@@ -42,6 +43,9 @@ func main() {
 	// grows far past that.
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(256 << 20)
+	// What Ansible left open is not passed on to the daemon this module
+	// may start.
+	_ = privdir.CloseOnExec()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args, os.Stdout)
 	stop()

@@ -466,3 +466,31 @@ func Executable(path string) (string, error) {
 	}
 	return "", untrusted("resolving %s: too many symlinks", path)
 }
+
+// CloseOnExec marks every descriptor above stderr close-on-exec: one a
+// caller left open without the flag (Ansible's, a shell's) then reaches
+// no program this process starts (the daemon, a chart renderer). Go opens
+// its own descriptors close-on-exec, and the descriptors a program is
+// handed on purpose (exec.Cmd.ExtraFiles) are duplicated without the
+// flag as it starts, so nothing that is meant to pass is stopped.
+func CloseOnExec() error {
+	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil || !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EINVAL) {
+		return err
+	}
+	// Kernels before 5.11: one descriptor at a time.
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && !errors.Is(err, unix.EBADF) {
+			return err
+		}
+	}
+	return nil
+}
