@@ -26,11 +26,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/zarf-dev/zarf/src/api/v1alpha1"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
@@ -296,18 +296,15 @@ func (r *regular) head(p []byte) (int, error) { return r.ReadAt(p, 0) }
 func (r *regular) size() int64                { return r.n }
 func (r *regular) warnings() []string         { return nil }
 
-// openRegular opens a regular file (following symlinks) for reading. A
-// FIFO, device or socket named like an archive is refused before open(2),
-// which could block forever on it.
+// openRegular opens a regular file for reading (privdir.OpenRegular):
+// open(2) with O_NONBLOCK, then fstat(2) on the descriptor, so a FIFO,
+// device or socket named like an archive, or swapped in for one after the
+// directory was listed, is refused without blocking and without a byte
+// read. A symlink is followed: a bundle directory may link its archives
+// from elsewhere, and what is checked and read is the descriptor, not the
+// name.
 func openRegular(path string) (*os.File, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrUnreadable, filepath.Base(path), fi.Mode().Type())
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := privdir.OpenRegular(path, true)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}

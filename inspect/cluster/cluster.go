@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
@@ -233,10 +233,17 @@ func PackageHealth(data []byte) (facts.InstalledPackage, error) {
 	return p, nil
 }
 
+// MaxSnapshot caps a saved snapshot's file: a cluster's packages, CRDs
+// and storage classes are kilobytes to a few megabytes.
+const MaxSnapshot = 64 << 20
+
 // LoadSnapshot reads a snapshot saved with `zarf-planner snapshot -o json`,
-// so a plan can be made where the cluster cannot be reached.
+// so a plan can be made where the cluster cannot be reached. It is opened
+// without blocking and checked on its descriptor (privdir.ReadRegular,
+// within MaxSnapshot): a FIFO or device is refused at once. A symlink at
+// path is followed: it is the operator's own option.
 func LoadSnapshot(path string) (*facts.Cluster, error) {
-	b, err := os.ReadFile(path)
+	b, err := privdir.ReadRegular(path, MaxSnapshot, true)
 	if err != nil {
 		return nil, fmt.Errorf("reading the saved snapshot: %w", err)
 	}

@@ -1,0 +1,49 @@
+package cluster_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
+	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+)
+
+func TestLoadSnapshotRefusesAFIFOAtOnce(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "state.json")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := cluster.LoadSnapshot(p)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, privdir.ErrNotRegular) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "FIFO") {
+			t.Fatalf("err = %v, want a refusal naming %s as a FIFO", err, p)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("LoadSnapshot still blocked on a FIFO after 5 s")
+	}
+}
+
+func TestLoadSnapshotRefusesASparseGiantUnread(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "state.json")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 40); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := cluster.LoadSnapshot(p); !errors.Is(err, privdir.ErrTooLarge) || !strings.Contains(err.Error(), p) {
+		t.Fatalf("err = %v, want a refusal of its size naming %s", err, p)
+	}
+}

@@ -1,0 +1,106 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
+)
+
+// readDirWithin runs ReadDir on dir and fails the test when it has not
+// returned in 5 s: a FIFO must be refused, never waited on.
+func readDirWithin(t *testing.T, dir string) (*Directory, error) {
+	t.Helper()
+	type result struct {
+		d   *Directory
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		d, err := ReadDir(context.Background(), dir, Options{})
+		done <- result{d, err}
+	}()
+	select {
+	case r := <-done:
+		return r.d, r.err
+	case <-time.After(5 * time.Second):
+		t.Fatalf("ReadDir(%s) still blocked after 5 s", dir)
+		return nil, nil
+	}
+}
+
+func TestASplitPartThatIsAFIFOIsUnusableAtOnce(t *testing.T) {
+	dir := copyForms(t)
+	part := filepath.Join(dir, bigApp+".part002")
+	if err := os.Remove(part); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(part, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := readDirWithin(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasCandidate(d, "big-app") {
+		t.Fatal("big-app was planned with a FIFO for a part")
+	}
+	var found bool
+	for _, u := range d.Unusable {
+		if strings.HasSuffix(u.Path, bigApp+".part000") && u.Kind == UnusableUnreadable && strings.Contains(u.Reason, part) && strings.Contains(u.Reason, "FIFO") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("unusable = %+v; want %s.part000 unusable, naming its FIFO part", d.Unusable, bigApp)
+	}
+}
+
+func TestASymlinkToAFIFOIsUnusableAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "zarf-package-pipe-amd64-1.0.0.tar.zst")
+	if err := os.Symlink(fifo, link); err != nil {
+		t.Fatal(err)
+	}
+	d, err := readDirWithin(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Unusable) != 1 || d.Unusable[0].Path != link || !strings.Contains(d.Unusable[0].Reason, "FIFO") {
+		t.Fatalf("unusable = %+v; want the link to a FIFO refused", d.Unusable)
+	}
+}
+
+func TestAPackageDirectoryThatIsAFIFOIsRefusedAtOnce(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "bundle")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := readDirWithin(t, fifo)
+	if !errors.Is(err, privdir.ErrNotRegular) || !strings.Contains(err.Error(), fifo) {
+		t.Fatalf("ReadDir: err = %v, want a refusal naming %s", err, fifo)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := CandidatePaths(fifo)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, privdir.ErrNotRegular) {
+			t.Fatalf("CandidatePaths: err = %v, want a refusal", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("CandidatePaths still blocked after 5 s")
+	}
+}
