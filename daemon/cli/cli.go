@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/barrier"
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache"
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/deployreport"
@@ -350,12 +352,12 @@ func newVerifyPlan() *cobra.Command {
 			if len(args) == 2 {
 				dir = args[1]
 			} else {
-				f, err := os.Open(args[0])
+				// As Replay reads it: without blocking, fstat-checked.
+				b, err := privdir.ReadRegular(args[0], savedplan.MaxSize, true)
 				if err != nil {
 					return fmt.Errorf("reading the saved plan: %w", err)
 				}
-				d, err := savedplan.Decode(f)
-				f.Close()
+				d, err := savedplan.Decode(bytes.NewReader(b))
 				if err != nil {
 					return fmt.Errorf("the saved plan %s: %w", args[0], err)
 				}
@@ -572,9 +574,18 @@ func newKubeconfig() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			f, err := os.OpenFile(output, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			// Created relative to its checked directory (privdir.OpenOutput:
+			// no symlink another user could have placed is followed on the
+			// way), O_EXCL|O_NOFOLLOW: nothing there already, a link
+			// included, is written through.
+			dir, err := privdir.OpenOutput(filepath.Dir(output))
 			if err != nil {
-				return fmt.Errorf("writing the kubeconfig of context %q: %w", name, err)
+				return fmt.Errorf("writing the kubeconfig of context %q to %s (--output): its directory: %w", name, output, err)
+			}
+			f, err := dir.Create(filepath.Base(output), 0o600)
+			dir.Close()
+			if err != nil {
+				return fmt.Errorf("writing the kubeconfig of context %q (--output): %w", name, err)
 			}
 			if _, err := f.Write(b); err != nil {
 				_ = f.Close()
