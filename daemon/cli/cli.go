@@ -225,7 +225,7 @@ func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) 
 	} else if to != "" && len(resp.GetSavedPlan()) > 0 {
 		changed, err := contract.WriteSaved(to, resp.GetSavedPlan(), false)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, fmt.Errorf("--save-to: %w", err)
 		}
 		if changed {
 			fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: saved the plan to %s\n", to)
@@ -408,7 +408,7 @@ func newDeployReport() *cobra.Command {
 			}
 			for path, b := range map[string][]byte{output + ".json": j, output + ".md": r.Markdown(), output + ".html": page} {
 				if _, err := contract.WriteSaved(path, b, false); err != nil {
-					return err
+					return fmt.Errorf("--output: %w", err)
 				}
 			}
 			return nil
