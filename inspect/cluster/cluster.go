@@ -46,6 +46,9 @@ func (k Kube) RESTConfig() (*rest.Config, string, error) {
 	if k.Kubeconfig != "" {
 		rules.ExplicitPath = k.Kubeconfig
 	}
+	if err := checkKubeconfigs(rules); err != nil {
+		return nil, "", err
+	}
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.Context})
 	raw, err := cc.RawConfig()
 	if err != nil {

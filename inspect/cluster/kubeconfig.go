@@ -1,13 +1,41 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 )
+
+// checkKubeconfigs opens each kubeconfig file rules would read as
+// privdir.OpenRegular does (without blocking, fstat-checked) and refuses
+// a FIFO, device or socket before client-go's own open(2) could block on
+// it forever. A missing file is left to client-go (a KUBECONFIG list may
+// name files that do not exist). client-go then opens the files again by
+// name: this refuses what is there, it cannot pin what client-go reads;
+// the files the kubeconfig names (certificates, keys) are not checked.
+func checkKubeconfigs(rules *clientcmd.ClientConfigLoadingRules) error {
+	for _, p := range rules.GetLoadingPrecedence() {
+		if p == "" {
+			continue
+		}
+		f, err := privdir.OpenRegular(p, true)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading kubeconfig: %w", err)
+		}
+		f.Close()
+	}
+	return nil
+}
 
 // Pinned is a kubeconfig for the one cluster k names and nothing else: k's
 // context made the current one, only what that context uses kept
@@ -20,6 +48,9 @@ func (k Kube) Pinned() ([]byte, string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if k.Kubeconfig != "" {
 		rules.ExplicitPath = k.Kubeconfig
+	}
+	if err := checkKubeconfigs(rules); err != nil {
+		return nil, "", err
 	}
 	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
 	if err != nil {

@@ -47,3 +47,30 @@ func TestLoadSnapshotRefusesASparseGiantUnread(t *testing.T) {
 		t.Fatalf("err = %v, want a refusal of its size naming %s", err, p)
 	}
 }
+
+func TestAKubeconfigThatIsAFIFOIsRefusedAtOnce(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]func() error{
+		"Clients": func() error { _, err := cluster.Kube{Kubeconfig: p}.Clients(); return err },
+		"Pinned":  func() error { _, _, err := cluster.Kube{Kubeconfig: p}.Pinned(); return err },
+		"KUBECONFIG": func() error {
+			t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "absent")+string(filepath.ListSeparator)+p)
+			_, err := cluster.Kube{}.Clients()
+			return err
+		},
+	} {
+		done := make(chan error, 1)
+		go func() { done <- f() }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, privdir.ErrNotRegular) || !strings.Contains(err.Error(), p) {
+				t.Fatalf("%s: err = %v, want a refusal naming %s", name, err, p)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s still blocked on a FIFO kubeconfig after 5 s", name)
+		}
+	}
+}
