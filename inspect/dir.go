@@ -242,7 +242,7 @@ func inspectOne(ctx context.Context, dir *os.File, file string, c Cache, limits 
 		r.a, r.err = inspectCached(ctx, dir, file, c, limits, &r.counts)
 	} else {
 		r.counts.Read++
-		r.a, r.err = Inspect(ctx, file, limits)
+		r.a, r.err = inspectIn(ctx, dir, file, limits)
 	}
 	r.counts.Archives++
 	return r

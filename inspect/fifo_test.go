@@ -104,3 +104,44 @@ func TestAPackageDirectoryThatIsAFIFOIsRefusedAtOnce(t *testing.T) {
 		t.Fatal("CandidatePaths still blocked after 5 s")
 	}
 }
+
+// TestArchivesAreOpenedInTheDirectoryThatWasListed: once the package
+// directory is open, its archives (and a split package's parts) are
+// opened relative to its descriptor, so a directory swapped in at its
+// path afterwards (here one holding FIFOs under the same names) is not
+// what is read.
+func TestArchivesAreOpenedInTheDirectoryThatWasListed(t *testing.T) {
+	dir := copyForms(t)
+	d, err := privdir.OpenDirectory(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := dir + ".moved"
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(moved) })
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if err := syscall.Mkfifo(filepath.Join(dir, n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{bigApp + ".part000"} {
+		p := filepath.Join(dir, n)
+		if _, err := Inspect(context.Background(), p, Limits{}); !errors.Is(err, privdir.ErrNotRegular) {
+			t.Fatalf("by its path %s is now a FIFO: err = %v, want it refused", n, err)
+		}
+		a, err := inspectIn(context.Background(), d, p, Limits{})
+		if err != nil || a.Candidate.Name != "big-app" {
+			t.Fatalf("through the directory's descriptor: %+v, %v; want big-app read from the directory that was opened", a.Candidate, err)
+		}
+	}
+}

@@ -68,10 +68,11 @@ const maxSplitParts = 100_000
 // against the files on disk: the count against the parts present (and
 // maxSplitParts), the total size against the sum of the parts' sizes.
 // Every data part counted must exist; a part beyond the count is a warning
-// and is not read.
-func openSplit(part000 string) (_ *splitReader, err error) {
+// and is not read. Parts are opened relative to dir when it is open (see
+// openRegular).
+func openSplit(dir *os.File, part000 string) (_ *splitReader, err error) {
 	name := filepath.Base(part000)
-	f, err := openRegular(part000)
+	f, err := openRegular(dir, part000)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +130,7 @@ func openSplit(part000 string) (_ *splitReader, err error) {
 	}()
 	readers := make([]io.Reader, 0, meta.Count)
 	for i := 1; i <= meta.Count; i++ {
-		f, err := openRegular(have[i])
+		f, err := openRegular(dir, have[i])
 		if err != nil {
 			return s, err
 		}

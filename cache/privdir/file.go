@@ -84,6 +84,14 @@ func (d *Dir) OpenRegular(name string, follow bool) (*os.File, error) {
 	return openRegularAt(d.Fd(), name, filepath.Join(d.path, name), follow, inputHint)
 }
 
+// OpenRegularIn opens the file name directly inside the open directory
+// dir for reading as OpenRegular does, relative to dir's descriptor: the
+// file is the one in the directory that was opened (and listed), whatever
+// has become of the directory's path since.
+func OpenRegularIn(dir *os.File, name string, follow bool) (*os.File, error) {
+	return openRegularAt(int(dir.Fd()), name, filepath.Join(dir.Name(), name), follow, inputHint)
+}
+
 // openRegularAt is OpenRegular relative to dirfd; display names the file
 // in messages, and hint ends a refusal.
 func openRegularAt(dirfd int, name, display string, follow bool, hint string) (*os.File, error) {
