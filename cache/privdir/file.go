@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -50,17 +51,20 @@ func typeName(st *unix.Stat_t) string {
 		return "a directory"
 	case unix.S_IFLNK:
 		return "a symlink"
+	case unix.S_IFREG:
+		return "a regular file"
 	}
 	return "not a regular file"
 }
 
 // OpenRegular opens the file at path for reading, the one way every file
-// a request names is opened: open(2) with O_NONBLOCK and O_CLOEXEC (and
-// O_NOFOLLOW unless follow is set), so a FIFO planted there cannot block
-// the open; then fstat(2) on the descriptor, so what is checked is what
-// is read; anything but a regular file is refused (ErrNotRegular), before
-// a byte is read. O_NONBLOCK is cleared once the file is known to be a
-// regular file.
+// a request names is opened: open(2) with O_PATH and O_CLOEXEC (and
+// O_NOFOLLOW unless follow is set), which neither blocks on a FIFO nor
+// opens a device; then fstat(2) on that descriptor, so what is checked is
+// what is read: anything but a regular file is refused (ErrNotRegular)
+// before it is opened for reading. The regular file is then opened for
+// reading through the checked descriptor (O_NONBLOCK|O_CLOEXEC|O_NOCTTY;
+// O_NONBLOCK is cleared after), see openRegularAt.
 //
 // follow says whether a symlink at path itself is followed. An operator's
 // own option (policy, public_key, plan_file, snapshot) may well name a
@@ -94,29 +98,54 @@ func OpenRegularIn(dir *os.File, name string, follow bool) (*os.File, error) {
 
 // openRegularAt is OpenRegular relative to dirfd; display names the file
 // in messages, and hint ends a refusal.
+//
+// The name is first opened with O_PATH, which opens no device and no
+// FIFO (a driver's open can have effects: opening /dev/watchdog arms it),
+// and fstat on that descriptor says what it is. Only a regular file is
+// then opened for reading, through /proc/self/fd/N: the inode O_PATH
+// pinned, whatever the name has become. Without /proc, the name is
+// opened again with O_NONBLOCK and the two descriptors must agree on
+// device and inode.
 func openRegularAt(dirfd int, name, display string, follow bool, hint string) (*os.File, error) {
-	flag := unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY
+	flag := unix.O_PATH | unix.O_CLOEXEC
 	if !follow {
 		flag |= unix.O_NOFOLLOW
 	}
-	fd, err := openat(dirfd, name, flag, 0)
+	pfd, err := openat(dirfd, name, flag, 0)
 	if err != nil {
-		if !follow && errors.Is(err, unix.ELOOP) {
-			if hint == inputHint {
-				hint = "give the path of the file it points at"
-			}
-			return nil, notRegular("%s is a symlink, which is not followed here; %s", display, hint)
-		}
 		return nil, &fs.PathError{Op: "open", Path: display, Err: err}
 	}
+	defer unix.Close(pfd)
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return nil, fmt.Errorf("checking %s: %w", display, err)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFLNK: // O_PATH|O_NOFOLLOW opened the link itself
+		if hint == inputHint {
+			hint = "give the path of the file it points at"
+		}
+		return nil, notRegular("%s is a symlink, which is not followed here; %s", display, hint)
+	default:
+		return nil, notRegular("%s is %s, not a regular file; %s", display, typeName(&st), hint)
+	}
+	read := unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY
+	fd, err := openat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(pfd), read, 0)
+	if errors.Is(err, unix.ENOENT) { // no /proc
+		fd, err = openat(dirfd, name, read|flag&unix.O_NOFOLLOW, 0)
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: display, Err: err}
+	}
+	var got unix.Stat_t
+	if err := unix.Fstat(fd, &got); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("checking %s: %w", display, err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if got.Mode&unix.S_IFMT != unix.S_IFREG || got.Dev != st.Dev || got.Ino != st.Ino {
 		unix.Close(fd)
-		return nil, notRegular("%s is %s, not a regular file; %s", display, typeName(&st), hint)
+		return nil, notRegular("%s was replaced while it was opened; %s", display, hint)
 	}
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
 		unix.Close(fd)
@@ -242,7 +271,14 @@ func walkOutput(path string) (*Dir, string, error) {
 		}
 		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			unix.Close(fd)
+			if errors.Is(err, unix.ENOENT) {
+				return nil, "", fmt.Errorf("%s does not exist; an output's directory must exist: %w", next, fs.ErrNotExist)
+			}
 			return nil, "", &fs.PathError{Op: "open", Path: next, Err: err}
+		}
+		if t := st.Mode & unix.S_IFMT; t != unix.S_IFLNK && t != unix.S_IFDIR {
+			unix.Close(fd)
+			return nil, "", fmt.Errorf("%s is %s, not a directory; give an output path in an existing directory", next, typeName(&st))
 		}
 		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 			if err := trusted(cur, &dst); err != nil || (sticky(&dst) && !byUs(&st)) {

@@ -8,6 +8,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
 )
@@ -277,5 +280,77 @@ func TestReplaceWritesWholeThroughTheDescriptor(t *testing.T) {
 	names, err := d.Names()
 	if err != nil || len(names) != 1 {
 		t.Fatalf("the directory holds %v, %v; want only plan.json (no temporary file left)", names, err)
+	}
+}
+
+// opens counts the opens inotify reports of path while f runs.
+func opens(t *testing.T, path string, f func()) int {
+	t.Helper()
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.InotifyAddWatch(fd, path, unix.IN_OPEN); err != nil {
+		t.Fatal(err)
+	}
+	f()
+	buf := make([]byte, 4096)
+	n, err := unix.Read(fd, buf)
+	if errors.Is(err, unix.EAGAIN) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := 0
+	for off := 0; off+unix.SizeofInotifyEvent <= n; {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+		if ev.Mask&unix.IN_OPEN != 0 {
+			count++
+		}
+		off += unix.SizeofInotifyEvent + int(ev.Len)
+	}
+	return count
+}
+
+// TestNoSpecialFileIsOpenedToBeRefused: a FIFO or device is refused on
+// what an O_PATH descriptor says of it, without the open(2) that would
+// reach its driver (opening /dev/watchdog arms it). inotify sees every
+// open for reading or writing, and none of an O_PATH descriptor.
+func TestNoSpecialFileIsOpenedToBeRefused(t *testing.T) {
+	p := filepath.Join(private(t), "fifo")
+	fifo(t, p)
+	if n := opens(t, p, func() {
+		f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}); n != 1 {
+		t.Fatalf("inotify saw %d opens of an open(2); want 1 (the test cannot see opens)", n)
+	}
+	if n := opens(t, p, func() {
+		if _, err := ReadRegular(p, 10, true); !errors.Is(err, ErrNotRegular) {
+			t.Fatalf("err = %v, want ErrNotRegular", err)
+		}
+	}); n != 0 {
+		t.Fatalf("refusing the FIFO opened it %d times", n)
+	}
+}
+
+func TestOpenOutputSaysWhatIsWrongWithTheDirectory(t *testing.T) {
+	dir := private(t)
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		filepath.Join(dir, "absent", "sub"): "absent does not exist; an output's directory must exist",
+		filepath.Join(file, "sub"):          "file is a regular file, not a directory",
+	} {
+		if _, err := OpenOutput(path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", path, err, want)
+		}
 	}
 }
