@@ -150,6 +150,9 @@ func (f *planFlags) request(cmd *cobra.Command, dir string) (*plannerpb.PlanRequ
 	}
 	saved, err := contract.Replay(&o, func(name string) bool { return flagGiven(cmd, name) })
 	if err != nil {
+		if flagGiven(cmd, "plan_file") {
+			err = fmt.Errorf("--plan-file: %w", err)
+		}
 		return nil, err
 	}
 	if err := contract.Resolve(&o); err != nil { // the saved mode may be cluster

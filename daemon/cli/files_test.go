@@ -105,3 +105,34 @@ func TestKubeconfigOutputUnderALinkAnotherUserCouldPlaceIsRefused(t *testing.T) 
 		t.Fatal("an existing kubeconfig was overwritten")
 	}
 }
+
+// TestPlanRefusesFIFOsAndDevicesAtOnce: through the CLI and its daemon,
+// a FIFO at every file a plan reads fails the plan at once, naming the
+// file and the flag; a --save-to linked to /dev/zero is refused, unread.
+func TestPlanRefusesFIFOsAndDevicesAtOnce(t *testing.T) {
+	tmp := t.TempDir()
+	fifo := filepath.Join(tmp, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(tmp, "plan.json")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ flag, path, want string }{
+		{"--policy", fifo, "FIFO"},
+		{"--public-key", fifo, "FIFO"},
+		{"--snapshot", fifo, "FIFO"},
+		{"--plan-file", fifo, "FIFO"},
+		{"--save-to", zero, "symlink"},
+	} {
+		code, out, stderr := runWithin(t, "plan", "../../examples/bundles/reference-stack", "-o", "json", "--architecture", "amd64", c.flag, c.path)
+		all := out + stderr
+		if code == ExitOK || !strings.Contains(all, c.path) || !strings.Contains(all, c.want) {
+			t.Errorf("%s %s: exit %d, output %q; want a failure naming the file as a %s", c.flag, c.path, code, all, c.want)
+		}
+		if !strings.Contains(all, c.flag) {
+			t.Errorf("%s: output %q does not name the flag", c.flag, all)
+		}
+	}
+}

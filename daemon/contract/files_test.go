@@ -37,8 +37,8 @@ func TestReplayRefusesAFIFOAtPlanFileAtOnce(t *testing.T) {
 		_, err := Replay(&o, func(string) bool { return false })
 		return err
 	})
-	if !errors.Is(err, privdir.ErrNotRegular) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "plan_file") {
-		t.Fatalf("err = %v, want a refusal naming %s and plan_file", err, p)
+	if !errors.Is(err, privdir.ErrNotRegular) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "saved plan") {
+		t.Fatalf("err = %v, want a refusal naming %s as the saved plan", err, p)
 	}
 }
 

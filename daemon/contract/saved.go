@@ -26,7 +26,7 @@ func Replay(o *options.Request, given func(name string) bool) ([]byte, error) {
 	// and is followed.
 	b, err := privdir.ReadRegular(o.PlanFile, savedplan.MaxSize, true)
 	if err != nil {
-		return nil, fmt.Errorf("reading the saved plan (plan_file): %w", err)
+		return nil, fmt.Errorf("reading the saved plan: %w", err)
 	}
 	d, err := savedplan.Decode(bytes.NewReader(b))
 	if err != nil {

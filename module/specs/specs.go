@@ -161,7 +161,7 @@ func PlanRequest(dir string, params, raw map[string]any) (*plannerpb.PlanRequest
 	}
 	saved, err := contract.Replay(&o, func(name string) bool { return Given(raw, name) })
 	if err != nil {
-		return nil, Files{}, err
+		return nil, Files{}, fmt.Errorf("plan_file: %w", err)
 	}
 	if err := contract.Resolve(&o); err != nil { // the saved mode may be cluster
 		return nil, Files{}, err
