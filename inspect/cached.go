@@ -136,7 +136,7 @@ func fingerprintIn(dir *os.File, path string) (Fingerprint, error) {
 	files := []string{abs}
 	if strings.HasSuffix(abs, ".part000") {
 		base := strings.TrimSuffix(abs, ".part000")
-		parts, err := filepath.Glob(globEscape(base) + ".part*")
+		parts, err := partsOf(dir, base)
 		if err != nil {
 			return Fingerprint{}, err
 		}

@@ -129,7 +129,13 @@ func TestArchivesAreOpenedInTheDirectoryThatWasListed(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// The swapped-in directory holds FIFOs under the archives' names, and
+	// none of the split package's data parts: those are found, as they
+	// are opened, in the directory that was listed.
 	for _, n := range names {
+		if _, part, ok := splitBase(n); ok && part > 0 {
+			continue
+		}
 		if err := syscall.Mkfifo(filepath.Join(dir, n), 0o600); err != nil {
 			t.Fatal(err)
 		}

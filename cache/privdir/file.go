@@ -187,7 +187,7 @@ func readChecked(f *os.File, path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("checking %s: %w", path, err)
 	}
 	if st.Mode&0o002 != 0 {
-		return nil, untrusted("%s is writable by anyone (mode %v), so anyone on this host could have written what it says; run chmod o-w on it", path, fs.FileMode(st.Mode&0o777))
+		return nil, untrusted("%s is writable by anyone (mode %v), so anyone on this host could have written what it says; run chmod o-w on it, or copy it where only you can write (a filesystem without modes, such as FAT, shows every file so)", path, fs.FileMode(st.Mode&0o777))
 	}
 	if st.Size > max {
 		return nil, &fileError{msg: fmt.Sprintf("%s is %d bytes, more than the %d allowed", path, st.Size, max), is: ErrTooLarge}
