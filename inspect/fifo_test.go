@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/colonel-byte/zarf-planner/cache/privdir"
+	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
 )
 
 // readDirWithin runs ReadDir on dir and fails the test when it has not
@@ -149,5 +151,63 @@ func TestArchivesAreOpenedInTheDirectoryThatWasListed(t *testing.T) {
 		if err != nil || a.Candidate.Name != "big-app" {
 			t.Fatalf("through the directory's descriptor: %+v, %v; want big-app read from the directory that was opened", a.Candidate, err)
 		}
+	}
+}
+
+// TestAnotherUserCannotStallADirectoryOthersCanWrite: in a package
+// directory others can write, another local user swaps an archive for a
+// FIFO and plants a link to /dev/zero under an archive's name. Reading
+// the directory neither blocks nor reads the device: both are unusable,
+// named, and the other archives are planned.
+func TestAnotherUserCannotStallADirectoryOthersCanWrite(t *testing.T) {
+	other := privdirtest.Other(t, "zp-test-inspect")
+	forms := copyForms(t)
+	// Under /tmp, which the other user can reach (a test's TempDir is
+	// closed to others).
+	dir, err := os.MkdirTemp("", "zp-inspect-shared-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(forms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.Rename(filepath.Join(forms, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var victim string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tar.zst") {
+			victim = filepath.Join(dir, e.Name())
+			break
+		}
+	}
+	if victim == "" {
+		t.Fatal("no .tar.zst in the forms bundle")
+	}
+	zero := filepath.Join(dir, "zarf-package-zero-amd64-1.0.0.tar.zst")
+	script := fmt.Sprintf("rm -f %q && mkfifo %q && ln -s /dev/zero %q", victim, victim, zero)
+	if out, err := other.Command(nil, "/bin/sh", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("the other user's swap: %v: %s", err, out)
+	}
+	d, err := readDirWithin(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]string{}
+	for _, u := range d.Unusable {
+		reasons[u.Path] = u.Reason
+	}
+	if !strings.Contains(reasons[victim], "FIFO") || !strings.Contains(reasons[zero], "character device") {
+		t.Fatalf("unusable = %+v; want %s refused as a FIFO and %s as a device", d.Unusable, victim, zero)
+	}
+	if len(d.Candidates) == 0 {
+		t.Fatal("the other archives were not planned")
 	}
 }
