@@ -203,11 +203,13 @@ func readChecked(f *os.File, path string, max int64) ([]byte, error) {
 }
 
 // OpenDirectory opens the directory at path (following symlinks: it is an
-// operator's own option) for listing, with O_DIRECTORY, O_NONBLOCK and
-// O_CLOEXEC: a FIFO or device there is refused (ErrNotRegular) at once
+// operator's own option) for listing, with O_DIRECTORY and O_CLOEXEC: a
+// FIFO or device there is refused (ErrNotRegular) at once, unopened,
 // instead of blocking the open.
 func OpenDirectory(path string) (*os.File, error) {
-	fd, err := openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	// O_DIRECTORY alone keeps the open from blocking: the kernel refuses
+	// a FIFO or device with ENOTDIR before it would open it.
+	fd, err := openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOTDIR) {
 		var st unix.Stat_t
 		if unix.Stat(path, &st) == nil {
@@ -216,10 +218,6 @@ func OpenDirectory(path string) (*os.File, error) {
 	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
 	return os.NewFile(uintptr(fd), path), nil
 }
@@ -281,9 +279,13 @@ func walkOutput(path string) (*Dir, string, error) {
 			return nil, "", fmt.Errorf("%s is %s, not a directory; give an output path in an existing directory", next, typeName(&st))
 		}
 		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
-			if err := trusted(cur, &dst); err != nil || (sticky(&dst) && !byUs(&st)) {
+			if err := trusted(cur, &dst); err != nil {
 				unix.Close(fd)
 				return nil, "", untrusted("%s is a symlink in %s, which another user can change (owner uid %d, mode %v), so it may not point where you meant; give the path it points at", next, cur, dst.Uid, fs.FileMode(dst.Mode&0o777))
+			}
+			if sticky(&dst) && !byUs(&st) {
+				unix.Close(fd)
+				return nil, "", untrusted("%s is a symlink of uid %d in %s, which others can write: another user placed it, so it may not point where you meant; give the path it points at", next, st.Uid, cur)
 			}
 			target, err := readlinkat(fd, name)
 			unix.Close(fd)
@@ -295,7 +297,8 @@ func walkOutput(path string) (*Dir, string, error) {
 			}
 			return nil, filepath.Clean(filepath.Join(append([]string{target}, parts[i+1:]...)...)), nil
 		}
-		nfd, err := openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		// O_DIRECTORY: a FIFO or device here fails with ENOTDIR, unopened.
+		nfd, err := openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		unix.Close(fd)
 		if err != nil {
 			return nil, "", notSafe(next, "a directory", err)

@@ -134,9 +134,13 @@ func TestReadRegularRefusesAFileAnyoneMayWrite(t *testing.T) {
 func TestOpenDirectoryRefusesAFIFOAtOnce(t *testing.T) {
 	p := filepath.Join(private(t), "bundle")
 	fifo(t, p)
-	_, err := within(t, func() (*os.File, error) { return OpenDirectory(p) })
-	if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "not a directory") {
-		t.Fatalf("err = %v, want a refusal of a FIFO as a directory", err)
+	if n := opens(t, p, func() {
+		_, err := within(t, func() (*os.File, error) { return OpenDirectory(p) })
+		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "not a directory") {
+			t.Fatalf("err = %v, want a refusal of a FIFO as a directory", err)
+		}
+	}); n != 0 {
+		t.Fatalf("refusing the FIFO opened it %d times", n)
 	}
 	d, err := OpenDirectory(filepath.Dir(p))
 	if err != nil {
