@@ -58,6 +58,9 @@ func (k Kube) RESTConfig() (*rest.Config, string, error) {
 	if name == "" {
 		name = raw.CurrentContext
 	}
+	if err := checkContextFiles(&raw, name); err != nil {
+		return nil, name, err
+	}
 	cfg, err := cc.ClientConfig()
 	if err != nil {
 		return nil, name, fmt.Errorf("kubeconfig context %q: %w", name, err)

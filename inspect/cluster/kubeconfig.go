@@ -37,6 +37,36 @@ func checkKubeconfigs(rules *clientcmd.ClientConfigLoadingRules) error {
 	return nil
 }
 
+// checkContextFiles checks, as checkKubeconfigs does, the files the
+// context name of raw uses (its cluster's certificate authority, its
+// user's certificate, key and token file), which client-go reads by name
+// when it builds a client or flattens the config. Paths are as client-go
+// resolved them (relative to their kubeconfig).
+func checkContextFiles(raw *clientcmdapi.Config, name string) error {
+	ctx, ok := raw.Contexts[name]
+	if !ok {
+		return nil
+	}
+	var files []string
+	if c, ok := raw.Clusters[ctx.Cluster]; ok {
+		files = append(files, c.CertificateAuthority)
+	}
+	if u, ok := raw.AuthInfos[ctx.AuthInfo]; ok {
+		files = append(files, u.ClientCertificate, u.ClientKey, u.TokenFile)
+	}
+	for _, p := range files {
+		if p == "" {
+			continue
+		}
+		f, err := privdir.OpenRegular(p, true)
+		if err != nil {
+			return fmt.Errorf("kubeconfig context %q: %w", name, err)
+		}
+		f.Close()
+	}
+	return nil
+}
+
 // Pinned is a kubeconfig for the one cluster k names and nothing else: k's
 // context made the current one, only what that context uses kept
 // (minified), and every certificate and key file it names read in
@@ -69,6 +99,9 @@ func (k Kube) Pinned() ([]byte, string, error) {
 		return nil, name, fmt.Errorf("kubeconfig %s has no context %q (it has: %s); name one with context", k.Kubeconfig, name, strings.Join(names, ", "))
 	}
 	raw.CurrentContext = name
+	if err := checkContextFiles(&raw, name); err != nil {
+		return nil, name, err
+	}
 	if err := clientcmdapi.MinifyConfig(&raw); err != nil {
 		return nil, name, fmt.Errorf("kubeconfig context %q: %w", name, err)
 	}

@@ -74,3 +74,45 @@ func TestAKubeconfigThatIsAFIFOIsRefusedAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestAKubeconfigsCertificateThatIsAFIFOIsRefusedAtOnce: the files a
+// context names are read by client-go by name; a FIFO among them is
+// refused first, naming it.
+func TestAKubeconfigsCertificateThatIsAFIFOIsRefusedAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.crt")
+	if err := syscall.Mkfifo(ca, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kc := filepath.Join(dir, "config")
+	if err := os.WriteFile(kc, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://c.example:6443", certificate-authority: ca.crt}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: ctx
+  context: {cluster: c, user: u}
+current-context: ctx
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]func() error{
+		"Clients": func() error { _, err := cluster.Kube{Kubeconfig: kc}.Clients(); return err },
+		"Pinned":  func() error { _, _, err := cluster.Kube{Kubeconfig: kc}.Pinned(); return err },
+	} {
+		done := make(chan error, 1)
+		go func() { done <- f() }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, privdir.ErrNotRegular) || !strings.Contains(err.Error(), ca) {
+				t.Fatalf("%s: err = %v, want a refusal naming %s", name, err, ca)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s still blocked on a FIFO certificate after 5 s", name)
+		}
+	}
+}
