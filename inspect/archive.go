@@ -304,10 +304,10 @@ func (r *regular) size() int64                { return r.n }
 func (r *regular) warnings() []string         { return nil }
 
 // openRegular opens a regular file for reading (privdir.OpenRegular):
-// open(2) with O_NONBLOCK, then fstat(2) on the descriptor, so a FIFO,
-// device or socket named like an archive, or swapped in for one after the
-// directory was listed, is refused without blocking and without a byte
-// read. A symlink is followed: a bundle directory may link its archives
+// open(2) with O_PATH, then fstat(2) on that descriptor, and only a
+// regular file is opened for reading through it, so a FIFO, device or
+// socket named like an archive, or swapped in for one after the directory
+// was listed, is refused without blocking and without being opened. A symlink is followed: a bundle directory may link its archives
 // from elsewhere, and what is checked and read is the descriptor, not the
 // name. When dir is open and path is directly inside it, the file is
 // opened relative to dir's descriptor: the directory that was listed.

@@ -135,8 +135,8 @@ func ReadDir(ctx context.Context, dir string, opts Options) (*Directory, error) 
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s: %w", dir, err)
 	}
-	// O_DIRECTORY|O_NONBLOCK: a FIFO given as the directory is refused
-	// at once.
+	// O_DIRECTORY: a FIFO given as the directory is refused at once,
+	// unopened.
 	dirFile, err := privdir.OpenDirectory(abs)
 	if err != nil {
 		return nil, fmt.Errorf("listing the package directory: %w", err)
