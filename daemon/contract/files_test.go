@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/colonel-byte/zarf-planner/cache/privdir"
+	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
@@ -102,5 +103,33 @@ func TestWritePageUnderASymlinkedParent(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(real, "other.html")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the page was written through the link: %v", err)
+	}
+}
+
+// TestWriteSavedReplacesAFileItMayNotRead: an old file this user may not
+// read (root's, mode 0600, in a directory others can write) is replaced,
+// as before the checks, not refused. Run as a second local user (root
+// reads anything).
+func TestWriteSavedReplacesAFileItMayNotRead(t *testing.T) {
+	other := privdirtest.Other(t, otherUser)
+	bin := other.TestBinary(t)
+	dir, err := os.MkdirTemp("", "zp-contract-shared-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(p, []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := other.Command([]string{envWriteSaved + "=" + p}, bin, "-test.run", "^$").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "changed true") {
+		t.Fatalf("WriteSaved as %s: %v: %s; want the file replaced", other.Name, err, out)
+	}
+	if b, err := os.ReadFile(p); err != nil || string(b) != "new\n" {
+		t.Fatalf("the file holds %q, %v; want new", b, err)
 	}
 }

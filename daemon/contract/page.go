@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,6 +66,11 @@ func writeFile(path string, b []byte, dryRun bool) (changed bool, err error) {
 	}
 	defer dir.Close()
 	old, exists, err := dir.ReadExisting(name, int64(len(b)))
+	if errors.Is(err, fs.ErrPermission) {
+		// A regular file this user may not read differs as far as it
+		// can tell: it is replaced, as it always was.
+		exists, err = false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("writing %s: %w", path, err)
 	}
