@@ -26,11 +26,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/zarf-dev/zarf/src/api/v1alpha1"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
@@ -221,6 +221,12 @@ func doneDecoder(d *zstd.Decoder, window int64) {
 // the embedded checksums. It returns an error wrapping ErrUnreadable,
 // ErrNotZarfPackage, ErrIntegrity or ErrLimit, or an *InvalidError.
 func Inspect(ctx context.Context, file string, limits Limits) (Archive, error) {
+	return inspectIn(ctx, nil, file, limits)
+}
+
+// inspectIn is Inspect of a file directly inside the open directory dir
+// (nil: none is open), which it opens relative to dir's descriptor.
+func inspectIn(ctx context.Context, dir *os.File, file string, limits Limits) (Archive, error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return Archive{}, fmt.Errorf("%w: %s: %w", ErrUnreadable, file, err)
@@ -229,7 +235,7 @@ func Inspect(ctx context.Context, file string, limits Limits) (Archive, error) {
 	if err := checkFileName(name); err != nil {
 		return Archive{}, err
 	}
-	src, err := openSource(abs)
+	src, err := openSource(dir, abs)
 	if err != nil {
 		return Archive{}, err
 	}
@@ -269,12 +275,13 @@ type source interface {
 	warnings() []string
 }
 
-// openSource opens the archive at abs.
-func openSource(abs string) (source, error) {
+// openSource opens the archive at abs (inside dir when dir is open and
+// holds it).
+func openSource(dir *os.File, abs string) (source, error) {
 	if strings.HasSuffix(abs, ".part000") {
-		return openSplit(abs)
+		return openSplit(dir, abs)
 	}
-	f, err := openRegular(abs)
+	f, err := openRegular(dir, abs)
 	if err != nil {
 		return nil, err
 	}
@@ -296,18 +303,22 @@ func (r *regular) head(p []byte) (int, error) { return r.ReadAt(p, 0) }
 func (r *regular) size() int64                { return r.n }
 func (r *regular) warnings() []string         { return nil }
 
-// openRegular opens a regular file (following symlinks) for reading. A
-// FIFO, device or socket named like an archive is refused before open(2),
-// which could block forever on it.
-func openRegular(path string) (*os.File, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
+// openRegular opens a regular file for reading (privdir.OpenRegular):
+// open(2) with O_PATH, then fstat(2) on that descriptor, and only a
+// regular file is opened for reading through it, so a FIFO, device or
+// socket named like an archive, or swapped in for one after the directory
+// was listed, is refused without blocking and without being opened. A symlink is followed: a bundle directory may link its archives
+// from elsewhere, and what is checked and read is the descriptor, not the
+// name. When dir is open and path is directly inside it, the file is
+// opened relative to dir's descriptor: the directory that was listed.
+func openRegular(dir *os.File, path string) (*os.File, error) {
+	var f *os.File
+	var err error
+	if dir != nil && filepath.Dir(path) == dir.Name() {
+		f, err = privdir.OpenRegularIn(dir, filepath.Base(path), true)
+	} else {
+		f, err = privdir.OpenRegular(path, true)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrUnreadable, filepath.Base(path), fi.Mode().Type())
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}

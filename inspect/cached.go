@@ -136,7 +136,7 @@ func fingerprintIn(dir *os.File, path string) (Fingerprint, error) {
 	files := []string{abs}
 	if strings.HasSuffix(abs, ".part000") {
 		base := strings.TrimSuffix(abs, ".part000")
-		parts, err := filepath.Glob(globEscape(base) + ".part*")
+		parts, err := partsOf(dir, base)
 		if err != nil {
 			return Fingerprint{}, err
 		}
@@ -232,14 +232,14 @@ func (e errorText) Unwrap() error { return e.sentinel }
 func inspectCached(ctx context.Context, dir *os.File, path string, c Cache, limits Limits, counts *Counts) (Archive, error) {
 	fp, err := fingerprintIn(dir, path)
 	if err != nil {
-		return Inspect(ctx, path, limits) // let Inspect report it as it would
+		return inspectIn(ctx, dir, path, limits) // let Inspect report it as it would
 	}
 	if o, ok := c.Lookup(fp); ok {
 		counts.Hits++
 		return o.result(fp.Path)
 	}
 	if !strings.HasSuffix(path, ".part000") && c.HasSize(fp.Size()) {
-		if sum, err := hashFile(ctx, fp.Path); err == nil {
+		if sum, err := hashFile(ctx, dir, fp.Path); err == nil {
 			if o, ok := c.LookupContent(sum); ok && o.Kind != OutcomeIntegrity && o.Kind != OutcomeNotZarf {
 				counts.ContentHits++
 				if c.Store(fp, o) == nil {
@@ -250,7 +250,7 @@ func inspectCached(ctx context.Context, dir *os.File, path string, c Cache, limi
 		}
 	}
 	counts.Read++
-	a, err := Inspect(ctx, path, limits)
+	a, err := inspectIn(ctx, dir, path, limits)
 	if o, ok := outcomeOf(a, err); ok {
 		if after, ferr := fingerprintIn(dir, path); ferr == nil && equalFingerprints(after, fp) && c.Store(fp, o) == nil {
 			counts.Stored++
@@ -271,9 +271,10 @@ func equalFingerprints(a, b Fingerprint) bool {
 	return true
 }
 
-// hashFile returns the sha256 of a regular file, honouring ctx.
-func hashFile(ctx context.Context, path string) (string, error) {
-	f, err := openRegular(path)
+// hashFile returns the sha256 of a regular file (inside dir when it is
+// open, see openRegular), honouring ctx.
+func hashFile(ctx context.Context, dir *os.File, path string) (string, error) {
+	f, err := openRegular(dir, path)
 	if err != nil {
 		return "", err
 	}

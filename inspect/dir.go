@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
@@ -96,7 +97,12 @@ func CandidatePaths(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(abs)
+	d, err := privdir.OpenDirectory(abs)
+	if err != nil {
+		return nil, fmt.Errorf("listing the package directory: %w", err)
+	}
+	defer d.Close()
+	entries, err := d.ReadDir(-1)
 	if err != nil {
 		return nil, fmt.Errorf("listing the package directory: %w", err)
 	}
@@ -129,7 +135,9 @@ func ReadDir(ctx context.Context, dir string, opts Options) (*Directory, error) 
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s: %w", dir, err)
 	}
-	dirFile, err := os.Open(abs)
+	// O_DIRECTORY: a FIFO given as the directory is refused at once,
+	// unopened.
+	dirFile, err := privdir.OpenDirectory(abs)
 	if err != nil {
 		return nil, fmt.Errorf("listing the package directory: %w", err)
 	}
@@ -238,7 +246,7 @@ func inspectOne(ctx context.Context, dir *os.File, file string, c Cache, limits 
 		r.a, r.err = inspectCached(ctx, dir, file, c, limits, &r.counts)
 	} else {
 		r.counts.Read++
-		r.a, r.err = Inspect(ctx, file, limits)
+		r.a, r.err = inspectIn(ctx, dir, file, limits)
 	}
 	r.counts.Archives++
 	return r

@@ -262,7 +262,7 @@ func TestNonRegularFilesDoNotBlock(t *testing.T) {
 	// A ReadDir blocked on the FIFO never returns: the test's -timeout
 	// reports it.
 	d := <-done
-	if len(d.Unusable) != 1 || !strings.Contains(d.Unusable[0].Reason, "is not a regular file") {
+	if len(d.Unusable) != 1 || !strings.Contains(d.Unusable[0].Reason, "FIFO (named pipe), not a regular file") {
 		t.Errorf("unusable = %+v; want the FIFO refused", d.Unusable)
 	}
 }

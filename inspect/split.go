@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // SplitMetadata is the JSON document zarf writes as a split package's
@@ -68,10 +71,11 @@ const maxSplitParts = 100_000
 // against the files on disk: the count against the parts present (and
 // maxSplitParts), the total size against the sum of the parts' sizes.
 // Every data part counted must exist; a part beyond the count is a warning
-// and is not read.
-func openSplit(part000 string) (_ *splitReader, err error) {
+// and is not read. Parts are opened relative to dir when it is open (see
+// openRegular).
+func openSplit(dir *os.File, part000 string) (_ *splitReader, err error) {
 	name := filepath.Base(part000)
-	f, err := openRegular(part000)
+	f, err := openRegular(dir, part000)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +92,7 @@ func openSplit(part000 string) (_ *splitReader, err error) {
 		return nil, fmt.Errorf("%w: split package %s counts %d parts, more than the %d allowed", ErrLimit, name, meta.Count, maxSplitParts)
 	}
 	base := strings.TrimSuffix(part000, ".part000")
-	present, err := filepath.Glob(globEscape(base) + ".part*")
+	present, err := partsOf(dir, base)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
 	}
@@ -129,7 +133,7 @@ func openSplit(part000 string) (_ *splitReader, err error) {
 	}()
 	readers := make([]io.Reader, 0, meta.Count)
 	for i := 1; i <= meta.Count; i++ {
-		f, err := openRegular(have[i])
+		f, err := openRegular(dir, have[i])
 		if err != nil {
 			return s, err
 		}
@@ -166,6 +170,36 @@ func (s *splitReader) Close() error {
 		errs = append(errs, f.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// partsOf lists the files named base.part* (base a whole path): in the
+// open directory dir when it is open and holds them, listed through a
+// descriptor of its own opened relative to dir's (the workers share dir,
+// and a listing moves its offset), so the parts are those of the
+// directory that was listed; else by glob.
+func partsOf(dir *os.File, base string) ([]string, error) {
+	if dir == nil || filepath.Dir(base) != dir.Name() {
+		return filepath.Glob(globEscape(base) + ".part*")
+	}
+	fd, err := unix.Openat(int(dir.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: dir.Name(), Err: err}
+	}
+	d := os.NewFile(uintptr(fd), dir.Name())
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdirent", Path: dir.Name(), Err: err}
+	}
+	prefix := filepath.Base(base) + ".part"
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, filepath.Join(dir.Name(), n))
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // globEscape escapes the glob metacharacters of a literal path.

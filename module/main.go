@@ -88,6 +88,13 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 			return 1
 		}
 	}
+	// Past here the timeout is known: the backstop holds the call to it
+	// even where a step would ignore its context.
+	if t, ok := inv.Params["timeout"].(int64); ok && t > 0 {
+		out := &guardedOutput{w: stdout}
+		defer backstop(ctx, time.Duration(t)*time.Second, out, invocation, os.Exit)()
+		stdout = out
+	}
 	if name == modBarrier {
 		return wait(ctx, inv, invocation, stdout)
 	}
@@ -401,7 +408,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	if files.SaveTo != "" && len(resp.GetSavedPlan()) > 0 {
 		changed, err := contract.WriteSaved(files.SaveTo, resp.GetSavedPlan(), inv.CheckMode)
 		if err != nil {
-			return fail("%v", err)
+			return fail("save_to: %v", err)
 		}
 		extra["changed"] = changed
 		extra["saved_plan"] = files.SaveTo

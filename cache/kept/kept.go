@@ -25,13 +25,13 @@ import (
 	"fmt"
 	"hash"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/inspect/stamp"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
@@ -130,21 +130,12 @@ func Field(h hash.Hash, s string) {
 }
 
 // ReadSmall reads a file a request names beside the archives (a public
-// key, a policy), bounded: those are kilobytes.
+// key, a policy), bounded: those are kilobytes. It opens it without
+// blocking and checks it on its descriptor (privdir.ReadRegular, following
+// a symlink at path, the operator's own): a FIFO or device is refused at
+// once.
 func ReadSmall(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > 1<<20 {
-		return nil, fmt.Errorf("%s is over 1 MiB", path)
-	}
-	return b, nil
+	return privdir.ReadRegular(path, 1<<20, true)
 }
 
 // A kept file is a header line, then the document:

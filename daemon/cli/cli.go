@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/barrier"
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache"
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/daemon/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/deployreport"
@@ -149,6 +151,9 @@ func (f *planFlags) request(cmd *cobra.Command, dir string) (*plannerpb.PlanRequ
 	}
 	saved, err := contract.Replay(&o, func(name string) bool { return flagGiven(cmd, name) })
 	if err != nil {
+		if flagGiven(cmd, "plan_file") {
+			err = fmt.Errorf("--plan-file: %w", err)
+		}
 		return nil, err
 	}
 	if err := contract.Resolve(&o); err != nil { // the saved mode may be cluster
@@ -224,7 +229,7 @@ func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) 
 	} else if to != "" && len(resp.GetSavedPlan()) > 0 {
 		changed, err := contract.WriteSaved(to, resp.GetSavedPlan(), false)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, fmt.Errorf("--save-to: %w", err)
 		}
 		if changed {
 			fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: saved the plan to %s\n", to)
@@ -351,12 +356,12 @@ func newVerifyPlan() *cobra.Command {
 			if len(args) == 2 {
 				dir = args[1]
 			} else {
-				f, err := os.Open(args[0])
+				// As Replay reads it: without blocking, fstat-checked.
+				b, err := privdir.ReadRegular(args[0], savedplan.MaxSize, true)
 				if err != nil {
 					return fmt.Errorf("reading the saved plan: %w", err)
 				}
-				d, err := savedplan.Decode(args[0], f)
-				f.Close()
+				d, err := savedplan.Decode(args[0], bytes.NewReader(b))
 				if err != nil {
 					return fmt.Errorf("the saved plan %s: %w", args[0], err)
 				}
@@ -407,7 +412,7 @@ func newDeployReport() *cobra.Command {
 			}
 			for path, b := range map[string][]byte{output + ".json": j, output + ".md": r.Markdown(), output + ".html": page} {
 				if _, err := contract.WriteSaved(path, b, false); err != nil {
-					return err
+					return fmt.Errorf("--output: %w", err)
 				}
 			}
 			return nil
@@ -573,9 +578,18 @@ func newKubeconfig() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			f, err := os.OpenFile(output, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			// Created relative to its checked directory (privdir.OpenOutput:
+			// no symlink another user could have placed is followed on the
+			// way), O_EXCL|O_NOFOLLOW: nothing there already, a link
+			// included, is written through.
+			dir, err := privdir.OpenOutput(filepath.Dir(output))
 			if err != nil {
-				return fmt.Errorf("writing the kubeconfig of context %q: %w", name, err)
+				return fmt.Errorf("writing the kubeconfig of context %q to %s (--output): its directory: %w", name, output, err)
+			}
+			f, err := dir.Create(filepath.Base(output), 0o600)
+			dir.Close()
+			if err != nil {
+				return fmt.Errorf("writing the kubeconfig of context %q (--output): %w", name, err)
 			}
 			if _, err := f.Write(b); err != nil {
 				_ = f.Close()

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 )
 
 // EnvSourceDateEpoch is the reproducible-builds variable a caller sets to
@@ -45,36 +49,39 @@ func WritePage(path string, page []byte, dryRun bool) (changed bool, err error) 
 // beside it, renamed over it), readable by others like any report, and
 // only when its content differs: it reports whether it changed the file.
 // With dryRun it writes nothing and reports whether it would.
+//
+// The directory is opened by privdir.OpenOutput (a symlink on the way is
+// followed only where no other user could have placed it) and the file is
+// compared, created and renamed relative to its descriptor. The old file
+// is read through an fstat-checked descriptor, at most len(b)+1 bytes: a
+// symlink, FIFO or device at path is refused, not read or written through.
 func writeFile(path string, b []byte, dryRun bool) (changed bool, err error) {
-	old, err := os.ReadFile(path)
-	if err == nil && bytes.Equal(old, b) {
+	name := filepath.Base(path)
+	if name == "." || name == ".." || name == "/" || strings.HasSuffix(path, "/") {
+		return false, fmt.Errorf("writing %s: name a file, not a directory", path)
+	}
+	dir, err := privdir.OpenOutput(filepath.Dir(path))
+	if err != nil {
+		return false, fmt.Errorf("writing %s: its directory: %w", path, err)
+	}
+	defer dir.Close()
+	old, exists, err := dir.ReadExisting(name, int64(len(b)))
+	if errors.Is(err, fs.ErrPermission) {
+		// A regular file this user may not read differs as far as it
+		// can tell: it is replaced, as it always was.
+		exists, err = false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("writing %s: %w", path, err)
+	}
+	if exists && bytes.Equal(old, b) {
 		return false, nil
 	}
 	if dryRun {
 		return true, nil
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return false, fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, os.Remove(tmp.Name()))
-		}
-	}()
-	if _, err = tmp.Write(b); err != nil {
-		_ = tmp.Close()
-		return false, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		_ = tmp.Close()
-		return false, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return false, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return false, fmt.Errorf("writing %s: %w", path, err)
+	if err := dir.Replace(name, b, 0o644); err != nil {
+		return false, err
 	}
 	return true, nil
 }

@@ -3,10 +3,9 @@ package contract
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"reflect"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/savedplan"
 )
@@ -22,14 +21,12 @@ func Replay(o *options.Request, given func(name string) bool) ([]byte, error) {
 	if o.PlanFile == "" {
 		return nil, nil
 	}
-	f, err := os.Open(o.PlanFile)
+	// Opened without blocking and fstat-checked: a FIFO or a device at
+	// plan_file is refused at once; a symlink there is the caller's own
+	// and is followed.
+	b, err := privdir.ReadRegular(o.PlanFile, savedplan.MaxSize, true)
 	if err != nil {
 		return nil, fmt.Errorf("reading the saved plan: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, savedplan.MaxSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading the saved plan %s: %w", o.PlanFile, err)
 	}
 	d, err := savedplan.Decode(o.PlanFile, bytes.NewReader(b))
 	if err != nil {

@@ -13,8 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -22,6 +20,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
@@ -187,6 +186,9 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
 			}
+			if req.Cluster.Snapshot != "" {
+				err = fmt.Errorf("%s: %w", req.Options.Caller.Option("snapshot"), err)
+			}
 			return nil, fail(fmt.Sprintf("cannot plan against the cluster: %v", err), []planner.Problem{{Kind: planner.KindCluster, Packages: []string{}, Message: err.Error()}}, req.Warnings, nil), nil
 		}
 		req.Options.Cluster = c
@@ -226,14 +228,13 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 	return &Prepared{Request: req, Directory: dir, Key: key, Policy: pol, PolicySHA256: polSum}, nil, nil
 }
 
-// readPolicy reads and decodes a policy file, within policy.MaxSize.
+// readPolicy reads and decodes a policy file, within policy.MaxSize. It
+// is opened without blocking and checked on its descriptor
+// (privdir.ReadRegular): a FIFO or device is refused at once, and so is a
+// policy anyone may write. A symlink at path is followed: it is the
+// operator's own option.
 func readPolicy(path string) (*policy.Policy, string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, "", err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, policy.MaxSize+1))
+	b, err := privdir.ReadRegular(path, policy.MaxSize, true)
 	if err != nil {
 		return nil, "", err
 	}

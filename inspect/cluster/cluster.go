@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
@@ -46,6 +46,9 @@ func (k Kube) RESTConfig() (*rest.Config, string, error) {
 	if k.Kubeconfig != "" {
 		rules.ExplicitPath = k.Kubeconfig
 	}
+	if err := checkKubeconfigs(rules); err != nil {
+		return nil, "", err
+	}
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: k.Context})
 	raw, err := cc.RawConfig()
 	if err != nil {
@@ -54,6 +57,9 @@ func (k Kube) RESTConfig() (*rest.Config, string, error) {
 	name := k.Context
 	if name == "" {
 		name = raw.CurrentContext
+	}
+	if err := checkContextFiles(&raw, name); err != nil {
+		return nil, name, err
 	}
 	cfg, err := cc.ClientConfig()
 	if err != nil {
@@ -233,10 +239,17 @@ func PackageHealth(data []byte) (facts.InstalledPackage, error) {
 	return p, nil
 }
 
+// MaxSnapshot caps a saved snapshot's file: a cluster's packages, CRDs
+// and storage classes are kilobytes to a few megabytes.
+const MaxSnapshot = 64 << 20
+
 // LoadSnapshot reads a snapshot saved with `zarf-planner snapshot -o json`,
-// so a plan can be made where the cluster cannot be reached.
+// so a plan can be made where the cluster cannot be reached. It is opened
+// without blocking and checked on its descriptor (privdir.ReadRegular,
+// within MaxSnapshot): a FIFO or device is refused at once. A symlink at
+// path is followed: it is the operator's own option.
 func LoadSnapshot(path string) (*facts.Cluster, error) {
-	b, err := os.ReadFile(path)
+	b, err := privdir.ReadRegular(path, MaxSnapshot, true)
 	if err != nil {
 		return nil, fmt.Errorf("reading the saved snapshot: %w", err)
 	}

@@ -1,13 +1,71 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 )
+
+// checkKubeconfigs opens each kubeconfig file rules would read as
+// privdir.OpenRegular does (without blocking, fstat-checked) and refuses
+// a FIFO, device or socket before client-go's own open(2) could block on
+// it forever. A missing file is left to client-go (a KUBECONFIG list may
+// name files that do not exist). client-go then opens the files again by
+// name: this refuses what is there, it cannot pin what client-go reads;
+// the files the kubeconfig names (certificates, keys) are not checked.
+func checkKubeconfigs(rules *clientcmd.ClientConfigLoadingRules) error {
+	for _, p := range rules.GetLoadingPrecedence() {
+		if p == "" {
+			continue
+		}
+		f, err := privdir.OpenRegular(p, true)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading kubeconfig: %w", err)
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// checkContextFiles checks, as checkKubeconfigs does, the files the
+// context name of raw uses (its cluster's certificate authority, its
+// user's certificate, key and token file), which client-go reads by name
+// when it builds a client or flattens the config. Paths are as client-go
+// resolved them (relative to their kubeconfig).
+func checkContextFiles(raw *clientcmdapi.Config, name string) error {
+	ctx, ok := raw.Contexts[name]
+	if !ok {
+		return nil
+	}
+	var files []string
+	if c, ok := raw.Clusters[ctx.Cluster]; ok {
+		files = append(files, c.CertificateAuthority)
+	}
+	if u, ok := raw.AuthInfos[ctx.AuthInfo]; ok {
+		files = append(files, u.ClientCertificate, u.ClientKey, u.TokenFile)
+	}
+	for _, p := range files {
+		if p == "" {
+			continue
+		}
+		f, err := privdir.OpenRegular(p, true)
+		if err != nil {
+			return fmt.Errorf("kubeconfig context %q: %w", name, err)
+		}
+		f.Close()
+	}
+	return nil
+}
 
 // Pinned is a kubeconfig for the one cluster k names and nothing else: k's
 // context made the current one, only what that context uses kept
@@ -20,6 +78,9 @@ func (k Kube) Pinned() ([]byte, string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if k.Kubeconfig != "" {
 		rules.ExplicitPath = k.Kubeconfig
+	}
+	if err := checkKubeconfigs(rules); err != nil {
+		return nil, "", err
 	}
 	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
 	if err != nil {
@@ -38,6 +99,9 @@ func (k Kube) Pinned() ([]byte, string, error) {
 		return nil, name, fmt.Errorf("kubeconfig %s has no context %q (it has: %s); name one with context", k.Kubeconfig, name, strings.Join(names, ", "))
 	}
 	raw.CurrentContext = name
+	if err := checkContextFiles(&raw, name); err != nil {
+		return nil, name, err
+	}
 	if err := clientcmdapi.MinifyConfig(&raw); err != nil {
 		return nil, name, fmt.Errorf("kubeconfig context %q: %w", name, err)
 	}

@@ -22,8 +22,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -33,6 +31,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
@@ -51,19 +50,17 @@ type Key struct {
 }
 
 // LoadKey reads a PEM public key (cosign.pub, as `zarf tools gen-key` or
-// `cosign generate-key-pair` write it).
+// `cosign generate-key-pair` write it). It is opened without blocking and
+// checked on its descriptor (privdir.ReadRegular): a FIFO or device is
+// refused at once, and so is a key anyone may write. A symlink at path is
+// followed: it is the operator's own option.
 func LoadKey(path string) (*Key, error) {
-	f, err := os.Open(path)
+	b, err := privdir.ReadRegular(path, MaxKey, true)
+	if errors.Is(err, privdir.ErrTooLarge) {
+		return nil, fmt.Errorf("the public key %s is over %d KiB; give the PEM public key (cosign.pub), not a bundle or an archive", path, MaxKey>>10)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the public key: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxKey+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading the public key %s: %w", path, err)
-	}
-	if len(b) > MaxKey {
-		return nil, fmt.Errorf("the public key %s is over %d KiB; give the PEM public key (cosign.pub), not a bundle or an archive", path, MaxKey>>10)
 	}
 	// One PEM block and nothing else: a second key after the first would
 	// be read by one tool and not another.

@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 )
 
 // Write writes to h what dir holds, as stat sees it (through links). The
@@ -32,7 +34,7 @@ func Write(dir string, h hash.Hash, count func(name string) bool) (counted int, 
 	if err != nil {
 		return 0, err
 	}
-	d, err := os.Open(abs)
+	d, err := privdir.OpenDirectory(abs) // a FIFO here is refused, not waited on
 	if err != nil {
 		return 0, fmt.Errorf("listing the package directory: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
@@ -73,12 +74,17 @@ type Invocation struct {
 	Deprecations []map[string]any
 }
 
-// ReadArgs reads the args file Ansible passes as argv[1].
+// MaxArgs caps the args file: a module's arguments are kilobytes.
+const MaxArgs = 16 << 20
+
+// ReadArgs reads the args file Ansible passes as argv[1], opened without
+// blocking and checked on its descriptor (privdir.ReadRegular): a FIFO or
+// device there is refused at once, before the timeout it holds is known.
 func ReadArgs(argv []string) (map[string]any, error) {
 	if len(argv) < 2 {
 		return nil, fmt.Errorf("no arguments file: this is an Ansible module; run it from a playbook, or as %s ARGS.json", filepath.Base(argv[0]))
 	}
-	b, err := os.ReadFile(argv[1])
+	b, err := privdir.ReadRegular(argv[1], MaxArgs, true)
 	if err != nil {
 		return nil, fmt.Errorf("reading the arguments file: %w", err)
 	}

@@ -24,7 +24,7 @@ func common() map[string]ansible.Option {
 	opts := map[string]ansible.Option{
 		"daemon_path": {Type: ansible.TypePath, Description: "Path of the C(zarf-planner) daemon binary. Default - the one the collection installed beside the module on this host (see the collection README), else C(zarf-planner) in C(PATH). A binary another user owns or can write is refused."},
 		"state_dir":   {Type: ansible.TypePath, Description: "Daemon state directory (state file, socket, log). Defaults to C($ZARF_PLANNER_STATE_DIR), else C($XDG_RUNTIME_DIR/zarf-planner), else the user cache directory."},
-		"timeout":     {Type: ansible.TypeInt, Default: int64(300), Description: "Seconds the call may take, including starting the daemon."},
+		"timeout":     {Type: ansible.TypeInt, Default: int64(300), Description: "Seconds the call may take, including starting the daemon. A call still running 45 seconds past it (a step stuck in the kernel), or 5 seconds past a SIGTERM, is ended by the module itself with a failure."},
 	}
 	maps.Copy(opts, declared(options.Cluster{}))
 	for name, o := range declared(options.Cache{}) {
@@ -161,7 +161,7 @@ func PlanRequest(dir string, params, raw map[string]any) (*plannerpb.PlanRequest
 	}
 	saved, err := contract.Replay(&o, func(name string) bool { return Given(raw, name) })
 	if err != nil {
-		return nil, Files{}, err
+		return nil, Files{}, fmt.Errorf("plan_file: %w", err)
 	}
 	if err := contract.Resolve(&o); err != nil { // the saved mode may be cluster
 		return nil, Files{}, err

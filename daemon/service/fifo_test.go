@@ -1,0 +1,55 @@
+package service
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/planner/options"
+)
+
+// TestReadRefusesFIFOsAtOnce gives a FIFO for each file a plan request
+// names: the request must fail at once naming the file and its option,
+// not hang the daemon on open(2).
+func TestReadRefusesFIFOsAtOnce(t *testing.T) {
+	for _, opt := range []string{"policy", "public_key", "snapshot"} {
+		t.Run(opt, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), opt)
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var o options.Request
+			switch opt {
+			case "policy":
+				o.Policy = p
+			case "public_key":
+				o.PublicKey = p
+			case "snapshot":
+				o.Snapshot = p
+			}
+			req := NewRequest(t.TempDir(), o, options.Caller(""))
+			done := make(chan *Result, 1)
+			go func() {
+				_, early, err := Read(context.Background(), req)
+				if err != nil {
+					t.Error(err)
+				}
+				done <- early
+			}()
+			select {
+			case early := <-done:
+				if early == nil || !early.Failed || !strings.Contains(early.Msg, p) || !strings.Contains(early.Msg, "FIFO") {
+					t.Fatalf("early = %+v; want a failure naming %s as a FIFO", early, p)
+				}
+				if !strings.Contains(early.Msg, opt) {
+					t.Fatalf("msg %q does not name the option %s", early.Msg, opt)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("Read still blocked on a FIFO at %s after 5 s", opt)
+			}
+		})
+	}
+}
