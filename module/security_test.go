@@ -731,3 +731,37 @@ func TestADaemonPathIsCheckedOnEveryCall(t *testing.T) {
 		t.Errorf("a refused call names a daemon: %v", res["daemon"])
 	}
 }
+
+// A descriptor Ansible (or any caller) left open without close-on-exec
+// does not reach the daemon the module starts, nor its renderers.
+func TestADescriptorTheCallerLeftOpenDoesNotReachTheDaemon(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "callers-secret")
+	if err := os.WriteFile(secret, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	state := stateDir(t)
+	cmd := moduleCommand(t, moduleBin, daemonAsked(planArgs(exampleDir, state)))
+	cmd.ExtraFiles = []*os.File{f} // fd 3 of the module, without close-on-exec
+	res, code := finish(t, cmd)
+	if code != 0 {
+		t.Fatalf("the plan: %v", res["msg"])
+	}
+	pid, started := daemonPid(t, res)
+	if !started {
+		t.Fatal("the call did not start the daemon")
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range fds {
+		if target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name())); target == secret {
+			t.Errorf("the daemon (pid %d) holds the caller's descriptor as fd %s", pid, e.Name())
+		}
+	}
+}
