@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
@@ -222,7 +223,7 @@ func inspectAll(ctx context.Context, dir *os.File, files []string, opts Options)
 				if i >= len(files) {
 					return
 				}
-				results[i] = inspectOne(ctx, dir, files[i], opts.Cache, opts.Limits)
+				results[i] = inspectGuarded(ctx, dir, files[i], opts.Cache, opts.Limits)
 				if opts.Progress != nil {
 					progressMu.Lock()
 					progress.Done++
@@ -237,6 +238,19 @@ func inspectAll(ctx context.Context, dir *os.File, files []string, opts Options)
 	}
 	wg.Wait()
 	return results
+}
+
+// inspectGuarded is inspectOne, with a panic while reading the archive
+// (a defect this archive's bytes found) turned into that archive's own
+// error: it is unusable, the daemon and the other archives carry on.
+func inspectGuarded(ctx context.Context, dir *os.File, file string, c Cache, limits Limits) (r inspected) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = inspected{err: fmt.Errorf("%w: %s: an internal error of zarf-planner (build %s) while reading it: %v; please report it, with the archive if you can", ErrUnreadable, facts.Printable(filepath.Base(file)), buildinfo.ID, facts.Printable(fmt.Sprint(p)))}
+		}
+	}()
+	faultPoint(file)
+	return inspectOne(ctx, dir, file, c, limits)
 }
 
 // inspectOne reads one archive candidate, through c when it is set.

@@ -7,11 +7,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"golang.org/x/sys/unix"
@@ -180,7 +183,8 @@ func listen(ctx context.Context, socks *privdir.Dir, t *tracker, log hclog.Logge
 		Logger:          log,
 		GRPCServer: func(o []grpc.ServerOption) *grpc.Server {
 			o = append(o, contract.WindowServerOptions()...)
-			o = append(o, grpc.Creds(sameUser{log: log}), grpc.ChainUnaryInterceptor(t.intercept))
+			o = append(o, grpc.Creds(sameUser{log: log}), grpc.ChainUnaryInterceptor(t.intercept, recovery.UnaryServerInterceptor(recovery.WithRecoveryHandlerContext(recovered(log)))),
+				grpc.ChainStreamInterceptor(recovery.StreamServerInterceptor(recovery.WithRecoveryHandlerContext(recovered(log)))))
 			srv := grpc.NewServer(o...)
 			t.mu.Lock()
 			t.server = srv
@@ -270,6 +274,18 @@ type tracker struct {
 	draining bool
 	requests uint64
 	server   *grpc.Server
+}
+
+// recovered turns a request's panic into an error of that request alone,
+// of code Internal: it names the request, the build and "please report
+// it", and the stack goes to the daemon's log. The daemon goes on serving
+// every other caller.
+func recovered(log hclog.Logger) recovery.RecoveryHandlerFuncContext {
+	return func(ctx context.Context, p any) error {
+		method, _ := grpc.Method(ctx)
+		log.Error("a request panicked; the daemon goes on", "method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		return status.Errorf(codes.Internal, "internal error in zarf-planner (build %s) answering %s: %v; please report it with the daemon's log, which holds the stack", buildinfo.ID, path.Base(method), p)
+	}
 }
 
 // gracefulStop lets answered requests reach their clients before the

@@ -335,6 +335,9 @@ func (g *drawing) place(cols [][]int) {
 			}
 		}
 	}
+	if len(g.boxes) == 0 {
+		return // an empty graph (a failure before anything was chosen) is a valid one
+	}
 	top := g.boxes[0].y
 	for i := range g.boxes {
 		top = min(top, g.boxes[i].y)

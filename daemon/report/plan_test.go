@@ -401,3 +401,19 @@ func TestVisibleSpellsWhatCannotBeSeen(t *testing.T) {
 		}
 	}
 }
+
+// A failure with no graph to draw (a policy or signature refusal, an
+// empty directory, a package the directory does not hold) is a page like
+// any other: an empty graph is a valid graph (it panicked, issue 29).
+func TestAFailureWithNoGraphIsDrawn(t *testing.T) {
+	res := &service.Result{Failed: true, Msg: "no plan is possible: 1 policy", Errors: []planner.Problem{{Kind: planner.KindPolicy, Packages: []string{"app"}, Message: "app creates namespace app, which the policy does not allow"}}}
+	page, err := Plan(res, PlanInput{Directory: "/srv/bundle", Producer: "zarf-planner test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"</html>", "<svg", "which the policy does not allow"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}

@@ -299,6 +299,7 @@ func (d *Server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planner
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
+	faultPoint(req.GetPath())
 	r := service.NewRequest(req.GetPath(), o, caller)
 	r.Cluster.Clients = d.clients
 	r.Limits = d.limits

@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 
 	"github.com/colonel-byte/zarf-planner/cache/privdir"
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
@@ -350,7 +351,7 @@ func (p *Prepared) checkSignatures() ([]facts.Candidate, []planner.Problem, []st
 	for range min(runtime.GOMAXPROCS(0), len(cands)) {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < len(cands); i = int(next.Add(1)) - 1 {
-				errs[i] = p.Request.Signatures.Verify(p.Key, cands[i].Signature)
+				errs[i] = verifyGuarded(p.Request.Signatures, p.Key, cands[i].Signature)
 			}
 		})
 	}
@@ -375,6 +376,17 @@ func (p *Prepared) checkSignatures() ([]facts.Candidate, []planner.Problem, []st
 		}
 	}
 	return cands, probs, warnings
+}
+
+// verifyGuarded is m.Verify, with a panic (a defect a signature's bytes
+// found in a library) turned into that archive's failure to verify.
+func verifyGuarded(m *signature.Memo, k *signature.Key, s *facts.Signature) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("an internal error of zarf-planner (build %s) while verifying it: %v; please report it", buildinfo.ID, facts.Printable(fmt.Sprint(p)))
+		}
+	}()
+	return m.Verify(k, s)
 }
 
 func withCounts(r *Result, c inspect.Counts) *Result {
