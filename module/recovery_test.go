@@ -49,7 +49,9 @@ type buildError struct {
 	out []byte
 }
 
-func (e *buildError) Error() string { return "building " + e.pkg + ": " + e.err.Error() + "\n" + string(e.out) }
+func (e *buildError) Error() string {
+	return "building " + e.pkg + ": " + e.err.Error() + "\n" + string(e.out)
+}
 
 // A request can fail; the daemon cannot (issue 29). A panic in a request,
 // or while reading one archive, is that request's or that archive's
