@@ -29,6 +29,7 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/cryptoutils/goodkey"
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/colonel-byte/zarf-planner/cache/privdir"
@@ -71,8 +72,8 @@ func LoadKey(path string) (*Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the public key %s is not a PEM public key (give cosign.pub, as zarf tools gen-key writes it): %w", path, err)
 	}
-	if err := cryptoutils.ValidatePubKey(pub); err != nil {
-		return nil, fmt.Errorf("the public key %s is too weak or of a kind cosign does not sign with (%s); give an ECDSA P-256, P-384 or P-521, RSA 2048, 3072 or 4096, or Ed25519 key", path, keyKind(pub))
+	if err := goodkey.ValidatePubKey(pub); err != nil {
+		return nil, fmt.Errorf("the public key %s is too weak or of a kind cosign does not sign with (%s: %v); give an ECDSA P-256, P-384 or P-521, RSA 2048, 3072 or 4096, or Ed25519 key", path, keyKind(pub), err)
 	}
 	der, err := x509.MarshalPKIXPublicKey(pub)
 	if err != nil {

@@ -247,8 +247,8 @@ func TestLoadKeyRefusesWeakKeysAndSecondBlocks(t *testing.T) {
 		body   []byte
 		saying string
 	}{
-		{"rsa-1024.pub", pemOf(&rsa1024.PublicKey), "too weak or of a kind cosign does not sign with (RSA 1024 bits)"},
-		{"p224.pub", pemOf(&p224.PublicKey), "(ECDSA P-224)"},
+		{"rsa-1024.pub", pemOf(&rsa1024.PublicKey), "too weak or of a kind cosign does not sign with (RSA 1024 bits: "},
+		{"p224.pub", pemOf(&p224.PublicKey), "(ECDSA P-224: "},
 		{"two.pub", append(append([]byte{}, good...), pemOf(&p256.PublicKey)...), "holds more than one PEM block"},
 		{"trailing.pub", append(append([]byte{}, good...), "and more"...), "holds more than one PEM block (or text after it)"},
 	} {
