@@ -265,8 +265,11 @@ func planView(res *service.Result, in PlanInput) planData {
 	missingNames := map[string]bool{}
 	for i, pr := range res.Errors {
 		pv := problemView{ID: fmt.Sprintf("problem-%d", i+1), Kind: Visible(pr.Kind), Message: Visible(pr.Message)}
-		if pr.Missing != nil {
-			for _, n := range strings.Split(pr.Missing.Source.Value, ",") {
+		// A missing package (or alias set, or group: its names, comma
+		// separated) has no card to link to; a missing CRD, storage
+		// class or capability is no package name at all.
+		if m := pr.Missing; m != nil && (m.Kind == planner.EdgePackage || m.Kind == planner.EdgeAlias || m.Kind == planner.EdgeGroup) {
+			for _, n := range strings.Split(m.Source.Value, ",") {
 				missingNames[n] = true
 			}
 		}
