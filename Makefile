@@ -224,6 +224,15 @@ fuzz:
 		$(GO) test $$pkg -run XXX -fuzz "^$$name$$" -fuzztime $$limit -fuzzminimizetime 2s || exit 1; \
 	done
 
+# Every fuzz target for FUZZTIME each (default 60s), with the crashes and
+# exec-rate stalls of each (testdata/fuzz/long.py). Not part of make test.
+.PHONY: fuzz-long print-fuzz-targets
+fuzz-long:
+	FUZZTIME=$(FUZZTIME) python3 testdata/fuzz/long.py
+
+print-fuzz-targets:
+	@echo $(FUZZ_TARGETS)
+
 # ansible-lint (production profile) on the playbooks, the molecule
 # scenarios and the collection's role and playbook.
 lint: venv install-collection
