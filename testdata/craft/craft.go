@@ -164,6 +164,47 @@ func Bomb(n int64) []byte {
 	return ZstFrom(pr)
 }
 
+// Nesting is how the collections of Nested nest.
+type Nesting int
+
+// The ways Nested nests collections.
+const (
+	FlowSequences  Nesting = iota // key: [[[...]]]
+	FlowMappings                  // key: {a: {a: ... 1}}
+	BlockSequences                // key:, then - - - ... x
+	BlockMappings                 // key:, then a:, each line indented one more
+	// BlockAndFlow is n block sequences holding n flow sequences: 2n
+	// deep, though a YAML parser may bound each kind of nesting apart.
+	BlockAndFlow
+)
+
+// Nested is a top-level YAML mapping entry, key and value, whose value
+// nests sequences or mappings n deep (2n for BlockAndFlow) in few bytes
+// (BlockMappings in about n*n/2), ending in a newline: appended to a
+// zarf.yaml or a prerequisites document, it makes one the YAML parser zarf
+// uses would spend memory on that grows with the square of n.
+func Nested(key string, style Nesting, n int) string {
+	var b strings.Builder
+	b.WriteString(key + ":")
+	switch style {
+	case FlowSequences:
+		b.WriteString(" " + strings.Repeat("[", n) + strings.Repeat("]", n))
+	case FlowMappings:
+		b.WriteString(" " + strings.Repeat("{a: ", n) + "1" + strings.Repeat("}", n))
+	case BlockSequences:
+		b.WriteString("\n" + strings.Repeat("- ", n) + "x")
+	case BlockMappings:
+		for i := range n {
+			b.WriteString("\n" + strings.Repeat(" ", i+1) + "a:")
+		}
+		b.WriteString(" 1")
+	case BlockAndFlow:
+		b.WriteString("\n" + strings.Repeat("- ", n) + strings.Repeat("[", n) + strings.Repeat("]", n))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
 // Split writes archive into dir as zarf's split package base: base.part000
 // (its metadata) and parts data parts, and returns the .part000 path.
 func Split(dir, base string, archive []byte, parts int) (string, error) {
