@@ -212,7 +212,7 @@ test-go: build install-collection venv-oldest
 # go.dev/issue/75804, fixed in Go 1.27). `make fuzz FUZZTIME=10m` is the
 # long run, every target for that long.
 FUZZTIME ?=
-FUZZ_TARGETS := ./inspect:FuzzReadStream:200x ./inspect:FuzzSplitReader:150x ./planner/facts:FuzzDecode:8000x \
+FUZZ_TARGETS := ./inspect:FuzzReadStream:200x ./inspect:FuzzSplitReader:150x ./inspect:FuzzFrames:100000x ./planner/facts:FuzzDecode:8000x \
 	./cache:FuzzDecodeEntry:5000x ./planner:FuzzRenderers:25000x ./daemon/cli:FuzzRenderText:600x ./daemon/report:FuzzPlanPage:50x
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -216,3 +216,22 @@ func fileSize(t *testing.T, path string) int64 {
 	}
 	return fi.Size()
 }
+
+// FuzzFrames: following the frames of any bytes, in reads of any split,
+// never panics and never counts more skippable bytes than it was given.
+func FuzzFrames(f *testing.F) {
+	f.Add(twoFrames(craft.Package{Name: "app", Version: "1.0.0"}, craft.Skippable(64)), uint8(7))
+	f.Add([]byte{0x50, 0x2a, 0x4d, 0x18, 2, 0, 0, 0, 1, 2, 0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x01, 0x01, 0, 0, 0, 0, 0}, uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
+		fr := &frames{r: bytes.NewReader(data), check: func(int64) error { return nil }}
+		buf := make([]byte, int(chunk)+1)
+		for {
+			if _, err := fr.Read(buf); err != nil {
+				break
+			}
+		}
+		if fr.skipped > int64(len(data)) || fr.skipped < 0 {
+			t.Fatalf("counted %d skippable bytes of %d", fr.skipped, len(data))
+		}
+	})
+}
