@@ -316,7 +316,7 @@ func TestAnEndlessTailIsRefusedAsPadding(t *testing.T) {
 	if !errors.Is(err, ErrLimit) {
 		t.Fatalf("readStream = %v; want it over a limit", err)
 	}
-	want := fmt.Sprintf("endless.tar holds more than %d bytes that carry no data (skippable zstd frames, or bytes after its tar stream) for 1024 that do (100 times as many, plus %d): refused as padding; if it is a real package, raise max_inflation", NoDataAllowance+100*1024, NoDataAllowance)
+	want := fmt.Sprintf("endless.tar holds more than %d bytes that carry no data (skippable zstd frames, zstd frames and blocks that decompress to nothing, or bytes after its tar stream) for 1024 that do (100 times as many, plus %d): refused as padding; if it is a real package, raise max_inflation", NoDataAllowance+100*1024, NoDataAllowance)
 	if err.Error() != "over a limit: "+want {
 		t.Errorf("error %q; want %q", err, want)
 	}

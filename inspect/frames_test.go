@@ -106,10 +106,20 @@ func encodedFrame(t *testing.T, b []byte) int {
 	return 0
 }
 
+// emptyBlocks is a zstd frame of about n bytes that decompresses to
+// nothing: a header and empty raw blocks, which the spec allows and
+// decoders read through without a word.
+func emptyBlocks(n int64) io.Reader {
+	b := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00} // no content size, a 1 KiB window
+	b = append(b, make([]byte, n/3*3)...)           // raw blocks of 0 bytes, not the last
+	return bytes.NewReader(append(b, 1, 0, 0))      // the last, empty too
+}
+
 // Bytes that carry no data are bound to those that do: skippable frames
-// between a package's frames, or after them, and bytes after a plain
-// tar's end, refused once they pass NoDataAllowance plus max_inflation
-// times the rest; a few kilobytes of them are read as the package.
+// between a package's frames, or after them, a frame of empty blocks, and
+// bytes after a plain tar's end, refused once they pass NoDataAllowance
+// plus max_inflation times the rest; a few kilobytes of them are read as
+// the package.
 func TestPaddingIsBoundToData(t *testing.T) {
 	p := craft.Package{Name: "app", Version: "1.0.0"}
 	over := int64(NoDataAllowance + 2<<20)
@@ -127,8 +137,10 @@ func TestPaddingIsBoundToData(t *testing.T) {
 		{"skippable frames between frames", "between.tar.zst", twoFrames(p, craft.Skippable(over)), true},
 		{"skippable frames after the frames", "after.tar.zst", padded(p.Zst(), over), true},
 		{"bytes after a tar's end", "after.tar", padded(p.Tar(), over), true},
+		{"a frame of empty blocks between frames", "empty.tar.zst", twoFrames(p, emptyBlocks(over)), true},
 		{"64 KiB of skippable frames between frames", "some.tar.zst", twoFrames(p, craft.Skippable(64<<10)), false},
 		{"64 KiB after a tar's end", "some.tar", padded(p.Tar(), 64<<10), false},
+		{"a 64 KiB frame of empty blocks between frames", "someempty.tar.zst", twoFrames(p, emptyBlocks(64<<10)), false},
 	}
 	dir := t.TempDir()
 	for _, tt := range tests {
@@ -144,7 +156,7 @@ func TestPaddingIsBoundToData(t *testing.T) {
 			if !errors.Is(err, ErrLimit) {
 				t.Fatalf("error %v; want one over a limit", err)
 			}
-			for _, w := range []string{tt.file + " holds more than ", " bytes that carry no data (skippable zstd frames, or bytes after its tar stream) for ", "refused as padding; if it is a real package, raise max_inflation"} {
+			for _, w := range []string{tt.file + " holds more than ", " bytes that carry no data (skippable zstd frames, zstd frames and blocks that decompress to nothing, or bytes after its tar stream) for ", "refused as padding; if it is a real package, raise max_inflation"} {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not say %q", err, w)
 				}
