@@ -203,6 +203,31 @@ func TestSparseArchivesCountWhatTheyStore(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("refusing it took %v (reading its 16 GiB takes a minute)", d)
 	}
+
+	// A split package counts what its parts store: a second part that
+	// is all hole.
+	head := craft.Package{Name: "app", Version: "1.0.0"}.Tar()
+	part000, err := craft.Split(dir, "split.tar", head, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hole := filepath.Join(dir, "split.tar.part002")
+	if err := os.WriteFile(hole, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(hole, 16<<30); err != nil {
+		t.Fatal(err)
+	}
+	total := int64(len(head)) + 16<<30
+	meta := fmt.Sprintf(`{"Sha256Sum":"%s","Bytes":%d,"Count":2}`, strings.Repeat("0", 64), total)
+	if err := os.WriteFile(part000, []byte(meta), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Inspect(context.Background(), part000, Limits{})
+	want = fmt.Sprintf("split.tar.part000 is a sparse file of %d bytes that stores only %d on disk", total, storedOf(t, filepath.Join(dir, "split.tar.part001")))
+	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), want) {
+		t.Errorf("a split package of a 16 GiB hole: error %v; want one saying %q", err, want)
+	}
 }
 
 // storedOf is what the file at path stores on disk, as the reader counts it.
