@@ -213,9 +213,9 @@ test-go: build install-collection venv-oldest
 # go.dev/issue/75804, fixed in Go 1.27). `make fuzz FUZZTIME=10m` is the
 # long run, every target for that long.
 FUZZTIME ?=
-FUZZ_TARGETS := ./inspect:FuzzReadStream:200x ./inspect:FuzzSplitReader:150x ./inspect/claims:FuzzManifest:3000x ./planner/facts:FuzzDecode:8000x \
-	./cache:FuzzDecodeEntry:5000x ./planner:FuzzRenderers:25000x ./daemon/cli:FuzzRenderText:600x ./daemon/report:FuzzPlanPage:50x \
-	./savedplan:FuzzDecode:20000x ./planner/policy:FuzzDecode:20000x
+FUZZ_TARGETS := ./inspect:FuzzReadStream:200x ./inspect:FuzzSplitReader:150x ./inspect:FuzzFrames:100000x ./inspect/claims:FuzzManifest:3000x \
+	./planner/facts:FuzzDecode:8000x ./cache:FuzzDecodeEntry:5000x ./planner:FuzzRenderers:25000x ./daemon/cli:FuzzRenderText:600x \
+	./daemon/report:FuzzPlanPage:50x ./savedplan:FuzzDecode:20000x ./planner/policy:FuzzDecode:20000x
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$${rest#*:}; \

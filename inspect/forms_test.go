@@ -276,6 +276,7 @@ type zeros struct {
 
 func (z *zeros) head(p []byte) (int, error) { clear(p); return len(p), nil }
 func (z *zeros) size() int64                { return 1 << 40 }
+func (z *zeros) stored() int64              { return 1 << 40 }
 func (z *zeros) warnings() []string         { return nil }
 func (z *zeros) Close() error               { return nil }
 
@@ -291,17 +292,36 @@ func (z *zeros) Read(p []byte) (int, error) {
 
 // A cancelled read stops within a few chunks of its cancellation, however
 // long the stream: a valid (empty) tar followed by an endless tail of
-// zeros, cancelled after 64 MiB, must not be read much further.
+// zeros, cancelled after 8 MiB (before the tail meets NoDataAllowance),
+// must not be read much further.
 func TestCancellationStopsALongRead(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	z := &zeros{cancelAt: 64 << 20, cancel: cancel}
+	z := &zeros{cancelAt: 8 << 20, cancel: cancel}
 	_, err := readStream(ctx, z, "endless.tar", Limits{Budget: NewBudget(0)})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("readStream = %v; want it cancelled", err)
 	}
-	if z.read > 96<<20 {
-		t.Errorf("read %d MiB, 32 MiB past its cancellation", z.read>>20)
+	if z.read > 12<<20 {
+		t.Errorf("read %d MiB, 4 MiB past its cancellation", z.read>>20)
+	}
+}
+
+// The same endless tail, not cancelled, is refused once it holds more
+// than NoDataAllowance bytes beyond max_inflation times the 1 KiB of tar
+// before it: bytes after the tar stream carry no data.
+func TestAnEndlessTailIsRefusedAsPadding(t *testing.T) {
+	z := &zeros{}
+	_, err := readStream(context.Background(), z, "endless.tar", Limits{Budget: NewBudget(0)})
+	if !errors.Is(err, ErrLimit) {
+		t.Fatalf("readStream = %v; want it over a limit", err)
+	}
+	want := fmt.Sprintf("endless.tar holds more than %d bytes that carry no data (skippable zstd frames, zstd frames and blocks that decompress to nothing, or bytes after its tar stream) for 1024 that do (100 times as many, plus %d): refused as padding; if it is a real package, raise max_inflation", NoDataAllowance+100*1024, NoDataAllowance)
+	if err.Error() != "over a limit: "+want {
+		t.Errorf("error %q; want %q", err, want)
+	}
+	if z.read > NoDataAllowance+4<<20 {
+		t.Errorf("read %d MiB before refusing it", z.read>>20)
 	}
 }
 

@@ -56,6 +56,7 @@ type memorySource struct{ *bytes.Reader }
 func inMemory(b []byte) memorySource              { return memorySource{bytes.NewReader(b)} }
 func (m memorySource) head(p []byte) (int, error) { return m.ReadAt(p, 0) }
 func (m memorySource) size() int64                { return m.Reader.Size() }
+func (m memorySource) stored() int64              { return m.Reader.Size() }
 func (m memorySource) warnings() []string         { return nil }
 func (m memorySource) Close() error               { return nil }
 

@@ -114,6 +114,12 @@ func TestHostileArchives(t *testing.T) {
 		}).Zst(), ErrIntegrity, []string{"zarf.yaml holds more than 8000 mapping keys, more than any package needs"}},
 		{"a decompression bomb", craft.Bomb(InflationAllowance + 64<<20), ErrLimit, []string{"decompresses to more than", "times its", "refused as a decompression bomb", "raise max_inflation"}},
 		{"a zstd window over the cap", bigWindow(), ErrLimit, []string{"asks for a zstd window of", "more than the 33554432 allowed"}},
+		{"a zarf.yaml of 10,000 flow sequences in 9,999 block sequences", with(func(p *craft.Package) {
+			p.Tamper = replace("zarf.yaml", func(s string) string { return s + craft.Nested("x", craft.BlockAndFlow, 9999) })
+		}).Zst(), ErrIntegrity, []string{"zarf.yaml nests sequences and mappings more than 64 deep (line 16, column 127)", "refused as tampered"}},
+		{"a prerequisites document of mappings 5,000 deep", with(func(p *craft.Package) {
+			p.Prerequisites = craft.Doc("app", "1.0.0", craft.Nested("x", craft.FlowMappings, 5000))
+		}).Zst(), nil, []string{"invalid PackagePrerequisites document: the document nests sequences and mappings more than 64 deep (line 4, column ", "fix docs/prerequisites.yaml"}},
 	}
 	// checksums.txt listing documentation.tar twice, with the aggregate
 	// recomputed so only the duplicate line is wrong.

@@ -58,7 +58,9 @@ type splitReader struct {
 	files []*os.File
 	r     io.Reader
 	bytes int64
-	notes []string
+	// allocated is what the data parts store on disk (see storedBytes).
+	allocated int64
+	notes     []string
 }
 
 // maxSplitParts caps the parts a split package may count. zarf splits at
@@ -143,6 +145,7 @@ func openSplit(dir *os.File, part000 string) (_ *splitReader, err error) {
 			return s, fmt.Errorf("%w: %w", ErrUnreadable, err)
 		}
 		s.bytes += fi.Size()
+		s.allocated += storedBytes(f, fi)
 		s.parts = append(s.parts, have[i])
 		readers = append(readers, f)
 	}
@@ -160,6 +163,9 @@ func (s *splitReader) head(p []byte) (int, error) { return s.files[0].ReadAt(p, 
 
 // size is the bytes of the data parts.
 func (s *splitReader) size() int64 { return s.bytes }
+
+// stored is what the data parts store on disk.
+func (s *splitReader) stored() int64 { return s.allocated }
 
 func (s *splitReader) warnings() []string { return s.notes }
 

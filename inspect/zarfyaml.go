@@ -14,8 +14,9 @@ import (
 )
 
 // zarfYAMLShape bounds zarf.yaml before zarf's parser reads it: a package
-// of hundreds of components and thousands of images stays well inside.
-var zarfYAMLShape = facts.Shape{Nodes: 40000, Keys: 8000, Documents: 8}
+// of hundreds of components and thousands of images stays well inside,
+// and zarf's own packages nest at most 9 deep.
+var zarfYAMLShape = facts.Shape{Nodes: 40000, Keys: 8000, Documents: 8, Depth: facts.MaxDepth}
 
 // readZarfYAML reads an archive's zarf.yaml the way zarf v0.84 reads it
 // (its loader, pkgcfg.ParseMultiDoc, is internal to zarf's module; this

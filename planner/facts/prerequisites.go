@@ -102,7 +102,7 @@ const MaxDocumentSize = 1 << 20
 
 // documentShape bounds a PackagePrerequisites document: one document, and
 // far more nodes and keys than a package's requirements ever need.
-var documentShape = Shape{Nodes: 20000, Keys: 5000, Documents: 1}
+var documentShape = Shape{Nodes: 20000, Keys: 5000, Documents: 1, Depth: MaxDepth}
 
 // Decode parses and validates a PackagePrerequisites document strictly:
 // unknown fields, an unknown apiVersion or kind, malformed constraints and
@@ -150,7 +150,7 @@ func Decode(data []byte) (*Prerequisites, error) {
 // exactly one document. It returns the document as JSON.
 func yamlToJSON(data []byte) ([]byte, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // an editor's byte-order mark is not part of the first key
-	if err := CheckShape(data, Shape{Nodes: documentShape.Nodes, Keys: documentShape.Keys, Documents: 1 << 10}); err != nil {
+	if err := CheckShape(data, Shape{Nodes: documentShape.Nodes, Keys: documentShape.Keys, Documents: 1 << 10, Depth: documentShape.Depth}); err != nil {
 		return nil, &FieldError{Problem: "the document " + err.Error()}
 	}
 	file, err := parser.ParseBytes(data, 0)

@@ -13,7 +13,10 @@ import (
 // Shape bounds what a YAML file may hold before the parser zarf uses
 // (goccy/go-yaml) reads it: that parser spends kilobytes of memory and
 // time that grows faster than linearly on every mapping key, so a file of
-// a megabyte of keys would take gigabytes and minutes.
+// a megabyte of keys would take gigabytes and minutes; and memory that
+// grows with the square of how deeply collections nest, so a zarf.yaml
+// of 20 KB of sequences 10,000 deep took the planner to 210 MiB, and
+// 10,000 of them inside 10,000 block sequences to 677 MiB.
 type Shape struct {
 	// Nodes caps the scalars, sequences and mappings of every document.
 	Nodes int
@@ -21,7 +24,17 @@ type Shape struct {
 	Keys int
 	// Documents caps the documents of the file.
 	Documents int
+	// Depth caps how deeply sequences and mappings nest in a document (a
+	// document that is a mapping of scalars is 1 deep); 0 means
+	// MaxDepth, so no reader is left unbounded.
+	Depth int
 }
+
+// MaxDepth is the nesting a Shape allows unless it says otherwise: far
+// deeper than any package needs (zarf's own zarf.yaml files nest at most
+// 9 deep, the deepest CRDs of Kubernetes' and Prometheus' sources 28),
+// and as deep as strictjson allows a JSON document.
+const MaxDepth = 64
 
 // CheckShape reads b with a fast parser (go.yaml.in/yaml/v3) and refuses
 // what the expensive one should never see: more nodes, keys or documents
@@ -29,7 +42,15 @@ type Shape struct {
 // refuse too, but only after its quadratic work), and aliases or merge
 // keys (see NoAliases). Its errors read after the file's name ("zarf.yaml
 // holds more than ...").
+//
+// The fast parser bounds its own nesting (10,000 flow and 10,000 block
+// levels, an error beyond) and reads such a document in a few megabytes,
+// so the depth is checked on its tree, before the expensive parser ever
+// sees the document.
 func CheckShape(b []byte, shape Shape) error {
+	if shape.Depth <= 0 {
+		shape.Depth = MaxDepth
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(bytes.TrimPrefix(b, []byte("\ufeff"))))
 	var nodes, keys, docs int
 	for {
@@ -44,15 +65,22 @@ func CheckShape(b []byte, shape Shape) error {
 		if docs++; docs > shape.Documents {
 			return fmt.Errorf("holds more than %d YAML documents", shape.Documents)
 		}
-		if err := walkShape(&doc, &nodes, &keys, shape); err != nil {
+		if err := walkShape(&doc, 0, &nodes, &keys, shape); err != nil {
 			return err
 		}
 	}
 }
 
-func walkShape(n *yaml.Node, nodes, keys *int, shape Shape) error {
+// walkShape walks n, found depth collections deep, counting its nodes and
+// keys against shape.
+func walkShape(n *yaml.Node, depth int, nodes, keys *int, shape Shape) error {
 	if *nodes++; *nodes > shape.Nodes {
 		return fmt.Errorf("holds more than %d YAML nodes, more than any package needs", shape.Nodes)
+	}
+	if n.Kind == yaml.SequenceNode || n.Kind == yaml.MappingNode {
+		if depth++; depth > shape.Depth {
+			return fmt.Errorf("nests sequences and mappings more than %d deep (line %d, column %d), deeper than any package needs", shape.Depth, n.Line, n.Column)
+		}
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
@@ -77,7 +105,7 @@ func walkShape(n *yaml.Node, nodes, keys *int, shape Shape) error {
 		}
 	}
 	for _, c := range n.Content {
-		if err := walkShape(c, nodes, keys, shape); err != nil {
+		if err := walkShape(c, depth, nodes, keys, shape); err != nil {
 			return err
 		}
 	}

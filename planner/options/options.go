@@ -85,7 +85,7 @@ type Cache struct {
 
 // Read says how archives are read and judged.
 type Read struct {
-	MaxInflation int    `json:"max_inflation,omitempty" default:"100" help:"How many times its size on disk (beyond 1 GiB) an archive may decompress to before it is refused as a decompression bomb."`
+	MaxInflation int    `json:"max_inflation,omitempty" default:"100" help:"How many times what it stores on disk (beyond 1 GiB; a sparse file's holes are not stored) an archive may decompress to before it is refused as a decompression bomb; also how many times its bytes that carry data (beyond 16 MiB) those that carry none may be (skippable zstd frames, bytes after its tar stream)."`
 	Integrity    string `json:"integrity,omitempty" choices:"warn,fail" default:"warn" help:"warn: an archive that fails an integrity check, cannot be read whole or is over a limit is left out with a warning. fail: it fails the plan, so nothing is deployed from a directory holding one."`
 	// PublicKey and RequireSignatures check who built the archives.
 	PublicKey         string `json:"public_key,omitempty" type:"path" help:"A cosign public key (PEM, as zarf tools gen-key writes cosign.pub). Every signed archive's signature (zarf.bundle.sig, or a legacy zarf.yaml.sig) must verify with it, as zarf package deploy --key checks, or the plan fails naming the archive; an unsigned archive is a warning."`

@@ -32,7 +32,7 @@ const (
 const MaxSize = 1 << 20
 
 // policyShape bounds a policy document before it is decoded.
-var policyShape = facts.Shape{Nodes: 50000, Keys: 1000, Documents: 1}
+var policyShape = facts.Shape{Nodes: 50000, Keys: 1000, Documents: 1, Depth: facts.MaxDepth}
 
 // Policy is a decoded policy document. A field left out of `allowed`
 // puts no bound on its claims; an empty list allows none.

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
 
 const head = "apiVersion: colonel-byte.dev/v1alpha1\nkind: MaximalPolicy\n"
@@ -121,5 +122,16 @@ func TestAPolicyThatBoundsNothingRefusesNothingUnknown(t *testing.T) {
 	}
 	if v := p.Check("p", nil); len(v) != 0 {
 		t.Fatalf("unread contents under no bound: got %v; want none", v)
+	}
+}
+
+// A policy nested deeper than facts.MaxDepth is refused before it is
+// decoded, naming where the level too deep starts.
+func TestDecodeRefusesADeepPolicy(t *testing.T) {
+	doc := head + "allowed: {}\n" + craft.Nested("x", craft.FlowSequences, 10000)
+	_, err := Decode([]byte(doc), "p.yaml")
+	want := "the policy nests sequences and mappings more than 64 deep (line 4, column "
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v; want one saying %q", err, want)
 	}
 }

@@ -164,6 +164,106 @@ func Bomb(n int64) []byte {
 	return ZstFrom(pr)
 }
 
+// Nesting is how the collections of Nested nest.
+type Nesting int
+
+// The ways Nested nests collections.
+const (
+	FlowSequences  Nesting = iota // key: [[[...]]]
+	FlowMappings                  // key: {a: {a: ... 1}}
+	BlockSequences                // key:, then - - - ... x
+	BlockMappings                 // key:, then a:, each line indented one more
+	// BlockAndFlow is n block sequences holding n flow sequences: 2n
+	// deep, though a YAML parser may bound each kind of nesting apart.
+	BlockAndFlow
+)
+
+// Nested is a top-level YAML mapping entry, key and value, whose value
+// nests sequences or mappings n deep (2n for BlockAndFlow) in few bytes
+// (BlockMappings in about n*n/2), ending in a newline: appended to a
+// zarf.yaml or a prerequisites document, it makes one the YAML parser zarf
+// uses would spend memory on that grows with the square of n.
+func Nested(key string, style Nesting, n int) string {
+	var b strings.Builder
+	b.WriteString(key + ":")
+	switch style {
+	case FlowSequences:
+		b.WriteString(" " + strings.Repeat("[", n) + strings.Repeat("]", n))
+	case FlowMappings:
+		b.WriteString(" " + strings.Repeat("{a: ", n) + "1" + strings.Repeat("}", n))
+	case BlockSequences:
+		b.WriteString("\n" + strings.Repeat("- ", n) + "x")
+	case BlockMappings:
+		for i := range n {
+			b.WriteString("\n" + strings.Repeat(" ", i+1) + "a:")
+		}
+		b.WriteString(" 1")
+	case BlockAndFlow:
+		b.WriteString("\n" + strings.Repeat("- ", n) + strings.Repeat("[", n) + strings.Repeat("]", n))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// SparseTar writes members as a tar file at path, each member with Zeros
+// as a hole (its header, then the file extended past its body without
+// writing it): a tar whose members are gigabytes long that stores a few
+// kilobytes on disk.
+func SparseTar(path string, members []Member) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, m := range members {
+		if m.Zeros == 0 {
+			_ = tw.WriteHeader(&tar.Header{Name: m.Name, Mode: 0o644, Size: int64(len(m.Body)), Typeflag: tar.TypeReg})
+			_, _ = tw.Write(m.Body)
+			continue
+		}
+		_ = tw.Flush()
+		_ = tw.WriteHeader(&tar.Header{Name: m.Name, Mode: 0o644, Size: m.Zeros, Typeflag: tar.TypeReg})
+		if _, err := f.Write(buf.Bytes()); err != nil {
+			f.Close()
+			return err
+		}
+		buf.Reset()
+		// The body, padded to tar's 512-byte blocks, is a hole; a new
+		// writer goes on after it (the old one would want the body).
+		if _, err := f.Seek((m.Zeros+511)/512*512, io.SeekCurrent); err != nil {
+			f.Close()
+			return err
+		}
+		tw = tar.NewWriter(&buf)
+	}
+	_ = tw.Close()
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Skippable is a stream of zstd skippable frames (magic 0x184D2A50, which
+// every decoder skips) of n bytes in all, headers included (n at least 8),
+// each at most 1 GiB, their payloads zeros: appended to a .tar.zst they
+// carry nothing, and a decoder reads past them.
+func Skippable(n int64) io.Reader {
+	var rs []io.Reader
+	for n >= 8 {
+		payload := min(n-8, 1<<30)
+		if rest := n - 8 - payload; rest > 0 && rest < 8 {
+			payload -= 8 // leave no remainder too short for a frame
+		}
+		hdr := []byte{0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0}
+		hdr[4], hdr[5], hdr[6], hdr[7] = byte(payload), byte(payload>>8), byte(payload>>16), byte(payload>>24)
+		rs = append(rs, bytes.NewReader(hdr), io.LimitReader(zeros{}, payload))
+		n -= 8 + payload
+	}
+	return io.MultiReader(rs...)
+}
+
 // Split writes archive into dir as zarf's split package base: base.part000
 // (its metadata) and parts data parts, and returns the .part000 path.
 func Split(dir, base string, archive []byte, parts int) (string, error) {

@@ -2,7 +2,11 @@
 // crafted archives built to make the reader hold as much as it may: every
 // member at its cap (zarf.yaml, checksums.txt, documentation.tar, each of
 // tiny compressed size), zstd frames asking for the largest window
-// allowed, decompression bombs and split packages claiming huge counts. It
+// allowed, decompression bombs, split packages claiming huge counts,
+// zarf.yaml nested 20,000 deep, sparse tars of a 16 GiB hole, .tar.zst
+// files of 2 GiB of skippable frames stored as holes, and (a few, as they
+// are stored) .tar.zst files padded with skippable frames past
+// inspect.NoDataAllowance. It
 // runs `zarf-planner inspect` on the directory with no cache at
 // GOMAXPROCS=8 (more readers than this machine has cores), and on the
 // example bundle for reference, and prints both peaks.
@@ -20,6 +24,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
@@ -54,14 +59,18 @@ func run(bin string, n int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("crafted directory: %d archives, %.1f MiB on disk\n", 5*n, float64(size)/(1<<20))
+	fmt.Printf("crafted directory: %d archives, %.1f MiB on disk\n", 8*n+padded(n), float64(size)/(1<<20))
 	fmt.Printf("peak RSS, example bundle (6 archives):     %6.1f MiB\n", float64(refRSS)/(1<<20))
 	fmt.Printf("peak RSS, crafted directory, GOMAXPROCS=8: %6.1f MiB (goal: at most 256 MiB)\n", float64(rss)/(1<<20))
 	return nil
 }
 
-// craftDir writes n archives of each hostile kind into dir and returns
-// their total size on disk.
+// padded is how many archives padded past inspect.NoDataAllowance
+// craftDir writes: each stores its padding.
+func padded(n int) int { return max(1, n/16) }
+
+// craftDir writes n archives of each hostile kind into dir (padded(n) of
+// the padded kind) and returns what they store on disk.
 func craftDir(dir string, n int) (int64, error) {
 	// A zarf.yaml at its cap, of many small keys (the costliest to parse).
 	var keys strings.Builder
@@ -91,7 +100,59 @@ func craftDir(dir string, n int) (int64, error) {
 		total += int64(len(b))
 		return os.WriteFile(filepath.Join(dir, name), b, 0o644)
 	}
+	deep := craft.Package{Name: "deep", Version: "1.0.0"}
+	deep.Tamper = func(ms *[]craft.Member) {
+		last := &(*ms)[len(*ms)-1] // zarf.yaml
+		last.Body = append(last.Body, craft.Nested("x", craft.BlockAndFlow, 9999)...)
+	}
+	deepZst := deep.Zst()
+	sparse := craft.Package{Name: "sparse", Version: "1.0.0"}.Members()
+	sparse = append(sparse[:len(sparse)-1:len(sparse)-1], craft.Member{Name: "images/blob", Zeros: 16 << 30}, sparse[len(sparse)-1])
+	small := craft.Package{Name: "skip", Version: "1.0.0"}.Zst()
+	stored := func(name string) error { // a file written in place: count what it stores
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(dir, name), &st); err != nil {
+			return err
+		}
+		total += st.Blocks * 512
+		return nil
+	}
+	for i := range padded(n) {
+		name := fmt.Sprintf("pad-%03d.tar.zst", i)
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return 0, err
+		}
+		_, _ = f.Write(small)
+		_, err = io.Copy(f, craft.Skippable(inspect.NoDataAllowance+1<<20))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return 0, err
+		}
+		if err := stored(name); err != nil {
+			return 0, err
+		}
+	}
 	for i := range n {
+		if err := write(fmt.Sprintf("deep-%03d.tar.zst", i), deepZst); err != nil {
+			return 0, err
+		}
+		name := fmt.Sprintf("sparse-%03d.tar", i)
+		if err := craft.SparseTar(filepath.Join(dir, name), sparse); err != nil {
+			return 0, err
+		}
+		if err := stored(name); err != nil {
+			return 0, err
+		}
+		name = fmt.Sprintf("skip-%03d.tar.zst", i)
+		if err := sparseSkippable(filepath.Join(dir, name), small, 2); err != nil {
+			return 0, err
+		}
+		if err := stored(name); err != nil {
+			return 0, err
+		}
 		if err := write(fmt.Sprintf("fat-%03d.tar.zst", i), fat(fmt.Sprintf("fat-%d", i)).Zst()); err != nil {
 			return 0, err
 		}
@@ -109,6 +170,33 @@ func craftDir(dir string, n int) (int64, error) {
 		}
 	}
 	return total, nil
+}
+
+// sparseSkippable writes archive followed by frames skippable zstd frames
+// of 1 GiB each, their payloads holes.
+func sparseSkippable(path string, archive []byte, frames int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Write(archive); err != nil {
+		return err
+	}
+	end := int64(len(archive))
+	for range frames {
+		if _, err := io.CopyN(f, craft.Skippable(8+1<<30), 8); err != nil { // the frame's header
+			return err
+		}
+		end += 8 + 1<<30
+		if _, err := f.Seek(end, io.SeekStart); err != nil {
+			return err
+		}
+	}
+	if err := f.Truncate(end); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // peak runs `zarf-planner inspect DIR` with no cache at GOMAXPROCS=8 and
