@@ -29,7 +29,16 @@ const (
 	MaxRendered = 16 << 20
 	// RenderTimeout caps the time a chart's templates may take.
 	RenderTimeout = 10 * time.Second
+	// ArchiveRenderBudget caps the time one archive's charts take
+	// together, from its first render: rendering them and reading what
+	// they render. Charts not rendered within it are unknown claims that
+	// name it; a render it cuts short is not remembered (Memo), so a
+	// later read renders it again.
+	ArchiveRenderBudget = 30 * time.Second
 )
+
+// archiveRenderBudget is ArchiveRenderBudget, which tests shorten.
+var archiveRenderBudget = ArchiveRenderBudget
 
 // ChartRequest is one chart to render as Helm would install it.
 type ChartRequest struct {
