@@ -305,3 +305,53 @@ func TestTheRendererBoundsItself(t *testing.T) {
 	}
 	t.Fatalf("the renderer's limits lack %q:\n%s", want, out)
 }
+
+// status is a field of /proc/pid/status, in kB for memory.
+func status(t *testing.T, pid int, field string) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("/proc/%d/status has no %s", pid, field)
+	return ""
+}
+
+func kB(t *testing.T, v string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscanf(v, "%d kB", &n); err != nil {
+		t.Fatalf("%q: %v", v, err)
+	}
+	return n
+}
+
+// An idle renderer kept for the next chart gives back what its last
+// render took (once it kept 604 MB for 30 s).
+func TestAnIdleRendererReturnsItsMemory(t *testing.T) {
+	r := renderproc.New(renderer)
+	r.Timeout = 60 * time.Second
+	defer r.Close()
+	// 40 strings of 10 MB, held together until the template ends.
+	_, err := r.Render(context.Background(), chartOf(t, "{{ $l := list }}{{ range until 40 }}{{ $l = append $l (repeat 100000 (repeat 100 \"x\")) }}{{ end }}kind: ConfigMap\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := children(t)
+	if len(pids) != 1 {
+		t.Fatalf("renderer processes %v, want the one kept", pids)
+	}
+	peak, rss := kB(t, status(t, pids[0], "VmHWM")), kB(t, status(t, pids[0], "VmRSS"))
+	t.Logf("the renderer peaked at %d MiB, holds %d MiB idle", peak>>10, rss>>10)
+	if peak < 300<<10 {
+		t.Fatalf("the render peaked at %d MiB: the test no longer makes it grow", peak>>10)
+	}
+	if rss > 100<<10 {
+		t.Fatalf("the idle renderer holds %d MiB (peak %d MiB)", rss>>10, peak>>10)
+	}
+}

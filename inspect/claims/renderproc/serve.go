@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
@@ -67,6 +68,7 @@ func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.Char
 		default:
 			a.Rendered = &r
 		}
+		retire := a.Retire
 		b, err = json.Marshal(a)
 		if err != nil {
 			return err
@@ -74,10 +76,17 @@ func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.Char
 		if len(b) > MaxAnswer {
 			b, _ = json.Marshal(answer{ChartError: fmt.Sprintf("its rendered answer is larger than the %d bytes the renderer may give", MaxAnswer)})
 		}
+		// What the render took goes back to the system before the
+		// answer, so an idle renderer holds only its answer's bytes
+		// (a render of hundreds of MiB once stayed resident while the
+		// renderer was kept for the next chart).
+		r, a = claims.Rendered{}, answer{}
+		debug.FreeOSMemory()
 		if err := writeFrame(out, b); err != nil {
 			return err
 		}
-		if a.Retire {
+		b = nil
+		if retire {
 			return nil
 		}
 	}
