@@ -355,3 +355,90 @@ func TestAnIdleRendererReturnsItsMemory(t *testing.T) {
 		t.Fatalf("the idle renderer holds %d MiB (peak %d MiB)", rss>>10, peak>>10)
 	}
 }
+
+// A renderer holds nothing it does not need: as root's, it runs as
+// nobody; it has no capability, no_new_privs, no environment, and no
+// descriptor but its pipes and the runtime's own, even one its caller
+// inherited without close-on-exec.
+func TestTheRendererHoldsNothingItDoesNotNeed(t *testing.T) {
+	leaked := filepath.Join(t.TempDir(), "leaked")
+	if err := os.WriteFile(leaked, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := syscall.Open(leaked, syscall.O_RDONLY, 0) // no O_CLOEXEC
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	r := renderproc.New(renderer)
+	defer r.Close()
+	if _, err := r.Render(context.Background(), chartOf(t, "kind: ConfigMap\n")); err != nil {
+		t.Fatal(err)
+	}
+	pids := children(t)
+	if len(pids) != 1 {
+		t.Fatalf("renderer processes %v", pids)
+	}
+	pid := pids[0]
+	want := map[string]string{"CapInh": "0000000000000000", "CapPrm": "0000000000000000", "CapEff": "0000000000000000", "CapAmb": "0000000000000000", "NoNewPrivs": "1"}
+	if os.Geteuid() == 0 {
+		want["Uid"] = fmt.Sprintf("%d\t%d\t%d\t%d", renderproc.Unprivileged, renderproc.Unprivileged, renderproc.Unprivileged, renderproc.Unprivileged)
+		want["Gid"] = want["Uid"]
+		want["Groups"] = ""
+	} else {
+		t.Log("not root: the renderer keeps the caller's uid")
+	}
+	for field, v := range want {
+		if got := status(t, pid, field); got != v {
+			t.Errorf("renderer %s: %q, want %q", field, got, v)
+		}
+	}
+	if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err != nil || len(env) != 0 {
+		t.Errorf("renderer environment %q (%v), want none", env, err)
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var links []string
+	for _, e := range fds {
+		link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name()))
+		links = append(links, e.Name()+" → "+link)
+		// The Go runtime keeps its cgroup's CPU limit open (it follows
+		// it for GOMAXPROCS).
+		runtimes := strings.HasPrefix(link, "/sys/fs/cgroup/") && (strings.HasSuffix(link, "/cpu.max") || strings.HasSuffix(link, "/cpu.cfs_quota_us") || strings.HasSuffix(link, "/cpu.cfs_period_us"))
+		ok := strings.HasPrefix(link, "pipe:") || link == "anon_inode:[eventpoll]" || link == "anon_inode:[eventfd]" || runtimes
+		if !ok || link == leaked {
+			t.Errorf("renderer descriptor %s is %s", e.Name(), link)
+		}
+	}
+	// stdin, stdout, stderr and the answers' own; the runtime's poller
+	// and cgroup files.
+	if len(links) > 8 {
+		t.Errorf("renderer descriptors %q", links)
+	}
+	t.Logf("renderer descriptors %q", links)
+}
+
+// A renderer that would run with more than its caller is not run.
+func TestASetUserIDRendererIsNotRun(t *testing.T) {
+	b, err := os.ReadFile(renderer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), renderproc.Binary)
+	if err := os.WriteFile(path, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o755|os.ModeSetuid); err != nil {
+		t.Fatal(err)
+	}
+	_, err = renderproc.New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+	var bad *claims.ChartError
+	if err == nil || errors.As(err, &bad) || !strings.Contains(err.Error(), "set-user-ID") {
+		t.Fatalf("a set-user-ID renderer: %v", err)
+	}
+	if pids := childrenOf(t, path); len(pids) != 0 {
+		t.Fatalf("it was started: %v", pids)
+	}
+}

@@ -6,13 +6,44 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/debug"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
+
+// Confine is what a renderer does first: it closes descriptor 3 when it
+// is its own program (command executes it by it), sets no_new_privs (no
+// program it could execute gains privilege), makes itself not dumpable
+// (other processes of its user, nobody's when its caller is root, cannot
+// trace it or read its memory), drops every capability it holds
+// (permitted, effective, inheritable and ambient) and runs on one core.
+func Confine() error {
+	var fd3, exe unix.Stat_t
+	if unix.Fstat(3, &fd3) == nil && unix.Stat("/proc/self/exe", &exe) == nil && fd3.Dev == exe.Dev && fd3.Ino == exe.Ino {
+		_ = unix.Close(3)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("making itself not dumpable: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("dropping its ambient capabilities: %w", err)
+	}
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &none[0]); err != nil {
+		return fmt.Errorf("dropping its capabilities: %w", err)
+	}
+	runtime.GOMAXPROCS(1)
+	return nil
+}
 
 // Limit bounds the calling process as a renderer must be bounded: its
 // address space to RenderMemory and its CPU time to RenderCPU (never
