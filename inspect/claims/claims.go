@@ -372,6 +372,10 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 	if c.renderBy.IsZero() {
 		c.renderBy = time.Now().Add(archiveRenderBudget)
 	}
+	if time.Now().After(c.renderBy) {
+		c.overBudget(zc.Name, "not rendered", origin)
+		return out, nil
+	}
 	budget, cancel := context.WithDeadline(ctx, c.renderBy)
 	r, err := c.charts.Render(budget, ChartRequest{Chart: tgz, Values: values, Release: release, Namespace: zc.Namespace})
 	cancel()
@@ -381,7 +385,7 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 		return out, nil
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && budget.Err() != nil {
-		c.unknown(facts.UnknownRender, "chart "+text(zc.Name), fmt.Sprintf("not rendered: the archive's charts took longer than the %s they may take together (claims.ArchiveRenderBudget); split the package, or make its charts render faster", archiveRenderBudget), origin)
+		c.overBudget(zc.Name, "not rendered", origin)
 		return out, nil
 	}
 	if err != nil {
@@ -393,9 +397,19 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 		c.unknown(facts.UnknownRender, "chart "+text(zc.Name), "its templates call lookup, which reads the cluster", origin)
 	}
 	for _, f := range slices.Sorted(maps.Keys(r.Files)) {
+		if time.Now().After(c.renderBy) {
+			c.overBudget(zc.Name, "its rendered files from "+text(f)+" on were not read", origin)
+			break
+		}
 		c.manifest(component, file+": "+f, zc.Namespace, r.Files[f])
 	}
 	return out, nil
+}
+
+// overBudget records a chart cut short by the archive's
+// ArchiveRenderBudget.
+func (c *collector) overBudget(chart, what string, o facts.Origin) {
+	c.unknown(facts.UnknownRender, "chart "+text(chart), fmt.Sprintf("%s: the archive's charts took longer than the %s they may take together (claims.ArchiveRenderBudget); split the package, or make its charts render faster", what, archiveRenderBudget), o)
 }
 
 // maxText caps one string of the contents.
