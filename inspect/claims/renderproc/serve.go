@@ -68,7 +68,8 @@ func Limit() error {
 // Serve is the renderer's loop: it says hello, then for each request on
 // in acknowledges it, renders it with render and writes its answer to
 // out, until in ends. After a render it abandoned (a template past its
-// timeout still running) it answers, then returns: its process must end.
+// timeout still running) it answers, then serves no more: it returns
+// when in ends (its caller ends its process).
 func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.ChartRequest) (claims.Rendered, error)) error {
 	if err := writeAnswer(out, answer{Hello: Protocol, Build: buildinfo.ID}); err != nil {
 		return err
@@ -118,6 +119,10 @@ func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.Char
 		}
 		b = nil
 		if retire {
+			// Its caller ends it once it has read the answer; ending
+			// first could lose the answer (the caller's exec.Cmd.Wait
+			// closes its end of the pipe when the process ends).
+			_, _ = io.Copy(io.Discard, in)
 			return nil
 		}
 	}
