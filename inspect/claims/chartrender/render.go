@@ -73,7 +73,7 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 			}
 			return map[string]any{}, nil
 		},
-		"until":     func(n int) ([]int, error) { return untilStep(0, n, 1) },
+		"until":     until,
 		"untilStep": untilStep,
 		"seq":       seq,
 		"repeat": func(n int, s string) (string, error) {
@@ -224,6 +224,14 @@ func untilStep(start, stop, step int) ([]int, error) {
 		out[i] = start + i*step
 	}
 	return out, nil
+}
+
+// until is sprig's until: 0 up (or down) to n, short of it.
+func until(n int) ([]int, error) {
+	if n < 0 {
+		return untilStep(0, n, -1)
+	}
+	return untilStep(0, n, 1)
 }
 
 // seq is sprig's seq (bash's: "seq 5", "seq 2 5", "seq 0 2 10"), of at

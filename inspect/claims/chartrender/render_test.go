@@ -3,8 +3,11 @@ package chartrender_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/Masterminds/sprig/v3"
 
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/chartrender"
@@ -28,7 +31,7 @@ func TestBoundedFunctionsAnswerAsSprigs(t *testing.T) {
 		`{{ seq 10 -2 0 }}`:                         "10 8 6 4 2 0",
 		`{{ seq 10 2 0 }}`:                          "",
 		`{{ until 3 }}`:                             "[0 1 2]",
-		`{{ until -3 }}`:                            "[]",
+		`{{ until -3 }}`:                            "[0 -1 -2]",
 		`{{ untilStep 0 10 3 }}`:                    "[0 3 6 9]",
 		`{{ untilStep 10 0 -4 }}`:                   "[10 6 2]",
 		`{{ untilStep 0 10 0 }}`:                    "[]",
@@ -76,5 +79,40 @@ func TestBoundedFunctionsRefuseGigabytes(t *testing.T) {
 		if !errors.As(err, &bad) || !strings.Contains(bad.Reason, "the renderer allows") {
 			t.Fatalf("%s: %v", tpl, err)
 		}
+	}
+}
+
+// Over small arguments, seq, until and untilStep answer exactly as
+// sprig's own (which Helm would use), compared through templates.
+func TestBoundedRangesAgreeWithSprig(t *testing.T) {
+	theirs := sprig.TxtFuncMap()
+	var tpl, want strings.Builder
+	args := []int{-7, -3, -2, -1, 0, 1, 2, 3, 5, 8}
+	for _, a := range args {
+		fmt.Fprintf(&tpl, "{{ seq %d }}|{{ until %d }}|", a, a)
+		fmt.Fprintf(&want, "%s|%v|", theirs["seq"].(func(...int) string)(a), theirs["until"].(func(int) []int)(a))
+		for _, b := range args {
+			fmt.Fprintf(&tpl, "{{ seq %d %d }}|", a, b)
+			fmt.Fprintf(&want, "%s|", theirs["seq"].(func(...int) string)(a, b))
+			for _, c := range args {
+				fmt.Fprintf(&tpl, "{{ seq %d %d %d }}|{{ untilStep %d %d %d }}|", a, b, c, a, b, c)
+				fmt.Fprintf(&want, "%s|%v|", theirs["seq"].(func(...int) string)(a, b, c), theirs["untilStep"].(func(int, int, int) []int)(a, b, c))
+			}
+		}
+		tpl.WriteString("\n")
+		want.WriteString("\n")
+	}
+	got, err := render(t, "# "+strings.ReplaceAll(tpl.String(), "\n", "\n# ")+"\nkind: ConfigMap\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := "# " + strings.ReplaceAll(want.String(), "\n", "\n# ") + "\nkind: ConfigMap\n"; got != w {
+		gl, wl := strings.Split(got, "\n"), strings.Split(w, "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("line %d:\n got %s\nwant %s", i, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("rendered %d lines, sprig %d", len(gl), len(wl))
 	}
 }
