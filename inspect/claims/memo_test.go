@@ -187,3 +187,55 @@ func TestAnArchivesChartsShareOneBudget(t *testing.T) {
 		t.Fatalf("%d renders asked, want the two begun within the budget", n)
 	}
 }
+
+// cancelling cancels its context once the renderer has answered n times.
+type cancelling struct {
+	next   claims.Renderer
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelling) Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, error) {
+	r, err := c.next.Render(ctx, req)
+	if c.n--; c.n == 0 {
+		c.cancel()
+	}
+	return r, err
+}
+
+// What a cancelled read rendered is remembered for the next read.
+func TestACancelledReadKeepsWhatItRendered(t *testing.T) {
+	runner := renderproc.Beside()
+	defer runner.Close()
+	r := &counting{next: runner}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	memo := claims.NewMemo(&cancelling{next: r, n: 1, cancel: cancel}, 0)
+	comp := v1alpha1.ZarfComponent{Name: "app"}
+	files := map[string][]byte{}
+	for i := range 2 {
+		name := fmt.Sprintf("c%d", i)
+		comp.Charts = append(comp.Charts, v1alpha1.ZarfChart{Name: name, Version: "1.0.0", Namespace: "demo"})
+		files["charts/"+name+"-1.0.0.tgz"] = rendertest.Chart(t, map[string]string{"templates/cm.yaml": fmt.Sprintf("kind: ConfigMap\nmetadata: {name: c%d}\n", i)})
+	}
+	pkg := v1alpha1.ZarfPackage{Components: []v1alpha1.ZarfComponent{comp}}
+	comps := map[string]*claims.Component{"app": {Files: files}}
+	if _, err := claims.Collect(ctx, pkg, comps, memo); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a read cancelled after its first chart: %v", err)
+	}
+	if n := r.n.Load(); n != 1 {
+		t.Fatalf("%d renders before the cancel, want 1", n)
+	}
+	c, err := claims.Collect(context.Background(), pkg, comps, memo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := r.n.Load(); n != 2 {
+		t.Fatalf("%d renders after the second read, want 2: the first chart again, or the second not at all", n)
+	}
+	for _, ch := range c.Components[0].Charts {
+		if !ch.Rendered {
+			t.Fatalf("not rendered: %+v", ch)
+		}
+	}
+}
