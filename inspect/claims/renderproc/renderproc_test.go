@@ -393,6 +393,9 @@ func TestTheRendererHoldsNothingItDoesNotNeed(t *testing.T) {
 			t.Errorf("renderer %s: %q, want %q", field, got, v)
 		}
 	}
+	if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err != nil || !strings.HasPrefix(renderproc.Binary, strings.TrimSpace(string(comm))) || len(comm) < 10 {
+		t.Errorf("renderer name %q (%v), want %s cut to 15 bytes", comm, err, renderproc.Binary)
+	}
 	if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err != nil || len(env) != 0 {
 		t.Errorf("renderer environment %q (%v), want none", env, err)
 	}
@@ -440,5 +443,34 @@ func TestASetUserIDRendererIsNotRun(t *testing.T) {
 	}
 	if pids := childrenOf(t, path); len(pids) != 0 {
 		t.Fatalf("it was started: %v", pids)
+	}
+}
+
+// As root's, a renderer runs as nobody: one that others may not execute
+// is refused, saying what to do.
+func TestARendererNobodyMayNotRunIsRefusedAsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the renderer runs as its caller when the caller is not root")
+	}
+	b, err := os.ReadFile(renderer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), renderproc.Binary)
+	if err := os.WriteFile(path, b, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	_, err = renderproc.New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+	var bad *claims.ChartError
+	if err == nil || errors.As(err, &bad) || !strings.Contains(err.Error(), "runs as nobody (uid 65534)") || !strings.Contains(err.Error(), "chmod o+x") {
+		t.Fatalf("a renderer nobody may not execute: %v", err)
+	}
+	// The directories above it need not be open to nobody: this one is
+	// 0700 (t.TempDir), and the renderer of the tests is in one too.
+	if err := os.Chmod(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := renderproc.New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n")); err != nil {
+		t.Fatalf("a renderer in a directory only root may enter: %v", err)
 	}
 }

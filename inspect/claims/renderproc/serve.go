@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -28,6 +29,8 @@ func Confine() error {
 	if unix.Fstat(3, &fd3) == nil && unix.Stat("/proc/self/exe", &exe) == nil && fd3.Dev == exe.Dev && fd3.Ino == exe.Ino {
 		_ = unix.Close(3)
 	}
+	// Executed as /proc/self/fd/3, its name would be "3" in ps.
+	_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&[]byte(Binary + "\x00")[0])), 0, 0, 0)
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
