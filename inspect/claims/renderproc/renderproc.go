@@ -170,6 +170,11 @@ func (r *Runner) Render(ctx context.Context, req claims.ChartRequest) (claims.Re
 	if len(frame) > MaxRequest {
 		return claims.Rendered{}, claims.ChartErrorf("it and its values are %d bytes to hand to the renderer, more than the %d allowed", len(frame), MaxRequest)
 	}
+	if err := ctx.Err(); err != nil {
+		// No process is started for a render that cannot run (an
+		// archive's budget already spent, a request cancelled).
+		return claims.Rendered{}, err
+	}
 	for attempt := 0; ; attempt++ {
 		c, reused, err := r.get()
 		if err != nil {
