@@ -239,3 +239,30 @@ func TestACancelledReadKeepsWhatItRendered(t *testing.T) {
 		}
 	}
 }
+
+// Callers asking at once for a chart being rendered wait for its render.
+func TestCallersAtOnceShareOneRender(t *testing.T) {
+	runner := renderproc.Beside()
+	defer runner.Close()
+	r := &counting{next: runner}
+	memo := claims.NewMemo(r, 0)
+	req := claims.ChartRequest{Chart: rendertest.Chart(t, map[string]string{"templates/cm.yaml": "{{ range until 2000 }}{{ end }}kind: ConfigMap\nmetadata: {name: c}\n"}), Release: "demo", Namespace: "demo"}
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			got, err := memo.Render(context.Background(), req)
+			if err == nil && len(got.Files) != 1 {
+				err = fmt.Errorf("rendered %v", got.Files)
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := r.n.Load(); n != 1 {
+		t.Fatalf("eight callers at once: %d renders, want 1", n)
+	}
+}
