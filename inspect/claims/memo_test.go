@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,7 +21,31 @@ import (
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
-func TestMain(m *testing.M) { rendertest.Main(m.Run) }
+// beside is the real renderer, installed beside the test binary the
+// first time a test asks for it (unless a TestMain installed it).
+func beside(t *testing.T) *renderproc.Runner {
+	t.Helper()
+	if err := install(); err != nil {
+		t.Fatal(err)
+	}
+	r := renderproc.Beside()
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+var install = sync.OnceValue(func() error {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(exe), renderproc.Binary)); err == nil {
+		return nil
+	}
+	return rendertest.Install()
+})
 
 // counting counts the renders asked of the real renderer.
 type counting struct {
@@ -46,8 +73,7 @@ const claimingChart = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResource
 	"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
 
 func TestAChartListedSixTimesRendersOnce(t *testing.T) {
-	runner := renderproc.Beside()
-	defer runner.Close()
+	runner := beside(t)
 	comps := map[string]*claims.Component{"app": {Files: map[string][]byte{
 		"charts/demo-1.0.0.tgz": rendertest.Chart(t, map[string]string{"templates/all.yaml": claimingChart}),
 		"values/demo-1.0.0-0":   []byte("role: reader\n"),
@@ -98,8 +124,7 @@ func TestAChartListedSixTimesRendersOnce(t *testing.T) {
 }
 
 func TestAChartsOwnFaultIsRememberedARenderersFailureIsNot(t *testing.T) {
-	runner := renderproc.Beside()
-	defer runner.Close()
+	runner := beside(t)
 	comps := map[string]*claims.Component{"app": {Files: map[string][]byte{
 		"charts/demo-1.0.0.tgz": rendertest.Chart(t, map[string]string{"templates/bad.yaml": "{{ fail \"no\" }}"}),
 		"values/demo-1.0.0-0":   []byte("a: 1\n"),
@@ -132,8 +157,7 @@ func TestAChartsOwnFaultIsRememberedARenderersFailureIsNot(t *testing.T) {
 }
 
 func TestTheMemoForgetsTheLeastRecentlyUsedPastItsBound(t *testing.T) {
-	runner := renderproc.Beside()
-	defer runner.Close()
+	runner := beside(t)
 	r := &counting{next: runner}
 	// Each renders to about 40 KiB: a bound of 100 KiB keeps two.
 	memo := claims.NewMemo(r, 100<<10)
@@ -154,9 +178,8 @@ func TestTheMemoForgetsTheLeastRecentlyUsedPastItsBound(t *testing.T) {
 
 func TestAnArchivesChartsShareOneBudget(t *testing.T) {
 	defer claims.SetArchiveRenderBudget(3 * time.Second)()
-	runner := renderproc.Beside()
+	runner := beside(t)
 	runner.Timeout = 2 * time.Second
-	defer runner.Close()
 	comp := v1alpha1.ZarfComponent{Name: "app"}
 	files := map[string][]byte{}
 	// Four runaway charts, each of its own: the first times out (2 s),
@@ -207,8 +230,7 @@ func (c *cancelling) Render(ctx context.Context, req claims.ChartRequest) (claim
 
 // What a cancelled read rendered is remembered for the next read.
 func TestACancelledReadKeepsWhatItRendered(t *testing.T) {
-	runner := renderproc.Beside()
-	defer runner.Close()
+	runner := beside(t)
 	r := &counting{next: runner}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -244,8 +266,7 @@ func TestACancelledReadKeepsWhatItRendered(t *testing.T) {
 
 // Callers asking at once for a chart being rendered wait for its render.
 func TestCallersAtOnceShareOneRender(t *testing.T) {
-	runner := renderproc.Beside()
-	defer runner.Close()
+	runner := beside(t)
 	r := &counting{next: runner}
 	memo := claims.NewMemo(r, 0)
 	req := claims.ChartRequest{Chart: rendertest.Chart(t, map[string]string{"templates/cm.yaml": "{{ range until 2000 }}{{ end }}kind: ConfigMap\nmetadata: {name: c}\n"}), Release: "demo", Namespace: "demo"}
