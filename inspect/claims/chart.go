@@ -40,6 +40,12 @@ const (
 // archiveRenderBudget is ArchiveRenderBudget, which tests shorten.
 var archiveRenderBudget = ArchiveRenderBudget
 
+// overBudget records a chart cut short by the archive's
+// ArchiveRenderBudget.
+func (c *collector) overBudget(chart, what string, o facts.Origin) {
+	c.unknown(facts.UnknownRender, "chart "+text(chart), fmt.Sprintf("%s: the archive's charts took longer than the %s they may take together (claims.ArchiveRenderBudget); split the package, or make its charts render faster", what, archiveRenderBudget), o)
+}
+
 // ChartRequest is one chart to render as Helm would install it.
 type ChartRequest struct {
 	// Chart is the chart archive (.tgz), checked by CheckChartArchive.

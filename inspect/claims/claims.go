@@ -406,12 +406,6 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 	return out, nil
 }
 
-// overBudget records a chart cut short by the archive's
-// ArchiveRenderBudget.
-func (c *collector) overBudget(chart, what string, o facts.Origin) {
-	c.unknown(facts.UnknownRender, "chart "+text(chart), fmt.Sprintf("%s: the archive's charts took longer than the %s they may take together (claims.ArchiveRenderBudget); split the package, or make its charts render faster", what, archiveRenderBudget), o)
-}
-
 // maxText caps one string of the contents.
 const maxText = 512
 
