@@ -148,9 +148,9 @@ type Limits struct {
 	Charts claims.Renderer
 }
 
-// besideRenderer is the Runner of nil Limits.Charts; its idle renderers
+// besideRenderer is the Runner of nil Limits.Charts, behind a Memo; its idle renderers
 // end by themselves.
-var besideRenderer = sync.OnceValue(renderproc.Beside)
+var besideRenderer = sync.OnceValue(func() claims.Renderer { return claims.NewMemo(renderproc.Beside(), claims.MemoBytes) })
 
 func (l Limits) charts() claims.Renderer {
 	if l.Charts == nil {

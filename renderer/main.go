@@ -16,6 +16,10 @@ import (
 )
 
 func main() {
+	if err := renderproc.Confine(); err != nil {
+		fmt.Fprintf(os.Stderr, "zarf-planner-render: %v\n", err)
+		os.Exit(1)
+	}
 	if err := renderproc.Limit(); err != nil {
 		fmt.Fprintf(os.Stderr, "zarf-planner-render: %v\n", err)
 		os.Exit(1)

@@ -91,6 +91,9 @@ func New(cfg Config) *Server {
 		own = renderproc.Beside()
 		charts = own
 	}
+	// Every request shares one memo of renders: a chart in many archives
+	// or many reads renders once while it is remembered.
+	charts = claims.NewMemo(charts, claims.MemoBytes)
 	return &Server{cfg: cfg, limits: inspect.Limits{Budget: inspect.NewBudget(0), Charts: charts}, renderer: own, caches: map[string]*cache.Cache{}, notes: map[string][]string{}, opening: map[string]chan struct{}{}, kube: map[cluster.Kube]kubeEntry{},
 		memo: NewMemo(memoDocs, memoBytes), signatures: signature.NewMemo(memoSignatures)}
 }

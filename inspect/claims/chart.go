@@ -29,7 +29,22 @@ const (
 	MaxRendered = 16 << 20
 	// RenderTimeout caps the time a chart's templates may take.
 	RenderTimeout = 10 * time.Second
+	// ArchiveRenderBudget caps the time one archive's charts take
+	// together, from its first render: rendering them and reading what
+	// they render. Charts not rendered within it are unknown claims that
+	// name it; a render it cuts short is not remembered (Memo), so a
+	// later read renders it again.
+	ArchiveRenderBudget = 30 * time.Second
 )
+
+// archiveRenderBudget is ArchiveRenderBudget, which tests shorten.
+var archiveRenderBudget = ArchiveRenderBudget
+
+// overBudget records a chart cut short by the archive's
+// ArchiveRenderBudget.
+func (c *collector) overBudget(chart, what string, o facts.Origin) {
+	c.unknown(facts.UnknownRender, "chart "+text(chart), fmt.Sprintf("%s: the archive's charts took longer than the %s they may take together (claims.ArchiveRenderBudget); split the package, or make its charts render faster", what, archiveRenderBudget), o)
+}
 
 // ChartRequest is one chart to render as Helm would install it.
 type ChartRequest struct {

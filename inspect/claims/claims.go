@@ -30,6 +30,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/zarf-dev/zarf/src/api/v1alpha1"
@@ -54,6 +55,11 @@ type Component struct {
 // its component tarballs (by component name; a component absent from the
 // map shipped no tarball). Size and Signed are the caller's to set.
 func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Component, charts Renderer) (facts.Contents, error) {
+	if _, ok := charts.(*Memo); charts != nil && !ok {
+		// A chart listed many times (in one component or several)
+		// renders once.
+		charts = NewMemo(charts, 0)
+	}
 	c := &collector{crdScope: map[string]string{}, roles: map[string]*roleDef{}, charts: charts}
 	contents := facts.Contents{Components: []facts.Component{}}
 	for _, zc := range pkg.Components {
@@ -128,6 +134,9 @@ type binding struct {
 type collector struct {
 	claims facts.Claims
 	charts Renderer
+	// renderBy is when the archive's ArchiveRenderBudget ends (zero
+	// until its first chart is rendered).
+	renderBy time.Time
 	// objects waiting for the package's CRDs to say their scope.
 	pending  []pendingObject
 	crdScope map[string]string // group/Kind → Namespaced or Cluster
@@ -369,10 +378,23 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 	if c.charts == nil {
 		return out, fmt.Errorf("chart %s of component %s: no chart renderer (zarf-planner-render) was given", text(zc.Name), text(component))
 	}
-	r, err := c.charts.Render(ctx, ChartRequest{Chart: tgz, Values: values, Release: release, Namespace: zc.Namespace})
+	if c.renderBy.IsZero() {
+		c.renderBy = time.Now().Add(archiveRenderBudget)
+	}
+	if time.Now().After(c.renderBy) {
+		c.overBudget(zc.Name, "not rendered", origin)
+		return out, nil
+	}
+	budget, cancel := context.WithDeadline(ctx, c.renderBy)
+	r, err := c.charts.Render(budget, ChartRequest{Chart: tgz, Values: values, Release: release, Namespace: zc.Namespace})
+	cancel()
 	var bad *ChartError
 	if errors.As(err, &bad) {
 		c.unknown(facts.UnknownRender, "chart "+text(zc.Name), "it could not be rendered: "+text(bad.Reason), origin)
+		return out, nil
+	}
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && budget.Err() != nil {
+		c.overBudget(zc.Name, "not rendered", origin)
 		return out, nil
 	}
 	if err != nil {
@@ -384,6 +406,10 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 		c.unknown(facts.UnknownRender, "chart "+text(zc.Name), "its templates call lookup, which reads the cluster", origin)
 	}
 	for _, f := range slices.Sorted(maps.Keys(r.Files)) {
+		if time.Now().After(c.renderBy) {
+			c.overBudget(zc.Name, "its rendered files from "+text(f)+" on were not read", origin)
+			break
+		}
 		split := helmDocuments
 		if isCRDFile(f) {
 			split = kubeDocuments

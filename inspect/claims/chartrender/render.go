@@ -7,15 +7,16 @@ package chartrender
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"text/template"
 	"time"
 
+	"github.com/Masterminds/sprig/v3"
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/common/util"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
@@ -31,8 +32,10 @@ import (
 const notesFile = "NOTES.txt"
 
 // maxRange caps the lists and strings the templates' until, untilStep,
-// seq and repeat functions may build, so a template cannot ask for
-// gigabytes in one call.
+// seq, repeat, indent, nindent and random (randAlphaNum, randBytes...)
+// functions may build, so a template cannot ask for gigabytes in one
+// call; repeat, indent, nindent and replace are refused past
+// claims.MaxRendered too.
 const maxRange = 100000
 
 // Render renders a chart archive with the package's values files (in
@@ -75,15 +78,28 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 			}
 			return map[string]any{}, nil
 		},
-		"until":     func(n int) ([]int, error) { return seq(0, n, 1) },
-		"untilStep": func(start, stop, step int) ([]int, error) { return seq(start, stop, step) },
+		"until":     until,
+		"untilStep": untilStep,
+		"seq":       seq,
 		"repeat": func(n int, s string) (string, error) {
 			if n < 0 || n > maxRange || len(s)*n > claims.MaxRendered {
 				return "", fmt.Errorf("repeat of %d: more than the renderer allows", n)
 			}
 			return strings.Repeat(s, n), nil
 		},
+		"indent":  indent,
+		"nindent": func(n int, s string) (string, error) { out, err := indent(n, s); return "\n" + out, err },
+		"replace": func(old, new, s string) (string, error) {
+			if n := strings.Count(s, old); len(new) > len(old) && n > 0 && (len(new)-len(old)) > (claims.MaxRendered-len(s))/n {
+				return "", fmt.Errorf("replace: %d replacements of %d bytes, more than the %d bytes the renderer allows", n, len(new), claims.MaxRendered)
+			}
+			return strings.ReplaceAll(s, old, new), nil
+		},
 	}}
+	// Random strings and bytes: sprig's own, up to maxRange of them.
+	for _, name := range []string{"randAlphaNum", "randAlpha", "randNumeric", "randAscii", "randBytes"} {
+		e.CustomTemplateFuncs[name] = randomOf(name, sprigFuncs[name])
+	}
 	type result struct {
 		out map[string]string
 		err error
@@ -188,17 +204,111 @@ func usesCapabilities(ch *chart.Chart) bool {
 	return false
 }
 
-func seq(start, stop, step int) ([]int, error) {
-	if step == 0 {
-		return nil, errors.New("untilStep with a step of 0")
+// untilStep is sprig's untilStep (the integers from start, by step, short
+// of stop; none when step is 0 or points away from stop) of at most
+// maxRange integers, counted without overflow before any is made.
+func untilStep(start, stop, step int) ([]int, error) {
+	var n uint64
+	switch {
+	case step > 0 && stop > start:
+		d := uint64(stop) - uint64(start)
+		n = d / uint64(step)
+		if d%uint64(step) != 0 {
+			n++
+		}
+	case step < 0 && stop < start:
+		d, s := uint64(start)-uint64(stop), uint64(-(step+1))+1
+		n = d / s
+		if d%s != 0 {
+			n++
+		}
+	default:
+		return []int{}, nil
 	}
-	n := (stop - start) / step
-	if n > maxRange || n < -maxRange {
-		return nil, fmt.Errorf("a range of %d: more than the renderer allows", n)
+	if n > maxRange {
+		return nil, fmt.Errorf("a range of %d numbers: more than the %d the renderer allows", n, maxRange)
 	}
-	var out []int
-	for i := start; (step > 0 && i < stop) || (step < 0 && i > stop); i += step {
-		out = append(out, i)
+	out := make([]int, n)
+	for i := range out {
+		out[i] = start + i*step
 	}
 	return out, nil
+}
+
+// until is sprig's until: 0 up (or down) to n, short of it.
+func until(n int) ([]int, error) {
+	if n < 0 {
+		return untilStep(0, n, -1)
+	}
+	return untilStep(0, n, 1)
+}
+
+// seq is sprig's seq (bash's: "seq 5", "seq 2 5", "seq 0 2 10"), of at
+// most maxRange numbers.
+func seq(params ...int) (string, error) {
+	var nums []int
+	var err error
+	switch len(params) {
+	case 1:
+		end, inc := params[0], 1
+		if end < 1 {
+			inc = -1
+		}
+		nums, err = untilStep(1, end+inc, inc)
+	case 2:
+		start, end, step := params[0], params[1], 1
+		if end < start {
+			step = -1
+		}
+		nums, err = untilStep(start, end+step, step)
+	case 3:
+		start, step, end, inc := params[0], params[1], params[2], 1
+		if end < start {
+			inc = -1
+			if step > 0 {
+				return "", nil
+			}
+		}
+		nums, err = untilStep(start, end+inc, step)
+	default:
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("seq: %w", err)
+	}
+	out := make([]string, len(nums))
+	for i, n := range nums {
+		out[i] = strconv.Itoa(n)
+	}
+	return strings.Join(out, " "), nil
+}
+
+// indent is sprig's indent, refused when it would write more than
+// claims.MaxRendered.
+func indent(n int, s string) (string, error) {
+	lines := strings.Count(s, "\n") + 1
+	if n < 0 || n > maxRange || n > (claims.MaxRendered-len(s))/lines {
+		return "", fmt.Errorf("indent of %d on %d lines: more than the %d bytes the renderer allows", n, lines, claims.MaxRendered)
+	}
+	pad := strings.Repeat(" ", n)
+	return pad + strings.ReplaceAll(s, "\n", "\n"+pad), nil
+}
+
+// sprigFuncs are the template functions Helm takes from sprig.
+var sprigFuncs = sprig.TxtFuncMap()
+
+// randomOf bounds sprig's random function of a count to maxRange.
+func randomOf(name string, f any) func(int) (string, error) {
+	return func(n int) (string, error) {
+		if n < 0 || n > maxRange {
+			return "", fmt.Errorf("%s of %d: more than the %d the renderer allows", name, n, maxRange)
+		}
+		switch f := f.(type) {
+		case func(int) string:
+			return f(n), nil
+		case func(int) (string, error):
+			return f(n)
+		}
+		return "", fmt.Errorf("%s is not available", name)
+	}
 }

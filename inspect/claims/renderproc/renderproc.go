@@ -37,6 +37,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
@@ -168,6 +170,11 @@ func (r *Runner) Render(ctx context.Context, req claims.ChartRequest) (claims.Re
 	if len(frame) > MaxRequest {
 		return claims.Rendered{}, claims.ChartErrorf("it and its values are %d bytes to hand to the renderer, more than the %d allowed", len(frame), MaxRequest)
 	}
+	if err := ctx.Err(); err != nil {
+		// No process is started for a render that cannot run (an
+		// archive's budget already spent, a request cancelled).
+		return claims.Rendered{}, err
+	}
 	for attempt := 0; ; attempt++ {
 		c, reused, err := r.get()
 		if err != nil {
@@ -269,10 +276,9 @@ type child struct {
 }
 
 // start launches the renderer, once privdir.Executable has found it a
-// program no other user can change: its own process group, killed with
-// the caller (Pdeathsig), an empty environment but for the locale and
-// one core, stderr kept for the error should it die. It returns once the
-// child said hello.
+// program no other user can change, as command says, with stderr kept
+// for the error should it die. It returns once the child said hello,
+// which it says once it has confined itself (Confine, Limit).
 func start(path string) (*child, error) {
 	if path == "" || !filepath.IsAbs(path) {
 		return nil, fmt.Errorf("the chart renderer %s is not installed beside zarf-planner: reinstall zarf-planner with it (make build, or the collection)", Binary)
@@ -284,21 +290,28 @@ func start(path string) (*child, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the chart renderer %s cannot be run: %w", path, err)
 	}
-	cmd := exec.Command(resolved)
-	cmd.Env = []string{"LANG=C", "GOMAXPROCS=1"}
-	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd, err := command(path, resolved)
+	if err != nil {
+		return nil, err
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
+		cmd.ExtraFiles[0].Close()
 		return nil, err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
+		cmd.ExtraFiles[0].Close()
 		return nil, err
 	}
 	c := &child{cmd: cmd, in: in, out: out, stderr: &headBuffer{max: stderrHead}, exited: make(chan struct{})}
 	cmd.Stderr = c.stderr
-	if err := cmd.Start(); err != nil {
+	// Descriptors this process inherited without close-on-exec would
+	// stay open in the renderer: none is meant for it.
+	closeOnExec()
+	err = cmd.Start()
+	cmd.ExtraFiles[0].Close()
+	if err != nil {
 		return nil, fmt.Errorf("starting the chart renderer %s: %w", path, err)
 	}
 	go func() {
@@ -329,6 +342,72 @@ func start(path string) (*child, error) {
 		return nil, fmt.Errorf("the chart renderer %s failed to start: %s", path, c.death(err))
 	}
 	return c, nil
+}
+
+// Unprivileged is the user and group a renderer runs as when its caller
+// is root (nobody): a chart's templates need no privilege at all.
+const Unprivileged = 65534
+
+// command is the renderer at resolved (found at path) as it is started:
+// its standard descriptors and one more, the program itself, which it is
+// executed by (/proc/self/fd/3) and closes first thing, so that a
+// renderer run as Unprivileged needs no right to the directories above
+// it (a collection installed in /root); an empty environment; its own
+// process group; killed with its caller (Pdeathsig); as root, the user
+// and group Unprivileged with no supplementary groups, so no
+// capabilities. A program that is set-user-ID, set-group-ID or has file
+// capabilities is refused: it would run with more than its caller.
+func command(path, resolved string) (*exec.Cmd, error) {
+	f, err := os.Open(resolved)
+	if err != nil {
+		return nil, fmt.Errorf("the chart renderer %s cannot be opened: %w", path, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("the chart renderer %s: %w", path, err)
+	}
+	if st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+		f.Close()
+		return nil, fmt.Errorf("the chart renderer %s is set-user-ID or set-group-ID: it must run with no more privilege than zarf-planner; clear the bits (chmod ug-s)", path)
+	}
+	if _, err := unix.Fgetxattr(int(f.Fd()), "security.capability", nil); err == nil {
+		f.Close()
+		return nil, fmt.Errorf("the chart renderer %s has file capabilities: it must run with no more privilege than zarf-planner; remove them (setcap -r)", path)
+	}
+	cmd := exec.Command("/proc/self/fd/3")
+	cmd.Args = []string{Binary}
+	cmd.ExtraFiles = []*os.File{f}
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if os.Geteuid() == 0 {
+		if st.Mode&0o001 == 0 {
+			f.Close()
+			return nil, fmt.Errorf("the chart renderer %s runs as nobody (uid %d) when zarf-planner runs as root, and others may not execute it: make it executable by others (chmod o+x)", path, Unprivileged)
+		}
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: Unprivileged, Gid: Unprivileged, Groups: []uint32{}}
+	}
+	return cmd, nil
+}
+
+// closeOnExec marks every descriptor above stderr close-on-exec. Go
+// opens its own so; this catches those the process inherited.
+func closeOnExec() {
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return
+	}
+	// Before Linux 5.11.
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range fds {
+		var fd int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &fd); err == nil && fd > 2 {
+			_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+		}
+	}
 }
 
 // earlyError is a child that ended, or was found gone, before it

@@ -305,3 +305,172 @@ func TestTheRendererBoundsItself(t *testing.T) {
 	}
 	t.Fatalf("the renderer's limits lack %q:\n%s", want, out)
 }
+
+// status is a field of /proc/pid/status, in kB for memory.
+func status(t *testing.T, pid int, field string) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("/proc/%d/status has no %s", pid, field)
+	return ""
+}
+
+func kB(t *testing.T, v string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscanf(v, "%d kB", &n); err != nil {
+		t.Fatalf("%q: %v", v, err)
+	}
+	return n
+}
+
+// An idle renderer kept for the next chart gives back what its last
+// render took (once it kept 604 MB for 30 s).
+func TestAnIdleRendererReturnsItsMemory(t *testing.T) {
+	r := renderproc.New(renderer)
+	r.Timeout = 60 * time.Second
+	defer r.Close()
+	// 40 strings of 10 MB, held together until the template ends.
+	_, err := r.Render(context.Background(), chartOf(t, "{{ $l := list }}{{ range until 40 }}{{ $l = append $l (repeat 100000 (repeat 100 \"x\")) }}{{ end }}kind: ConfigMap\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := children(t)
+	if len(pids) != 1 {
+		t.Fatalf("renderer processes %v, want the one kept", pids)
+	}
+	peak, rss := kB(t, status(t, pids[0], "VmHWM")), kB(t, status(t, pids[0], "VmRSS"))
+	t.Logf("the renderer peaked at %d MiB, holds %d MiB idle", peak>>10, rss>>10)
+	if peak < 300<<10 {
+		t.Fatalf("the render peaked at %d MiB: the test no longer makes it grow", peak>>10)
+	}
+	if rss > 100<<10 {
+		t.Fatalf("the idle renderer holds %d MiB (peak %d MiB)", rss>>10, peak>>10)
+	}
+}
+
+// A renderer holds nothing it does not need: as root's, it runs as
+// nobody; it has no capability, no_new_privs, no environment, and no
+// descriptor but its pipes and the runtime's own, even one its caller
+// inherited without close-on-exec.
+func TestTheRendererHoldsNothingItDoesNotNeed(t *testing.T) {
+	leaked := filepath.Join(t.TempDir(), "leaked")
+	if err := os.WriteFile(leaked, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := syscall.Open(leaked, syscall.O_RDONLY, 0) // no O_CLOEXEC
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	r := renderproc.New(renderer)
+	defer r.Close()
+	if _, err := r.Render(context.Background(), chartOf(t, "kind: ConfigMap\n")); err != nil {
+		t.Fatal(err)
+	}
+	pids := children(t)
+	if len(pids) != 1 {
+		t.Fatalf("renderer processes %v", pids)
+	}
+	pid := pids[0]
+	want := map[string]string{"CapInh": "0000000000000000", "CapPrm": "0000000000000000", "CapEff": "0000000000000000", "CapAmb": "0000000000000000", "NoNewPrivs": "1"}
+	if os.Geteuid() == 0 {
+		want["Uid"] = fmt.Sprintf("%d\t%d\t%d\t%d", renderproc.Unprivileged, renderproc.Unprivileged, renderproc.Unprivileged, renderproc.Unprivileged)
+		want["Gid"] = want["Uid"]
+		want["Groups"] = ""
+	} else {
+		t.Log("not root: the renderer keeps the caller's uid")
+	}
+	for field, v := range want {
+		if got := status(t, pid, field); got != v {
+			t.Errorf("renderer %s: %q, want %q", field, got, v)
+		}
+	}
+	if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err != nil || !strings.HasPrefix(renderproc.Binary, strings.TrimSpace(string(comm))) || len(comm) < 10 {
+		t.Errorf("renderer name %q (%v), want %s cut to 15 bytes", comm, err, renderproc.Binary)
+	}
+	if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err != nil || len(env) != 0 {
+		t.Errorf("renderer environment %q (%v), want none", env, err)
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var links []string
+	for _, e := range fds {
+		link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name()))
+		links = append(links, e.Name()+" → "+link)
+		// The Go runtime keeps its cgroup's CPU limit open (it follows
+		// it for GOMAXPROCS).
+		runtimes := strings.HasPrefix(link, "/sys/fs/cgroup/") && (strings.HasSuffix(link, "/cpu.max") || strings.HasSuffix(link, "/cpu.cfs_quota_us") || strings.HasSuffix(link, "/cpu.cfs_period_us"))
+		ok := strings.HasPrefix(link, "pipe:") || link == "anon_inode:[eventpoll]" || link == "anon_inode:[eventfd]" || runtimes
+		if !ok || link == leaked {
+			t.Errorf("renderer descriptor %s is %s", e.Name(), link)
+		}
+	}
+	// stdin, stdout, stderr and the answers' own; the runtime's poller
+	// and cgroup files.
+	if len(links) > 8 {
+		t.Errorf("renderer descriptors %q", links)
+	}
+	t.Logf("renderer descriptors %q", links)
+}
+
+// A renderer that would run with more than its caller is not run.
+func TestASetUserIDRendererIsNotRun(t *testing.T) {
+	b, err := os.ReadFile(renderer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), renderproc.Binary)
+	if err := os.WriteFile(path, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o755|os.ModeSetuid); err != nil {
+		t.Fatal(err)
+	}
+	_, err = renderproc.New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+	var bad *claims.ChartError
+	if err == nil || errors.As(err, &bad) || !strings.Contains(err.Error(), "set-user-ID") {
+		t.Fatalf("a set-user-ID renderer: %v", err)
+	}
+	if pids := childrenOf(t, path); len(pids) != 0 {
+		t.Fatalf("it was started: %v", pids)
+	}
+}
+
+// As root's, a renderer runs as nobody: one that others may not execute
+// is refused, saying what to do.
+func TestARendererNobodyMayNotRunIsRefusedAsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the renderer runs as its caller when the caller is not root")
+	}
+	b, err := os.ReadFile(renderer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), renderproc.Binary)
+	if err := os.WriteFile(path, b, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	_, err = renderproc.New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+	var bad *claims.ChartError
+	if err == nil || errors.As(err, &bad) || !strings.Contains(err.Error(), "runs as nobody (uid 65534)") || !strings.Contains(err.Error(), "chmod o+x") {
+		t.Fatalf("a renderer nobody may not execute: %v", err)
+	}
+	// The directories above it need not be open to nobody: this one is
+	// 0700 (t.TempDir), and the renderer of the tests is in one too.
+	if err := os.Chmod(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := renderproc.New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n")); err != nil {
+		t.Fatalf("a renderer in a directory only root may enter: %v", err)
+	}
+}

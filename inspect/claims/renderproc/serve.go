@@ -6,12 +6,47 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
 	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
+
+// Confine is what a renderer does first: it closes descriptor 3 when it
+// is its own program (command executes it by it), sets no_new_privs (no
+// program it could execute gains privilege), makes itself not dumpable
+// (other processes of its user, nobody's when its caller is root, cannot
+// trace it or read its memory), drops every capability it holds
+// (permitted, effective, inheritable and ambient) and runs on one core.
+func Confine() error {
+	var fd3, exe unix.Stat_t
+	if unix.Fstat(3, &fd3) == nil && unix.Stat("/proc/self/exe", &exe) == nil && fd3.Dev == exe.Dev && fd3.Ino == exe.Ino {
+		_ = unix.Close(3)
+	}
+	// Executed as /proc/self/fd/3, its name would be "3" in ps.
+	_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&[]byte(Binary + "\x00")[0])), 0, 0, 0)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("making itself not dumpable: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("dropping its ambient capabilities: %w", err)
+	}
+	var none [2]unix.CapUserData
+	if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &none[0]); err != nil {
+		return fmt.Errorf("dropping its capabilities: %w", err)
+	}
+	runtime.GOMAXPROCS(1)
+	return nil
+}
 
 // Limit bounds the calling process as a renderer must be bounded: its
 // address space to RenderMemory and its CPU time to RenderCPU (never
@@ -36,7 +71,8 @@ func Limit() error {
 // Serve is the renderer's loop: it says hello, then for each request on
 // in acknowledges it, renders it with render and writes its answer to
 // out, until in ends. After a render it abandoned (a template past its
-// timeout still running) it answers, then returns: its process must end.
+// timeout still running) it answers, then serves no more: it returns
+// when in ends (its caller ends its process).
 func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.ChartRequest) (claims.Rendered, error)) error {
 	if err := writeAnswer(out, answer{Hello: Protocol, Build: buildinfo.ID}); err != nil {
 		return err
@@ -67,6 +103,7 @@ func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.Char
 		default:
 			a.Rendered = &r
 		}
+		retire := a.Retire
 		b, err = json.Marshal(a)
 		if err != nil {
 			return err
@@ -74,10 +111,21 @@ func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.Char
 		if len(b) > MaxAnswer {
 			b, _ = json.Marshal(answer{ChartError: fmt.Sprintf("its rendered answer is larger than the %d bytes the renderer may give", MaxAnswer)})
 		}
+		// What the render took goes back to the system before the
+		// answer, so an idle renderer holds only its answer's bytes
+		// (a render of hundreds of MiB once stayed resident while the
+		// renderer was kept for the next chart).
+		r, a = claims.Rendered{}, answer{}
+		debug.FreeOSMemory()
 		if err := writeFrame(out, b); err != nil {
 			return err
 		}
-		if a.Retire {
+		b = nil
+		if retire {
+			// Its caller ends it once it has read the answer; ending
+			// first could lose the answer (the caller's exec.Cmd.Wait
+			// closes its end of the pipe when the process ends).
+			_, _ = io.Copy(io.Discard, in)
 			return nil
 		}
 	}
