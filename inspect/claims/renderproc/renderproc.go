@@ -308,7 +308,7 @@ func start(path string) (*child, error) {
 	cmd.Stderr = c.stderr
 	// Descriptors this process inherited without close-on-exec would
 	// stay open in the renderer: none is meant for it.
-	closeOnExec()
+	_ = privdir.CloseOnExec()
 	err = cmd.Start()
 	cmd.ExtraFiles[0].Close()
 	if err != nil {
@@ -389,25 +389,6 @@ func command(path, resolved string) (*exec.Cmd, error) {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: Unprivileged, Gid: Unprivileged, Groups: []uint32{}}
 	}
 	return cmd, nil
-}
-
-// closeOnExec marks every descriptor above stderr close-on-exec. Go
-// opens its own so; this catches those the process inherited.
-func closeOnExec() {
-	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
-		return
-	}
-	// Before Linux 5.11.
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return
-	}
-	for _, e := range fds {
-		var fd int
-		if _, err := fmt.Sscanf(e.Name(), "%d", &fd); err == nil && fd > 2 {
-			_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
-		}
-	}
 }
 
 // earlyError is a child that ended, or was found gone, before it
