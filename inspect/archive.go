@@ -396,8 +396,8 @@ func readStream(ctx context.Context, src source, name string, limits Limits) (fa
 	if err := s.drain(ctx, name); err != nil {
 		return facts.Candidate{}, err
 	}
-	done, err := limits.Budget.parsing(ctx)
-	defer done()
+	right, err := limits.Budget.parsing(ctx)
+	defer right.release()
 	if err != nil {
 		return facts.Candidate{}, err
 	}
@@ -406,7 +406,7 @@ func readStream(ctx context.Context, src source, name string, limits Limits) (fa
 	if err != nil {
 		return c, err
 	}
-	return c, describe(ctx, name, m, pkg, &c, limits.charts())
+	return c, describe(ctx, name, m, pkg, &c, right.renderer(limits.charts()))
 }
 
 // splitCause is why a split package's stream could not be read: when its

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
+
+	"github.com/colonel-byte/zarf-planner/inspect/claims"
 )
 
 // Budget is the memory every parallel reader of a directory shares: the
@@ -29,6 +31,11 @@ type Budget struct {
 	// zarf uses allocates many times what it reads (see facts.Shape), so
 	// only one such parse runs at once.
 	parse chan struct{}
+	// render is the right to render a chart, one at a time: a reader
+	// gives the parse right back while it waits for this one and while
+	// its chart renders, so a chart's seconds delay only other charts,
+	// never an archive that has none to render.
+	render chan struct{}
 	// held and peak count what readers hold now and held at most.
 	held, peak atomic.Int64
 }
@@ -50,7 +57,7 @@ func NewBudget(size int64) *Budget {
 	if size <= 0 {
 		size = DefaultMemory
 	}
-	return &Budget{shared: semaphore.NewWeighted(size), size: size, reserve: make(chan struct{}, 1), parse: make(chan struct{}, 1)}
+	return &Budget{shared: semaphore.NewWeighted(size), size: size, reserve: make(chan struct{}, 1), parse: make(chan struct{}, 1), render: make(chan struct{}, 1)}
 }
 
 // Size is the most a budget lets its readers hold at once: the shared pool
@@ -130,13 +137,55 @@ func (h *hold) release() {
 	h.reserved = 0
 }
 
-// parsing waits for the right to parse (until ctx ends) and returns how to
-// give it back.
-func (b *Budget) parsing(ctx context.Context) (done func(), err error) {
+// parsing waits for the right to parse (until ctx ends) and returns it.
+func (b *Budget) parsing(ctx context.Context) (*parseRight, error) {
+	r := &parseRight{b: b}
+	return r, r.take(ctx)
+}
+
+// parseRight is one reader's right to parse, given back while it renders.
+type parseRight struct {
+	b    *Budget
+	held bool
+}
+
+func (r *parseRight) take(ctx context.Context) error {
 	select {
-	case b.parse <- struct{}{}:
-		return func() { <-b.parse }, nil
+	case r.b.parse <- struct{}{}:
+		r.held = true
+		return nil
 	case <-ctx.Done():
-		return func() {}, ctx.Err()
+		return ctx.Err()
 	}
+}
+
+// release gives the right back, if it is held.
+func (r *parseRight) release() {
+	if r.held {
+		r.held = false
+		<-r.b.parse
+	}
+}
+
+// renderer is charts, each render of which gives the parse right back,
+// waits its turn to render (one chart at a time, in the order asked) and
+// takes the parse right again once its chart is rendered.
+func (r *parseRight) renderer(charts claims.Renderer) claims.Renderer {
+	if charts == nil {
+		return nil
+	}
+	return claims.RenderFunc(func(ctx context.Context, req claims.ChartRequest) (claims.Rendered, error) {
+		r.release()
+		select {
+		case r.b.render <- struct{}{}:
+		case <-ctx.Done():
+			return claims.Rendered{}, ctx.Err()
+		}
+		out, err := charts.Render(ctx, req)
+		<-r.b.render
+		if terr := r.take(ctx); terr != nil {
+			return claims.Rendered{}, terr
+		}
+		return out, err
+	})
 }
