@@ -215,7 +215,8 @@ test-go: build install-collection venv-oldest
 FUZZTIME ?=
 FUZZ_TARGETS := ./inspect:FuzzReadStream:200x ./inspect:FuzzSplitReader:150x ./inspect:FuzzFrames:100000x ./inspect/claims:FuzzManifest:3000x \
 	./planner/facts:FuzzDecode:8000x ./cache:FuzzDecodeEntry:5000x ./planner:FuzzRenderers:25000x ./daemon/cli:FuzzRenderText:600x \
-	./daemon/report:FuzzPlanPage:50x ./savedplan:FuzzDecode:20000x ./planner/policy:FuzzDecode:20000x
+	./daemon/report:FuzzPlanPage:50x ./savedplan:FuzzDecode:20000x ./planner/policy:FuzzDecode:20000x \
+	./daemon/server:FuzzRequestDecoding:5000x
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$${rest#*:}; \

@@ -253,6 +253,12 @@ func LoadSnapshot(path string) (*facts.Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the saved snapshot: %w", err)
 	}
+	return DecodeSnapshot(path, b)
+}
+
+// DecodeSnapshot reads the snapshot b, read from path, strictly
+// (strictjson).
+func DecodeSnapshot(path string, b []byte) (*facts.Cluster, error) {
 	var c facts.Cluster
 	if err := strictjson.Unmarshal(path, b, &c); err != nil {
 		return nil, fmt.Errorf("the saved snapshot %s is not a zarf-planner snapshot: %w; save one with `zarf-planner snapshot -o json`", path, err)
