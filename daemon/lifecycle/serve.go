@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"syscall"
@@ -414,5 +415,6 @@ func (t *tracker) Status(ctx context.Context) (*plannerpb.StatusResponse, error)
 	defer t.mu.Unlock()
 	st.Pid, st.BuildId, st.ProtocolVersion, st.Version = int64(t.pid), buildinfo.ID, contract.ProtocolVersion, buildinfo.Version
 	st.StartedUnix, st.Requests, st.Inflight = t.started.Unix(), t.requests, int64(t.inflight)
+	st.Goroutines = int64(runtime.NumGoroutine())
 	return st, nil
 }

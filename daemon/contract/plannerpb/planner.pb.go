@@ -674,7 +674,10 @@ type StatusResponse struct {
 	ContentHits  uint64 `protobuf:"varint,9,opt,name=content_hits,json=contentHits,proto3" json:"content_hits,omitempty"`
 	// Release of the daemon binary (the collection's version), named beside
 	// the build when a client meets a daemon of another build.
-	Version       string `protobuf:"bytes,10,opt,name=version,proto3" json:"version,omitempty"`
+	Version string `protobuf:"bytes,10,opt,name=version,proto3" json:"version,omitempty"`
+	// Goroutines running in the daemon now (a soak watches it come back
+	// to where it started).
+	Goroutines    int64 `protobuf:"varint,11,opt,name=goroutines,proto3" json:"goroutines,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -779,6 +782,13 @@ func (x *StatusResponse) GetVersion() string {
 	return ""
 }
 
+func (x *StatusResponse) GetGoroutines() int64 {
+	if x != nil {
+		return x.Goroutines
+	}
+	return 0
+}
+
 var File_planner_proto protoreflect.FileDescriptor
 
 const file_planner_proto_rawDesc = "" +
@@ -830,7 +840,7 @@ const file_planner_proto_rawDesc = "" +
 	"\x04html\x18\x03 \x01(\fR\x04html\x12\x1d\n" +
 	"\n" +
 	"saved_plan\x18\x04 \x01(\fR\tsavedPlan\"\x0f\n" +
-	"\rStatusRequest\"\xc4\x02\n" +
+	"\rStatusRequest\"\xe4\x02\n" +
 	"\x0eStatusResponse\x12\x10\n" +
 	"\x03pid\x18\x01 \x01(\x03R\x03pid\x12\x19\n" +
 	"\bbuild_id\x18\x02 \x01(\tR\abuildId\x12)\n" +
@@ -843,7 +853,10 @@ const file_planner_proto_rawDesc = "" +
 	"cache_hits\x18\b \x01(\x04R\tcacheHits\x12!\n" +
 	"\fcontent_hits\x18\t \x01(\x04R\vcontentHits\x12\x18\n" +
 	"\aversion\x18\n" +
-	" \x01(\tR\aversion2\xf6\x02\n" +
+	" \x01(\tR\aversion\x12\x1e\n" +
+	"\n" +
+	"goroutines\x18\v \x01(\x03R\n" +
+	"goroutines2\xf6\x02\n" +
 	"\aPlanner\x12A\n" +
 	"\x04Plan\x12\x1b.zarfplanner.v1.PlanRequest\x1a\x1c.zarfplanner.v1.PlanResponse\x12J\n" +
 	"\aInspect\x12\x1e.zarfplanner.v1.InspectRequest\x1a\x1f.zarfplanner.v1.InspectResponse\x12P\n" +
