@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -302,14 +303,32 @@ func newPlan() *cobra.Command {
 	return cmd
 }
 
+// The formats each command prints, as its flag's check and help say them.
+var (
+	// planOutputs are -o of plan and verify-plan.
+	planOutputs = []string{"json", "yaml", "text", "html"}
+	// catalogOutputs are -o of catalog.
+	catalogOutputs = []string{"table", "json", "yaml", "markdown", "html"}
+	// graphFormats are --format of graph.
+	graphFormats = []string{"mermaid", "dot"}
+)
+
+// oneOf says a list of formats as a sentence does: "a, b or c".
+func oneOf(list []string) string {
+	if len(list) < 2 {
+		return strings.Join(list, "")
+	}
+	return strings.Join(list[:len(list)-1], ", ") + " or " + list[len(list)-1]
+}
+
 // outputHelp describes -o of the commands that print a plan.
-const outputHelp = "output format: json, yaml, text, or html (one self-contained page: the graph drawn, every package's details; the time it states is SOURCE_DATE_EPOCH when set)"
+var outputHelp = "output format: " + oneOf(planOutputs) + " (html: one self-contained page: the graph drawn, every package's details; the time it states is SOURCE_DATE_EPOCH when set)"
 
 // print plans dir and prints the result as output asks; no plan is
 // errNoPlan.
 func (f *planFlags) print(cmd *cobra.Command, dir, output string) error {
-	if output != "json" && output != "yaml" && output != "text" && output != "html" {
-		return &UsageError{fmt.Errorf("-o must be json, yaml, text or html, not %q", output)}
+	if !slices.Contains(planOutputs, output) {
+		return &UsageError{fmt.Errorf("-o must be %s, not %q", oneOf(planOutputs), output)}
 	}
 	res, raw, page, err := f.planPage(cmd, dir, output == "yaml" || output == "text", output == "html")
 	if err != nil {
@@ -748,8 +767,8 @@ func newGraph() *cobra.Command {
 		Short: "Print the dependency graph of the plan (mermaid or dot)",
 		Args:  exactArgs(1, "one directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "mermaid" && format != "dot" {
-				return &UsageError{fmt.Errorf("--format must be mermaid or dot, not %q", format)}
+			if !slices.Contains(graphFormats, format) {
+				return &UsageError{fmt.Errorf("--format must be %s, not %q", oneOf(graphFormats), format)}
 			}
 			res, _, err := flags.plan(cmd, args[0], true)
 			if err != nil {
