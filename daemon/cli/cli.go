@@ -34,6 +34,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/savedplan"
@@ -774,19 +775,24 @@ func newGraph() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if res.Failed {
-				_ = renderText(cmd.OutOrStdout(), res)
-				return errNoPlan
+			// A failure is drawn too: the graph of what the plan would
+			// have deployed (perhaps nothing), its problems said in it.
+			g, problems := res.Graph, res.Errors
+			if !res.Failed {
+				g, problems = res.Plan.Graph, nil
 			}
 			if format == "dot" {
-				fmt.Fprint(cmd.OutOrStdout(), res.Plan.DOT())
+				fmt.Fprint(cmd.OutOrStdout(), planner.DOTGraph(g, problems))
 			} else {
-				fmt.Fprint(cmd.OutOrStdout(), res.Plan.Mermaid)
+				fmt.Fprint(cmd.OutOrStdout(), planner.MermaidGraph(g, problems))
+			}
+			if res.Failed {
+				return errNoPlan
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid or dot")
+	cmd.Flags().StringVar(&format, "format", graphFormats[0], oneOf(graphFormats)+" (a failure: the graph of what the plan would have deployed, its problems said in it)")
 	flags.register(cmd)
 	return cmd
 }
