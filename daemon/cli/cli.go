@@ -740,7 +740,10 @@ func newWhy() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "why NAME DIR",
 		Short: "Say why a package is planned, left out, or skipped",
-		Args:  exactArgs(2, "a package name and a directory"),
+		Long: "Plans DIR as plan does and says why NAME is planned, left out or already\n" +
+			"installed. Exits 1 when no plan is possible (after saying which problems name\n" +
+			"NAME) or DIR holds no package NAME.",
+		Args: exactArgs(2, "a package name and a directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, _, err := flags.plan(cmd, args[1], true)
 			if err != nil {
@@ -750,8 +753,8 @@ func newWhy() *cobra.Command {
 			for _, l := range lines {
 				printf(cmd.OutOrStdout(), "%s\n", l)
 			}
-			if !found {
-				return errNoPlan
+			if !found || res.Failed {
+				return errNoPlan // no plan: exit 1, as plan does, after the answer
 			}
 			return nil
 		},
