@@ -3,9 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"html/template"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +11,6 @@ import (
 	"gonum.org/v1/gonum/graph/formats/dot"
 	"sigs.k8s.io/yaml"
 
-	"github.com/colonel-byte/zarf-planner/daemon/report"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -164,7 +161,7 @@ func TestEveryFailureKindReadsRightEverywhere(t *testing.T) {
 					t.Errorf("%v: exit %d; want %d\n%s%s", args, code, ExitOK, out, stderr)
 				}
 				checkDocument(t, fmt.Sprint(args), format, out)
-				if !strings.Contains(out, fx.Catalog) && !strings.Contains(out, template.HTMLEscapeString(fx.Catalog)) {
+				if !strings.Contains(out, fx.Catalog) && !strings.Contains(out, failures.Escape(t, fx.Catalog)) {
 					t.Errorf("%v does not say %q:\n%s", args, fx.Catalog, out)
 				}
 			}
@@ -236,40 +233,10 @@ func checkPlanOutput(t *testing.T, what, format, kind string, want []planner.Pro
 			}
 		}
 	case "html":
-		for _, p := range want {
-			li := `<span class="badge">` + kind + `</span>` + escape(t, report.Visible(p.Message))
-			if !strings.Contains(out, li) {
-				t.Errorf("%s does not list %q", what, li)
-			}
-			if p.Missing != nil {
-				// What is missing is drawn where it would be, beside its owner.
-				if place := `<g class="placeholder" id="missing-`; !strings.Contains(out, place) || !strings.Contains(out, `data-what="`+escape(t, p.Missing.What)+`"`) {
-					t.Errorf("%s does not draw the missing %s", what, p.Missing.What)
-				}
-			}
-			for _, name := range p.Packages {
-				if p.Missing != nil && slices.Contains(strings.Split(p.Missing.Source.Value, ","), name) {
-					continue // drawn above, as what is missing
-				}
-				card := regexp.MustCompile(`<article class="card problem-card" id="[^"]+" data-name="` + regexp.QuoteMeta(escape(t, name)) + `">`)
-				if !card.MatchString(out) {
-					t.Errorf("%s has no card of %s beside its %s problem", what, name, kind)
-				}
-			}
-		}
+		failures.CheckPage(t, what, out, want)
 	default:
 		t.Errorf("%s: format %s is not checked here: add it", what, format)
 	}
-}
-
-// escape is s as the page's templates write it in text.
-func escape(t *testing.T, s string) string {
-	t.Helper()
-	var b strings.Builder
-	if err := template.Must(template.New("").Parse("{{.}}")).Execute(&b, s); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }
 
 // checkDocument checks out is one whole document of format.

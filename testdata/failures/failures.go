@@ -9,10 +9,17 @@
 package failures
 
 import (
+	"html/template"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/colonel-byte/zarf-planner/daemon/report"
+	"github.com/colonel-byte/zarf-planner/planner"
 )
 
 // Fixture is one failing plan: the directory and the options (by their
@@ -162,4 +169,49 @@ func Fixtures(t *testing.T) map[string]Fixture {
 			Package: "widgets", Catalog: "widgets", ReplayKind: "stale",
 		},
 	}
+}
+
+// CheckPage checks that page is a whole plan page that draws the
+// problems: each listed with its kind and message, each package it names
+// beside it (its card marked), and what a missing problem lacks drawn
+// where it would be.
+func CheckPage(t *testing.T, what, page string, problems []planner.Problem) {
+	t.Helper()
+	if !strings.HasPrefix(page, "<!DOCTYPE html>") || !strings.HasSuffix(strings.TrimSpace(page), "</html>") || !strings.Contains(page, `<svg class="dag"`) || !strings.Contains(page, "</svg>") {
+		t.Errorf("%s is not a whole page with its graph (%d bytes):\n%.200s … %.200s", what, len(page), page, page[max(0, len(page)-200):])
+	}
+	if !strings.Contains(page, `<span class="badge bad">no plan</span>`) {
+		t.Errorf("%s does not say there is no plan", what)
+	}
+	for _, p := range problems {
+		li := `<span class="badge">` + Escape(t, p.Kind) + `</span>` + Escape(t, report.Visible(p.Message))
+		if !strings.Contains(page, li) {
+			t.Errorf("%s does not list %q", what, li)
+		}
+		if p.Missing != nil {
+			// What is missing is drawn where it would be, beside its owner.
+			if !strings.Contains(page, `<g class="placeholder" id="missing-`) || !strings.Contains(page, `data-what="`+Escape(t, p.Missing.What)+`"`) {
+				t.Errorf("%s does not draw the missing %s", what, p.Missing.What)
+			}
+		}
+		for _, name := range p.Packages {
+			if p.Missing != nil && slices.Contains(strings.Split(p.Missing.Source.Value, ","), name) {
+				continue // drawn above, as what is missing
+			}
+			card := regexp.MustCompile(`<article class="card problem-card" id="[^"]+" data-name="` + regexp.QuoteMeta(Escape(t, name)) + `">`)
+			if !card.MatchString(page) {
+				t.Errorf("%s has no card of %s beside its %s problem", what, name, p.Kind)
+			}
+		}
+	}
+}
+
+// Escape is s as the page's templates write it in text.
+func Escape(t *testing.T, s string) string {
+	t.Helper()
+	var b strings.Builder
+	if err := template.Must(template.New("").Parse("{{.}}")).Execute(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
