@@ -40,6 +40,9 @@ who signed what.`,
 			if !slices.Contains(catalogOutputs, output) {
 				return &UsageError{fmt.Errorf("-o must be %s, not %q", oneOf(catalogOutputs), output)}
 			}
+			if err := checkDir(args[0], "DIR"); err != nil {
+				return err
+			}
 			abs, err := filepath.Abs(args[0])
 			if err != nil {
 				return err

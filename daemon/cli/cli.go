@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -296,6 +297,9 @@ func newPlan() *cobra.Command {
 			"failed, msg and errors (with -o html: the page, the failure drawn).",
 		Args: exactArgs(1, "one directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkDir(args[0], "DIR"); err != nil {
+				return err
+			}
 			return flags.print(cmd, args[0], output)
 		},
 	}
@@ -375,6 +379,9 @@ func newVerifyPlan() *cobra.Command {
 			dir := ""
 			if len(args) == 2 {
 				dir = args[1]
+				if err := checkDir(dir, "DIR"); err != nil {
+					return err
+				}
 			} else {
 				// As Replay reads it: without blocking, fstat-checked.
 				b, err := privdir.ReadRegular(args[0], savedplan.MaxSize, true)
@@ -453,6 +460,9 @@ func newInspect() *cobra.Command {
 			if output != "json" && output != "yaml" && output != "table" {
 				return &UsageError{fmt.Errorf("-o must be json, yaml or table, not %q", output)}
 			}
+			if err := checkDir(args[0], "DIR"); err != nil {
+				return err
+			}
 			abs, err := filepath.Abs(args[0])
 			if err != nil {
 				return err
@@ -500,6 +510,21 @@ func writeDoc(w io.Writer, output string, doc []byte) (done bool, err error) {
 		return true, err
 	}
 	return false, nil
+}
+
+// checkDir makes a directory argument (what, for the message) that names
+// nothing, or names what is not a directory, a usage error (exit 2):
+// nothing was planned. Anything else, a directory it may not read, is the
+// plan's to report.
+func checkDir(dir, what string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &UsageError{fmt.Errorf("%s %s: no such directory", what, dir)}
+	case err == nil && !fi.IsDir():
+		return &UsageError{fmt.Errorf("%s %s is not a directory", what, dir)}
+	}
+	return nil
 }
 
 // absPath makes a path the user gave absolute ("" stays "").
@@ -745,6 +770,12 @@ func newWhy() *cobra.Command {
 			"NAME) or DIR holds no package NAME.",
 		Args: exactArgs(2, "a package name and a directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkDir(args[1], "DIR (the second argument)"); err != nil {
+				if fi, serr := os.Stat(args[0]); serr == nil && fi.IsDir() {
+					return &UsageError{fmt.Errorf("why takes NAME then DIR: %s is a directory and %s is not one; run why %s %s", args[0], args[1], args[1], args[0])}
+				}
+				return err
+			}
 			res, _, err := flags.plan(cmd, args[1], true)
 			if err != nil {
 				return err
@@ -773,6 +804,9 @@ func newGraph() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(graphFormats, format) {
 				return &UsageError{fmt.Errorf("--format must be %s, not %q", oneOf(graphFormats), format)}
+			}
+			if err := checkDir(args[0], "DIR"); err != nil {
+				return err
 			}
 			res, _, err := flags.plan(cmd, args[0], true)
 			if err != nil {

@@ -149,9 +149,34 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 			t.Errorf("%v: exit %d stderr %q; want exit %d with a message", args, code, stderr, ExitUsage)
 		}
 	}
-	code, out, _ := run(t, "plan", "/nonexistent/bundle", "-o", "json")
-	if code != ExitFailed || !strings.Contains(out, "listing the package directory") {
-		t.Errorf("missing directory: exit %d %s", code, out)
+	// A directory that is not there is a mistake in the command line:
+	// nothing is planned (it exited 1, "No plan is possible").
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"plan", "/nonexistent/bundle", "-o", "json"},
+		{"plan", file},
+		{"graph", "/nonexistent/bundle"},
+		{"why", "app", "/nonexistent/bundle"},
+		{"catalog", "/nonexistent/bundle"},
+		{"inspect", "/nonexistent/bundle"},
+		{"verify-plan", file, "/nonexistent/bundle"},
+	} {
+		code, out, stderr := run(t, args...)
+		if code != ExitUsage || out != "" || !strings.Contains(stderr, args[len(args)-1]) && !strings.Contains(stderr, args[1]) || !strings.Contains(stderr, "directory") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d naming the directory", args, code, out, stderr, ExitUsage)
+		}
+	}
+}
+
+// why NAME DIR given as why DIR NAME says the order, as a usage error (it
+// said "cannot plan" the name as a directory).
+func TestWhyWithItsArgumentsSwapped(t *testing.T) {
+	code, out, stderr := run(t, "why", "../../testdata/bundles/cycle", "beta")
+	if code != ExitUsage || out != "" || !strings.Contains(stderr, "why takes NAME then DIR") || !strings.Contains(stderr, "run why beta ../../testdata/bundles/cycle") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit %d saying the order", code, out, stderr, ExitUsage)
 	}
 }
 
