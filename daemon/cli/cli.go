@@ -126,6 +126,9 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 type planFlags struct {
 	opts     options.Request
 	stateDir string
+	// verified is the saved plan verify-plan replays (its text output
+	// says first that it holds).
+	verified string
 }
 
 func (f *planFlags) register(cmd *cobra.Command) {
@@ -339,6 +342,9 @@ func (f *planFlags) print(cmd *cobra.Command, dir, output string) error {
 	if err != nil {
 		return err
 	}
+	if output == "text" && f.verified != "" && !res.Failed {
+		printf(cmd.OutOrStdout(), "the saved plan holds: %s replays against %s to the plan it saved; nothing it was made from moved\n", f.verified, dir)
+	}
 	switch output {
 	case "json":
 		_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", raw)
@@ -364,7 +370,8 @@ func newVerifyPlan() *cobra.Command {
 		Short: "Check a saved plan against its directory and the cluster now",
 		Long: "Replays a plan saved with plan --save-to: plans DIR (default: the directory the\n" +
 			"plan was saved for) with the saved options, except the flags given here, and\n" +
-			"prints the saved plan exactly as saved when nothing it was made from moved.\n" +
+			"prints the saved plan exactly as saved when nothing it was made from moved\n" +
+			"(as text: after a line saying the saved plan holds).\n" +
 			"Exits 1 when it is stale, naming every difference (kind stale): an archive\n" +
 			"replaced, added or removed, an installed package changed, an option that\n" +
 			"differs, another planner release.",
@@ -375,7 +382,7 @@ func newVerifyPlan() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			flags.opts.PlanFile = args[0]
+			flags.opts.PlanFile, flags.verified = args[0], args[0]
 			dir := ""
 			if len(args) == 2 {
 				dir = args[1]

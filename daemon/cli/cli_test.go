@@ -180,6 +180,29 @@ func TestWhyWithItsArgumentsSwapped(t *testing.T) {
 	}
 }
 
+// verify-plan of a plan that still holds says so first, in text; the
+// other formats are the saved plan alone.
+func TestVerifyPlanSaysAFreshPlanHolds(t *testing.T) {
+	saved := filepath.Join(t.TempDir(), "plan.json")
+	dir := "../../testdata/bundles/signed"
+	if code, _, stderr := run(t, "plan", dir, "--architecture", "amd64", "--save-to", saved); code != ExitOK {
+		t.Fatalf("saving: exit %d %s", code, stderr)
+	}
+	code, out, stderr := run(t, "verify-plan", saved)
+	first, rest, _ := strings.Cut(out, "\n")
+	if code != ExitOK || !strings.HasPrefix(first, "the saved plan holds: "+saved+" replays against ") || !strings.HasPrefix(rest, "Deploy 3 packages in this order") {
+		t.Errorf("exit %d, stdout:\n%s%s\nwant 0, a line saying the plan holds, then the plan", code, out, stderr)
+	}
+	code, out, _ = run(t, "verify-plan", saved, "-o", "json")
+	if code != ExitOK || strings.Contains(out, "holds") || !strings.HasPrefix(out, "{") {
+		t.Errorf("json: exit %d, stdout %s; want the document alone", code, out)
+	}
+	code, out, _ = run(t, "verify-plan", saved, dir, "--exclude", "tool")
+	if code != ExitFailed || strings.Contains(out, "holds") {
+		t.Errorf("a replay that does not hold: exit %d, stdout %s; want 1 and no line saying it holds", code, out)
+	}
+}
+
 func TestPlanningFlags(t *testing.T) {
 	tests := []struct {
 		name     string
