@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -197,8 +198,17 @@ func problemsOf(t *testing.T, doc failedDoc, kind string) []planner.Problem {
 	if len(out) == 0 {
 		t.Fatalf("no problem of kind %s in %+v", kind, doc.Errors)
 	}
+	for _, p := range doc.Errors {
+		if emptyField.MatchString(p.Message) {
+			t.Errorf("the %s problem %q says a field it has no value for", p.Kind, p.Message)
+		}
+	}
 	return out
 }
+
+// emptyField is a message's field printed without its value ("0 bytes,
+// sha256 " of an archive with neither).
+var emptyField = regexp.MustCompile(`sha256 ?(;|,|\)|$)|(^|[^0-9])0 bytes`)
 
 // checkPlanOutput holds one output of plan or verify-plan to the failure
 // want: exit 1, a whole document of its format, each problem of the kind
