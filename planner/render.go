@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
@@ -15,12 +16,24 @@ import (
 // edge, end a label), whatever it is given.
 
 // mermaid renders the plan as a flowchart, one subgraph per level.
-func mermaid(plan *Plan) string {
+func mermaid(plan *Plan) string { return MermaidGraph(plan.Graph, nil) }
+
+// MermaidGraph renders a graph as a flowchart, one subgraph per level. A
+// failure's graph (what the plan would have deployed, perhaps nothing)
+// comes with its problems: each is a comment line, and every node a
+// problem names is drawn in the problem class.
+func MermaidGraph(g Graph, problems []Problem) string {
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
+	if len(problems) > 0 {
+		b.WriteString("    %% no plan is possible\n")
+	}
+	for _, p := range problems {
+		fmt.Fprintf(&b, "    %%%% [%s] %s\n", mermaidText(p.Kind), mermaidText(p.Message))
+	}
 	byLevel := map[int][]Node{}
 	maxLevel := -1
-	for _, n := range plan.Graph.Nodes {
+	for _, n := range g.Nodes {
 		byLevel[n.Level] = append(byLevel[n.Level], n)
 		maxLevel = max(maxLevel, n.Level)
 	}
@@ -31,27 +44,67 @@ func mermaid(plan *Plan) string {
 		}
 		b.WriteString("    end\n")
 	}
-	for _, e := range plan.Graph.Edges {
+	for _, e := range g.Edges {
 		fmt.Fprintf(&b, "    %s -->|%s| %s\n", mermaidID(e.From), mermaidText(e.Kind+": "+e.Source.Value), mermaidID(e.To))
+	}
+	if named := problemNodes(g, problems); len(named) > 0 {
+		ids := make([]string, len(named))
+		for i, n := range named {
+			ids[i] = mermaidID(n)
+		}
+		b.WriteString("    classDef problem stroke:#b00020,stroke-width:3px\n")
+		fmt.Fprintf(&b, "    class %s problem\n", strings.Join(ids, ","))
 	}
 	return b.String()
 }
 
+// problemNodes are the nodes of g that a problem names, in g's order.
+func problemNodes(g Graph, problems []Problem) []string {
+	var out []string
+	for _, n := range g.Nodes {
+		if slices.ContainsFunc(problems, func(p Problem) bool { return slices.Contains(p.Packages, n.Name) }) {
+			out = append(out, n.Name)
+		}
+	}
+	return out
+}
+
 // DOT renders the plan's graph in Graphviz DOT, one rank per level.
-func (plan *Plan) DOT() string {
+func (plan *Plan) DOT() string { return DOTGraph(plan.Graph, nil) }
+
+// DOTGraph renders a graph in Graphviz DOT, one rank per level. A
+// failure's graph comes with its problems: the graph's label says them
+// (drawn above it, even when the graph has no node), and every node a
+// problem names is drawn red.
+func DOTGraph(g Graph, problems []Problem) string {
 	var b strings.Builder
 	b.WriteString("digraph plan {\n    rankdir=TB;\n    node [shape=box];\n")
+	if len(problems) > 0 {
+		lines := []string{"no plan is possible"}
+		for _, p := range problems {
+			lines = append(lines, "["+p.Kind+"] "+p.Message)
+		}
+		for i, l := range lines {
+			lines[i] = dotEscape(l)
+		}
+		fmt.Fprintf(&b, "    labelloc=t;\n    labeljust=l;\n    label=\"%s\\l\";\n", strings.Join(lines, "\\l"))
+	}
+	named := problemNodes(g, problems)
 	byLevel := map[int][]string{}
 	maxLevel := -1
-	for _, n := range plan.Graph.Nodes {
-		fmt.Fprintf(&b, "    %s [label=\"%s\\nlevel %d\"];\n", dotQuote(n.Name), dotEscape(n.Name+" "+n.Version), n.Level)
+	for _, n := range g.Nodes {
+		extra := ""
+		if slices.Contains(named, n.Name) {
+			extra = ", color=red, penwidth=2"
+		}
+		fmt.Fprintf(&b, "    %s [label=\"%s\\nlevel %d\"%s];\n", dotQuote(n.Name), dotEscape(n.Name+" "+n.Version), n.Level, extra)
 		byLevel[n.Level] = append(byLevel[n.Level], dotQuote(n.Name))
 		maxLevel = max(maxLevel, n.Level)
 	}
 	for l := 0; l <= maxLevel; l++ {
 		fmt.Fprintf(&b, "    { rank=same; %s }\n", strings.Join(byLevel[l], "; "))
 	}
-	for _, e := range plan.Graph.Edges {
+	for _, e := range g.Edges {
 		fmt.Fprintf(&b, "    %s -> %s [label=%s];\n", dotQuote(e.From), dotQuote(e.To), dotQuote(e.Kind+": "+e.Source.Value))
 	}
 	b.WriteString("}\n")

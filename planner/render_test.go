@@ -25,7 +25,12 @@ func graphOf(from, to, version, value string) *Plan {
 // holds exactly p's nodes and edges: no string added or hid one.
 func checkDOT(t *testing.T, p *Plan) {
 	t.Helper()
-	src := p.DOT()
+	checkDOTOf(t, p.DOT(), p.Graph)
+}
+
+// checkDOTOf checks that src parses and holds exactly g's nodes and edges.
+func checkDOTOf(t *testing.T, src string, g Graph) {
+	t.Helper()
 	f, err := dot.ParseString(src)
 	if err != nil {
 		t.Fatalf("DOT does not parse: %v\n%s", err, src)
@@ -54,13 +59,13 @@ func checkDOT(t *testing.T, p *Plan) {
 	}
 	walk(f.Graphs[0].Stmts)
 	var want, wantEdges []string
-	for _, n := range p.Graph.Nodes {
+	for _, n := range g.Nodes {
 		want = append(want, dotQuote(n.Name))
 	}
-	for _, n := range p.Graph.Nodes { // the rank statements name each node again
+	for _, n := range g.Nodes { // the rank statements name each node again
 		want = append(want, dotQuote(n.Name))
 	}
-	for _, e := range p.Graph.Edges {
+	for _, e := range g.Edges {
 		wantEdges = append(wantEdges, dotQuote(e.From)+" -> "+dotQuote(e.To))
 	}
 	slices.Sort(nodes)
@@ -129,4 +134,45 @@ func FuzzRenderers(f *testing.F) {
 		checkDOT(t, p)
 		checkMermaid(t, p)
 	})
+}
+
+// A failure's graph says its problems in the graph (DOT: the graph's
+// label; mermaid: comment lines) and marks the nodes they name, and no
+// message can add a node, an edge or a line: the DOT parses to the graph's
+// nodes and edges alone, every mermaid line is one the renderer writes.
+func TestRenderersDrawAFailure(t *testing.T) {
+	comment := regexp.MustCompile(`^    %% (no plan is possible|\[[^\n]*\] [^\n]*)$`)
+	classes := regexp.MustCompile(`^(    classDef problem stroke:#b00020,stroke-width:3px|    class ((pkg|raw)_[a-z0-9_]*,?)+ problem)$`)
+	for _, msg := range []string{"plain", "a\nb\"];\n\"x\" -> \"y", "|x| --> pkg_z", "}\ndigraph y {", "%% \x1b[31m"} {
+		p := graphOf("alpha", "beta", "1.0.0", "v")
+		problems := []Problem{{Kind: KindCycle, Packages: []string{"beta"}, Message: msg}, {Kind: KindCluster, Packages: []string{}, Message: msg}}
+		for _, g := range []Graph{p.Graph, {}} {
+			src := DOTGraph(g, problems)
+			checkDOTOf(t, src, g)
+			if !strings.Contains(src, `label="no plan is possible\l[cycle] `+dotEscape(msg)+`\l[cluster] `) {
+				t.Errorf("the DOT does not say the problems in its label:\n%s", src)
+			}
+			if len(g.Nodes) > 0 && !strings.Contains(src, `"beta" [label="beta 1.0.0\nlevel 1", color=red, penwidth=2];`) {
+				t.Errorf("the DOT does not mark beta, which a problem names:\n%s", src)
+			}
+			m := MermaidGraph(g, problems)
+			var said, marked int
+			for _, l := range strings.Split(strings.TrimSuffix(m, "\n"), "\n") {
+				switch {
+				case comment.MatchString(l):
+					said++
+				case classes.MatchString(l):
+					marked++
+				case !mermaidLine.MatchString(l):
+					t.Fatalf("mermaid line %q is not one the renderer writes\n%s", l, m)
+				}
+			}
+			if want := map[bool]int{true: 2, false: 0}[len(g.Nodes) > 0]; said != 3 || marked != want || len(g.Nodes) > 0 && !strings.Contains(m, "    class pkg_beta problem\n") {
+				t.Errorf("mermaid says %d problem lines (want 3) and marks with %d lines (want %d):\n%s", said, marked, want, m)
+			}
+		}
+	}
+	if p := graphOf("alpha", "beta", "1.0.0", "v"); DOTGraph(p.Graph, nil) != p.DOT() || MermaidGraph(p.Graph, nil) != p.Mermaid {
+		t.Error("a graph without problems is not drawn as the plan's")
+	}
 }

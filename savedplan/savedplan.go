@@ -252,16 +252,16 @@ func compareArchives(saved, now []Archive) []string {
 		n, ok := byPath[s.Path]
 		switch {
 		case !ok:
-			diffs = append(diffs, fmt.Sprintf("archive %s was removed (it held %s, sha256 %s)", s.Path, ident(s), s.SHA256))
+			diffs = append(diffs, fmt.Sprintf("archive %s was removed (it held %s)", s.Path, describe(s)))
 		case n.SHA256 != s.SHA256 || n.Size != s.Size:
-			diffs = append(diffs, fmt.Sprintf("archive %s was replaced: saved %s, %d bytes, sha256 %s; now %s, %d bytes, sha256 %s", s.Path, ident(s), s.Size, s.SHA256, ident(n), n.Size, n.SHA256))
+			diffs = append(diffs, fmt.Sprintf("archive %s was replaced: saved %s; now %s", s.Path, describe(s), describe(n)))
 		case n.State != s.State || n.Package != s.Package || n.Version != s.Version || n.Reason != s.Reason:
 			diffs = append(diffs, fmt.Sprintf("archive %s changed: saved %s (%s), now %s (%s)", s.Path, s.State, why(s), n.State, why(n)))
 		}
 	}
 	for _, n := range now {
 		if !seen[n.Path] {
-			diffs = append(diffs, fmt.Sprintf("archive %s was added (%s, sha256 %s)", n.Path, ident(n), n.SHA256))
+			diffs = append(diffs, fmt.Sprintf("archive %s was added (%s)", n.Path, describe(n)))
 		}
 	}
 	return diffs
@@ -275,6 +275,24 @@ func ident(a Archive) string {
 		return a.Package + " (" + a.State + ")"
 	}
 	return "an archive that is " + a.State
+}
+
+// describe says what an archive is, from what its record holds: who it
+// is, its size and sha256 when it has them (a candidate), and, for an
+// invalid or unusable one, why it is that. A field the record lacks is
+// left out, never printed empty.
+func describe(a Archive) string {
+	s := ident(a)
+	if a.Size > 0 {
+		s += fmt.Sprintf(", %d bytes", a.Size)
+	}
+	if a.SHA256 != "" {
+		s += ", sha256 " + a.SHA256
+	}
+	if a.State != StateCandidate && a.Reason != "" {
+		s += ": " + a.Reason
+	}
+	return s
 }
 
 func why(a Archive) string {

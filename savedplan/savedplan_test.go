@@ -72,6 +72,27 @@ func TestCompareNamesEachDifference(t *testing.T) {
 	}
 }
 
+// An archive that became unusable is described as what it is now, by its
+// state and reason, with no size or sha256 it does not have (it read
+// "unusable, 0 bytes, sha256 " before).
+func TestCompareDescribesAnArchiveThatBecameUnusable(t *testing.T) {
+	saved, now := doc(), doc()
+	saved.Archives = []Archive{{Path: "/d/a.tar", State: StateCandidate, Package: "a", Version: "1.0.0", Size: 10, SHA256: "s1"}}
+	now.Archives = []Archive{{Path: "/d/a.tar", State: StateUnusable, Reason: "unreadable archive: zstd: corrupt input"}}
+	got := strings.Join(Compare(saved, now, options.CLICaller), "\n")
+	want := "archive /d/a.tar was replaced: saved a 1.0.0, 10 bytes, sha256 s1; now an archive that is unusable: unreadable archive: zstd: corrupt input"
+	if !strings.Contains(got, want) {
+		t.Errorf("differences:\n%s\nwant one saying %q", got, want)
+	}
+	if strings.Contains(got, " 0 bytes") || strings.Contains(got, "sha256 ;") || strings.HasSuffix(got, "sha256 ") {
+		t.Errorf("an empty field is printed:\n%s", got)
+	}
+	got = strings.Join(Compare(now, saved, options.CLICaller), "\n")
+	if want := "now a 1.0.0, 10 bytes, sha256 s1"; !strings.Contains(got, want) || strings.Contains(got, "0 bytes, sha256 ;") {
+		t.Errorf("the other way:\n%s\nwant %q", got, want)
+	}
+}
+
 func TestCompareClusters(t *testing.T) {
 	saved, now := doc(), doc()
 	saved.Cluster = &facts.Cluster{Name: "c", KubernetesVersion: "v1.30.0", StorageClasses: []string{"fast"},

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,8 +37,11 @@ does not ship, or a shipped CRD it does not declare, is a warning. With
 who signed what.`,
 		Args: exactArgs(1, "one directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "json" && output != "yaml" && output != "table" && output != "markdown" && output != "html" {
-				return &UsageError{fmt.Errorf("-o must be table, json, yaml, markdown or html, not %q", output)}
+			if !slices.Contains(catalogOutputs, output) {
+				return &UsageError{fmt.Errorf("-o must be %s, not %q", oneOf(catalogOutputs), output)}
+			}
+			if err := checkDir(args[0], "DIR"); err != nil {
+				return err
 			}
 			abs, err := filepath.Abs(args[0])
 			if err != nil {
@@ -78,7 +82,7 @@ who signed what.`,
 			return service.CatalogTable(w, &c)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json, yaml, markdown or html (one self-contained page, in the plan page's style)")
+	cmd.Flags().StringVarP(&output, "output", "o", catalogOutputs[0], "output format: "+oneOf(catalogOutputs)+" (html: one self-contained page, in the plan page's style)")
 	options.SetDefaults(&o)
 	bind(cmd.Flags(), &o)
 	bind(cmd.Flags(), &read, "public_key")

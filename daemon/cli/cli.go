@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -33,6 +35,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/savedplan"
@@ -123,6 +126,9 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 type planFlags struct {
 	opts     options.Request
 	stateDir string
+	// verified is the saved plan verify-plan replays (its text output
+	// says first that it holds).
+	verified string
 }
 
 func (f *planFlags) register(cmd *cobra.Command) {
@@ -294,6 +300,9 @@ func newPlan() *cobra.Command {
 			"failed, msg and errors (with -o html: the page, the failure drawn).",
 		Args: exactArgs(1, "one directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkDir(args[0], "DIR"); err != nil {
+				return err
+			}
 			return flags.print(cmd, args[0], output)
 		},
 	}
@@ -302,18 +311,39 @@ func newPlan() *cobra.Command {
 	return cmd
 }
 
+// The formats each command prints, as its flag's check and help say them.
+var (
+	// planOutputs are -o of plan and verify-plan.
+	planOutputs = []string{"json", "yaml", "text", "html"}
+	// catalogOutputs are -o of catalog.
+	catalogOutputs = []string{"table", "json", "yaml", "markdown", "html"}
+	// graphFormats are --format of graph.
+	graphFormats = []string{"mermaid", "dot"}
+)
+
+// oneOf says a list of formats as a sentence does: "a, b or c".
+func oneOf(list []string) string {
+	if len(list) < 2 {
+		return strings.Join(list, "")
+	}
+	return strings.Join(list[:len(list)-1], ", ") + " or " + list[len(list)-1]
+}
+
 // outputHelp describes -o of the commands that print a plan.
-const outputHelp = "output format: json, yaml, text, or html (one self-contained page: the graph drawn, every package's details; the time it states is SOURCE_DATE_EPOCH when set)"
+var outputHelp = "output format: " + oneOf(planOutputs) + " (html: one self-contained page: the graph drawn, every package's details; the time it states is SOURCE_DATE_EPOCH when set)"
 
 // print plans dir and prints the result as output asks; no plan is
 // errNoPlan.
 func (f *planFlags) print(cmd *cobra.Command, dir, output string) error {
-	if output != "json" && output != "yaml" && output != "text" && output != "html" {
-		return &UsageError{fmt.Errorf("-o must be json, yaml, text or html, not %q", output)}
+	if !slices.Contains(planOutputs, output) {
+		return &UsageError{fmt.Errorf("-o must be %s, not %q", oneOf(planOutputs), output)}
 	}
 	res, raw, page, err := f.planPage(cmd, dir, output == "yaml" || output == "text", output == "html")
 	if err != nil {
 		return err
+	}
+	if output == "text" && f.verified != "" && !res.Failed {
+		printf(cmd.OutOrStdout(), "the saved plan holds: %s replays against %s to the plan it saved; nothing it was made from moved\n", f.verified, dir)
 	}
 	switch output {
 	case "json":
@@ -340,7 +370,8 @@ func newVerifyPlan() *cobra.Command {
 		Short: "Check a saved plan against its directory and the cluster now",
 		Long: "Replays a plan saved with plan --save-to: plans DIR (default: the directory the\n" +
 			"plan was saved for) with the saved options, except the flags given here, and\n" +
-			"prints the saved plan exactly as saved when nothing it was made from moved.\n" +
+			"prints the saved plan exactly as saved when nothing it was made from moved\n" +
+			"(as text: after a line saying the saved plan holds).\n" +
 			"Exits 1 when it is stale, naming every difference (kind stale): an archive\n" +
 			"replaced, added or removed, an installed package changed, an option that\n" +
 			"differs, another planner release.",
@@ -351,10 +382,13 @@ func newVerifyPlan() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			flags.opts.PlanFile = args[0]
+			flags.opts.PlanFile, flags.verified = args[0], args[0]
 			dir := ""
 			if len(args) == 2 {
 				dir = args[1]
+				if err := checkDir(dir, "DIR"); err != nil {
+					return err
+				}
 			} else {
 				// As Replay reads it: without blocking, fstat-checked.
 				b, err := privdir.ReadRegular(args[0], savedplan.MaxSize, true)
@@ -433,6 +467,9 @@ func newInspect() *cobra.Command {
 			if output != "json" && output != "yaml" && output != "table" {
 				return &UsageError{fmt.Errorf("-o must be json, yaml or table, not %q", output)}
 			}
+			if err := checkDir(args[0], "DIR"); err != nil {
+				return err
+			}
 			abs, err := filepath.Abs(args[0])
 			if err != nil {
 				return err
@@ -480,6 +517,21 @@ func writeDoc(w io.Writer, output string, doc []byte) (done bool, err error) {
 		return true, err
 	}
 	return false, nil
+}
+
+// checkDir makes a directory argument (what, for the message) that names
+// nothing, or names what is not a directory, a usage error (exit 2):
+// nothing was planned. Anything else, a directory it may not read, is the
+// plan's to report.
+func checkDir(dir, what string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &UsageError{fmt.Errorf("%s %s: no such directory", what, dir)}
+	case err == nil && !fi.IsDir():
+		return &UsageError{fmt.Errorf("%s %s is not a directory", what, dir)}
+	}
+	return nil
 }
 
 // absPath makes a path the user gave absolute ("" stays "").
@@ -720,8 +772,17 @@ func newWhy() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "why NAME DIR",
 		Short: "Say why a package is planned, left out, or skipped",
-		Args:  exactArgs(2, "a package name and a directory"),
+		Long: "Plans DIR as plan does and says why NAME is planned, left out or already\n" +
+			"installed. Exits 1 when no plan is possible (after saying which problems name\n" +
+			"NAME) or DIR holds no package NAME.",
+		Args: exactArgs(2, "a package name and a directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkDir(args[1], "DIR (the second argument)"); err != nil {
+				if fi, serr := os.Stat(args[0]); serr == nil && fi.IsDir() {
+					return &UsageError{fmt.Errorf("why takes NAME then DIR: %s is a directory and %s is not one; run why %s %s", args[0], args[1], args[1], args[0])}
+				}
+				return err
+			}
 			res, _, err := flags.plan(cmd, args[1], true)
 			if err != nil {
 				return err
@@ -730,8 +791,8 @@ func newWhy() *cobra.Command {
 			for _, l := range lines {
 				printf(cmd.OutOrStdout(), "%s\n", l)
 			}
-			if !found {
-				return errNoPlan
+			if !found || res.Failed {
+				return errNoPlan // no plan: exit 1, as plan does, after the answer
 			}
 			return nil
 		},
@@ -748,26 +809,34 @@ func newGraph() *cobra.Command {
 		Short: "Print the dependency graph of the plan (mermaid or dot)",
 		Args:  exactArgs(1, "one directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "mermaid" && format != "dot" {
-				return &UsageError{fmt.Errorf("--format must be mermaid or dot, not %q", format)}
+			if !slices.Contains(graphFormats, format) {
+				return &UsageError{fmt.Errorf("--format must be %s, not %q", oneOf(graphFormats), format)}
+			}
+			if err := checkDir(args[0], "DIR"); err != nil {
+				return err
 			}
 			res, _, err := flags.plan(cmd, args[0], true)
 			if err != nil {
 				return err
 			}
-			if res.Failed {
-				_ = renderText(cmd.OutOrStdout(), res)
-				return errNoPlan
+			// A failure is drawn too: the graph of what the plan would
+			// have deployed (perhaps nothing), its problems said in it.
+			g, problems := res.Graph, res.Errors
+			if !res.Failed {
+				g, problems = res.Plan.Graph, nil
 			}
 			if format == "dot" {
-				fmt.Fprint(cmd.OutOrStdout(), res.Plan.DOT())
+				fmt.Fprint(cmd.OutOrStdout(), planner.DOTGraph(g, problems))
 			} else {
-				fmt.Fprint(cmd.OutOrStdout(), res.Plan.Mermaid)
+				fmt.Fprint(cmd.OutOrStdout(), planner.MermaidGraph(g, problems))
+			}
+			if res.Failed {
+				return errNoPlan
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid or dot")
+	cmd.Flags().StringVar(&format, "format", graphFormats[0], oneOf(graphFormats)+" (a failure: the graph of what the plan would have deployed, its problems said in it)")
 	flags.register(cmd)
 	return cmd
 }

@@ -149,9 +149,57 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 			t.Errorf("%v: exit %d stderr %q; want exit %d with a message", args, code, stderr, ExitUsage)
 		}
 	}
-	code, out, _ := run(t, "plan", "/nonexistent/bundle", "-o", "json")
-	if code != ExitFailed || !strings.Contains(out, "listing the package directory") {
-		t.Errorf("missing directory: exit %d %s", code, out)
+	// A directory that is not there is a mistake in the command line:
+	// nothing is planned (it exited 1, "No plan is possible").
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"plan", "/nonexistent/bundle", "-o", "json"},
+		{"plan", file},
+		{"graph", "/nonexistent/bundle"},
+		{"why", "app", "/nonexistent/bundle"},
+		{"catalog", "/nonexistent/bundle"},
+		{"inspect", "/nonexistent/bundle"},
+		{"verify-plan", file, "/nonexistent/bundle"},
+	} {
+		code, out, stderr := run(t, args...)
+		if code != ExitUsage || out != "" || !strings.Contains(stderr, args[len(args)-1]) && !strings.Contains(stderr, args[1]) || !strings.Contains(stderr, "directory") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d naming the directory", args, code, out, stderr, ExitUsage)
+		}
+	}
+}
+
+// why NAME DIR given as why DIR NAME says the order, as a usage error (it
+// said "cannot plan" the name as a directory).
+func TestWhyWithItsArgumentsSwapped(t *testing.T) {
+	code, out, stderr := run(t, "why", "../../testdata/bundles/cycle", "beta")
+	if code != ExitUsage || out != "" || !strings.Contains(stderr, "why takes NAME then DIR") || !strings.Contains(stderr, "run why beta ../../testdata/bundles/cycle") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit %d saying the order", code, out, stderr, ExitUsage)
+	}
+}
+
+// verify-plan of a plan that still holds says so first, in text; the
+// other formats are the saved plan alone.
+func TestVerifyPlanSaysAFreshPlanHolds(t *testing.T) {
+	saved := filepath.Join(t.TempDir(), "plan.json")
+	dir := "../../testdata/bundles/signed"
+	if code, _, stderr := run(t, "plan", dir, "--architecture", "amd64", "--save-to", saved); code != ExitOK {
+		t.Fatalf("saving: exit %d %s", code, stderr)
+	}
+	code, out, stderr := run(t, "verify-plan", saved)
+	first, rest, _ := strings.Cut(out, "\n")
+	if code != ExitOK || !strings.HasPrefix(first, "the saved plan holds: "+saved+" replays against ") || !strings.HasPrefix(rest, "Deploy 3 packages in this order") {
+		t.Errorf("exit %d, stdout:\n%s%s\nwant 0, a line saying the plan holds, then the plan", code, out, stderr)
+	}
+	code, out, _ = run(t, "verify-plan", saved, "-o", "json")
+	if code != ExitOK || strings.Contains(out, "holds") || !strings.HasPrefix(out, "{") {
+		t.Errorf("json: exit %d, stdout %s; want the document alone", code, out)
+	}
+	code, out, _ = run(t, "verify-plan", saved, dir, "--exclude", "tool")
+	if code != ExitFailed || strings.Contains(out, "holds") {
+		t.Errorf("a replay that does not hold: exit %d, stdout %s; want 1 and no line saying it holds", code, out)
 	}
 }
 
@@ -172,7 +220,7 @@ func TestPlanningFlags(t *testing.T) {
 		{"an option naming an absent package", []string{"plan", "../../examples/bundles/reference-stack", "--force", "nginx"}, ExitFailed, []string{"--force names package nginx, which the directory does not hold"}},
 		{"why a package is planned", []string{"why", "operator-cert-manager", "../../testdata/bundles/versions"}, ExitOK, []string{"operator-cert-manager 1.13.0 is planned, step 1 of 2", "needed by legacy-app 0.5.0", "operator-cert-manager 1.14.0 (zarf-package-operator-cert-manager-amd64-1.14.0.tar.zst) is not planned: operator-cert-manager 1.13.0 is chosen instead"}},
 		{"why a package lost its group", []string{"why", "csi-longhorn", "../../testdata/bundles/ambiguous", "--select", "storage=csi-rook-ceph"}, ExitOK, []string{"csi-longhorn 1.0.0", "is not planned: not chosen for group storage", "csi-rook-ceph was selected for group storage by the operator (--select)"}},
-		{"why a package blocks the plan", []string{"why", "beta", "../../testdata/bundles/cycle"}, ExitOK, []string{"beta is part of a problem that prevents any plan [cycle]"}},
+		{"why a package blocks the plan", []string{"why", "beta", "../../testdata/bundles/cycle"}, ExitFailed, []string{"beta is part of a problem that prevents any plan [cycle]"}},
 		{"why an absent package", []string{"why", "nginx", "../../examples/bundles/reference-stack"}, ExitFailed, []string{"the directory holds no package named nginx"}},
 		{"graph as mermaid", []string{"graph", "../../examples/bundles/reference-stack"}, ExitOK, []string{"flowchart TD", "pkg_init -->|package: init| pkg_operator_cert_manager"}},
 		{"graph as dot", []string{"graph", "../../examples/bundles/reference-stack", "--format", "dot"}, ExitOK, []string{"digraph plan {", `"csi-rook-ceph" -> "workload-app" [label="group: csi-rook-ceph"]`}},

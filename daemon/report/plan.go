@@ -175,6 +175,17 @@ var kindWords = map[string]string{
 	planner.EdgeCRD: "CRD", planner.EdgeStorageClass: "storage class", planner.EdgeCapability: "capability",
 }
 
+// kindClass is the class of an edge kind, on its edges and in the legend
+// alike, which the stylesheet colours (k-storage_class: slug spelled it
+// in hex on the edges, which drew them in the default colour while the
+// legend said green). A kind of no declared name has the default's.
+func kindClass(k string) string {
+	if slices.Contains(kindOrder, k) {
+		return "k-" + k
+	}
+	return "k-" + slug(k)
+}
+
 // kindOrder is the order kinds are listed in (the legend, a label).
 var kindOrder = []string{planner.EdgePackage, planner.EdgeAlias, planner.EdgeGroup, planner.EdgeCRD, planner.EdgeStorageClass, planner.EdgeCapability}
 
@@ -300,7 +311,7 @@ func planView(res *service.Result, in PlanInput) planData {
 
 	d.SVG = drawGraph(graph, res.Errors, items, says, cardOf)
 	for _, k := range kindOrder {
-		d.Legend = append(d.Legend, legendItem{Class: "k-" + k, Text: kindWords[k]})
+		d.Legend = append(d.Legend, legendItem{Class: kindClass(k), Text: kindWords[k]})
 	}
 	if res.Failed {
 		d.Legend = append(d.Legend, legendItem{Class: "l-cycle", Text: "in a cycle"}, legendItem{Class: "l-missing", Text: "missing"})
@@ -548,10 +559,10 @@ func drawGraph(g planner.Graph, problems []planner.Problem, items map[string]pla
 			lines = append(lines, fmt.Sprintf("%s requires %s: %s %s (%s in %s)", Visible(e.To), Visible(e.From), w, Visible(e.Source.Value), Visible(e.Source.Field), Visible(e.Source.Archive)))
 		}
 		slices.SortStableFunc(kinds, func(a, b string) int { return cmp.Compare(kindRank(a), kindRank(b)) })
-		ev := edgeView{Class: "edge k-" + slug(es[0].Kind), From: Visible(pr.from), To: Visible(pr.to), Kinds: strings.Join(kinds, ", "), Label: strings.Join(kinds, " · "), Title: strings.Join(lines, "\n"), Marker: "url(#arrow)"}
+		ev := edgeView{Class: "edge " + kindClass(es[0].Kind), From: Visible(pr.from), To: Visible(pr.to), Kinds: strings.Join(kinds, ", "), Label: strings.Join(kinds, " · "), Title: strings.Join(lines, "\n"), Marker: "url(#arrow)"}
 		for _, e := range es { // the first kind in the legend's order colours it
 			if kindRank(kindWord(e.Kind)) < kindRank(kindWord(es[0].Kind)) {
-				ev.Class = "edge k-" + slug(e.Kind)
+				ev.Class = "edge " + kindClass(e.Kind)
 			}
 		}
 		if cycle {
@@ -565,7 +576,7 @@ func drawGraph(g planner.Graph, problems []planner.Problem, items map[string]pla
 	for k, gl := range gapLinks {
 		m := gaps[gl.gap]
 		w := kindWord(m.kind)
-		ev := edgeView{Class: "edge missing k-" + slug(m.kind), From: "missing: " + Visible(m.what), To: Visible(gl.by.Package), Kinds: w, Label: w,
+		ev := edgeView{Class: "edge missing " + kindClass(m.kind), From: "missing: " + Visible(m.what), To: Visible(gl.by.Package), Kinds: w, Label: w,
 			Title: fmt.Sprintf("%s %s requires %s (%s in %s); nothing provides it", Visible(gl.by.Package), Visible(gl.by.Version), Visible(m.what), Visible(gl.by.Source.Field), Visible(gl.by.Source.Archive)), Marker: "url(#arrow-bad)"}
 		ev.fill(dr.links[len(pairs)+k])
 		v.Edges = append(v.Edges, ev)

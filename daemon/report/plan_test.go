@@ -417,3 +417,46 @@ func TestAFailureWithNoGraphIsDrawn(t *testing.T) {
 		}
 	}
 }
+
+// Every edge kind is drawn in the colour the legend gives it: its edges
+// and its legend entry have one class, and the stylesheet colours both
+// with that kind's colour (storage-class edges were drawn in the default
+// colour, their class spelled otherwise than the legend's).
+func TestEveryEdgeKindIsDrawnInItsLegendColour(t *testing.T) {
+	for _, k := range kindOrder {
+		e := planner.Edge{From: "a", To: "b", Kind: k, Source: planner.Source{Archive: "b.tar", Field: "requires", Value: "x"}}
+		res := &service.Result{Plan: &planner.Plan{
+			Packages: []planner.Item{{Name: "a", Version: "1.0.0", Level: 0, After: []string{}}, {Name: "b", Version: "1.0.0", Level: 1, After: []string{"a"}}},
+			Graph:    planner.Graph{Nodes: []planner.Node{{Name: "a", Version: "1.0.0"}, {Name: "b", Version: "1.0.0", Level: 1}}, Edges: []planner.Edge{e}},
+		}}
+		b := page(t, res, PlanInput{Directory: "/d", Time: when})
+		var edge, legend []string
+		walk(t, b, func(n *html.Node) {
+			c, _ := attr(n, "class")
+			switch {
+			case n.Data == "g" && hasClass(n, "edge"):
+				edge = append(edge, c)
+			case n.Data == "span" && n.Parent != nil && hasClass(n.Parent, "legend") && text(n) == kindWords[k]:
+				legend = append(legend, c)
+			}
+		})
+		if len(edge) != 1 || len(legend) != 1 || edge[0] != "edge "+legend[0] {
+			t.Errorf("%s: edge classes %q, legend classes %q; want one edge of the legend's class", k, edge, legend)
+			continue
+		}
+		css := string(style)
+		colour := "var(--" + legend[0] + ")"
+		rules := []string{".edge." + legend[0] + " path { stroke: " + colour + "; }", ".legend ." + legend[0] + "::before { border-top-color: " + colour + "; }"}
+		if k == planner.EdgePackage { // the default of both
+			rules = []string{".edge path { fill: none; stroke: " + colour, "border-top: 2px solid " + colour}
+		}
+		if !strings.Contains(css, "--"+legend[0]+": #") {
+			t.Errorf("%s: the stylesheet declares no colour --%s", k, legend[0])
+		}
+		for _, r := range rules {
+			if !strings.Contains(css, r) {
+				t.Errorf("%s: the stylesheet lacks %q", k, r)
+			}
+		}
+	}
+}
