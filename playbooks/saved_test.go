@@ -359,3 +359,28 @@ func TestDeployReportSaysWhereARunStopped(t *testing.T) {
 		}
 	})
 }
+
+// TestDeployReportRefusesARecordThatIsNotTheRoles gives the zarf-planner
+// binary the role runs records that are not the role's: each is refused,
+// naming what is wrong, and no report is written.
+func TestDeployReportRefusesARecordThatIsNotTheRoles(t *testing.T) {
+	built(t)
+	for _, tt := range []struct{ record, says string }{
+		{`{}`, `the deploy record has no "plan_digest"`},
+		{`{"plan_digest":"x","plan_file":"","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[]}`,
+			`the deploy record has no "stopped"`},
+		{`{"plan_digest":"x","plan_file":"","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"stopped":null,"result":"succeeded"}`,
+			`key "/result": no such key here`},
+	} {
+		base := filepath.Join(t.TempDir(), "report")
+		cmd := exec.Command(filepath.Join(root, "bin", "zarf-planner"), "deploy-report", "--output="+base)
+		cmd.Stdin = strings.NewReader(tt.record)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "the deploy record is not what the deploy_packages role writes") || !strings.Contains(string(out), tt.says) {
+			t.Errorf("deploy-report of %s: %v\n%s\nwant a refusal saying %q", tt.record, err, out, tt.says)
+		}
+		if matches, _ := filepath.Glob(base + ".*"); len(matches) != 0 {
+			t.Errorf("a refused record wrote %v", matches)
+		}
+	}
+}
