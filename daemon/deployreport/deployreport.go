@@ -235,7 +235,7 @@ func Read(r io.Reader) (*Input, error) {
 		}
 		in.Done = append(in.Done, d)
 	}
-	if string(in.RawStopped) != "null" {
+	if in.RawStopped.Kind() != 'n' { // null: no stop recorded
 		const what = "the deploy record's stop"
 		if err := require(what, in.RawStopped, stoppedKeys); err != nil {
 			return nil, notRecord(err)

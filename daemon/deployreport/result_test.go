@@ -149,9 +149,11 @@ func TestTheReportSaysHowTheRunEnded(t *testing.T) {
 	}
 }
 
-// An empty plan deployed is a success with nothing to deploy.
+// An empty plan deployed is a success with nothing to deploy (and a
+// null stop read as none, however it is spaced).
 func TestAnEmptyPlanSucceedsWithNothingDeployed(t *testing.T) {
-	rec := `{"plan_digest":"abc","plan_file":"","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"stopped":null}`
+	rec := `{"plan_digest":"abc","plan_file":"","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"stopped" :
+	null }`
 	r, _, md, _ := render(t, rec)
 	if r.Result != RunSucceeded || !strings.Contains(md, "**Succeeded**: the plan had nothing to deploy.") {
 		t.Errorf("an empty plan: %s\n%s", r.Result, md)
