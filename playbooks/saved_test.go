@@ -2,11 +2,15 @@ package playbooks_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
 )
@@ -35,14 +39,20 @@ type report struct {
 	PlanFile   string `json:"plan_file"`
 	Result     string `json:"result"`
 	StoppedAt  string `json:"stopped_at"`
-	Started    string `json:"started"`
-	Finished   string `json:"finished"`
-	Packages   []struct {
-		Name, Version, SHA256, Action, Result string
-		FailedStep                            string   `json:"failed_step"`
-		DeploySeconds                         float64  `json:"deploy_seconds"`
-		BarrierSeconds                        float64  `json:"barrier_seconds"`
-		Command                               []string `json:"command"`
+	// StoppedPackage and StoppedStep: where a stopped run stopped.
+	StoppedPackage string `json:"stopped_package"`
+	StoppedStep    string `json:"stopped_step"`
+	Error          string `json:"error"`
+	Deployed       int    `json:"deployed"`
+	Planned        int    `json:"planned"`
+	Started        string `json:"started"`
+	Finished       string `json:"finished"`
+	Packages       []struct {
+		Name, Version, SHA256, Action, Result, Error string
+		FailedStep                                   string   `json:"failed_step"`
+		DeploySeconds                                float64  `json:"deploy_seconds"`
+		BarrierSeconds                               float64  `json:"barrier_seconds"`
+		Command                                      []string `json:"command"`
 	} `json:"packages"`
 }
 
@@ -140,7 +150,7 @@ func TestDeployBundleReplaysASavedPlan(t *testing.T) {
 			t.Errorf("row %d: %+v", i, p)
 		}
 	}
-	if !strings.Contains(md, "**Succeeded**: 3 package(s) deployed.") || !strings.Contains(md, "`"+doc.PlanDigest+"`") {
+	if r.Deployed != 3 || r.Planned != 3 || !strings.Contains(md, "**Succeeded**: all 3 package(s) of the plan deployed, each readiness barrier held.") || !strings.Contains(md, "`"+doc.PlanDigest+"`") {
 		t.Errorf("the Markdown report:\n%s", md)
 	}
 
@@ -163,37 +173,214 @@ func TestDeployBundleReplaysASavedPlan(t *testing.T) {
 	}
 }
 
-// TestDeployReportOfAFailedRun: the run stops at the first package's
-// deploy, and the report says so and lists the rest as not attempted.
-func TestDeployReportOfAFailedRun(t *testing.T) {
+// TestDeployReportSaysWhereARunStopped runs deploy_bundle on one test
+// cluster so that the deploy_packages role stops at each of its steps, and
+// reads each report: it says stopped, with the package and step (or
+// "before the first package" and the step), the rows after it not
+// attempted, and never succeeded. The runs share the cluster, in order:
+// what one deploys the next plan leaves out.
+func TestDeployReportSaysWhereARunStopped(t *testing.T) {
 	built(t)
 	c := clustertest.Start(t)
 	state := privateStateDir(t)
-	bundle := filepath.Join(root, "testdata", "bundles", "signed")
-	base := filepath.Join(t.TempDir(), "failed")
-	out, ok := deployBundle(t, state, c.Kubeconfig, "bundle_dir="+bundle, "deploy_report="+base, "zarf_bin=/bin/false",
-		`{"zarf_package_settings": {"base": {"set": {"ADMIN_PASSWORD": "hunter2"}}}}`)
-	if ok {
-		t.Fatalf("deploying with a zarf that fails succeeded:\n%s", out)
-	}
-	r, md := readReport(t, base)
-	if r.Result != "failed" || r.StoppedAt != "base 1.0.0, step deploy" || len(r.Packages) != 3 {
-		t.Fatalf("report: %+v\n%s", r, out)
-	}
-	if p := r.Packages[0]; p.Result != "failed" || p.FailedStep != "deploy" || !strings.Contains(strings.Join(p.Command, " "), "--set=ADMIN_PASSWORD=***") {
-		t.Errorf("the failed row: %+v", p)
-	}
-	for _, p := range r.Packages[1:] {
-		if p.Result != "not attempted" || len(p.Command) != 0 {
-			t.Errorf("a row after the failure: %+v", p)
+	zarf := filepath.Join(root, ".tools", "bin", "zarf")
+	copyBundle := func() string {
+		dir := filepath.Join(t.TempDir(), "signed")
+		if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "testdata", "bundles", "signed"))); err != nil {
+			t.Fatal(err)
 		}
+		return dir
 	}
-	for _, f := range []string{out, md} {
-		if strings.Contains(f, "hunter2") {
-			t.Errorf("a zarf variable's value leaked:\n%s", f)
+	script := func(name, body string) string {
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
 		}
+		return p
 	}
-	if !strings.Contains(md, "**Failed** at base 1.0.0, step deploy") || strings.Count(md, "| not attempted |") != 2 {
-		t.Errorf("the Markdown report:\n%s", md)
+	// stopped checks a report of a run that stopped: its result, where,
+	// how many packages deployed, and that nothing in it reads succeeded.
+	// at may hold a %s: the name and version of the package the run got
+	// to, whichever the plan put first.
+	stopped := func(t *testing.T, base, at, step string, deployed int, out string) report {
+		t.Helper()
+		r, md := readReport(t, base)
+		page, _ := os.ReadFile(base + ".html")
+		if strings.Contains(at, "%s") && deployed < len(r.Packages) {
+			at = fmt.Sprintf(at, r.Packages[deployed].Name+" "+r.Packages[deployed].Version)
+		}
+		if r.Result != "stopped" || r.StoppedAt != at || r.StoppedStep != step || r.Deployed != deployed || r.Planned != len(r.Packages) {
+			t.Fatalf("report: result %q at %q (step %q), %d of %d deployed; want stopped at %q (step %s), %d deployed\n%s",
+				r.Result, r.StoppedAt, r.StoppedStep, r.Deployed, r.Planned, at, step, deployed, out)
+		}
+		for _, doc := range []string{md, string(page)} {
+			if strings.Contains(strings.ToLower(doc), "succeeded") {
+				t.Errorf("the report of a stopped run reads succeeded:\n%s", doc)
+			}
+		}
+		headline := "**Stopped** " + at
+		if r.StoppedPackage != "" {
+			headline = "**Stopped** at " + at
+		}
+		if !strings.Contains(md, headline) {
+			t.Errorf("the Markdown does not say it stopped %s:\n%s", at, md)
+		}
+		if !strings.Contains(string(page), `<span class="badge bad">stopped</span>`) {
+			t.Errorf("the page does not say stopped")
+		}
+		for i, p := range r.Packages {
+			want := "not attempted"
+			switch {
+			case i < deployed:
+				want = "deployed"
+			case i == deployed && r.StoppedPackage != "":
+				want = "failed"
+			}
+			if p.Result != want || (want == "failed" && (p.Name != r.StoppedPackage || p.FailedStep != step)) {
+				t.Errorf("row %d: %+v; want %s", i+1, p, want)
+			}
+		}
+		return r
+	}
+
+	// The zarf-planner binary is checked with the cluster's context: a
+	// context the kubeconfig lacks stops the run there, before any binary
+	// the role trusts could write a report, so it writes none, and the
+	// report an earlier run left at the same path is gone.
+	t.Run("before the binary is checked", func(t *testing.T) {
+		base := filepath.Join(t.TempDir(), "nocontext")
+		for _, ext := range []string{".json", ".md", ".html"} {
+			if err := os.WriteFile(base+ext, []byte(`{"result": "succeeded"}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, ok := deployBundle(t, state, c.Kubeconfig, "bundle_dir="+copyBundle(), "deploy_report="+base, "zarf_planner_mode=standalone", "context=nowhere")
+		task := "TASK [colonel_byte.zarf_planner.deploy_packages : Find and check the zarf-planner binary]"
+		i := strings.Index(out, task)
+		if i < 0 {
+			t.Fatalf("the run never reached the binary's check:\n%s", out)
+		}
+		check, _, _ := strings.Cut(out[i+len(task):], "TASK [")
+		if ok || !strings.Contains(check, "fatal: [localhost]") || !strings.Contains(check, "nowhere") {
+			t.Fatalf("a context the kubeconfig lacks must stop the run at the binary's check, writing no report:\n%s", out)
+		}
+		for _, ext := range []string{".json", ".md", ".html"} {
+			if _, err := os.Stat(base + ext); err == nil {
+				t.Errorf("%s of an earlier run is still there", base+ext)
+			}
+		}
+	})
+
+	// (a) A context naming a user the kubeconfig does not define: the
+	// barriers' clients read it (as anonymous), the kubeconfig of one
+	// context zarf is given cannot be written.
+	t.Run("kubeconfig pin", func(t *testing.T) {
+		cfg, err := clientcmd.LoadFromFile(c.Kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := *cfg.Contexts[cfg.CurrentContext]
+		ctx.AuthInfo = "ghost"
+		cfg.Contexts["ghost"] = &ctx
+		kc := filepath.Join(t.TempDir(), "kubeconfig")
+		if err := clientcmd.WriteToFile(*cfg, kc); err != nil {
+			t.Fatal(err)
+		}
+		base := filepath.Join(t.TempDir(), "pin")
+		out, ok := deployBundle(t, state, kc, "bundle_dir="+copyBundle(), "deploy_report="+base, "zarf_planner_mode=standalone", "context=ghost")
+		if ok {
+			t.Fatalf("a context without its user deployed:\n%s", out)
+		}
+		r := stopped(t, base, "before the first package, at step kubeconfig", "kubeconfig", 0, out)
+		if !strings.Contains(r.Error, "cannot locate user ghost") || len(r.Packages) != 3 {
+			t.Errorf("the report's error %q (%d rows); want the pin's", r.Error, len(r.Packages))
+		}
+	})
+
+	// (b) The archive of the second package is rewritten after the plan
+	// read it (here by a zarf that deploys the first package for real,
+	// then appends a byte to the next archive): base deploys, tool's
+	// sha256 check stops the run.
+	t.Run("sha256 check", func(t *testing.T) {
+		bundle := copyBundle()
+		tool := filepath.Join(bundle, "zarf-package-tool-amd64-1.0.0.tar.zst")
+		z := script("zarf-then-rewrite", `"`+zarf+`" "$@" || exit $?`+"\nprintf x >> \""+tool+"\"\n")
+		base := filepath.Join(t.TempDir(), "sha256")
+		out, ok := deployBundle(t, state, c.Kubeconfig, "bundle_dir="+bundle, "deploy_report="+base, "zarf_bin="+z)
+		if ok {
+			t.Fatalf("a rewritten archive deployed:\n%s", out)
+		}
+		r := stopped(t, base, "tool 1.0.0, step verify", "verify", 1, out)
+		if p := r.Packages[0]; p.Name != "base" || p.DeploySeconds <= 0 || len(p.Command) < 4 {
+			t.Errorf("the deployed row: %+v", p)
+		}
+		if p := r.Packages[1]; !strings.Contains(p.Error, "is not the archive the plan read") || len(p.Command) != 0 {
+			t.Errorf("the failed row: %+v", p)
+		}
+	})
+
+	// (c) zarf refuses the deploy (a flag it does not have). The packages
+	// have a zarf variable, so its output is hidden and its value masked.
+	// base is installed now: the plan is tool and app.
+	t.Run("zarf deploy", func(t *testing.T) {
+		base := filepath.Join(t.TempDir(), "deploy")
+		out, ok := deployBundle(t, state, c.Kubeconfig, "bundle_dir="+copyBundle(), "deploy_report="+base, `{"zarf_deploy_args": ["--connected", "--no-such-zarf-flag"]}`,
+			`{"zarf_package_settings": {"tool": {"set": {"ADMIN_PASSWORD": "hunter2"}}, "app": {"set": {"ADMIN_PASSWORD": "hunter2"}}}}`)
+		if ok {
+			t.Fatalf("a zarf deploy that failed succeeded:\n%s", out)
+		}
+		r := stopped(t, base, "%s, step deploy", "deploy", 0, out)
+		if names := []string{r.Packages[0].Name, r.Packages[1].Name}; len(r.Packages) != 2 || slices.Contains(names, "base") {
+			t.Errorf("the plan after base deployed is %q; want tool and app", names)
+		}
+		if p := r.Packages[0]; !strings.Contains(strings.Join(p.Command, " "), "--set=ADMIN_PASSWORD=***") || !strings.Contains(strings.Join(p.Command, " "), "--no-such-zarf-flag") {
+			t.Errorf("the failed row: %+v", p)
+		}
+		b, _ := os.ReadFile(base + ".md")
+		for _, f := range []string{out, string(b)} {
+			if strings.Contains(f, "hunter2") {
+				t.Errorf("a zarf variable's value leaked:\n%s", f)
+			}
+		}
+	})
+
+	// (d) A zarf that says it deployed and did not: the first package's
+	// barrier (its package deployed and healthy) cannot hold, and times
+	// out.
+	t.Run("barrier timeout", func(t *testing.T) {
+		base := filepath.Join(t.TempDir(), "barrier")
+		out, ok := deployBundle(t, state, c.Kubeconfig, "bundle_dir="+copyBundle(), "deploy_report="+base, "zarf_bin="+script("zarf-that-lies", "exit 0\n"), "barrier_timeout=3")
+		if ok {
+			t.Fatalf("a barrier that cannot hold held:\n%s", out)
+		}
+		r := stopped(t, base, "%s, step barrier", "barrier", 0, out)
+		if p := r.Packages[0]; p.BarrierSeconds < 2.5 || !strings.Contains(p.Error, "barrier not met") || !strings.Contains(p.Error, "package "+p.Name+": zarf has no deployed-package state") {
+			t.Errorf("the failed row: %+v", p)
+		}
+	})
+}
+
+// TestDeployReportRefusesARecordThatIsNotTheRoles gives the zarf-planner
+// binary the role runs records that are not the role's: each is refused,
+// naming what is wrong, and no report is written.
+func TestDeployReportRefusesARecordThatIsNotTheRoles(t *testing.T) {
+	built(t)
+	for _, tt := range []struct{ record, says string }{
+		{`{}`, `the deploy record has no "plan_digest"`},
+		{`{"plan_digest":"x","plan_file":"","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[]}`,
+			`the deploy record has no "stopped"`},
+		{`{"plan_digest":"x","plan_file":"","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"stopped":null,"result":"succeeded"}`,
+			`key "/result": no such key here`},
+	} {
+		base := filepath.Join(t.TempDir(), "report")
+		cmd := exec.Command(filepath.Join(root, "bin", "zarf-planner"), "deploy-report", "--output="+base)
+		cmd.Stdin = strings.NewReader(tt.record)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "the deploy record is not what the deploy_packages role writes") || !strings.Contains(string(out), tt.says) {
+			t.Errorf("deploy-report of %s: %v\n%s\nwant a refusal saying %q", tt.record, err, out, tt.says)
+		}
+		if matches, _ := filepath.Glob(base + ".*"); len(matches) != 0 {
+			t.Errorf("a refused record wrote %v", matches)
+		}
 	}
 }

@@ -421,8 +421,10 @@ func newDeployReport() *cobra.Command {
 			"writes BASE.json, BASE.md and BASE.html (one page in the plan page's style):\n" +
 			"one row per package of the plan, in order, with\n" +
 			"its version, sha256, action, result, deploy and barrier time and the zarf\n" +
-			"command line (secrets masked by the role); a failed run says where it stopped\n" +
-			"and which packages were not attempted.",
+			"command line (secrets masked by the role); and the run's result: succeeded\n" +
+			"(every package deployed, its barrier held), stopped (the package and step, or the\n" +
+			"step before the first package) or incomplete (the record ends early with no\n" +
+			"failure). A record that is not the role's (a key missing or unknown) is refused.",
 		Args: exactArgs(0, "no arguments (the record is read from standard input)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output == "" {

@@ -3,17 +3,26 @@
 // what was done (deployed, failed at which step, not attempted), how
 // long its deploy and its readiness barrier took, and the zarf command
 // line without its secrets; and for the run, the plan's digest, the saved
-// plan it replayed, the start and end, and where it stopped. It writes
-// the record as JSON (for tools) and Markdown (for a change ticket). It
-// reads nothing but its input.
+// plan it replayed, the start and end, and how it ended: succeeded (every
+// package of the plan deployed, its barrier held), stopped (at a
+// package's step, or at a step of the role before the first package) or
+// incomplete (the record ends early with no failure recorded). It writes
+// the record as JSON (for tools), Markdown (for a change ticket) and an
+// HTML page. A record that is not the role's (a key missing, unknown or
+// of the wrong type, or contradicting itself) is refused, never rendered.
+// It reads nothing but its input.
 package deployreport
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
@@ -21,7 +30,9 @@ import (
 // MaxInput caps the role's record read from standard input.
 const MaxInput = 16 << 20
 
-// Input is what the role records, as it passes it.
+// Input is what the role records, as it passes it. Every key is required:
+// a record that lacks one is not the role's record, and is refused rather
+// than read as an empty (and so successful) run.
 type Input struct {
 	PlanDigest string `json:"plan_digest"`
 	PlanFile   string `json:"plan_file"`
@@ -35,10 +46,19 @@ type Input struct {
 	// gives them (keys the report does not use are ignored).
 	Items    []Item            `json:"-"`
 	RawItems []json.RawMessage `json:"items"`
-	// Done are the packages the run got to, in order: each deployed, or
-	// the one that failed.
-	Done []Done `json:"done"`
+	// Done are the packages the run got to, in order: each deployed (its
+	// barrier held), or the one that failed.
+	Done    []Done            `json:"-"`
+	RawDone []json.RawMessage `json:"done"`
+	// Stopped is the failure of a step outside any package's own steps
+	// (before the first package: pinning zarf's kubeconfig), null when
+	// the role recorded none. A package's failure is in its Done entry.
+	Stopped    *Stopped       `json:"-"`
+	RawStopped jsontext.Value `json:"stopped"`
 }
+
+// inputKeys are the keys every record carries.
+var inputKeys = []string{"plan_digest", "plan_file", "directory", "host", "kubeconfig", "context", "started", "finished", "items", "done", "stopped"}
 
 // Item is one plan item, as far as the report cares.
 type Item struct {
@@ -49,10 +69,14 @@ type Item struct {
 	Path    string `json:"path"`
 }
 
+// itemKeys are the keys of a plan item the report needs.
+var itemKeys = []string{"name", "version", "sha256", "action"}
+
 // Done is one package the run got to.
 type Done struct {
 	Name string `json:"name"`
-	// Step is the step it reached: verify, deploy or barrier.
+	// Step is the step it reached: verify, deploy or barrier. A package
+	// deployed is recorded once its barrier held (step barrier).
 	Step string `json:"step"`
 	// Failed is true for the package the run stopped at; Error says why.
 	Failed bool   `json:"failed"`
@@ -64,11 +88,52 @@ type Done struct {
 	Command []string `json:"command"`
 }
 
+// doneKeys are the keys of every Done entry.
+var doneKeys = []string{"name", "step", "failed", "error", "deploy_seconds", "barrier_seconds", "command"}
+
+// Stopped is a failure outside any package's own steps.
+type Stopped struct {
+	// Step is the role's step that failed (one of RunSteps).
+	Step  string `json:"step"`
+	Error string `json:"error"`
+}
+
+// stoppedKeys are the keys of a Stopped record.
+var stoppedKeys = []string{"step", "error"}
+
+// PackageSteps are the steps of one package, in order, and what each is.
+var PackageSteps = map[string]string{
+	"verify":  "the sha256 check of its archive",
+	"deploy":  "zarf package deploy",
+	"barrier": "its readiness barrier",
+}
+
+// RunSteps are the role's steps outside a package's own that a record
+// can name, and what each is. (A run that stops before the role has
+// checked the zarf-planner binary writes no report: no binary it trusts
+// is there to write one.)
+var RunSteps = map[string]string{
+	"kubeconfig": "writing zarf's kubeconfig of one context",
+	"packages":   "going through the packages",
+}
+
 // Results of a row.
 const (
 	ResultDeployed     = "deployed"
 	ResultFailed       = "failed"
 	ResultNotAttempted = "not attempted"
+)
+
+// Results of a run.
+const (
+	// RunSucceeded: every package of the plan was deployed and its
+	// barrier held, and no step failed.
+	RunSucceeded = "succeeded"
+	// RunStopped: a step failed (StoppedAt says which).
+	RunStopped = "stopped"
+	// RunIncomplete: the record ends before the last package of the plan
+	// without a failure recorded. It is not a success.
+	RunIncomplete = "incomplete"
 )
 
 // Report is the record written.
@@ -82,11 +147,22 @@ type Report struct {
 	Context    string `json:"context,omitempty"`
 	Started    string `json:"started"`
 	Finished   string `json:"finished"`
-	// Result is succeeded or failed.
+	// Result is RunSucceeded, RunStopped or RunIncomplete.
 	Result string `json:"result"`
-	// StoppedAt names the package and step a failed run stopped at.
+	// Deployed and Planned count the packages deployed and planned.
+	Deployed int `json:"deployed"`
+	Planned  int `json:"planned"`
+	// StoppedAt says, for a run that did not succeed, where it ended:
+	// "base 1.0.0, step deploy", "before the first package, at step
+	// kubeconfig", "after base 1.0.0, before tool 1.0.0" (incomplete).
 	StoppedAt string `json:"stopped_at,omitempty"`
-	Rows      []Row  `json:"packages"`
+	// StoppedPackage and StoppedStep name the package (empty before the
+	// first package or between packages) and the step a stopped run
+	// failed at; Error is a failure's message when no row holds it.
+	StoppedPackage string `json:"stopped_package,omitempty"`
+	StoppedStep    string `json:"stopped_step,omitempty"`
+	Error          string `json:"error,omitempty"`
+	Rows           []Row  `json:"packages"`
 }
 
 // Row is one package of the plan.
@@ -107,7 +183,14 @@ type Row struct {
 // Kind names the JSON document.
 const Kind = "ZarfPlannerDeployReport"
 
-// Read decodes the role's record, strictly and bounded.
+// notRecord wraps what makes a document not the role's record.
+func notRecord(err error) error {
+	return fmt.Errorf("the deploy record is not what the deploy_packages role writes: %w", err)
+}
+
+// Read decodes the role's record, strictly and bounded: it must be one
+// JSON object with every key the role writes (inputKeys, and those of
+// each plan item, package done and stop) and no other, each of its type.
 func Read(r io.Reader) (*Input, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
 	if err != nil {
@@ -116,29 +199,103 @@ func Read(r io.Reader) (*Input, error) {
 	if len(b) > MaxInput {
 		return nil, fmt.Errorf("the deploy record is over %d MiB", MaxInput>>20)
 	}
+	const name = "the deploy record"
+	if err := require(name, b, inputKeys); err != nil {
+		return nil, notRecord(err)
+	}
 	var in Input
-	if err := strictjson.Unmarshal("the deploy record", b, &in); err != nil {
-		return nil, fmt.Errorf("the deploy record is not what the deploy_packages role writes: %w", err)
+	if err := strictjson.Unmarshal(name, b, &in); err != nil {
+		return nil, notRecord(err)
+	}
+	if in.RawItems == nil {
+		return nil, notRecord(errors.New(`the deploy record: "items" is null; it must be the plan's list of packages`))
+	}
+	if in.RawDone == nil {
+		return nil, notRecord(errors.New(`the deploy record: "done" is null; it must be the list of packages the run got to`))
 	}
 	for i, raw := range in.RawItems {
+		what := fmt.Sprintf("the deploy record's plan item %d", i+1)
+		if err := require(what, raw, itemKeys); err != nil {
+			return nil, notRecord(err)
+		}
 		var it Item
-		if err := strictjson.UnmarshalPart(fmt.Sprintf("the deploy record's plan item %d", i+1), raw, &it); err != nil {
-			return nil, fmt.Errorf("the deploy record's plan item %d: %w", i+1, err)
+		if err := strictjson.UnmarshalPart(what, raw, &it); err != nil {
+			return nil, notRecord(err)
 		}
 		in.Items = append(in.Items, it)
+	}
+	for i, raw := range in.RawDone {
+		what := fmt.Sprintf("the deploy record's package done %d", i+1)
+		if err := require(what, raw, doneKeys); err != nil {
+			return nil, notRecord(err)
+		}
+		var d Done
+		if err := strictjson.Unmarshal(what, raw, &d); err != nil {
+			return nil, notRecord(err)
+		}
+		in.Done = append(in.Done, d)
+	}
+	if in.RawStopped.Kind() != 'n' { // null: no stop recorded
+		const what = "the deploy record's stop"
+		if err := require(what, in.RawStopped, stoppedKeys); err != nil {
+			return nil, notRecord(err)
+		}
+		in.Stopped = &Stopped{}
+		if err := strictjson.Unmarshal(what, in.RawStopped, in.Stopped); err != nil {
+			return nil, notRecord(err)
+		}
 	}
 	return &in, nil
 }
 
+// require refuses b (a JSON object) unless it has every key of keys,
+// naming the first missing one.
+func require(name string, b []byte, keys []string) error {
+	have, err := strictjson.Keys(name, b)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if !slices.Contains(have, k) {
+			return fmt.Errorf("%s has no %q: every record of the role has it (keys required: %s)", name, k, strings.Join(keys, ", "))
+		}
+	}
+	return nil
+}
+
 // Build makes the report: every plan item is a row, in plan order; those
-// after the one that failed are not attempted. A package the record names
-// that the plan does not hold is refused.
+// after the one that failed are not attempted. The run succeeded only
+// when every package of the plan was deployed, its barrier held, and no
+// step failed. A record that contradicts itself or the plan (a package
+// the plan does not hold, out of order, done after a failure, deployed
+// at a step other than its barrier, a step the role does not have) is
+// refused, never rendered.
 func Build(in *Input) (*Report, error) {
 	r := &Report{Kind: Kind, PlanDigest: in.PlanDigest, PlanFile: in.PlanFile, Directory: in.Directory, Host: in.Host,
-		Kubeconfig: in.Kubeconfig, Context: in.Context, Started: in.Started, Finished: in.Finished, Result: "succeeded", Rows: []Row{}}
+		Kubeconfig: in.Kubeconfig, Context: in.Context, Started: in.Started, Finished: in.Finished, Planned: len(in.Items), Rows: []Row{}}
 	if len(in.Done) > len(in.Items) {
 		return nil, fmt.Errorf("the record has %d packages done but the plan only %d", len(in.Done), len(in.Items))
 	}
+	for i, d := range in.Done {
+		if _, ok := PackageSteps[d.Step]; !ok {
+			return nil, fmt.Errorf("the record's package %d (%s) is at step %q; the role's steps of a package are %s", i+1, d.Name, d.Step, stepList(PackageSteps))
+		}
+		if d.Failed && i != len(in.Done)-1 {
+			return nil, fmt.Errorf("the record goes on after %s failed", d.Name)
+		}
+		if !d.Failed && d.Step != "barrier" {
+			return nil, fmt.Errorf("the record has %s done without a failure at step %s: the role records a package deployed only once its barrier held", d.Name, d.Step)
+		}
+	}
+	if s := in.Stopped; s != nil {
+		if _, ok := RunSteps[s.Step]; !ok {
+			return nil, fmt.Errorf("the record stopped at step %q; the role's steps outside a package are %s", s.Step, stepList(RunSteps))
+		}
+		if n := len(in.Done); n > 0 && in.Done[n-1].Failed {
+			return nil, fmt.Errorf("the record has both %s failed and a stop at step %s: a run stops once", in.Done[n-1].Name, s.Step)
+		}
+	}
+	var failed *Done
 	for i, it := range in.Items {
 		row := Row{Step: i + 1, Name: it.Name, Version: it.Version, SHA256: it.SHA256, Action: it.Action, Result: ResultNotAttempted, Command: []string{}}
 		if i < len(in.Done) {
@@ -153,18 +310,51 @@ func Build(in *Input) (*Report, error) {
 			row.Result = ResultDeployed
 			if d.Failed {
 				row.Result, row.FailedStep, row.Error = ResultFailed, d.Step, d.Error
-				r.Result = "failed"
-				r.StoppedAt = fmt.Sprintf("%s %s, step %s", it.Name, it.Version, d.Step)
+				failed = &in.Done[i]
+			} else {
+				r.Deployed++
 			}
 		}
 		r.Rows = append(r.Rows, row)
 	}
-	for i, d := range in.Done {
-		if d.Failed && i != len(in.Done)-1 {
-			return nil, fmt.Errorf("the record goes on after %s failed", d.Name)
+	last := func() string { // the last package deployed
+		it := in.Items[r.Deployed-1]
+		return it.Name + " " + it.Version
+	}
+	switch {
+	case failed != nil:
+		it := in.Items[len(in.Done)-1]
+		r.Result, r.StoppedPackage, r.StoppedStep = RunStopped, it.Name, failed.Step
+		r.StoppedAt = fmt.Sprintf("%s %s, step %s", it.Name, it.Version, failed.Step)
+	case in.Stopped != nil:
+		r.Result, r.StoppedStep, r.Error = RunStopped, in.Stopped.Step, in.Stopped.Error
+		if r.Deployed == 0 {
+			r.StoppedAt = "before the first package, at step " + in.Stopped.Step
+		} else {
+			r.StoppedAt = fmt.Sprintf("after %s, at step %s", last(), in.Stopped.Step)
+		}
+	case r.Deployed == len(in.Items):
+		r.Result = RunSucceeded
+	default:
+		r.Result = RunIncomplete
+		next := in.Items[r.Deployed]
+		if r.Deployed == 0 {
+			r.StoppedAt = fmt.Sprintf("before the first package, %s %s", next.Name, next.Version)
+		} else {
+			r.StoppedAt = fmt.Sprintf("after %s, before %s %s", last(), next.Name, next.Version)
 		}
 	}
 	return r, nil
+}
+
+// stepList names the steps of m, sorted, for a message.
+func stepList(m map[string]string) string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
 
 // JSON renders the report, indented, ending in a newline.
@@ -185,11 +375,8 @@ func (r *Report) JSON() ([]byte, error) {
 func (r *Report) Markdown() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Deploy report\n\n")
-	if r.Result == "failed" {
-		fmt.Fprintf(&b, "**Failed** at %s. Packages after it were not attempted.\n\n", md(r.StoppedAt))
-	} else {
-		fmt.Fprintf(&b, "**Succeeded**: %d package(s) deployed.\n\n", len(r.Rows))
-	}
+	word, rest := r.headline(md)
+	fmt.Fprintf(&b, "**%s**%s\n\n", word, rest)
 	fmt.Fprintf(&b, "| | |\n|---|---|\n")
 	for _, kv := range [][2]string{
 		{"Plan digest", code(r.PlanDigest)}, {"Saved plan", orDash(r.PlanFile, code)}, {"Directory", code(r.Directory)},
@@ -212,6 +399,35 @@ func (r *Report) Markdown() []byte {
 			row.DeploySeconds, row.BarrierSeconds, code(row.SHA256), cmd)
 	}
 	return b.Bytes()
+}
+
+// headline says what the run came to, in a word (Succeeded, Stopped,
+// Incomplete) and the rest of its sentence: never Succeeded unless every
+// package of the plan was deployed with its barrier held. esc escapes
+// every value from the record for the format it is written in.
+func (r *Report) headline(esc func(string) string) (word, rest string) {
+	count := fmt.Sprintf("%d of %d package(s) deployed", r.Deployed, r.Planned)
+	switch r.Result {
+	case RunSucceeded:
+		if r.Planned == 0 {
+			return "Succeeded", ": the plan had nothing to deploy."
+		}
+		return "Succeeded", fmt.Sprintf(": all %d package(s) of the plan deployed, each readiness barrier held.", r.Planned)
+	case RunStopped:
+		if r.StoppedPackage != "" {
+			return "Stopped", fmt.Sprintf(" at %s (%s): %s; the packages after it were not attempted.", esc(r.StoppedAt), PackageSteps[r.StoppedStep], count)
+		}
+		rest = fmt.Sprintf(" %s (%s): %s; the packages after it were not attempted.", esc(r.StoppedAt), RunSteps[r.StoppedStep], count)
+		if r.Deployed == 0 {
+			rest = fmt.Sprintf(" %s (%s): %s; no package was attempted.", esc(r.StoppedAt), RunSteps[r.StoppedStep], count)
+		}
+		if r.Error != "" {
+			rest += " Error: " + esc(r.Error)
+		}
+		return "Stopped", rest
+	default:
+		return "Incomplete", fmt.Sprintf(": the record ends %s with no failure recorded; %s, the rest were not attempted. This is not a success.", esc(r.StoppedAt), count)
+	}
 }
 
 func orDash(s string, f func(string) string) string {

@@ -19,7 +19,7 @@ func TestAFailedRunSaysWhereItStoppedAndWhatWasNotAttempted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Result != "failed" || r.StoppedAt != "b<script>|x 2.0.0, step deploy" {
+	if r.Result != RunStopped || r.StoppedAt != "b<script>|x 2.0.0, step deploy" {
 		t.Fatalf("result %s, stopped at %q", r.Result, r.StoppedAt)
 	}
 	want := []string{ResultDeployed, ResultFailed, ResultNotAttempted}
@@ -29,7 +29,7 @@ func TestAFailedRunSaysWhereItStoppedAndWhatWasNotAttempted(t *testing.T) {
 		}
 	}
 	md := string(r.Markdown())
-	for _, w := range []string{"**Failed** at b\\<script\\>\\|x 2.0.0, step deploy", "| 3 | c | 3.0.0 | deploy | not attempted |", "`zarf package deploy a.tar.zst --set=PASSWORD=***`", "exit 1 line \\`two\\`"} {
+	for _, w := range []string{"**Stopped** at b\\<script\\>\\|x 2.0.0, step deploy (zarf package deploy): 1 of 3 package(s) deployed", "| 3 | c | 3.0.0 | deploy | not attempted |", "`zarf package deploy a.tar.zst --set=PASSWORD=***`", "exit 1 line \\`two\\`"} {
 		if !strings.Contains(md, w) {
 			t.Errorf("the Markdown lacks %q:\n%s", w, md)
 		}
@@ -58,9 +58,9 @@ func TestRecordsThatDoNotMatchThePlanAreRefused(t *testing.T) {
 		t.Error("an unknown key was accepted")
 	}
 	in = input()
-	in.Done = []Done{{Name: "a"}, {Name: "b<script>|x"}, {Name: "c"}}
+	in.Done = []Done{{Name: "a", Step: "barrier"}, {Name: "b<script>|x", Step: "barrier"}, {Name: "c", Step: "barrier"}}
 	r, err := Build(in)
-	if err != nil || r.Result != "succeeded" || r.StoppedAt != "" {
+	if err != nil || r.Result != RunSucceeded || r.StoppedAt != "" || r.Deployed != 3 {
 		t.Fatalf("a whole run: %+v %v", r, err)
 	}
 }

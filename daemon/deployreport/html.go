@@ -27,8 +27,10 @@ var deployPage = sync.OnceValue(func() *report.Shell {
 // The deploy page's view: every string already report.Visible.
 type (
 	deployData struct {
-		Failed             bool
-		StoppedAt, Summary string
+		// Bad is true unless the run succeeded; Result is its result
+		// (the badge), Word and Rest its headline.
+		Bad                bool
+		Result, Word, Rest string
 		Rows               []rowView
 	}
 	rowView struct {
@@ -65,8 +67,8 @@ func (r *Report) HTML(producer string) ([]byte, error) {
 			fact("Started", r.Started, true), fact("Finished", r.Finished, true),
 		},
 	}
-	d := deployData{Failed: r.Result == "failed", StoppedAt: v(r.StoppedAt)}
-	deployed := 0
+	d := deployData{Bad: r.Result != RunSucceeded, Result: v(r.Result)}
+	d.Word, d.Rest = r.headline(v)
 	for _, row := range r.Rows {
 		rv := rowView{
 			ID: "step-" + strconv.Itoa(row.Step), Class: "r-" + strings.ReplaceAll(row.Result, " ", "-"), Step: row.Step,
@@ -79,7 +81,6 @@ func (r *Report) HTML(producer string) ([]byte, error) {
 		}
 		switch row.Result {
 		case ResultDeployed:
-			deployed++
 		case ResultFailed:
 			rv.Result = "failed at " + v(row.FailedStep)
 		case ResultNotAttempted:
@@ -88,6 +89,5 @@ func (r *Report) HTML(producer string) ([]byte, error) {
 		}
 		d.Rows = append(d.Rows, rv)
 	}
-	d.Summary = fmt.Sprintf("%d of %d packages deployed.", deployed, len(r.Rows))
 	return deployPage().Render(p, d)
 }
