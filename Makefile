@@ -216,7 +216,7 @@ FUZZTIME ?=
 FUZZ_TARGETS := ./inspect:FuzzReadStream:200x ./inspect:FuzzSplitReader:150x ./inspect:FuzzFrames:100000x ./inspect/claims:FuzzManifest:3000x \
 	./planner/facts:FuzzDecode:8000x ./cache:FuzzDecodeEntry:5000x ./planner:FuzzRenderers:25000x ./daemon/cli:FuzzRenderText:600x \
 	./daemon/report:FuzzPlanPage:50x ./savedplan:FuzzDecode:20000x ./planner/policy:FuzzDecode:20000x \
-	./daemon/server:FuzzRequestDecoding:5000x
+	./daemon/server:FuzzRequestDecoding:5000x ./daemon/cli:FuzzRenderDocument:2000x
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$${rest#*:}; \
@@ -224,6 +224,14 @@ fuzz:
 		echo "== fuzz $$name ($$limit)"; \
 		$(GO) test $$pkg -run XXX -fuzz "^$$name$$" -fuzztime $$limit -fuzzminimizetime 2s || exit 1; \
 	done
+
+# One daemon, DURATION seconds (default 600) of mixed concurrent module
+# calls: restarts, RSS, goroutines and descriptors at the start and the
+# end, latencies (testdata/bench/soak/soak.py). Not part of make test.
+.PHONY: soak
+DURATION ?= 600
+soak: build
+	python3 testdata/bench/soak/soak.py $(DURATION)
 
 # Every fuzz target for FUZZTIME each (default 60s), with the crashes and
 # exec-rate stalls of each (testdata/fuzz/long.py). Not part of make test.
