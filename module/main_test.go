@@ -326,23 +326,6 @@ func TestFiftyConcurrentCallersShareOneDaemon(t *testing.T) {
 	}
 }
 
-// hugeDir holds one archive candidate that takes hours to read: a sparse
-// 8 TiB file of zeros (an empty tar followed by a long tail to hash). A
-// test that waits for its read to stop can only pass if it was cancelled.
-func hugeDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, "zarf-package-huge-amd64-1.0.0.tar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(8 << 40); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	return dir
-}
-
 // waitInflight polls the daemon until it serves want requests (or the
 // test binary's own -timeout draws near).
 func waitInflight(t *testing.T, state string, want int64) {
@@ -361,21 +344,26 @@ func waitInflight(t *testing.T, state string, want int64) {
 	t.Fatalf("daemon never had %d requests in flight (status %v, %v)", want, st, err)
 }
 
+// A call past its timeout is stopped in the daemon too: a cluster-mode
+// plan held by the API server (heldCluster) for as long as the test
+// wants ends at the module's timeout, and the daemon drops it.
 func TestTimeoutCancelsTheDaemonsWork(t *testing.T) {
 	state := stateDir(t)
-	args := planArgs(hugeDir(t), state)
+	kubeconfig, _ := heldCluster(t)
+	args := heldPlan(state, kubeconfig)
 	args["timeout"] = 2
 	res, code := runModule(t, args)
 	if code == 0 || !strings.Contains(res["msg"].(string), "did not finish within the timeout") {
 		t.Fatalf("code %d msg %v; want the timeout named", code, res["msg"])
 	}
-	waitInflight(t, state, 0) // the daemon stopped reading (the read itself would take hours)
+	waitInflight(t, state, 0) // the daemon stopped the held request
 }
 
 func TestInterruptedModuleCancelsTheDaemonsWork(t *testing.T) {
 	state := stateDir(t)
 	runModule(t, planArgs(exampleDir, state)) // start the daemon first
-	cmd := moduleCommand(t, moduleBin, planArgs(hugeDir(t), state))
+	kubeconfig, _ := heldCluster(t)
+	cmd := moduleCommand(t, moduleBin, heldPlan(state, kubeconfig))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -390,24 +378,39 @@ func TestInterruptedModuleCancelsTheDaemonsWork(t *testing.T) {
 	waitInflight(t, state, 0)
 }
 
+// A daemon killed mid-call is asked again once (TestACallInFlightWhen-
+// TheDaemonIsKilledIsAskedAgain); when the fresh daemon is killed too,
+// the call fails naming it, and the next call starts another.
 func TestDaemonKilledMidCall(t *testing.T) {
 	state := stateDir(t)
 	runModule(t, planArgs(exampleDir, state))
-	s, err := lifecycle.ReadState(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := moduleCommand(t, moduleBin, planArgs(hugeDir(t), state))
+	kubeconfig, _ := heldCluster(t)
+	cmd := moduleCommand(t, moduleBin, heldPlan(state, kubeconfig))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitInflight(t, state, 1)
-	if err := syscall.Kill(s.Pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	var pid int
+	for range 2 {
+		s, err := lifecycle.ReadState(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Pid == pid {
+			t.Fatalf("no fresh daemon took the call after pid %d was killed", pid)
+		}
+		pid = s.Pid
+		waitInflight(t, state, 1)
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(func() bool {
+			s, err := lifecycle.ReadState(state)
+			return err == nil && s.Pid != pid || !lifecycle.Alive(cmd.Process.Pid)
+		})
 	}
 	res, code := finish(t, cmd)
-	if code == 0 || !strings.Contains(res["msg"].(string), fmt.Sprintf("daemon (pid %d) stopped answering", s.Pid)) || !strings.Contains(res["msg"].(string), "the next call starts a fresh daemon") {
-		t.Fatalf("code %d msg %v; want the dead daemon named", code, res["msg"])
+	if code == 0 || !strings.Contains(res["msg"].(string), fmt.Sprintf("daemon (pid %d) stopped answering", pid)) || !strings.Contains(res["msg"].(string), "the next call starts a fresh daemon") {
+		t.Fatalf("code %d msg %v; want the second dead daemon, pid %d, named", code, res["msg"], pid)
 	}
 	nextArgs := planArgs(exampleDir, state)
 	nextArgs["integrity"] = "fail" // a question not asked before: the kept plan cannot answer it
@@ -415,8 +418,8 @@ func TestDaemonKilledMidCall(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("next call failed: %v", next["msg"])
 	}
-	if pid, started := daemonPid(t, next); !started || pid == s.Pid {
-		t.Errorf("next call reached pid %d (started %v); want a fresh daemon", pid, started)
+	if got, started := daemonPid(t, next); !started || got == pid {
+		t.Errorf("next call reached pid %d (started %v); want a fresh daemon", got, started)
 	}
 }
 

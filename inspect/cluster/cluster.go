@@ -21,6 +21,7 @@ import (
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -119,8 +120,15 @@ func (cl *Clients) Snapshot(ctx context.Context) (*facts.Cluster, error) {
 		}
 		return fmt.Errorf("cluster %s: listing %s: %w", name, what, err)
 	}
-	v, err := kc.Discovery().ServerVersion()
+	// GET /version as Discovery().ServerVersion() asks it, but within
+	// ctx: a server that stalls holds the request no longer than the
+	// caller's timeout.
+	body, err := kc.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
 	if err != nil {
+		return nil, fmt.Errorf("cluster %s: reading the server version: %w", name, err)
+	}
+	var v version.Info
+	if err := json.Unmarshal(body, &v); err != nil {
 		return nil, fmt.Errorf("cluster %s: reading the server version: %w", name, err)
 	}
 	c.KubernetesVersion = v.GitVersion
