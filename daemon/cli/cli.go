@@ -370,8 +370,8 @@ func newVerifyPlan() *cobra.Command {
 		Short: "Check a saved plan against its directory and the cluster now",
 		Long: "Replays a plan saved with plan --save-to: plans DIR (default: the directory the\n" +
 			"plan was saved for) with the saved options, except the flags given here, and\n" +
-			"prints the saved plan exactly as saved when nothing it was made from moved\n" +
-			"(as text: after a line saying the saved plan holds).\n" +
+			"when nothing it was made from moved prints the plan made now, whose decisions\n" +
+			"are the saved ones (as text: after a line saying the saved plan holds).\n" +
 			"Exits 1 when it is stale, naming every difference (kind stale): an archive\n" +
 			"replaced, added or removed, an installed package changed, an option that\n" +
 			"differs, another planner release.",

@@ -123,7 +123,7 @@ type Request struct {
 // plan, the caller reads and writes the file.
 type Saved struct {
 	SaveTo   string `json:"save_to,omitempty" type:"path" help:"Also write the plan to this file as a saved plan (the result, every archive's path, size and sha256, the options, the planner's release, the cluster snapshot it assumed) for review and a later replay with plan_file. Replaced whole, and only when its content changes. Not written when no plan is possible."`
-	PlanFile string `json:"plan_file,omitempty" type:"path" help:"Replay a saved plan: check it against the directory and the cluster now, and return it exactly as saved, or fail naming every difference (an archive replaced, added or removed, an installed package changed, an option that differs, another planner release). Options not given are the saved ones."`
+	PlanFile string `json:"plan_file,omitempty" type:"path" help:"Replay a saved plan: check it against the directory and the cluster now, and answer with the plan made now, whose decisions are the saved ones (never the file's bytes), or fail naming every difference (an archive replaced, added or removed, an installed package changed, an option that differs, another planner release). Options not given are the saved ones."`
 }
 
 // Kind is the type of an option's value.
