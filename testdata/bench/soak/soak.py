@@ -11,8 +11,8 @@ DURATION seconds:
 - failures of every kind it can make offline: a cycle, a missing
   requirement, an ambiguous group, a malformed document, a version
   conflict (newest_only), a policy refusal, a signature by another key, a
-  tampered saved plan, an empty directory page, a directory that is not
-  there;
+  tampered saved plan, a directory that is not there;
+- the page of an empty directory (an empty plan);
 - cancelled calls: a plan whose module is sent SIGTERM shortly after it
   starts, and a plan whose module is killed outright.
 
@@ -133,7 +133,7 @@ def setup():
         "fail: policy, page": lambda: plan(path=os.path.join(BUNDLES, "catalog"), policy=policy, report_html=page()),
         "fail: signature": lambda: plan(path=os.path.join(BUNDLES, "signed"), public_key=other),
         "fail: stale": lambda: plan(path=EXAMPLE, plan_file=tampered),
-        "fail: empty, page": lambda: plan(path=empty, report_html=page()),
+        "empty, page": lambda: plan(path=empty, report_html=page()),  # an empty plan: no failure
         "fail: no directory": lambda: plan(path=os.path.join(WORK, "absent")),
         "signed": lambda: plan(path=os.path.join(BUNDLES, "signed"), public_key=key),
     }
