@@ -9,28 +9,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
+
 	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 )
 
 func TestLoadSnapshotRefusesAFIFOAtOnce(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "state.json")
-	if err := syscall.Mkfifo(p, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
+	p := privdirtest.FIFO(t, "state.json")
+	privdirtest.RefusedAtOnce(t, p, privdir.ErrNotRegular, func() error {
 		_, err := cluster.LoadSnapshot(p)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if !errors.Is(err, privdir.ErrNotRegular) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "FIFO") {
-			t.Fatalf("err = %v, want a refusal naming %s as a FIFO", err, p)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("LoadSnapshot still blocked on a FIFO after 5 s")
-	}
+		return err
+	})
 }
 
 func TestLoadSnapshotRefusesASparseGiantUnread(t *testing.T) {

@@ -7,10 +7,12 @@
 package privdirtest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,4 +157,33 @@ func (u *User) TestBinary(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// FIFO makes a FIFO named name in a temporary directory of t and returns
+// its path.
+func FIFO(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// RefusedAtOnce calls read, which must refuse the FIFO at path without
+// opening it for reading: the test fails when read has not returned
+// within 5 s (it blocked), or returned anything but want (privdir's
+// ErrNotRegular) naming path as a FIFO.
+func RefusedAtOnce(t testing.TB, path string, want error, read func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- read() }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, want) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "FIFO") {
+			t.Fatalf("err = %v, want a refusal naming %s as a FIFO", err, path)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("still blocked on the FIFO %s after 5 s", path)
+	}
 }
