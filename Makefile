@@ -37,12 +37,12 @@ bin/testcluster: FORCE
 	$(GO) build -o $@ ./inspect/cluster/clustertest/testcluster
 
 bin/zarf-planner: FORCE
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./daemon
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/zarf-planner
 
 # The chart renderer: Helm's templates run in its processes, which the
 # daemon bounds and kills (inspect/claims/renderproc).
 bin/zarf-planner-render: FORCE
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./renderer
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/zarf-planner-render
 
 # One module binary for every module: it learns which module it is from
 # Ansible's arguments (or ZARF_PLANNER_MODULE).
@@ -65,10 +65,10 @@ DIST_BINARIES := $(foreach p,$(PLATFORMS),$(DIST)/$(p)/zarf-planner $(DIST)/$(p)
 dist: $(DIST_BINARIES)
 
 $(DIST)/%/zarf-planner: FORCE
-	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./daemon
+	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/zarf-planner
 
 $(DIST)/%/zarf-planner-render: FORCE
-	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./renderer
+	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/zarf-planner-render
 
 $(DIST)/%/zarf_planner_module: FORCE
 	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./module
@@ -214,9 +214,9 @@ test-go: build install-collection venv-oldest
 # long run, every target for that long.
 FUZZTIME ?=
 FUZZ_TARGETS := ./inspect:FuzzReadStream:200x ./inspect:FuzzSplitReader:150x ./inspect:FuzzFrames:100000x ./inspect/claims:FuzzManifest:3000x \
-	./planner/facts:FuzzDecode:8000x ./cache:FuzzDecodeEntry:5000x ./planner:FuzzRenderers:25000x ./daemon/cli:FuzzRenderText:600x \
-	./daemon/report:FuzzPlanPage:50x ./savedplan:FuzzDecode:20000x ./planner/policy:FuzzDecode:20000x \
-	./daemon/server:FuzzRequestDecoding:5000x ./daemon/cli:FuzzRenderDocument:2000x
+	./planner/facts:FuzzDecode:8000x ./cache:FuzzDecodeEntry:5000x ./planner:FuzzRenderers:25000x ./cli:FuzzRenderText:600x \
+	./render:FuzzPlanPage:50x ./savedplan:FuzzDecode:20000x ./planner/policy:FuzzDecode:20000x \
+	./daemon/server:FuzzRequestDecoding:5000x ./cli:FuzzRenderDocument:2000x
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$${rest#*:}; \
@@ -321,14 +321,14 @@ bench-collection: collection
 # The plan page of a 200-package synthetic plan: time and size, against
 # the contract document of the same plan. Results: docs/benchmarks.md.
 bench-report:
-	$(GO) test ./daemon/report -run '^$$' -bench PlanPage200 -benchmem -count 5
+	$(GO) test ./render -run '^$$' -bench PlanPage200 -benchmem -count 5
 
 # The screenshots (and pages) of the example bundle's plan and of the
 # cycle fixture's failure in docs/report, taken by headless chromium
 # (make host-deps installs it) in the browser test.
 docs-screenshots:
 	@mkdir -p docs/report
-	$(GO) test ./daemon/report -count=1 -run '^TestPagesInABrowser$$' -args -screenshots=$(CURDIR)/docs/report
+	$(GO) test ./render -count=1 -run '^TestPagesInABrowser$$' -args -screenshots=$(CURDIR)/docs/report
 
 # Cold archive inspection (cache off, its own cache and state directories)
 # against zstd -dc of the same bytes (CPU and wall, GOMAXPROCS=1 and every
@@ -350,12 +350,12 @@ bench-cache: tools build
 bench-catalog: build
 	python3 testdata/bench/catalog/bench.py
 
-# Regenerate the gRPC contract from daemon/contract/plannerpb/planner.proto.
+# Regenerate the gRPC contract from contract/plannerpb/planner.proto.
 proto:
 	@mkdir -p $(TOOLS)
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
-	cd daemon/contract/plannerpb && PATH=$(TOOLS):$$PATH protoc --go_out=. --go_opt=paths=source_relative \
+	cd contract/plannerpb && PATH=$(TOOLS):$$PATH protoc --go_out=. --go_opt=paths=source_relative \
 		--go-grpc_out=. --go-grpc_opt=paths=source_relative planner.proto
 
 clean:

@@ -32,9 +32,9 @@ import (
 	badgeroptions "github.com/dgraph-io/badger/v4/options"
 
 	"github.com/colonel-byte/zarf-planner/cache/kept"
-	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
 // Schema is the shape of the values this version writes. Opening a cache

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/colonel-byte/zarf-planner/cache/kept"
-	"github.com/colonel-byte/zarf-planner/cache/privdir"
+	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
 // claimed is a cache directory checked, resolved and locked by this

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
+	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 )
 
 const otherUser = "zp-test-cache"

@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
-	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
 // FileNote is a file of the directory that is not planned from, with why.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colonel-byte/zarf-planner/cache/privdir"
-	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
+	"github.com/colonel-byte/zarf-planner/privdir"
+	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 )
 
 // readDirWithin runs ReadDir on dir and fails the test when it has not

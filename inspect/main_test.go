@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
+	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 )
 
 // TestMain installs the real chart renderer beside the test binary, where

@@ -22,11 +22,11 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
-	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
+	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
 
@@ -63,8 +63,8 @@ func TestMain(m *testing.M) {
 		otherDaemonBin = filepath.Join(tmp, "other", "zarf-planner")
 		other := "-ldflags=-X github.com/colonel-byte/zarf-planner/buildinfo.ID=other-build -X github.com/colonel-byte/zarf-planner/buildinfo.Version=0.1.0"
 		// Each daemon's chart renderer beside it, where it looks.
-		renderers := [][]string{{filepath.Join(tmp, renderproc.Binary), "../renderer"}, {filepath.Join(tmp, "other", renderproc.Binary), "../renderer", other}}
-		for _, b := range append([][]string{{moduleBin, "."}, {daemonBin, "../daemon"}, {otherModuleBin, ".", other}, {otherDaemonBin, "../daemon", other}}, renderers...) {
+		renderers := [][]string{{filepath.Join(tmp, renderproc.Binary), "../cmd/zarf-planner-render"}, {filepath.Join(tmp, "other", renderproc.Binary), "../cmd/zarf-planner-render", other}}
+		for _, b := range append([][]string{{moduleBin, "."}, {daemonBin, "../cmd/zarf-planner"}, {otherModuleBin, ".", other}, {otherDaemonBin, "../cmd/zarf-planner", other}}, renderers...) {
 			args := append([]string{"build", "-o", b[0]}, b[2:]...)
 			if out, err := exec.Command("go", append(args, b[1])...).CombinedOutput(); err != nil {
 				fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b[1], err, out)

@@ -29,7 +29,7 @@ func faultDaemon(t *testing.T) string {
 			return
 		}
 		faultBin = filepath.Join(dir, "zarf-planner")
-		for _, b := range [][]string{{faultBin, "../daemon", "-tags=zpfault"}, {filepath.Join(dir, renderproc.Binary), "../renderer"}} {
+		for _, b := range [][]string{{faultBin, "../cmd/zarf-planner", "-tags=zpfault"}, {filepath.Join(dir, renderproc.Binary), "../cmd/zarf-planner-render"}} {
 			args := append([]string{"build", "-o", b[0]}, b[2:]...)
 			if out, err := exec.Command("go", append(args, b[1])...).CombinedOutput(); err != nil {
 				faultErr = &buildError{b[1], err, out}

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
+	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 )
 
 // The tests of this file act as another local user would: they run as

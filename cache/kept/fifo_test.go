@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
 // TestPlanKeyRefusesAFIFOAtOnce: keying a question reads its policy and

@@ -31,9 +31,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/inspect/stamp"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
 // EnvDir overrides the default cache directory.

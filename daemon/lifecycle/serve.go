@@ -24,9 +24,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
-	"github.com/colonel-byte/zarf-planner/cache/privdir"
-	"github.com/colonel-byte/zarf-planner/daemon/contract"
-	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
 // Draining is the message of the UNAVAILABLE answer a draining daemon gives

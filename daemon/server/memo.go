@@ -13,9 +13,9 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
-	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/service"
 )
 
 // Memo remembers rendered plan documents, so a daemon asked the same
@@ -104,7 +104,7 @@ func (m *Memo) plan(ctx context.Context, req service.Request, byStamp bool) (*Pl
 		return nil, err
 	}
 	if early != nil {
-		return render(early)
+		return encodePlanned(early)
 	}
 	if m == nil || read.Request.Options.Mode == options.ModeCluster {
 		return renderRead(read)
@@ -247,14 +247,14 @@ func (m *Memo) Stats() (hits, misses uint64) {
 func (m *Memo) StoredHits() uint64 { return m.stored.Load() }
 
 func renderRead(read *service.Prepared) (*Planned, error) {
-	p, err := render(read.Decide())
+	p, err := encodePlanned(read.Decide())
 	if p != nil {
 		p.Read = read
 	}
 	return p, err
 }
 
-func render(res *service.Result) (*Planned, error) {
+func encodePlanned(res *service.Result) (*Planned, error) {
 	b, err := res.JSON()
 	if err != nil {
 		return nil, fmt.Errorf("rendering the plan: %w", err)

@@ -9,11 +9,11 @@ import (
 	"slices"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
-	"github.com/colonel-byte/zarf-planner/daemon/service"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/savedplan"
+	"github.com/colonel-byte/zarf-planner/service"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
@@ -126,7 +126,7 @@ func stale(p *Planned, diffs []string) (*Planned, error) {
 	if p.Read != nil {
 		res.Ignored = p.Read.Directory.Ignored
 	}
-	out, err := render(res)
+	out, err := encodePlanned(res)
 	if err != nil {
 		return nil, err
 	}

@@ -20,16 +20,16 @@ import (
 	"github.com/colonel-byte/zarf-planner/barrier"
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache"
-	"github.com/colonel-byte/zarf-planner/daemon/contract"
-	"github.com/colonel-byte/zarf-planner/daemon/contract/plannerpb"
-	"github.com/colonel-byte/zarf-planner/daemon/report"
-	"github.com/colonel-byte/zarf-planner/daemon/service"
+	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/render"
+	"github.com/colonel-byte/zarf-planner/service"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
@@ -328,7 +328,7 @@ func (d *Server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planner
 }
 
 // withPage adds to resp the page of its document when req asks for one
-// (report.Plan): drawn from the document itself, so a remembered plan
+// (render.Plan): drawn from the document itself, so a remembered plan
 // gives the page a fresh one would. The time is the caller's when given,
 // else now.
 func withPage(req *plannerpb.PlanRequest, o options.Request, resp *plannerpb.PlanResponse) (*plannerpb.PlanResponse, error) {
@@ -343,8 +343,8 @@ func withPage(req *plannerpb.PlanRequest, o options.Request, resp *plannerpb.Pla
 	if t := req.GetTimeUnix(); t != 0 {
 		when = time.Unix(t, 0)
 	}
-	page, err := report.Plan(res, report.PlanInput{
-		Directory: req.GetPath(), Options: report.Settings(o), Time: when, Producer: "zarf-planner " + buildinfo.Version,
+	page, err := render.Plan(res, render.PlanInput{
+		Directory: req.GetPath(), Options: render.Settings(o), Time: when, Producer: "zarf-planner " + buildinfo.Version,
 	})
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%v", err)

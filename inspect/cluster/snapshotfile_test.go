@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
+	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 
-	"github.com/colonel-byte/zarf-planner/cache/privdir"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
 func TestLoadSnapshotRefusesAFIFOAtOnce(t *testing.T) {

@@ -3,8 +3,8 @@ package signature_test
 import (
 	"testing"
 
-	"github.com/colonel-byte/zarf-planner/cache/privdir"
-	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
+	"github.com/colonel-byte/zarf-planner/privdir"
+	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
 )

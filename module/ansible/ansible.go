@@ -20,7 +20,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/colonel-byte/zarf-planner/cache/privdir"
+	"github.com/colonel-byte/zarf-planner/privdir"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 

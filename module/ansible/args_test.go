@@ -3,8 +3,8 @@ package ansible
 import (
 	"testing"
 
-	"github.com/colonel-byte/zarf-planner/cache/privdir"
-	"github.com/colonel-byte/zarf-planner/cache/privdir/privdirtest"
+	"github.com/colonel-byte/zarf-planner/privdir"
+	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 )
 
 func TestReadArgsRefusesAFIFOAtOnce(t *testing.T) {

@@ -18,8 +18,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/colonel-byte/zarf-planner/daemon/report"
 	"github.com/colonel-byte/zarf-planner/planner"
+	"github.com/colonel-byte/zarf-planner/render"
 )
 
 // Fixture is one failing plan: the directory and the options (by their
@@ -184,7 +184,7 @@ func CheckPage(t *testing.T, what, page string, problems []planner.Problem) {
 		t.Errorf("%s does not say there is no plan", what)
 	}
 	for _, p := range problems {
-		li := `<span class="badge">` + Escape(t, p.Kind) + `</span>` + Escape(t, report.Visible(p.Message))
+		li := `<span class="badge">` + Escape(t, p.Kind) + `</span>` + Escape(t, render.Visible(p.Message))
 		if !strings.Contains(page, li) {
 			t.Errorf("%s does not list %q", what, li)
 		}

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 	renderer = filepath.Join(dir, renderproc.Binary)
 	otherBuild = filepath.Join(dir, "other", renderproc.Binary)
 	for path, flags := range map[string]string{renderer: "", otherBuild: "-X github.com/colonel-byte/zarf-planner/buildinfo.ID=other-build"} {
-		out, err := exec.Command("go", "build", "-ldflags", flags, "-o", path, "github.com/colonel-byte/zarf-planner/renderer").CombinedOutput()
+		out, err := exec.Command("go", "build", "-ldflags", flags, "-o", path, "github.com/colonel-byte/zarf-planner/cmd/zarf-planner-render").CombinedOutput()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "building the renderer: %v\n%s", err, out)
 			os.Exit(1)

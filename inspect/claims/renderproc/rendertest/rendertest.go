@@ -28,7 +28,7 @@ func Install() error {
 	if exe, err = filepath.EvalSymlinks(exe); err != nil {
 		return err
 	}
-	out, err := exec.Command("go", "build", "-o", filepath.Join(filepath.Dir(exe), renderproc.Binary), "github.com/colonel-byte/zarf-planner/renderer").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", filepath.Join(filepath.Dir(exe), renderproc.Binary), "github.com/colonel-byte/zarf-planner/cmd/zarf-planner-render").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("building the chart renderer: %v\n%s", err, out)
 	}

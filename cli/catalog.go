@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/colonel-byte/zarf-planner/buildinfo"
+	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/render"
+	"github.com/colonel-byte/zarf-planner/service"
+	"github.com/colonel-byte/zarf-planner/strictjson"
+)
+
+// newCatalog is `zarf-planner catalog DIR`: what each package of a
+// directory is, ships and claims, from the same read (and cache) as a plan.
+func newCatalog() *cobra.Command {
+	var output, stateDir string
+	var o options.Cache
+	var read options.Read
+	cmd := &cobra.Command{
+		Use:   "catalog DIR",
+		Short: "Describe every package of a directory: metadata, components, and the claims its contents make on a cluster",
+		Long: `Describe every package of a directory: name, version, architecture, flavor,
+description, size, signature, components (required or optional) with their
+images, charts and manifests, what it declares it provides and requires,
+and the claims collected from its contents: CRDs it ships, namespaces it
+creates or writes to, cluster-scoped objects, RBAC granted cluster-wide
+and the registries of its images. A declared provides.crds the package
+does not ship, or a shipped CRD it does not declare, is a warning. With
+--public-key, each signature is checked with that key: the catalog says
+who signed what.`,
+		Args: exactArgs(1, "one directory"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(catalogOutputs, output) {
+				return &UsageError{fmt.Errorf("-o must be %s, not %q", oneOf(catalogOutputs), output)}
+			}
+			if err := checkDir(args[0], "DIR"); err != nil {
+				return err
+			}
+			abs, err := filepath.Abs(args[0])
+			if err != nil {
+				return err
+			}
+			b, err := openBackend(cmd, stateDir)
+			if err != nil {
+				return err
+			}
+			defer b.close()
+			resp, err := b.Inspect(cmd.Context(), &plannerpb.InspectRequest{Path: abs, CacheDir: absPath(o.CacheDir), UseCache: o.UseCache, Catalog: true, PublicKey: absPath(read.PublicKey)})
+			if err != nil {
+				return fmt.Errorf("cataloguing in %s: %w", b.who, err)
+			}
+			w := cmd.OutOrStdout()
+			if done, err := writeDoc(w, output, resp.GetResult()); done {
+				return err
+			}
+			var c service.Catalog
+			if err := strictjson.Unmarshal("the catalog", resp.GetResult(), &c); err != nil {
+				return err
+			}
+			switch output {
+			case "markdown":
+				return service.CatalogMarkdown(w, &c)
+			case "html":
+				at, err := contract.CallerTime()
+				if err != nil {
+					return err
+				}
+				page, err := render.Catalog(&c, time.Unix(at, 0), "zarf-planner "+buildinfo.Version)
+				if err != nil {
+					return err
+				}
+				_, err = w.Write(page)
+				return err
+			}
+			return service.CatalogTable(w, &c)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", catalogOutputs[0], "output format: "+oneOf(catalogOutputs)+" (html: one self-contained page, in the plan page's style)")
+	options.SetDefaults(&o)
+	bind(cmd.Flags(), &o)
+	bind(cmd.Flags(), &read, "public_key")
+	registerStateDir(cmd, &stateDir)
+	return cmd
+}

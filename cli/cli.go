@@ -1,0 +1,127 @@
+// Package cli is the zarf-planner command line: `serve` runs the daemon the
+// Ansible modules talk to, and the human commands (`plan`, ...) work in
+// process. Exit codes: 0 success, 1 no plan possible or a runtime failure,
+// 2 a usage error.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/colonel-byte/zarf-planner/buildinfo"
+	"github.com/colonel-byte/zarf-planner/contract"
+)
+
+// Exit codes.
+const (
+	ExitOK     = 0
+	ExitFailed = 1
+	ExitUsage  = 2
+)
+
+// UsageError is a mistake in the command line.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// errNoPlan reports that the plan failed after its document was printed.
+var errNoPlan = errors.New("no plan is possible")
+
+// Run executes the command line and returns the process exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	noteAliases(cmd, stderr)
+	var ue *UsageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, errNoPlan):
+		return ExitFailed
+	case errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag"):
+		fmt.Fprintf(stderr, "zarf-planner: %v\nRun 'zarf-planner --help' for usage.\n", err)
+		return ExitUsage
+	default:
+		fmt.Fprintf(stderr, "zarf-planner: %v\n", err)
+		return ExitFailed
+	}
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "zarf-planner",
+		Short:         "Plan the deployment order of a directory of Zarf packages",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
+	root.Version = versionLine()
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.AddCommand(newInspect(), newCatalog(), newPlan(), newVerifyPlan(), newDeployReport(), newWhy(), newGraph(), newSnapshot(), newKubeconfig(), newWait(), newCache(), newServe(), newDaemon(), newVersion())
+	return root
+}
+
+// versionLine names this binary's release, build and platform.
+func versionLine() string {
+	return fmt.Sprintf("zarf-planner %s (build %s, protocol %d, %s/%s)", buildinfo.Version, buildinfo.ID, contract.ProtocolVersion, runtime.GOOS, runtime.GOARCH)
+}
+
+func newVersion() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the release, build and platform of this binary",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintln(cmd.OutOrStdout(), versionLine())
+			return nil
+		},
+	}
+}
+
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return &UsageError{fmt.Errorf("expected %s, got %d arguments", what, len(args))}
+		}
+		return nil
+	}
+}
+
+// checkDir makes a directory argument (what, for the message) that names
+// nothing, or names what is not a directory, a usage error (exit 2):
+// nothing was planned. Anything else, a directory it may not read, is the
+// plan's to report.
+func checkDir(dir, what string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &UsageError{fmt.Errorf("%s %s: no such directory", what, dir)}
+	case err == nil && !fi.IsDir():
+		return &UsageError{fmt.Errorf("%s %s is not a directory", what, dir)}
+	}
+	return nil
+}
+
+// absPath makes a path the user gave absolute ("" stays "").
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}

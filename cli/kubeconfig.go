@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/privdir"
+)
+
+func newKubeconfig() *cobra.Command {
+	var kube options.Cluster
+	var output string
+	cmd := &cobra.Command{
+		Use:   "kubeconfig --output FILE",
+		Short: "Write a kubeconfig for one context alone, for tools that take no context (zarf)",
+		Long: "Writes a new file (mode 0600; it must not exist) holding only the cluster, user and\n" +
+			"context that --context names (default: the current one), made current, with every\n" +
+			"certificate and key file read in. zarf has no context flag: given this file as\n" +
+			"KUBECONFIG, it deploys to the cluster the planner and the barriers read.",
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output == "" {
+				return &UsageError{errors.New("--output is required: the file to write (it holds credentials, so never stdout)")}
+			}
+			b, name, err := cluster.Kube{Kubeconfig: contract.CallerKubeconfig(kube.Kubeconfig), Context: contract.CallerContext(kube.Context)}.Pinned()
+			if err != nil {
+				return err
+			}
+			// Created relative to its checked directory (privdir.OpenOutput:
+			// no symlink another user could have placed is followed on the
+			// way), O_EXCL|O_NOFOLLOW: nothing there already, a link
+			// included, is written through.
+			dir, err := privdir.OpenOutput(filepath.Dir(output))
+			if err != nil {
+				return fmt.Errorf("writing the kubeconfig of context %q to %s (--output): its directory: %w", name, output, err)
+			}
+			f, err := dir.Create(filepath.Base(output), 0o600)
+			dir.Close()
+			if err != nil {
+				return fmt.Errorf("writing the kubeconfig of context %q (--output): %w", name, err)
+			}
+			if _, err := f.Write(b); err != nil {
+				_ = f.Close()
+				return fmt.Errorf("writing %s: %w", output, err)
+			}
+			return f.Close()
+		},
+	}
+	bind(cmd.Flags(), &kube)
+	cmd.Flags().StringVar(&output, "output", "", "the file to write (created, mode 0600)")
+	return cmd
+}

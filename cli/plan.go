@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func newPlan() *cobra.Command {
+	var output string
+	var flags planFlags
+	cmd := &cobra.Command{
+		Use:   "plan DIR",
+		Short: "Plan a directory of Zarf package archives (in process)",
+		Long: "Reads every archive in DIR, resolves their PackagePrerequisites and prints the\n" +
+			"ordered zarf_packages_to_deploy. Exits 1 when no plan is possible, printing\n" +
+			"failed, msg and errors (with -o html: the page, the failure drawn).",
+		Args: exactArgs(1, "one directory"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkDir(args[0], "DIR"); err != nil {
+				return err
+			}
+			return flags.print(cmd, args[0], output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", outputHelp)
+	flags.register(cmd)
+	return cmd
+}
+
+// The formats each command prints, as its flag's check and help say them.
+var (
+	// planOutputs are -o of plan and verify-plan.
+	planOutputs = []string{"json", "yaml", "text", "html"}
+	// catalogOutputs are -o of catalog.
+	catalogOutputs = []string{"table", "json", "yaml", "markdown", "html"}
+	// graphFormats are --format of graph.
+	graphFormats = []string{"mermaid", "dot"}
+)
+
+// oneOf says a list of formats as a sentence does: "a, b or c".
+func oneOf(list []string) string {
+	if len(list) < 2 {
+		return strings.Join(list, "")
+	}
+	return strings.Join(list[:len(list)-1], ", ") + " or " + list[len(list)-1]
+}
+
+// outputHelp describes -o of the commands that print a plan.
+var outputHelp = "output format: " + oneOf(planOutputs) + " (html: one self-contained page: the graph drawn, every package's details; the time it states is SOURCE_DATE_EPOCH when set)"
+
+// print plans dir and prints the result as output asks; no plan is
+// errNoPlan.
+func (f *planFlags) print(cmd *cobra.Command, dir, output string) error {
+	if !slices.Contains(planOutputs, output) {
+		return &UsageError{fmt.Errorf("-o must be %s, not %q", oneOf(planOutputs), output)}
+	}
+	res, raw, page, err := f.planPage(cmd, dir, output == "yaml" || output == "text", output == "html")
+	if err != nil {
+		return err
+	}
+	if output == "text" && f.verified != "" && !res.Failed {
+		printf(cmd.OutOrStdout(), "the saved plan holds: %s replays against %s to the plan it saved; nothing it was made from moved\n", f.verified, dir)
+	}
+	switch output {
+	case "json":
+		_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", raw)
+	case "html":
+		_, err = cmd.OutOrStdout().Write(page)
+	default:
+		err = printResult(cmd.OutOrStdout(), output, res)
+	}
+	if err != nil {
+		return err
+	}
+	if res.Failed {
+		return errNoPlan
+	}
+	return nil
+}

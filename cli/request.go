@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/colonel-byte/zarf-planner/cache"
+	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
+	"github.com/colonel-byte/zarf-planner/daemon/server"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/service"
+)
+
+// planFlags are the options every planning command takes: every declared
+// plan option (package options), and where to look for a daemon.
+type planFlags struct {
+	opts     options.Request
+	stateDir string
+	// verified is the saved plan verify-plan replays (its text output
+	// says first that it holds).
+	verified string
+}
+
+func (f *planFlags) register(cmd *cobra.Command) {
+	f.opts = options.Defaults()
+	bind(cmd.Flags(), &f.opts)
+	registerStateDir(cmd, &f.stateDir)
+}
+
+func registerStateDir(cmd *cobra.Command, dir *string) {
+	cmd.Flags().StringVar(dir, "state-dir", "", "daemon state directory to look for a running daemon in (env "+lifecycle.EnvStateDir+")")
+}
+
+// request is the wire request of a plan of dir with the flags given. A
+// replay (--plan-file) takes the saved options for every flag not given.
+func (f *planFlags) request(cmd *cobra.Command, dir string) (*plannerpb.PlanRequest, error) {
+	if err := options.Check(&f.opts, options.CLICaller); err != nil {
+		return nil, &UsageError{err}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	o := f.opts
+	if err := contract.Resolve(&o); err != nil {
+		return nil, err
+	}
+	saved, err := contract.Replay(&o, func(name string) bool { return flagGiven(cmd, name) })
+	if err != nil {
+		if flagGiven(cmd, "plan_file") {
+			err = fmt.Errorf("--plan-file: %w", err)
+		}
+		return nil, err
+	}
+	if err := contract.Resolve(&o); err != nil { // the saved mode may be cluster
+		return nil, err
+	}
+	save := o.SaveTo != ""
+	// The files the CLI reads and writes itself are not the daemon's.
+	o.Saved, o.Output = options.Saved{}, options.Output{}
+	b, err := contract.EncodeOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	return &plannerpb.PlanRequest{Path: abs, Options: b, Caller: string(options.CLICaller), SavedPlan: saved, Save: save}, nil
+}
+
+// flagGiven says whether the command line gives the declared option name
+// (under its flag or a former spelling).
+func flagGiven(cmd *cobra.Command, name string) bool {
+	o, ok := options.Find(options.Request{}, name)
+	if !ok {
+		return false
+	}
+	for _, n := range append([]string{o.Flag()}, o.Aliases...) {
+		if f := cmd.Flags().Lookup(n); f != nil && f.Changed {
+			return true
+		}
+	}
+	if o.NegatedAlias != "" {
+		if f := cmd.Flags().Lookup(o.NegatedAlias); f != nil && f.Changed {
+			return true
+		}
+	}
+	return false
+}
+
+// plan plans dir. It returns the contract document as it came, and the
+// result decoded from it when decode is true (else only Failed is set).
+// When --report-html is given it writes the page there too.
+func (f *planFlags) plan(cmd *cobra.Command, dir string, decode bool) (*service.Result, []byte, error) {
+	res, raw, _, err := f.planPage(cmd, dir, decode, false)
+	return res, raw, err
+}
+
+// planPage is plan that also returns the page of the plan when page is
+// true (or --report-html is given).
+func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) (*service.Result, []byte, []byte, error) {
+	req, err := f.request(cmd, dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if page || f.opts.ReportHTML != "" {
+		if req.TimeUnix, err = contract.CallerTime(); err != nil {
+			return nil, nil, nil, &UsageError{err}
+		}
+		req.Html = true
+	}
+	b, err := openBackend(cmd, f.stateDir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer b.close()
+	resp, err := b.Plan(cmd.Context(), req)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("planning in %s: %w", b.who, err)
+	}
+	if to := absPath(f.opts.ReportHTML); to != "" {
+		if _, err := contract.WritePage(to, resp.GetHtml(), false); err != nil {
+			return nil, nil, nil, fmt.Errorf("--report-html %s: %w", f.opts.ReportHTML, err)
+		}
+	}
+	if to := absPath(f.opts.SaveTo); to != "" && resp.GetFailed() {
+		fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: no plan is possible, so none was saved to %s\n", to)
+	} else if to != "" && len(resp.GetSavedPlan()) > 0 {
+		changed, err := contract.WriteSaved(to, resp.GetSavedPlan(), false)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("--save-to: %w", err)
+		}
+		if changed {
+			fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: saved the plan to %s\n", to)
+		} else {
+			fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: %s already holds this plan\n", to)
+		}
+	}
+	if !decode {
+		return &service.Result{Failed: resp.GetFailed()}, resp.GetResult(), resp.GetHtml(), nil
+	}
+	res, err := service.DecodeResult("the daemon's result", resp.GetResult())
+	return res, resp.GetResult(), resp.GetHtml(), err
+}
+
+// backend answers the CLI's requests: the running daemon of the state
+// directory (with its caches and remembered plans), else a server in this
+// process. Either way the same server code answers, so the CLI gives the
+// same documents as the module.
+type backend struct {
+	contract.Planner
+	who   string // for messages: "the daemon (pid N)" or "this process"
+	close func() error
+}
+
+// openBackend attaches to a running daemon of this build, else starts a
+// server in this process (whose cache it opens itself, and says so when
+// another process holds it).
+func openBackend(cmd *cobra.Command, stateDir string) (*backend, error) {
+	actx, cancel := context.WithTimeout(cmd.Context(), 3*time.Second)
+	defer cancel()
+	conn, err := lifecycle.Attach(actx, stateDir)
+	if err == nil {
+		return &backend{Planner: conn.Planner, who: fmt.Sprintf("the daemon (pid %d)", conn.State.Pid), close: conn.Close}, nil
+	}
+	// A state directory others could change is a mistake to fix, not a
+	// reason to work without the daemon.
+	var refused *lifecycle.StateDirError
+	if errors.As(err, &refused) {
+		return nil, err
+	}
+	stderr := cmd.ErrOrStderr()
+	cacheDir, err := cache.DefaultDir()
+	if err != nil {
+		fmt.Fprintf(stderr, "zarf-planner: %v\n", err)
+	}
+	srv := server.New(server.Config{
+		DefaultCache: cacheDir,
+		Warn:         func(w string) { fmt.Fprintf(stderr, "zarf-planner: %s\n", w) },
+		Progress:     newProgress(stderr).update,
+	})
+	return &backend{Planner: srv, who: "this process", close: srv.Close}, nil
+}

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/service"
+)
+
+func printResult(w io.Writer, format string, res *service.Result) error {
+	b, err := res.JSON()
+	if err != nil {
+		return err
+	}
+	switch format {
+	case "json":
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case "yaml":
+		y, err := yaml.JSONToYAML(b)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(y)
+		return err
+	}
+	return renderText(w, res)
+}
+
+func renderText(w io.Writer, res *service.Result) error {
+	if res.Failed {
+		printf(w, "No plan is possible.\n")
+		if len(res.Errors) == 0 {
+			printf(w, "  %s\n", res.Msg)
+		}
+		for _, p := range res.Errors {
+			printf(w, "  [%s] %s\n", p.Kind, p.Message)
+		}
+		for _, warn := range res.Warnings {
+			printf(w, "warning: %s\n", warn)
+		}
+		return nil
+	}
+	p := res.Plan
+	printf(w, "Deploy %d packages in this order (plan %s):\n", len(p.Packages), short(p.PlanDigest))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #\tLEVEL\tPACKAGE\tVERSION\tACTION\tAFTER\tARCHIVE")
+	for i, it := range p.Packages {
+		after := strings.Join(it.After, ",")
+		if after == "" {
+			after = "-"
+		}
+		printf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\t%s\n", i+1, it.Level, it.Name, it.Version, it.Action, after, filepath.Base(it.Path))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, sk := range p.AlreadyInstalled {
+		printf(w, "already installed %s %s: %s\n", sk.Name, sk.Version, sk.Reason)
+	}
+	for _, ip := range p.InstalledNotInBundle {
+		printf(w, "installed on the cluster but not in the directory: %s %s (left as it is)\n", ip.Name, ip.Version)
+	}
+	for _, e := range p.Excluded {
+		printf(w, "excluded %s %s (%s): %s\n", e.Name, e.Version, filepath.Base(e.Path), e.Reason)
+	}
+	for _, warn := range p.Warnings {
+		printf(w, "warning: %s\n", warn)
+	}
+	for _, ig := range res.Ignored {
+		printf(w, "ignored %s: %s\n", filepath.Base(ig.Path), ig.Reason)
+	}
+	return nil
+}
+
+// printf is fmt.Fprintf for a line of text output: every string argument
+// (names, reasons and messages from archives) is made printable first, so
+// no value can add a line, a column or a terminal escape.
+func printf(w io.Writer, format string, args ...any) {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = facts.Printable(s)
+		}
+	}
+	fmt.Fprintf(w, format, args...)
+}
+
+func short(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/colonel-byte/zarf-planner/barrier"
+	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/strictjson"
+)
+
+func newWait() *cobra.Command {
+	var kube options.Cluster
+	var b barrier.Barrier
+	var fromJSON, stateDir string
+	var workloads []string
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "wait",
+		Short: "Wait until a plan item's barrier holds on a cluster (CRDs, storage classes, namespaces, package health)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if fromJSON != "" {
+				if err := strictjson.Unmarshal("--barrier", []byte(fromJSON), &b); err != nil {
+					return &UsageError{fmt.Errorf("--barrier is not a plan item's barrier JSON: %w", err)}
+				}
+			}
+			for _, w := range workloads {
+				parts := strings.Split(w, "/")
+				if len(parts) != 3 {
+					return &UsageError{fmt.Errorf("--workload %q is not KIND/NAMESPACE/NAME", w)}
+				}
+				b.Workloads = append(b.Workloads, barrier.Workload{Kind: parts[0], Namespace: parts[1], Name: parts[2]})
+			}
+			barrierJSON, err := json.Marshal(b)
+			if err != nil {
+				return err
+			}
+			be, err := openBackend(cmd, stateDir)
+			if err != nil {
+				return err
+			}
+			defer be.close()
+			resp, err := be.Wait(cmd.Context(), &plannerpb.WaitRequest{Barrier: barrierJSON, Kubeconfig: contract.CallerKubeconfig(kube.Kubeconfig), Context: contract.CallerContext(kube.Context), TimeoutSeconds: int64(timeout.Round(time.Second) / time.Second)})
+			if err != nil {
+				return fmt.Errorf("waiting in %s: %w", be.who, err)
+			}
+			var res struct {
+				barrier.Result
+				Msg string `json:"msg"`
+			}
+			if err := strictjson.UnmarshalPart("the barrier's result", resp.GetResult(), &res); err != nil {
+				return err
+			}
+			for _, c := range res.Checks {
+				mark := "ok     "
+				if !c.Ready {
+					mark = "waiting"
+				}
+				printf(cmd.OutOrStdout(), "%s %s %s: %s (%s)\n", mark, c.Kind, c.Name, c.State, c.Waited)
+			}
+			if resp.GetFailed() {
+				fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: %s\n", res.Msg)
+				return errNoPlan
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	bind(fl, &kube)
+	fl.StringSliceVar(&b.CRDs, "crd", nil, "CRD that must be Established (repeatable)")
+	fl.StringSliceVar(&b.StorageClasses, "storage-class", nil, "storage class that must exist, with its CSI driver (repeatable)")
+	fl.StringSliceVar(&b.Namespaces, "namespace", nil, "namespace that must be Active (repeatable)")
+	fl.StringVar(&b.Package, "package", "", "zarf package whose deployed state must be healthy")
+	fl.StringSliceVar(&b.OperatorConditions, "operator-condition", nil, "NAMESPACE/NAME of an OLM OperatorCondition whose Upgradeable must be True and current (repeatable)")
+	fl.StringSliceVar(&workloads, "workload", nil, "KIND/NAMESPACE/NAME of a Deployment, StatefulSet or DaemonSet that must be Current (repeatable)")
+	fl.StringVar(&fromJSON, "barrier", "", "a plan item's barrier as JSON (instead of the flags above)")
+	fl.DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait")
+	registerStateDir(cmd, &stateDir)
+	return cmd
+}

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/colonel-byte/zarf-planner/service"
+)
+
+func newWhy() *cobra.Command {
+	var flags planFlags
+	cmd := &cobra.Command{
+		Use:   "why NAME DIR",
+		Short: "Say why a package is planned, left out, or skipped",
+		Long: "Plans DIR as plan does and says why NAME is planned, left out or already\n" +
+			"installed. Exits 1 when no plan is possible (after saying which problems name\n" +
+			"NAME) or DIR holds no package NAME.",
+		Args: exactArgs(2, "a package name and a directory"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkDir(args[1], "DIR (the second argument)"); err != nil {
+				if fi, serr := os.Stat(args[0]); serr == nil && fi.IsDir() {
+					return &UsageError{fmt.Errorf("why takes NAME then DIR: %s is a directory and %s is not one; run why %s %s", args[0], args[1], args[1], args[0])}
+				}
+				return err
+			}
+			res, _, err := flags.plan(cmd, args[1], true)
+			if err != nil {
+				return err
+			}
+			lines, found := service.Why(res, args[0])
+			for _, l := range lines {
+				printf(cmd.OutOrStdout(), "%s\n", l)
+			}
+			if !found || res.Failed {
+				return errNoPlan // no plan: exit 1, as plan does, after the answer
+			}
+			return nil
+		},
+	}
+	flags.register(cmd)
+	return cmd
+}

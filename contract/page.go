@@ -1,0 +1,87 @@
+package contract
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/privdir"
+)
+
+// EnvSourceDateEpoch is the reproducible-builds variable a caller sets to
+// fix the time a page states, so the pages of one plan are byte-identical.
+const EnvSourceDateEpoch = "SOURCE_DATE_EPOCH"
+
+// CallerTime is the time a client sends with a request for a page
+// (PlanRequest.time_unix): SOURCE_DATE_EPOCH when set, else now. Like the
+// kubeconfig, it is the caller's: the daemon does not read its own
+// environment for a caller.
+func CallerTime() (int64, error) {
+	v, ok := os.LookupEnv(EnvSourceDateEpoch)
+	if !ok || v == "" {
+		return time.Now().Unix(), nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s is %q; want a positive number of seconds since 1970", EnvSourceDateEpoch, v)
+	}
+	return n, nil
+}
+
+// WritePage writes a page the daemon returned to path, on the caller's
+// host, as WriteSaved writes a saved plan: whole or not at all, only when
+// its content differs (it reports whether it changed the file), nothing
+// with dryRun. The directory must exist.
+func WritePage(path string, page []byte, dryRun bool) (changed bool, err error) {
+	if len(page) == 0 {
+		return false, errors.New("the daemon returned no page: is it of an older release?")
+	}
+	return writeFile(path, page, dryRun)
+}
+
+// writeFile writes b to path, replacing the file whole (a temporary file
+// beside it, renamed over it), readable by others like any report, and
+// only when its content differs: it reports whether it changed the file.
+// With dryRun it writes nothing and reports whether it would.
+//
+// The directory is opened by privdir.OpenOutput (a symlink on the way is
+// followed only where no other user could have placed it) and the file is
+// compared, created and renamed relative to its descriptor. The old file
+// is read through an fstat-checked descriptor, at most len(b)+1 bytes: a
+// symlink, FIFO or device at path is refused, not read or written through.
+func writeFile(path string, b []byte, dryRun bool) (changed bool, err error) {
+	name := filepath.Base(path)
+	if name == "." || name == ".." || name == "/" || strings.HasSuffix(path, "/") {
+		return false, fmt.Errorf("writing %s: name a file, not a directory", path)
+	}
+	dir, err := privdir.OpenOutput(filepath.Dir(path))
+	if err != nil {
+		return false, fmt.Errorf("writing %s: its directory: %w", path, err)
+	}
+	defer dir.Close()
+	old, exists, err := dir.ReadExisting(name, int64(len(b)))
+	if errors.Is(err, fs.ErrPermission) {
+		// A regular file this user may not read differs as far as it
+		// can tell: it is replaced, as it always was.
+		exists, err = false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("writing %s: %w", path, err)
+	}
+	if exists && bytes.Equal(old, b) {
+		return false, nil
+	}
+	if dryRun {
+		return true, nil
+	}
+	if err := dir.Replace(name, b, 0o644); err != nil {
+		return false, err
+	}
+	return true, nil
+}

@@ -1,0 +1,640 @@
+package render
+
+import (
+	"cmp"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/planner"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/service"
+)
+
+// PlanInput is what the plan page states beside the result: which
+// directory, with which options, when, and by what.
+type PlanInput struct {
+	// Directory is the directory planned.
+	Directory string
+	// Options are the options the plan was made with (see Settings).
+	Options []Setting
+	// Time is when the plan was asked for. The page states it in UTC, to
+	// the second; it is an input like the others, so one result rendered
+	// twice with one time gives the same bytes.
+	Time time.Time
+	// Producer names the program and its release ("zarf-planner 0.2.0").
+	Producer string
+}
+
+// Settings lists the options a plan was made with, in their declared
+// order, by their declared names: every option that can change the plan
+// and is set (defaults included). How archives are cached, where a plan
+// is saved or replayed from, and where the page is written are left out:
+// files where the caller runs, which change no page.
+func Settings(o options.Request) []Setting {
+	skip := map[string]bool{}
+	for _, group := range []any{options.Cache{}, options.Saved{}, options.Output{}} {
+		for _, opt := range options.Of(group) {
+			skip[opt.Name] = true
+		}
+	}
+	v := reflect.ValueOf(&o)
+	var out []Setting
+	for _, opt := range options.Of(&o) {
+		if skip[opt.Name] {
+			continue
+		}
+		if s := settingValue(opt.Field(v)); s != "" {
+			out = append(out, Setting{Name: opt.Name, Value: Visible(s)})
+		}
+	}
+	return out
+}
+
+// settingValue writes an option's value as a page lists it: lists joined
+// with commas, maps as key=value in key order; "" when it is not set.
+func settingValue(f reflect.Value) string {
+	switch f.Kind() {
+	case reflect.String:
+		return f.String()
+	case reflect.Bool:
+		if f.Bool() {
+			return "true"
+		}
+		return ""
+	case reflect.Int:
+		if f.Int() == 0 {
+			return ""
+		}
+		return strconv.FormatInt(f.Int(), 10)
+	case reflect.Slice:
+		var parts []string
+		for i := range f.Len() {
+			parts = append(parts, f.Index(i).String())
+		}
+		return strings.Join(parts, ", ")
+	case reflect.Map:
+		keys := f.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp.Compare(a.String(), b.String()) })
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s=%v", k.String(), f.MapIndex(k).Interface()))
+		}
+		return strings.Join(parts, ", ")
+	}
+	return ""
+}
+
+// planPage is the plan's body in the pages' shared shell, parsed on first
+// use: a daemon that never renders a page does not parse it at start.
+var planPage = sync.OnceValue(func() *Shell { return mustShell("assets/plan.html") })
+
+// Plan renders a plan result (or a failure) as one self-contained page:
+// the graph drawn by levels, every package's details, the problems
+// beside the packages they name, what was left out and why.
+func Plan(res *service.Result, in PlanInput) ([]byte, error) {
+	if res == nil {
+		return nil, fmt.Errorf("rendering the plan page: no result")
+	}
+	d := planView(res, in)
+	return planPage().Render(d.Page, d)
+}
+
+// The plan page's view: every string already Visible, every position
+// laid out.
+type (
+	planData struct {
+		Page                Page
+		Failed              bool
+		Summary             string
+		Problems            []problemView
+		Legend              []legendItem
+		SVG                 svgView
+		CardsTitle          string
+		Cards, Apart        []cardView
+		Installed, Excluded []rowView
+		ExcludedOpen        bool
+		ClusterMode         bool
+		NotInBundle         []rowView
+		Warnings            []string
+		Ignored             []fileView
+	}
+	problemView struct {
+		ID, Kind, Message string
+		Names             []linkView
+	}
+	linkView   struct{ Text, Href string }
+	legendItem struct{ Class, Text string }
+	svgView    struct {
+		Width, Height int
+		Label         string
+		Columns       []columnView
+		Edges         []edgeView
+		Nodes         []nodeView
+		Placeholders  []placeholderView
+	}
+	columnView struct {
+		X, Y, W, H, TextX, TitleY int
+		Title                     string
+	}
+	edgeView struct {
+		Class, From, To, Kinds, Title, D, Marker, Label, Anchor string
+		LabelX, LabelY                                          int
+	}
+	nodeView struct {
+		ID, Href, Class, Name, Version, Action, Title, Label, Sub, Flag string
+		X, Y, W, H, TextX, FlagX, Line1, Line2                          int
+	}
+	placeholderView struct {
+		ID, What, Title, Label, For     string
+		X, Y, W, H, TextX, Line1, Line2 int
+	}
+	cardView struct {
+		ID, Name, Version, Action, Node, Archive, SHA256, Arch string
+		Level                                                  int
+		After                                                  []linkView
+		Barrier, Reasons                                       []string
+		Says                                                   []sayView
+	}
+	sayView  struct{ Href, Kind, Message string }
+	rowView  struct{ ID, Name, Version, Archive, Reason string }
+	fileView struct{ Name, Reason string }
+)
+
+// kindWords are the edge kinds as a page names them.
+var kindWords = map[string]string{
+	planner.EdgePackage: "name", planner.EdgeAlias: "alias", planner.EdgeGroup: "group",
+	planner.EdgeCRD: "CRD", planner.EdgeStorageClass: "storage class", planner.EdgeCapability: "capability",
+}
+
+// kindClass is the class of an edge kind, on its edges and in the legend
+// alike, which the stylesheet colours (k-storage_class: slug spelled it
+// in hex on the edges, which drew them in the default colour while the
+// legend said green). A kind of no declared name has the default's.
+func kindClass(k string) string {
+	if slices.Contains(kindOrder, k) {
+		return "k-" + k
+	}
+	return "k-" + slug(k)
+}
+
+// kindOrder is the order kinds are listed in (the legend, a label).
+var kindOrder = []string{planner.EdgePackage, planner.EdgeAlias, planner.EdgeGroup, planner.EdgeCRD, planner.EdgeStorageClass, planner.EdgeCapability}
+
+func kindWord(k string) string {
+	if w, ok := kindWords[k]; ok {
+		return w
+	}
+	return Visible(k)
+}
+
+// Label widths: a fixed-width font about 7.3 units a character at 12px;
+// longer names are cut with an ellipsis (the whole name is in the
+// tooltip and the card).
+const (
+	charW     = 8
+	labelMax  = 34
+	boxMinW   = 150
+	textInset = 12
+)
+
+func cut(s string) string {
+	r := []rune(s)
+	if len(r) <= labelMax {
+		return s
+	}
+	return string(r[:labelMax-1]) + "…"
+}
+
+func boxWidth(lines ...string) int {
+	w := boxMinW
+	for _, l := range lines {
+		w = max(w, textInset+8+charW*len([]rune(l)))
+	}
+	return w
+}
+
+// plainID is a name an element id can spell as it is.
+var plainID = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]*$`)
+
+// slug makes a name part of an element id: a valid package name as it
+// is, anything else in hex, so no two names share an id.
+func slug(name string) string {
+	if plainID.MatchString(name) {
+		return name
+	}
+	return "x" + hex.EncodeToString([]byte(name))
+}
+
+func planView(res *service.Result, in PlanInput) planData {
+	d := planData{Failed: res.Failed}
+	title := filepath.Base(in.Directory)
+	if in.Directory == "" {
+		title = "(no directory)"
+	}
+	d.Page = Page{Kind: "plan", Kicker: "Deployment plan", Title: Visible(title), Producer: Visible(cmp.Or(in.Producer, "zarf-planner")), Options: in.Options}
+	d.Page.Facts = append(d.Page.Facts, Fact{Label: "Directory", Value: Visible(in.Directory), Code: true})
+	var graph planner.Graph
+	var p *planner.Plan
+	if res.Failed || res.Plan == nil {
+		graph = res.Graph
+		d.Page.Facts = append(d.Page.Facts, Fact{Label: "Plan digest", Value: "none: no plan is possible"})
+	} else {
+		p = res.Plan
+		graph = p.Graph
+		d.Page.Facts = append(d.Page.Facts, Fact{Label: "Plan digest", Value: Visible(p.PlanDigest), Code: true})
+	}
+	stamp := Stamp(in.Time)
+	stamp.Label = "Planned at"
+	d.Page.Facts = append(d.Page.Facts, stamp)
+
+	// Cards: one per package of the graph, in its order (the deployment
+	// order of a plan: by level, then name).
+	cardOf := map[string]string{} // name → the card's id
+	nodeOf := map[string]string{}
+	items := map[string]planner.Item{}
+	if p != nil {
+		for _, it := range p.Packages {
+			items[it.Name] = it
+		}
+	}
+	for _, n := range graph.Nodes {
+		cardOf[n.Name] = "pkg-" + slug(n.Name)
+		nodeOf[n.Name] = "node-" + slug(n.Name)
+	}
+
+	// Problems, each beside the packages it names.
+	says := map[string][]sayView{}
+	missingNames := map[string]bool{}
+	for i, pr := range res.Errors {
+		pv := problemView{ID: fmt.Sprintf("problem-%d", i+1), Kind: Visible(pr.Kind), Message: Visible(pr.Message)}
+		// A missing package (or alias set, or group: its names, comma
+		// separated) has no card to link to; a missing CRD, storage
+		// class or capability is no package name at all.
+		if m := pr.Missing; m != nil && (m.Kind == planner.EdgePackage || m.Kind == planner.EdgeAlias || m.Kind == planner.EdgeGroup) {
+			for _, n := range strings.Split(m.Source.Value, ",") {
+				missingNames[n] = true
+			}
+		}
+		for _, name := range pr.Packages {
+			says[name] = append(says[name], sayView{Href: "#" + pv.ID, Kind: pv.Kind, Message: pv.Message})
+		}
+		d.Problems = append(d.Problems, pv)
+	}
+	var apart []string
+	for i, pr := range res.Errors {
+		for _, name := range pr.Packages {
+			href := cardOf[name]
+			if href == "" && !missingNames[name] {
+				href = "apart-" + slug(name)
+				if !slices.Contains(apart, name) {
+					apart = append(apart, name)
+					cardOf[name] = href
+				}
+			}
+			lv := linkView{Text: Visible(name)}
+			if href != "" {
+				lv.Href = "#" + href
+			}
+			d.Problems[i].Names = append(d.Problems[i].Names, lv)
+		}
+	}
+	slices.Sort(apart)
+
+	d.SVG = drawGraph(graph, res.Errors, items, says, cardOf)
+	for _, k := range kindOrder {
+		d.Legend = append(d.Legend, legendItem{Class: kindClass(k), Text: kindWords[k]})
+	}
+	if res.Failed {
+		d.Legend = append(d.Legend, legendItem{Class: "l-cycle", Text: "in a cycle"}, legendItem{Class: "l-missing", Text: "missing"})
+	}
+
+	for _, n := range graph.Nodes {
+		c := cardView{ID: cardOf[n.Name], Name: Visible(n.Name), Version: Visible(n.Version), Node: "#" + nodeOf[n.Name], Level: n.Level, Says: says[n.Name]}
+		if it, ok := items[n.Name]; ok {
+			c.Action, c.Archive, c.SHA256 = Visible(it.Action), Visible(filepath.Base(it.Path)), Visible(it.SHA256)
+			c.Arch = Visible(strings.Trim(it.Architecture+" "+flavor(it.Flavor), " "))
+			for _, a := range it.After {
+				c.After = append(c.After, linkView{Text: Visible(a), Href: "#" + cardOf[a]})
+			}
+			c.Barrier = barrierLines(it.Barrier)
+			for _, r := range it.Reasons {
+				c.Reasons = append(c.Reasons, Visible(r))
+			}
+		}
+		d.Cards = append(d.Cards, c)
+	}
+	for _, name := range apart {
+		d.Apart = append(d.Apart, cardView{ID: cardOf[name], Name: Visible(name), Says: says[name]})
+	}
+
+	if p != nil {
+		d.CardsTitle = fmt.Sprintf("Packages, in deployment order (%d)", len(p.Packages))
+		levels := 0
+		for _, n := range p.Graph.Nodes {
+			levels = max(levels, n.Level+1)
+		}
+		d.Summary = fmt.Sprintf("%s to deploy in %s, %d already installed, %d excluded.", count(len(p.Packages), "package"), count(levels, "level"), len(p.AlreadyInstalled), len(p.Excluded))
+		for _, a := range p.AlreadyInstalled {
+			d.Installed = append(d.Installed, rowView{ID: "installed-" + slug(a.Name), Name: Visible(a.Name), Version: Visible(a.Version), Archive: Visible(filepath.Base(a.Path)), Reason: Visible(a.Reason)})
+		}
+		for i, e := range p.Excluded {
+			d.Excluded = append(d.Excluded, rowView{ID: fmt.Sprintf("excluded-%d", i+1), Name: Visible(e.Name), Version: Visible(e.Version), Archive: Visible(filepath.Base(e.Path)), Reason: Visible(e.Reason)})
+		}
+		d.ExcludedOpen = len(p.Excluded) > 0 && len(p.Excluded) <= 20
+		for _, ip := range p.InstalledNotInBundle {
+			health := "healthy"
+			if !ip.Healthy {
+				health = "not healthy: " + ip.Reason
+			}
+			d.NotInBundle = append(d.NotInBundle, rowView{Name: Visible(ip.Name), Version: Visible(ip.Version), Reason: Visible(health)})
+		}
+		d.ClusterMode = len(p.AlreadyInstalled) > 0 || len(p.InstalledNotInBundle) > 0 || slices.ContainsFunc(p.Packages, func(it planner.Item) bool { return it.Action != planner.ActionDeploy })
+		d.Warnings = visibleAll(p.Warnings)
+	} else {
+		d.CardsTitle = fmt.Sprintf("Packages the plan would deploy (%d)", len(graph.Nodes))
+		kinds := map[string]int{}
+		for _, pr := range res.Errors {
+			kinds[pr.Kind]++
+		}
+		var parts []string
+		for _, k := range planner.Kinds {
+			if n := kinds[k]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, k))
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(kinds)) {
+			if !slices.Contains(planner.Kinds, k) {
+				parts = append(parts, fmt.Sprintf("%d %s", kinds[k], Visible(k)))
+			}
+		}
+		d.Summary = "No plan is possible"
+		if len(parts) > 0 {
+			d.Summary += " (" + strings.Join(parts, ", ") + ")"
+		}
+		d.Summary += ". Each problem is listed here, drawn in the graph, and told again beside the packages it names."
+		if len(res.Errors) == 0 {
+			d.Summary = "No plan is possible: " + Visible(res.Msg)
+		}
+		d.Warnings = visibleAll(res.Warnings)
+	}
+	for _, f := range res.Ignored {
+		d.Ignored = append(d.Ignored, fileView{Name: Visible(filepath.Base(f.Path)), Reason: Visible(f.Reason)})
+	}
+	return d
+}
+
+// drawGraph lays out the graph: one box per package, one dashed
+// placeholder per missing item (in the column before the first package
+// that requires it), one path per pair of packages with an edge, labelled
+// with the kinds of its edges; a cycle's edges and the edges from a
+// placeholder are marked.
+func drawGraph(g planner.Graph, problems []planner.Problem, items map[string]planner.Item, says map[string][]sayView, cardOf map[string]string) svgView {
+	type pair struct{ from, to string }
+	edgesOf := map[pair][]planner.Edge{}
+	var pairs []pair
+	for _, e := range g.Edges {
+		k := pair{e.From, e.To}
+		if _, ok := edgesOf[k]; !ok {
+			pairs = append(pairs, k)
+		}
+		edgesOf[k] = append(edgesOf[k], e)
+	}
+	inCycle := map[planner.Edge]bool{}
+	type missing struct {
+		key, kind, what string
+		by              []planner.Missing
+	}
+	var gaps []*missing
+	gapOf := map[string]*missing{}
+	for _, pr := range problems {
+		for _, e := range pr.Edges {
+			inCycle[e] = true
+		}
+		if m := pr.Missing; m != nil {
+			key := m.Kind + "\x00" + m.Source.Value
+			if gapOf[key] == nil {
+				gapOf[key] = &missing{key: key, kind: m.Kind, what: m.What}
+				gaps = append(gaps, gapOf[key])
+			}
+			gapOf[key].by = append(gapOf[key].by, *m)
+		}
+	}
+
+	index := map[string]int{}
+	level := map[string]int{}
+	for _, n := range g.Nodes {
+		level[n.Name] = n.Level
+	}
+	// A placeholder sits one column before the first package that needs
+	// it; when that is the first column, every column moves right.
+	shift := 0
+	gapLevel := make([]int, len(gaps))
+	for i, m := range gaps {
+		l := -1
+		for _, by := range m.by {
+			if lv, ok := level[by.Package]; ok && (l == -1 || lv < l) {
+				l = lv
+			}
+		}
+		if l == -1 { // the package that needs it is not drawn
+			l = 0
+		}
+		gapLevel[i] = l - 1
+		shift = max(shift, -gapLevel[i])
+	}
+	var boxes []box
+	nodeLines := make([][2]string, len(g.Nodes))
+	for i, n := range g.Nodes {
+		name, sub := Visible(n.Name), Visible(n.Version)
+		if it, ok := items[n.Name]; ok {
+			sub = strings.TrimSpace(sub + " · " + it.Action)
+		}
+		nodeLines[i] = [2]string{cut(name), cut(sub)}
+		index[n.Name] = len(boxes)
+		boxes = append(boxes, box{key: n.Name, layer: n.Level + shift, w: boxWidth(nodeLines[i][0], nodeLines[i][1]+" !9")})
+	}
+	gapLabel, gapFor := make([]string, len(gaps)), make([]string, len(gaps))
+	for i, m := range gaps {
+		var by []string
+		for _, x := range m.by {
+			if !slices.Contains(by, x.Package) {
+				by = append(by, x.Package)
+			}
+		}
+		gapLabel[i], gapFor[i] = cut(Visible(m.what)), cut("missing, for "+Visible(strings.Join(by, ", ")))
+		boxes = append(boxes, box{key: "\x00missing\x00" + m.key, layer: gapLevel[i] + shift, w: boxWidth(gapFor[i], gapLabel[i])})
+	}
+	var links []link
+	for _, pr := range pairs {
+		links = append(links, link{from: index[pr.from], to: index[pr.to]})
+	}
+	type gapLink struct {
+		gap int
+		by  planner.Missing
+	}
+	var gapLinks []gapLink
+	for i, m := range gaps {
+		for _, by := range m.by {
+			if to, ok := index[by.Package]; ok {
+				links = append(links, link{from: len(g.Nodes) + i, to: to})
+				gapLinks = append(gapLinks, gapLink{gap: i, by: by})
+			}
+		}
+	}
+	dr := layout(boxes, links)
+
+	v := svgView{Width: dr.width, Height: dr.height, Label: fmt.Sprintf("Dependency graph of %s, by level", count(len(g.Nodes), "package"))}
+	for l := range dr.columnX {
+		title := fmt.Sprintf("level %d", l-shift)
+		if l < shift {
+			title = "missing"
+		}
+		v.Columns = append(v.Columns, columnView{X: dr.columnX[l] - 8, Y: margin, W: dr.columnW[l] + 16, H: dr.height - 2*margin, TextX: dr.columnX[l], TitleY: margin + 16, Title: title})
+	}
+	for i, n := range g.Nodes {
+		b := dr.boxes[i]
+		nv := nodeView{
+			ID: "node-" + slug(n.Name), Href: "#" + cardOf[n.Name], Class: "node", Name: Visible(n.Name), Version: Visible(n.Version),
+			Label: nodeLines[i][0], Sub: nodeLines[i][1],
+			X: b.x, Y: b.y, W: b.w, H: b.h, TextX: b.x + textInset, FlagX: b.x + b.w - 6,
+			Line1: b.y + b.h/2 - 3, Line2: b.y + b.h/2 + 12,
+		}
+		var tip []string
+		tip = append(tip, Visible(n.Name)+" "+Visible(n.Version))
+		if it, ok := items[n.Name]; ok {
+			nv.Action = Visible(it.Action)
+			nv.Class += " a-" + slug(it.Action)
+			tip[0] += " — " + Visible(it.Action)
+			tip = append(tip, "archive: "+Visible(filepath.Base(it.Path)), "sha256: "+Visible(it.SHA256))
+			if bl := barrierLines(it.Barrier); len(bl) > 0 {
+				tip = append(tip, "barrier: "+strings.Join(bl, "; "))
+			}
+			for _, r := range it.Reasons {
+				tip = append(tip, "why: "+Visible(r))
+			}
+		}
+		if s := says[n.Name]; len(s) > 0 {
+			nv.Class += " problem"
+			var nums []string
+			for _, sv := range s {
+				nums = append(nums, "!"+strings.TrimPrefix(sv.Href, "#problem-"))
+				tip = append(tip, sv.Kind+": "+sv.Message)
+			}
+			nv.Flag = strings.Join(nums, " ")
+		}
+		nv.Title = strings.Join(tip, "\n")
+		v.Nodes = append(v.Nodes, nv)
+	}
+	for i, m := range gaps {
+		b := dr.boxes[len(g.Nodes)+i]
+		var by []string
+		for _, x := range m.by {
+			by = append(by, fmt.Sprintf("%s %s (%s in %s)", Visible(x.Package), Visible(x.Version), Visible(x.Source.Field), Visible(x.Source.Archive)))
+		}
+		v.Placeholders = append(v.Placeholders, placeholderView{
+			ID: fmt.Sprintf("missing-%d", i+1), What: Visible(m.what), Label: gapLabel[i], For: gapFor[i],
+			Title: "missing: " + Visible(m.what) + "\nrequired by " + strings.Join(by, "; "),
+			X:     b.x, Y: b.y, W: b.w, H: b.h, TextX: b.x + textInset, Line1: b.y + b.h/2 - 3, Line2: b.y + b.h/2 + 12,
+		})
+	}
+	for i, pr := range pairs {
+		es := edgesOf[pr]
+		var kinds, lines []string
+		cycle := false
+		for _, e := range es {
+			w := kindWord(e.Kind)
+			if !slices.Contains(kinds, w) {
+				kinds = append(kinds, w)
+			}
+			cycle = cycle || inCycle[e]
+			lines = append(lines, fmt.Sprintf("%s requires %s: %s %s (%s in %s)", Visible(e.To), Visible(e.From), w, Visible(e.Source.Value), Visible(e.Source.Field), Visible(e.Source.Archive)))
+		}
+		slices.SortStableFunc(kinds, func(a, b string) int { return cmp.Compare(kindRank(a), kindRank(b)) })
+		ev := edgeView{Class: "edge " + kindClass(es[0].Kind), From: Visible(pr.from), To: Visible(pr.to), Kinds: strings.Join(kinds, ", "), Label: strings.Join(kinds, " · "), Title: strings.Join(lines, "\n"), Marker: "url(#arrow)"}
+		for _, e := range es { // the first kind in the legend's order colours it
+			if kindRank(kindWord(e.Kind)) < kindRank(kindWord(es[0].Kind)) {
+				ev.Class = "edge " + kindClass(e.Kind)
+			}
+		}
+		if cycle {
+			ev.Class += " cycle"
+			ev.Marker = "url(#arrow-bad)"
+			ev.Title = "in a cycle\n" + ev.Title
+		}
+		ev.fill(dr.links[i])
+		v.Edges = append(v.Edges, ev)
+	}
+	for k, gl := range gapLinks {
+		m := gaps[gl.gap]
+		w := kindWord(m.kind)
+		ev := edgeView{Class: "edge missing " + kindClass(m.kind), From: "missing: " + Visible(m.what), To: Visible(gl.by.Package), Kinds: w, Label: w,
+			Title: fmt.Sprintf("%s %s requires %s (%s in %s); nothing provides it", Visible(gl.by.Package), Visible(gl.by.Version), Visible(m.what), Visible(gl.by.Source.Field), Visible(gl.by.Source.Archive)), Marker: "url(#arrow-bad)"}
+		ev.fill(dr.links[len(pairs)+k])
+		v.Edges = append(v.Edges, ev)
+	}
+	return v
+}
+
+func (ev *edgeView) fill(d drawn) {
+	ev.D, ev.LabelX, ev.LabelY, ev.Anchor = d.d, d.labelX, d.labelY, "end"
+	if d.back {
+		ev.Anchor = "middle"
+	}
+}
+
+func kindRank(word string) int {
+	for i, k := range kindOrder {
+		if kindWords[k] == word {
+			return i
+		}
+	}
+	return len(kindOrder)
+}
+
+// barrierLines says what a barrier waits for, one line per kind.
+func barrierLines(b planner.Barrier) []string {
+	var out []string
+	add := func(what string, names []string) {
+		if len(names) > 0 {
+			out = append(out, what+" "+Visible(strings.Join(names, ", ")))
+		}
+	}
+	add("CRDs established:", b.CRDs)
+	add("storage classes present:", b.StorageClasses)
+	add("namespaces active:", b.Namespaces)
+	if b.Package != "" {
+		out = append(out, "zarf package healthy: "+Visible(b.Package))
+	}
+	return out
+}
+
+func flavor(f string) string {
+	if f == "" {
+		return ""
+	}
+	return "(flavor " + f + ")"
+}
+
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func visibleAll(ss []string) []string {
+	out := make([]string, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, Visible(s))
+	}
+	return out
+}

@@ -1,0 +1,578 @@
+// Package service plans a directory end to end: it reads the archives with
+// inspect (and the cluster with inspect/cluster), decides with planner, and
+// renders the output contract document. The server answers every front end
+// through it, so the CLI and the module give the same answer. It keeps no
+// state: caches, clients and remembered plans are the server's.
+package service
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/colonel-byte/zarf-planner/buildinfo"
+	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/inspect/signature"
+	"github.com/colonel-byte/zarf-planner/planner"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/planner/policy"
+	"github.com/colonel-byte/zarf-planner/privdir"
+	"github.com/colonel-byte/zarf-planner/strictjson"
+)
+
+// Result is the output contract: a plan, or a failure with its errors.
+type Result struct {
+	// Plan is set on success.
+	Plan *planner.Plan
+	// Failed, Msg and Errors describe a failure; Errors lists every problem.
+	Failed bool
+	Msg    string
+	Errors []planner.Problem
+	// Graph is a failure's graph: the packages the plan would have
+	// deployed, when planning got as far as choosing them (a plan's graph
+	// is Plan.Graph).
+	Graph planner.Graph
+	// Warnings are the failure's warnings (on success they are the plan's).
+	Warnings []string
+	// Ignored lists the directory's files that are not archive candidates.
+	Ignored []inspect.FileNote
+	// Counts say how the archives were obtained (not part of the
+	// document: the cache never changes a plan).
+	Counts inspect.Counts
+}
+
+// MarshalJSON renders the contract document: the plan's fields and
+// ignored, or failed, msg, errors, warnings, ignored and graph.
+func (r *Result) MarshalJSON() ([]byte, error) {
+	ignored := r.Ignored
+	if ignored == nil {
+		ignored = []inspect.FileNote{}
+	}
+	if r.Plan != nil && !r.Failed {
+		return Marshal(struct {
+			*planner.Plan
+			Ignored []inspect.FileNote `json:"ignored"`
+		}{r.Plan, ignored})
+	}
+	errs, warnings, graph := r.Errors, r.Warnings, r.Graph
+	if errs == nil {
+		errs = []planner.Problem{}
+	}
+	if warnings == nil {
+		warnings = []string{}
+	}
+	if graph.Nodes == nil {
+		graph.Nodes = []planner.Node{}
+	}
+	if graph.Edges == nil {
+		graph.Edges = []planner.Edge{}
+	}
+	return Marshal(struct {
+		Failed   bool               `json:"failed"`
+		Msg      string             `json:"msg"`
+		Errors   []planner.Problem  `json:"errors"`
+		Warnings []string           `json:"warnings"`
+		Ignored  []inspect.FileNote `json:"ignored"`
+		Graph    planner.Graph      `json:"graph"`
+	}{true, r.Msg, errs, warnings, ignored, graph})
+}
+
+// Marshal renders JSON without escaping <, > and &, which constraints such
+// as ">=1.14" are full of.
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// Request is one plan request.
+type Request struct {
+	Path    string
+	Options planner.Options
+	// Read says how archives are read and judged (limits, integrity).
+	Read options.Read
+	// Limits are the server's bounds on every read: the memory budget
+	// they share (nil: one of this request's own) and the chart
+	// renderer. Their Inflation is Read's.
+	Limits inspect.Limits
+	// Cache, when set, answers for unchanged archives and records the rest.
+	Cache inspect.Cache
+	// Cluster says where cluster facts come from in cluster mode.
+	Cluster ClusterSource
+	// Warnings are added to the result's (such as a daemon's note that it
+	// planned without its cache).
+	Warnings []string
+	// Signatures, when set, remembers signature checks across requests
+	// (the server's).
+	Signatures *signature.Memo
+}
+
+// ClusterSource says where a cluster-aware plan finds the cluster: a saved
+// snapshot file, else the kubeconfig and context given.
+type ClusterSource struct {
+	Kube     cluster.Kube
+	Snapshot string
+	// Clients, when set, returns (cached) clients for a cluster; else they
+	// are built for the request.
+	Clients func(cluster.Kube) (*cluster.Clients, error)
+}
+
+// snapshot resolves the cluster facts of a cluster-aware request.
+func (s ClusterSource) snapshot(ctx context.Context) (*facts.Cluster, error) {
+	if s.Snapshot != "" {
+		return cluster.LoadSnapshot(s.Snapshot)
+	}
+	get := s.Clients
+	if get == nil {
+		get = func(k cluster.Kube) (*cluster.Clients, error) { return k.Clients() }
+	}
+	cl, err := get(s.Kube)
+	if err != nil {
+		return nil, err
+	}
+	return cl.Snapshot(ctx)
+}
+
+// NewRequest is the request of a directory with these options: the
+// planner's choices, where the cluster's facts come from, and the caller
+// whose words messages use. The cache is the caller's to set.
+func NewRequest(path string, o options.Request, caller options.Caller) Request {
+	return Request{
+		Path:    path,
+		Options: planner.Options{Plan: o.Plan, Caller: caller},
+		Read:    o.Read,
+		Cluster: ClusterSource{Kube: cluster.Kube{Kubeconfig: o.Kubeconfig, Context: o.Context}, Snapshot: o.Snapshot},
+	}
+}
+
+// Prepared is a plan request with everything it reads already read: the
+// request with its defaults filled in and what the directory holds.
+type Prepared struct {
+	Request   Request
+	Directory *inspect.Directory
+	// Key is the operator's public key (public_key), nil when none.
+	Key *signature.Key
+	// Policy is the maximal policy the request names (nil: none), and
+	// PolicySHA256 the sha256 of its bytes, which a memo must key on.
+	Policy       *policy.Policy
+	PolicySHA256 string
+}
+
+// Read does a plan's reading: the cluster's facts in cluster mode and the
+// directory's archives. It returns early, a failure to read, when the
+// plan ends there; an error only when ctx ends.
+func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error) {
+	if req.Cluster.Snapshot != "" && req.Options.Mode == "" {
+		req.Options.Mode = options.ModeCluster
+	}
+	if req.Options.Mode == options.ModeCluster && req.Options.Cluster == nil {
+		c, err := req.Cluster.snapshot(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			if req.Cluster.Snapshot != "" {
+				err = fmt.Errorf("%s: %w", req.Options.Caller.Option("snapshot"), err)
+			}
+			return nil, fail(fmt.Sprintf("cannot plan against the cluster: %v", err), []planner.Problem{{Kind: planner.KindCluster, Packages: []string{}, Message: err.Error()}}, req.Warnings, nil), nil
+		}
+		req.Options.Cluster = c
+	}
+	if req.Options.Architecture == "" && req.Options.Mode != options.ModeCluster {
+		req.Options.Architecture = runtime.GOARCH
+	}
+	var key *signature.Key
+	if req.Read.RequireSignatures && req.Read.PublicKey == "" {
+		msg := fmt.Sprintf("%s checks signatures with a key: give %s too", req.Options.Caller.Option("require_signatures"), req.Options.Caller.Option("public_key"))
+		return nil, fail(msg, []planner.Problem{{Kind: planner.KindSignature, Packages: []string{}, Message: msg}}, req.Warnings, nil), nil
+	}
+	if req.Read.PublicKey != "" {
+		k, err := signature.LoadKey(req.Read.PublicKey)
+		if err != nil {
+			msg := fmt.Sprintf("%s: %v", req.Options.Caller.Option("public_key"), err)
+			return nil, fail(msg, []planner.Problem{{Kind: planner.KindSignature, Packages: []string{}, Message: msg}}, req.Warnings, nil), nil
+		}
+		key = k
+	}
+	var pol *policy.Policy
+	var polSum string
+	if req.Read.Policy != "" {
+		var err error
+		if pol, polSum, err = readPolicy(req.Read.Policy); err != nil {
+			msg := fmt.Sprintf("cannot read the policy %s (%s): %v", req.Read.Policy, req.Options.Caller.Option("policy"), err)
+			return nil, fail(msg, []planner.Problem{{Kind: planner.KindPolicy, Packages: []string{}, Message: msg}}, req.Warnings, nil), nil
+		}
+	}
+	dir, err := inspect.ReadDir(ctx, req.Path, inspect.Options{Cache: req.Cache, Limits: req.readLimits()})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, fail(fmt.Sprintf("cannot plan %s: %v", req.Path, err), nil, req.Warnings, nil), nil
+	}
+	return &Prepared{Request: req, Directory: dir, Key: key, Policy: pol, PolicySHA256: polSum}, nil, nil
+}
+
+// readPolicy reads and decodes a policy file, within policy.MaxSize. It
+// is opened without blocking and checked on its descriptor
+// (privdir.ReadRegular): a FIFO or device is refused at once, and so is a
+// policy anyone may write. A symlink at path is followed: it is the
+// operator's own option.
+func readPolicy(path string) (*policy.Policy, string, error) {
+	b, err := privdir.ReadRegular(path, policy.MaxSize, true)
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := policy.Decode(b, filepath.Base(path))
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(b)
+	return p, hex.EncodeToString(sum[:]), nil
+}
+
+// violations holds every package of a plan to the policy: one problem
+// per claim beyond it.
+func violations(pol *policy.Policy, plan *planner.Plan, cands []facts.Candidate) []planner.Problem {
+	byPath := map[string]*facts.Candidate{}
+	for i := range cands {
+		byPath[cands[i].Path] = &cands[i]
+	}
+	var probs []planner.Problem
+	for _, it := range plan.Packages {
+		c := byPath[it.Path]
+		if c == nil {
+			continue
+		}
+		for _, v := range pol.Check(c.Name, c.Contents) {
+			probs = append(probs, planner.Problem{Kind: planner.KindPolicy, Packages: []string{c.Name}, Message: v.Message()})
+		}
+	}
+	return probs
+}
+
+// Decide plans what Read read. It reads nothing: its result depends on
+// the request's options and warnings and on the directory alone.
+func (p *Prepared) Decide() *Result {
+	req, dir := p.Request, p.Directory
+	warnings := slices.Clone(dir.Warnings)
+	for _, w := range dir.Unusable {
+		warnings = append(warnings, fmt.Sprintf("could not use %s: %s", filepath.Base(w.Path), w.Reason))
+	}
+	warnings = append(warnings, req.Warnings...)
+	var probs []planner.Problem
+	for _, inv := range dir.Invalid {
+		pkgs := []string{}
+		if inv.Package != "" {
+			pkgs = append(pkgs, inv.Package)
+		}
+		probs = append(probs, planner.Problem{Kind: planner.KindInvalid, Packages: pkgs, Message: inv.Error()})
+	}
+	if req.Read.Integrity == options.IntegrityFail {
+		for _, u := range dir.Unusable {
+			if u.Kind != inspect.UnusableNotZarf {
+				probs = append(probs, planner.Problem{Kind: planner.KindIntegrity, Packages: []string{},
+					Message: fmt.Sprintf("%s cannot be used (%s), and %s fails the plan on it: %s", filepath.Base(u.Path), u.Kind, req.Options.Caller.Setting("integrity", options.IntegrityFail), u.Reason)})
+			}
+		}
+	}
+	// An archive that could not be read could not have its signature
+	// verified either: require_signatures fails the plan on it, as on an
+	// unsigned one, rather than plan without it (a signature member
+	// oversized, linked or given twice makes an archive unusable).
+	if req.Read.RequireSignatures && req.Read.Integrity != options.IntegrityFail {
+		for _, u := range dir.Unusable {
+			if u.Kind != inspect.UnusableNotZarf {
+				probs = append(probs, planner.Problem{Kind: planner.KindSignature, Packages: []string{},
+					Message: fmt.Sprintf("%s cannot be used (%s), so its signature could not be verified, and %s fails the plan on it: %s", filepath.Base(u.Path), u.Kind, req.Options.Caller.Option("require_signatures"), u.Reason)})
+			}
+		}
+	}
+	cands, sigProbs, sigWarnings := p.checkSignatures()
+	probs = append(probs, sigProbs...)
+	warnings = append(warnings, sigWarnings...)
+	if len(probs) > 0 {
+		return withCounts(fail(summary(probs), probs, warnings, dir.Ignored), dir.Counts)
+	}
+	plan, err := planner.New(cands, req.Options)
+	if err != nil {
+		f, ok := planner.AsFailure(err)
+		if !ok {
+			return withCounts(fail(err.Error(), nil, warnings, dir.Ignored), dir.Counts)
+		}
+		res := fail(summary(f.Problems), f.Problems, warnings, dir.Ignored)
+		res.Graph = f.Graph
+		return withCounts(res, dir.Counts)
+	}
+	if p.Policy != nil {
+		if probs := violations(p.Policy, plan, dir.Candidates); len(probs) > 0 {
+			return withCounts(fail(summary(probs), probs, warnings, dir.Ignored), dir.Counts)
+		}
+	}
+	plan.Warnings = append(plan.Warnings, warnings...)
+	slices.Sort(plan.Warnings)
+	return &Result{Plan: plan, Ignored: dir.Ignored, Counts: dir.Counts}
+}
+
+// checkSignatures checks every candidate's signature with the operator's
+// key, when one was given: a signature that does not verify is a problem;
+// an unsigned archive is a problem with require_signatures, else a
+// warning. It returns the candidates marked with what was found.
+func (p *Prepared) checkSignatures() ([]facts.Candidate, []planner.Problem, []string) {
+	cands := p.Directory.Candidates
+	if p.Key == nil {
+		return cands, nil, nil
+	}
+	cands = slices.Clone(cands)
+	caller := p.Request.Options.Caller
+	var probs []planner.Problem
+	var warnings []string
+	// Each check costs a few hundred microseconds (an ECDSA verify and a
+	// bundle's parse): spread over the cores, in the candidates' order.
+	errs := make([]error, len(cands))
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range min(runtime.GOMAXPROCS(0), len(cands)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(cands); i = int(next.Add(1)) - 1 {
+				errs[i] = verifyGuarded(p.Request.Signatures, p.Key, cands[i].Signature)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range cands {
+		c := &cands[i]
+		err := errs[i]
+		switch {
+		case err == nil:
+			c.Verified = facts.Verified
+		case errors.Is(err, signature.ErrUnsigned):
+			c.Verified = facts.Unsigned
+			if p.Request.Read.RequireSignatures {
+				probs = append(probs, planner.Problem{Kind: planner.KindSignature, Packages: []string{c.Name},
+					Message: fmt.Sprintf("%s (%s %s) is not signed, and %s fails the plan on it: sign it (zarf package sign --signing-key) or remove it", filepath.Base(c.Path), c.Name, c.Version, caller.Option("require_signatures"))})
+			} else {
+				warnings = append(warnings, fmt.Sprintf("%s (%s %s) is not signed: who built it was not checked", filepath.Base(c.Path), c.Name, c.Version))
+			}
+		default:
+			probs = append(probs, planner.Problem{Kind: planner.KindSignature, Packages: []string{c.Name},
+				Message: fmt.Sprintf("%s (%s %s) is not signed by %s %s: %v; replace the archive with one its publisher signed, or give the publisher's key", filepath.Base(c.Path), c.Name, c.Version, caller.Option("public_key"), p.Key.Path, err)})
+		}
+	}
+	return cands, probs, warnings
+}
+
+// verifyGuarded is m.Verify, with a panic (a defect a signature's bytes
+// found in a library) turned into that archive's failure to verify.
+func verifyGuarded(m *signature.Memo, k *signature.Key, s *facts.Signature) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("an internal error of zarf-planner (build %s) while verifying it: %v; please report it", buildinfo.ID, facts.Printable(fmt.Sprint(p)))
+		}
+	}()
+	return m.Verify(k, s)
+}
+
+func withCounts(r *Result, c inspect.Counts) *Result {
+	r.Counts = c
+	return r
+}
+
+// Failed is the result of a request that failed before planning.
+func Failed(msg string) *Result { return fail(msg, nil, nil, nil) }
+
+func fail(msg string, probs []planner.Problem, warnings []string, ignored []inspect.FileNote) *Result {
+	return &Result{Failed: true, Msg: msg, Errors: probs, Warnings: warnings, Ignored: ignored}
+}
+
+// summary is the one-line msg of a failure.
+func summary(probs []planner.Problem) string {
+	if len(probs) == 1 {
+		return "no plan is possible: " + probs[0].Message
+	}
+	kinds := map[string]int{}
+	var msgs []string
+	for _, p := range probs {
+		kinds[p.Kind]++
+		msgs = append(msgs, p.Message)
+	}
+	var parts []string
+	for _, k := range planner.Kinds {
+		if n := kinds[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	return fmt.Sprintf("no plan is possible (%s): %s", strings.Join(parts, ", "), strings.Join(msgs, "; "))
+}
+
+// JSON renders a result as the contract document.
+func (r *Result) JSON() ([]byte, error) {
+	return r.MarshalJSON()
+}
+
+// Why explains, in lines for a person, what a result says about one
+// package: planned (where and why), left out (each archive and why),
+// skipped, or named by a failure. found is false when the result does not
+// mention the package at all.
+func Why(res *Result, name string) (lines []string, found bool) {
+	if res.Failed {
+		for _, p := range res.Errors {
+			if slices.Contains(p.Packages, name) {
+				lines = append(lines, fmt.Sprintf("%s is part of a problem that prevents any plan [%s]: %s", name, p.Kind, p.Message))
+			}
+		}
+		if len(lines) == 0 {
+			return []string{fmt.Sprintf("no plan is possible (%s), and no problem names %s", res.Msg, name)}, false
+		}
+		return lines, true
+	}
+	p := res.Plan
+	for i, it := range p.Packages {
+		if it.Name != name {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%s %s is planned, step %d of %d at level %d (%s):", it.Name, it.Version, i+1, len(p.Packages), it.Level, filepath.Base(it.Path)))
+		for _, r := range it.Reasons {
+			lines = append(lines, "  - "+r)
+		}
+		if len(it.After) > 0 {
+			lines = append(lines, "  it waits for "+strings.Join(it.After, ", "))
+		}
+	}
+	for _, s := range p.AlreadyInstalled {
+		if s.Name == name {
+			lines = append(lines, fmt.Sprintf("%s %s is already installed: %s", s.Name, s.Version, s.Reason))
+		}
+	}
+	for _, e := range p.Excluded {
+		if e.Name == name {
+			lines = append(lines, fmt.Sprintf("%s %s (%s) is not planned: %s", e.Name, e.Version, filepath.Base(e.Path), e.Reason))
+		}
+	}
+	if len(lines) == 0 {
+		return []string{fmt.Sprintf("the directory holds no package named %s", name)}, false
+	}
+	return lines, true
+}
+
+// Inspection lists what a directory holds: every candidate archive, and
+// every file that is not one or could not be used, with the reason.
+type Inspection struct {
+	Directory  string             `json:"directory"`
+	Candidates []Inspected        `json:"candidates"`
+	Invalid    []InvalidArchive   `json:"invalid"`
+	Unusable   []inspect.FileNote `json:"unusable"`
+	Ignored    []inspect.FileNote `json:"ignored"`
+	Warnings   []string           `json:"warnings"`
+	// Counts say how the archives were obtained (not part of the document).
+	Counts inspect.Counts `json:"-"`
+}
+
+// Inspected is one readable Zarf package.
+type Inspected struct {
+	Name              string               `json:"name"`
+	Version           string               `json:"version"`
+	Architecture      string               `json:"architecture"`
+	Flavor            string               `json:"flavor"`
+	Description       string               `json:"description,omitempty"`
+	Path              string               `json:"path"`
+	SHA256            string               `json:"sha256"`
+	AggregateChecksum string               `json:"aggregate_checksum"`
+	Prerequisites     *facts.Prerequisites `json:"prerequisites"`
+	// Size is the archive's size in bytes.
+	Size int64 `json:"size"`
+	// Signature is the form of the package's signature (bundle, legacy, or
+	// missing: said signed, holding none), absent when unsigned. Whose
+	// key made it is checked by a plan with public_key.
+	Signature string `json:"signature,omitempty"`
+}
+
+// InvalidArchive is a Zarf package with a malformed prerequisites document.
+type InvalidArchive struct {
+	Archive string `json:"archive"`
+	Package string `json:"package"`
+	Field   string `json:"field,omitempty"`
+	Error   string `json:"error"`
+}
+
+// readLimits are the server's limits with the request's inflation.
+func (req *Request) readLimits() inspect.Limits {
+	l := req.Limits
+	l.Inflation = req.Read.MaxInflation
+	return l
+}
+
+// Inspect reads a directory without planning, under limits; c may be nil.
+func Inspect(ctx context.Context, dir string, c inspect.Cache, limits inspect.Limits) (*Inspection, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	d, err := inspect.ReadDir(ctx, abs, inspect.Options{Cache: c, Limits: limits})
+	if err != nil {
+		return nil, err
+	}
+	in := &Inspection{Directory: abs, Candidates: []Inspected{}, Invalid: []InvalidArchive{}, Unusable: d.Unusable, Ignored: d.Ignored, Warnings: d.Warnings, Counts: d.Counts}
+	for _, c := range d.Candidates {
+		sig := ""
+		if c.Signature != nil {
+			sig = c.Signature.Format
+		}
+		in.Candidates = append(in.Candidates, Inspected{c.Name, c.Version, c.Architecture, c.Flavor, c.Description, c.Path, c.SHA256, c.AggregateChecksum, c.Prerequisites, c.Size, sig})
+	}
+	for _, inv := range d.Invalid {
+		in.Invalid = append(in.Invalid, InvalidArchive{Archive: inv.Archive, Package: inv.Package, Field: inv.Field, Error: inv.Error()})
+	}
+	return in, nil
+}
+
+// DecodeResult reads a contract document back (as the daemon returns it),
+// strictly (package strictjson): a key this release does not write, a key
+// given twice or spelled with other case is refused. name says what the
+// bytes are.
+func DecodeResult(name string, b []byte) (*Result, error) {
+	var probe struct {
+		Failed bool `json:"failed"`
+	}
+	if err := strictjson.UnmarshalPart(name, b, &probe); err != nil {
+		return nil, err
+	}
+	if probe.Failed {
+		var f struct {
+			Failed   bool               `json:"failed"`
+			Msg      string             `json:"msg"`
+			Errors   []planner.Problem  `json:"errors"`
+			Warnings []string           `json:"warnings"`
+			Ignored  []inspect.FileNote `json:"ignored"`
+			Graph    planner.Graph      `json:"graph"`
+		}
+		if err := strictjson.Unmarshal(name, b, &f); err != nil {
+			return nil, err
+		}
+		return &Result{Failed: true, Msg: f.Msg, Errors: f.Errors, Warnings: f.Warnings, Ignored: f.Ignored, Graph: f.Graph}, nil
+	}
+	var ok struct {
+		planner.Plan
+		Ignored []inspect.FileNote `json:"ignored"`
+	}
+	if err := strictjson.Unmarshal(name, b, &ok); err != nil {
+		return nil, err
+	}
+	return &Result{Plan: &ok.Plan, Ignored: ok.Ignored}, nil
+}
