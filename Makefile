@@ -26,13 +26,14 @@ all: build
 MODULES := zarf_bundle_plan zarf_readiness_barrier zarf_bundle_cache zarf_bundle_info
 
 # This machine's daemon, its chart renderer (which it finds beside itself)
-# and module binary, each module's generated sidecar doc, and the test
-# control plane. Playbooks run the modules from the
-# installed collection (make install-collection), not from bin/.
-build: bin/zarf-planner bin/zarf-planner-render bin/zarf_planner_module $(addsuffix .yml,$(addprefix bin/docs/,$(MODULES))) bin/testcluster
+# and module binary, and each module's generated sidecar doc. Playbooks run
+# the modules from the installed collection (make install-collection), not
+# from bin/.
+build: bin/zarf-planner bin/zarf-planner-render bin/zarf_planner_module $(addsuffix .yml,$(addprefix bin/docs/,$(MODULES)))
 
-# The test control plane molecule's cluster scenarios start (test support,
-# never shipped).
+# The test control plane molecule's cluster scenarios and demo-cluster
+# start (test support, never shipped): built by the targets that run it,
+# not by build.
 bin/testcluster: FORCE
 	$(GO) build -o $@ ./inspect/cluster/clustertest/testcluster
 
@@ -59,10 +60,13 @@ FORCE:
 
 # Static binaries of every platform the collection carries: the module, the
 # daemon and its chart renderer for each target architecture.
-PLATFORMS := linux-amd64 linux-arm64
+# HOST_PLATFORM is this machine's, the one platform the demo's collection
+# carries.
+COLLECTION_PLATFORMS ?= linux-amd64 linux-arm64
+HOST_PLATFORM := linux-$(shell $(GO) env GOARCH)
 DIST := $(CURDIR)/bin/dist
-DIST_BINARIES := $(foreach p,$(PLATFORMS),$(DIST)/$(p)/zarf-planner $(DIST)/$(p)/zarf-planner-render $(DIST)/$(p)/zarf_planner_module)
-dist: $(DIST_BINARIES)
+dist_binaries = $(foreach p,$(1),$(DIST)/$(p)/zarf-planner $(DIST)/$(p)/zarf-planner-render $(DIST)/$(p)/zarf_planner_module)
+dist: $(call dist_binaries,$(COLLECTION_PLATFORMS))
 
 $(DIST)/%/zarf-planner: FORCE
 	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/zarf-planner
@@ -78,22 +82,28 @@ $(DIST)/%/zarf_planner_module: FORCE
 # module per module name with its generated sidecar doc, and the binaries
 # of every platform once each (binaries/linux-<arch>/, binaries/SHA256SUMS), which
 # the action plugins install on each target. See module/collection/README.md.
+#
+# $(call build_collection,STAGING,PLATFORMS,OUTPUT) stages a collection of
+# PLATFORMS' binaries in STAGING and builds its tarball into OUTPUT.
+define build_collection
+	rm -rf $(1) && mkdir -p $(1)/plugins/modules $(1)/binaries
+	cp -r module/collection/. $(1)/
+	cp LICENSE $(1)/
+	for m in $(MODULES); do \
+		sed -e 's/@MODULE@/'$$m'/g' -e 's/@VERSION@/$(VERSION)/g' module/stub.sh > $(1)/plugins/modules/$$m && \
+		cp bin/docs/$$m.yml $(1)/plugins/modules/ || exit 1; \
+	done
+	for p in $(2); do mkdir -p $(1)/binaries/$$p && cp $(DIST)/$$p/* $(1)/binaries/$$p/ || exit 1; done
+	cd $(1)/binaries && sha256sum */* > SHA256SUMS
+	cd $(1) && $(VENV)/bin/antsibull-changelog generate >/dev/null
+	mkdir -p $(3) && rm -f $(3)/colonel_byte-zarf_planner-*.tar.gz
+	cd $(1) && $(VENV)/bin/ansible-galaxy collection build --force --output-path $(3)
+endef
 COLLECTION_DIR := $(CURDIR)/.cache/collection/ansible_collections/colonel_byte/zarf_planner
 COLLECTION := bin/colonel_byte-zarf_planner-$(VERSION).tar.gz
 collection: $(COLLECTION)
 $(COLLECTION): dist $(addsuffix .yml,$(addprefix bin/docs/,$(MODULES))) venv FORCE
-	rm -rf $(COLLECTION_DIR) && mkdir -p $(COLLECTION_DIR)/plugins/modules $(COLLECTION_DIR)/binaries
-	cp -r module/collection/. $(COLLECTION_DIR)/
-	cp LICENSE $(COLLECTION_DIR)/
-	for m in $(MODULES); do \
-		sed -e 's/@MODULE@/'$$m'/g' -e 's/@VERSION@/$(VERSION)/g' module/stub.sh > $(COLLECTION_DIR)/plugins/modules/$$m && \
-		cp bin/docs/$$m.yml $(COLLECTION_DIR)/plugins/modules/ || exit 1; \
-	done
-	for p in $(PLATFORMS); do mkdir -p $(COLLECTION_DIR)/binaries/$$p && cp $(DIST)/$$p/* $(COLLECTION_DIR)/binaries/$$p/ || exit 1; done
-	cd $(COLLECTION_DIR)/binaries && sha256sum */* > SHA256SUMS
-	cd $(COLLECTION_DIR) && $(VENV)/bin/antsibull-changelog generate >/dev/null
-	rm -f bin/colonel_byte-zarf_planner-*.tar.gz
-	cd $(COLLECTION_DIR) && $(VENV)/bin/ansible-galaxy collection build --force --output-path $(CURDIR)/bin
+	$(call build_collection,$(COLLECTION_DIR),$(COLLECTION_PLATFORMS),$(CURDIR)/bin)
 
 # The collection installed offline, as an operator installs it, where the
 # repository's playbooks, tests and molecule scenarios find it.
@@ -103,6 +113,18 @@ install-collection: $(COLLECTIONS_PATH)/.installed
 $(COLLECTIONS_PATH)/.installed: $(COLLECTION)
 	$(VENV)/bin/ansible-galaxy collection install --offline --force -p $(COLLECTIONS_PATH) $(COLLECTION)
 	touch $@
+
+# The demo's collection: the same collection with this machine's binaries
+# only (the demo plans on localhost), built in .cache/demo-collection and
+# installed into its own path, so that it never stands in for the
+# collection of every platform that the tests install.
+DEMO_COLLECTION_DIR := $(CURDIR)/.cache/demo-collection/ansible_collections/colonel_byte/zarf_planner
+DEMO_COLLECTION_OUT := $(CURDIR)/.cache/demo-collection/dist
+DEMO_COLLECTIONS_PATH := $(CURDIR)/.cache/demo-collections
+.PHONY: demo-collection
+demo-collection: $(call dist_binaries,$(HOST_PLATFORM)) $(addsuffix .yml,$(addprefix bin/docs/,$(MODULES))) venv
+	$(call build_collection,$(DEMO_COLLECTION_DIR),$(HOST_PLATFORM),$(DEMO_COLLECTION_OUT))
+	$(VENV)/bin/ansible-galaxy collection install --offline --force -p $(DEMO_COLLECTIONS_PATH) $(DEMO_COLLECTION_OUT)/colonel_byte-zarf_planner-$(VERSION).tar.gz
 
 KUBE_VERSION := v1.36.3
 KUBE_APISERVER := $(TOOLS)/kube-apiserver
@@ -161,14 +183,16 @@ $(VENV_OLDEST)/.installed: playbooks/requirements-oldest.txt
 	$(VENV_OLDEST)/bin/pip install --quiet --disable-pip-version-check -r playbooks/requirements-oldest.txt
 	touch $@
 
-demo: build venv install-collection
-	$(VENV)/bin/ansible-playbook playbooks/plan-example.yml
+# The example plan through ansible-playbook, with the demo's collection
+# (this machine's binaries only: no other platform, no test support).
+demo: venv demo-collection
+	ANSIBLE_COLLECTIONS_PATH=$(DEMO_COLLECTIONS_PATH) $(VENV)/bin/ansible-playbook playbooks/plan-example.yml
 
 # The whole flow against a real kube-apiserver: start the test control
 # plane, plan the example in cluster mode, deploy each package with the real
 # zarf CLI (--connected) and wait for its barrier, then stop it all.
 DEMO_CLUSTER := $(CURDIR)/.cache/demo-cluster
-demo-cluster: tools build venv install-collection
+demo-cluster: tools build bin/testcluster venv install-collection
 	rm -rf $(DEMO_CLUSTER) && mkdir -p $(DEMO_CLUSTER)
 	./bin/testcluster --dir $(DEMO_CLUSTER)/cluster > $(DEMO_CLUSTER)/cluster.log 2>&1 & \
 	for i in $$(seq 1 900); do [ -f $(DEMO_CLUSTER)/cluster/pid ] && break; sleep 0.2; done; \
@@ -200,7 +224,7 @@ gate: $(STATICCHECK)
 
 # Every Go test. -timeout bounds the whole run; no test bounds its own time.
 GO_TEST_TIMEOUT ?= 45m
-test-go: build install-collection venv-oldest
+test-go: build bin/testcluster install-collection venv-oldest
 	PATH=$(VENV)/bin:$$PATH $(GO) test -count=1 -timeout $(GO_TEST_TIMEOUT) ./...
 
 # A short fuzz run of every fuzz target: the archive and split readers,
@@ -269,13 +293,13 @@ sanity: collection
 # Every molecule scenario, full test sequence: localhost with the default
 # driver, and `ssh`, a target reached over real SSH.
 MOLECULE_SCENARIOS := default failures airgap-cache cluster ssh
-molecule: tools build venv install-collection
+molecule: tools build bin/testcluster venv install-collection
 	@for s in $(MOLECULE_SCENARIOS); do \
 		echo "== molecule test -s $$s"; \
 		PATH=$(VENV)/bin:$$PATH molecule test -s $$s || exit 1; \
 	done
 
-test: host-deps tools build venv venv-oldest install-collection gate test-go fuzz lint sanity molecule
+test: host-deps tools build bin/testcluster venv venv-oldest install-collection gate test-go fuzz lint sanity molecule
 
 # The Debian packages the tests run, installed when missing (as root, with
 # apt): a real sshd on the loopback (molecule's ssh scenario),

@@ -104,6 +104,14 @@ class ZarfPlannerAction(ActionBase):
                 "zarf-planner: the target's architecture is %s; this collection carries linux/amd64 and linux/arm64 binaries" % machine
             )
         sums = manifest()
+        # A collection may carry fewer platforms than every one (make demo
+        # builds this machine's only): say so rather than fail on a key.
+        missing = [b for b in BINARIES if "linux-%s/%s" % (arch, b) not in sums]
+        if missing:
+            raise AnsibleActionFail(
+                "zarf-planner: the target's architecture is %s; this collection carries no linux/%s binaries (%s)"
+                % (machine, arch, ", ".join(missing))
+            )
         want = "\n".join("%s  %s" % (sums["linux-%s/%s" % (arch, b)], b) for b in BINARIES)
         installed = "\n".join(l.strip() for l in lines[2:] if l.strip())
         if installed == want:
