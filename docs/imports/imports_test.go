@@ -1,0 +1,159 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// root is the module root, from this package's directory.
+const root = "../.."
+
+// golist runs go list once for every test of the package.
+var golist = sync.OnceValues(func() ([]Package, error) { return Load(root) })
+
+// load returns the module's packages and the page, or stops the test.
+func load(t *testing.T) ([]Package, string) {
+	t.Helper()
+	pkgs, err := golist()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list named %d packages; expected the whole module", len(pkgs))
+	}
+	doc, err := os.ReadFile(filepath.Join(root, Doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs, string(doc)
+}
+
+// TestImportTableIsCurrent fails while the page's import table differs
+// from what go list says now, naming the rows that differ.
+func TestImportTableIsCurrent(t *testing.T) {
+	pkgs, doc := load(t)
+	have, err := Current(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Table(pkgs)
+	if have == want {
+		return
+	}
+	haveRows, wantRows := rows(have), rows(want)
+	var diff []string
+	for _, r := range strings.Split(strings.TrimSpace(want), "\n") {
+		if !haveRows[r] {
+			diff = append(diff, "+ "+r)
+		}
+	}
+	for _, r := range strings.Split(strings.TrimSpace(have), "\n") {
+		if !wantRows[r] {
+			diff = append(diff, "- "+r)
+		}
+	}
+	t.Errorf("%s's import table differs from go list (+ go list says, - the page says); regenerate it at the module root with\n\t%s\n%s",
+		Doc, Regenerate, strings.Join(diff, "\n"))
+}
+
+// rows is the set of a table's lines.
+func rows(table string) map[string]bool {
+	set := map[string]bool{}
+	for _, r := range strings.Split(strings.TrimSpace(table), "\n") {
+		set[r] = true
+	}
+	return set
+}
+
+// firstCell is the backquoted path that begins a row of the packages table.
+var firstCell = regexp.MustCompile("^\\| `([^`]+)`")
+
+// TestEveryPackageHasARow holds the page's table of packages to the code:
+// every Go package has a row saying its job, and every row names a
+// directory that exists.
+func TestEveryPackageHasARow(t *testing.T) {
+	pkgs, doc := load(t)
+	_, section, ok := strings.Cut(doc, "\n## The packages\n")
+	if !ok {
+		t.Fatalf("%s has no section \"## The packages\"", Doc)
+	}
+	_, table, ok := strings.Cut(section, "\n| package | its one job |\n")
+	if !ok {
+		t.Fatalf("%s's packages section has no table \"| package | its one job |\"", Doc)
+	}
+	rowOf := map[string]bool{}
+	for _, line := range strings.Split(table, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		m := firstCell.FindStringSubmatch(line)
+		if m == nil {
+			continue // the header's rule
+		}
+		dir := strings.TrimSuffix(m[1], "/")
+		rowOf[dir] = true
+		if st, err := os.Stat(filepath.Join(root, dir)); err != nil || !st.IsDir() {
+			t.Errorf("%s's table of packages has a row for %s, which is not a directory of the module", Doc, m[1])
+		}
+	}
+	for _, p := range pkgs {
+		if !rowOf[p.Path] {
+			t.Errorf("%s's table of packages has no row for %s: add one saying its job", Doc, p.Path)
+		}
+	}
+}
+
+// TestLayering holds the module to the layering rules the page states.
+func TestLayering(t *testing.T) {
+	pkgs, _ := load(t)
+	for _, v := range Violations(pkgs) {
+		t.Error(v)
+	}
+}
+
+// TestViolationsNamesEachRule shows that each rule catches the import it
+// forbids and lets pass the ones it allows.
+func TestViolationsNamesEachRule(t *testing.T) {
+	pkgs := []Package{
+		{Path: "planner", Imports: []string{"planner/facts", "cache"}},
+		{Path: "planner/facts"},
+		{Path: "service", Imports: []string{"inspect/cluster/clustertest", "planner"}},
+		{Path: "inspect/cluster/clustertest/testcluster", Imports: []string{"inspect/cluster/clustertest"}},
+		{Path: "module", Deps: []string{"cache/kept", "inspect/stamp", "inspect", "daemon/server"}},
+		{Path: "module/specs", Deps: []string{"inspect/claims"}},
+	}
+	want := []string{
+		"planner imports cache: planner/ imports nothing outside planner/",
+		"service imports inspect/cluster/clustertest: product code imports no test support",
+		"module depends on inspect: module/ depends on neither the daemon's server nor inspect (inspect/stamp excepted)",
+		"module depends on daemon/server: module/ depends on neither the daemon's server nor inspect (inspect/stamp excepted)",
+		"module/specs depends on inspect/claims: module/ depends on neither the daemon's server nor inspect (inspect/stamp excepted)",
+	}
+	if got := Violations(pkgs); !reflect.DeepEqual(got, want) {
+		t.Errorf("Violations:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestReplace shows the table is written between the markers and nothing
+// else of the page changes, and that a page without markers is refused.
+func TestReplace(t *testing.T) {
+	doc := "intro\n" + beginMarker + "\nold\n" + endMarker + "\nafter\n"
+	out, err := Replace(doc, "| a | b |\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "intro\n" + beginMarker + "\n| a | b |\n" + endMarker + "\nafter\n"; out != want {
+		t.Errorf("Replace:\n got %q\nwant %q", out, want)
+	}
+	if cur, err := Current(out); err != nil || cur != "| a | b |\n" {
+		t.Errorf("Current = %q, %v", cur, err)
+	}
+	if _, err := Replace("no markers", "x"); err == nil {
+		t.Error("Replace accepted a page without markers")
+	}
+}
