@@ -99,6 +99,8 @@ func (p *planning) explainDead(m *model, dead map[*cand]*req, c *cand, seen map[
 			missing([]string{c.Name, r.target}, "%s requires %s (%s); the directory does not hold it%s", c.label(), r.what, where, m.clusterNote(r))
 		case !r.anyNamed:
 			missing([]string{c.Name}, "%s requires %s (%s); no package in the directory provides it%s", c.label(), r.what, where, m.clusterNote(r))
+		case len(r.providers) == 0 && len(r.ownVersions) > 0:
+			p.problem(KindVersionConflict, []string{c.Name}, "%s requires %s (%s); %s, and a plan deploys one version of a name%s", c.label(), r.what, where, m.onlyOwn(r), m.clusterNote(r))
 		case len(r.providers) == 0:
 			var why string
 			for _, o := range m.byName[r.target] {
@@ -134,6 +136,19 @@ func (p *planning) explainDead(m *model, dead map[*cand]*req, c *cand, seen map[
 			}
 		}
 	}
+}
+
+// onlyOwn says that only other versions of a requirement's owner provide
+// what it requires.
+func (m *model) onlyOwn(r *req) string {
+	var vs []string
+	for _, o := range r.ownVersions {
+		vs = append(vs, o.label())
+	}
+	if len(vs) == 1 {
+		return fmt.Sprintf("only %s provides it, another version of %s", vs[0], r.owner.Name)
+	}
+	return fmt.Sprintf("only %s provide it, other versions of %s", strings.Join(vs, " and "), r.owner.Name)
 }
 
 // holds lists the versions of name in the directory.
@@ -188,6 +203,8 @@ func (m *model) sentence(g *clauseGroup) string {
 		s := fmt.Sprintf("%s requires %s (%s in %s)", g.c.label(), g.r.what, g.r.field, base(g.c.Path))
 		if g.r.target != "" {
 			s += "; the directory holds " + m.holds(g.r.target)
+		} else if len(g.r.providers) == 0 && len(g.r.ownVersions) > 0 {
+			s += "; " + m.onlyOwn(g.r)
 		}
 		return s
 	case groupLoser:

@@ -45,6 +45,11 @@ type req struct {
 	sc         *semver.Constraints // constraint, parsed (nil: any version)
 	value      string
 	providers  []*cand
+	// ownVersions are the other versions of the owner's name that provide
+	// a CRD, storage class or capability it requires: they can never meet
+	// it (a plan deploys one version of a name), but they make it no
+	// missing item.
+	ownVersions []*cand
 	// byCluster, when set, says which cluster fact satisfies it.
 	byCluster string
 	// losers are the candidates of the names that lost this group or alias
@@ -257,9 +262,14 @@ func (p *planning) compile(m *model, c *cand) {
 			for _, o := range m.provides[provided{k.kind, want}] {
 				if o.Name != c.Name {
 					r.providers = append(r.providers, o)
+				} else {
+					r.ownVersions = append(r.ownVersions, o)
 				}
 			}
-			r.anyNamed = len(r.providers) > 0
+			// Provided only by other versions of its own name, it is not
+			// missing: this version can never have it (a plan deploys one
+			// version of a name), so it cannot be selected.
+			r.anyNamed = len(r.providers) > 0 || len(r.ownVersions) > 0
 			if slices.Contains(k.cluster, want) {
 				r.byCluster = fmt.Sprintf("%s %s is present on %s", k.what, want, m.cluster.Where())
 			}

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,10 @@ import (
 // 1 to 3 versions each; requirements by name with and without ranges,
 // alias sets, groups with and without priorities, CRDs, storage classes,
 // capabilities; both version strategies; sometimes packages, exclude and
-// priorities) and checks that the planner and the reference planner of
+// priorities; and the corners README's rules settle in one sentence each:
+// a package requiring what it provides itself, a CRD only other versions
+// of the same name provide, a tie above a lower priority, a package
+// requiring its own name) and checks that the planner and the reference planner of
 // reference_test.go, written from README's "Planning rules", agree: both
 // plan, with the same versions in the same order, or both fail with the
 // same kinds of problems.
@@ -37,9 +41,15 @@ func TestPlannerAgreesWithReference(t *testing.T) {
 	}
 	var planned, failed int
 	kinds := map[string]int{}
+	corners := map[string]int{}
 	start := time.Now()
 	rapid.Check(t, func(t *rapid.T) {
 		cands, opts := drawBundle(t)
+		for c, has := range cornersOf(cands) {
+			if has {
+				corners[c]++
+			}
+		}
 		want := reference(cands, opts)
 		p, err := New(cands, opts)
 		var got refResult
@@ -83,6 +93,61 @@ func TestPlannerAgreesWithReference(t *testing.T) {
 	}
 	t.Logf("%d bundles agree: %d planned, %d failed (failures with a problem of kind: %s), in %v",
 		planned+failed, planned, failed, strings.Join(ks, ", "), time.Since(start).Round(time.Millisecond))
+	var cs []string
+	for _, c := range cornerNames {
+		cs = append(cs, fmt.Sprintf("%s %d", c, corners[c]))
+		// The generator must make each corner in a run of the default size.
+		if n, err := strconv.Atoi(flag.Lookup("rapid.checks").Value.String()); err == nil && n >= 500 && corners[c] == 0 {
+			t.Errorf("no bundle of %d had the corner %q: the generator no longer makes it", n, c)
+		}
+	}
+	t.Logf("bundles with each corner: %s", strings.Join(cs, ", "))
+}
+
+// The corners of the rules the generator is to make (see cornersOf).
+var cornerNames = []string{"self-provided", "only another version provides", "tie above a lower priority", "requires its own name"}
+
+// cornersOf says which corners a bundle has.
+func cornersOf(cands []facts.Candidate) map[string]bool {
+	out := map[string]bool{}
+	provides := func(c facts.Candidate, kind int, what string) bool {
+		d := c.Prerequisites
+		return d != nil && slices.Contains([][]string{d.Provides.CRDs, d.Provides.StorageClasses, d.Provides.Capabilities}[kind], what)
+	}
+	for _, c := range cands {
+		d := c.Prerequisites
+		if d == nil {
+			continue
+		}
+		for kind, wants := range [][]string{d.Requires.CRDs, d.Requires.StorageClasses, d.Requires.Capabilities} {
+			for _, w := range wants {
+				if provides(c, kind, w) {
+					out["self-provided"] = true
+					continue
+				}
+				other := slices.ContainsFunc(cands, func(o facts.Candidate) bool { return o.Name != c.Name && provides(o, kind, w) })
+				own := slices.ContainsFunc(cands, func(o facts.Candidate) bool { return o.Name == c.Name && provides(o, kind, w) })
+				if own && !other {
+					out["only another version provides"] = true
+				}
+			}
+		}
+		prios := map[string][]int{}
+		for _, r := range d.Requires.Packages {
+			if slices.Contains(r.Alternatives(), c.Name) {
+				out["requires its own name"] = true
+			}
+			if r.ID != "" && r.Priority != nil {
+				prios[r.ID] = append(prios[r.ID], *r.Priority)
+			}
+		}
+		for _, ps := range prios {
+			if slices.Equal(ps, []int{10, 10, 1}) {
+				out["tie above a lower priority"] = true
+			}
+		}
+	}
+	return out
 }
 
 // drawBundle draws a bundle and options for the property.
@@ -93,6 +158,10 @@ func drawBundle(t *rapid.T) ([]facts.Candidate, Options) {
 		names = append(names, fmt.Sprintf("n%d", i))
 	}
 	crds := []string{"a.example.com", "b.example.com"}
+	// A CRD of each name's own: when only some versions of a name provide
+	// it and others require it, its only providers are other versions of
+	// the same name.
+	own := func(name string) []string { return append(slices.Clone(crds), name+".example.com") }
 	classes := []string{"fast", "slow"}
 	caps := []string{"mesh", "gitops"}
 	ranges := []string{"", "", "", "", "<=1.0.0", "<1.2.0", ">=1.1.0", ">=1.2.0", "1.1.0"}
@@ -119,15 +188,18 @@ func drawBundle(t *rapid.T) ([]facts.Candidate, Options) {
 					}
 					return []string{rapid.SampledFrom(from).Draw(t, label+" which")}
 				}
-				d.Provides.CRDs = often("provides crds", crds)
+				d.Provides.CRDs = often("provides crds", own(name))
 				d.Provides.StorageClasses = often("provides classes", classes)
 				d.Provides.Capabilities = often("provides capabilities", caps)
-				// What a package provides it does not require: how a package
-				// requiring what it provides is read is another question.
+				// Mostly what a package provides it does not require; now
+				// and then it does (it meets that requirement itself).
 				notOwn := func(label string, from, own []string) []string {
+					if oneIn(t, label+" self-provided?", 3) {
+						return some(label, 2, from)
+					}
 					return slices.DeleteFunc(some(label, 2, from), func(s string) bool { return slices.Contains(own, s) })
 				}
-				d.Requires.CRDs = notOwn("requires crds", crds, d.Provides.CRDs)
+				d.Requires.CRDs = notOwn("requires crds", own(name), d.Provides.CRDs)
 				d.Requires.StorageClasses = notOwn("requires classes", classes, d.Provides.StorageClasses)
 				d.Requires.Capabilities = notOwn("requires capabilities", caps, d.Provides.Capabilities)
 				// Mostly an earlier name, as dependencies go; sometimes any
@@ -136,6 +208,8 @@ func drawBundle(t *rapid.T) ([]facts.Candidate, Options) {
 					switch {
 					case oneIn(t, "absent name?", 20):
 						return "ghost"
+					case oneIn(t, "own name?", 20):
+						return name
 					case i == 0 || oneIn(t, "any name?", 5):
 						return rapid.SampledFrom(names).Draw(t, "any name")
 					default:
@@ -161,9 +235,14 @@ func drawBundle(t *rapid.T) ([]facts.Candidate, Options) {
 						d.Requires.Packages = append(d.Requires.Packages, facts.PackageRequirement{Names: alias, Version: rng})
 					default:
 						id := fmt.Sprintf("g%d", g)
-						for range rapid.IntRange(2, 3).Draw(t, "alternatives") {
+						// Now and then a tie at the top with a name below it.
+						tie := oneIn(t, "tie above a lower priority?", 3)
+						for a := range rapid.IntRange(2, 3).Draw(t, "alternatives") {
 							e := facts.PackageRequirement{ID: id, Name: other.Draw(t, "alternative"), Version: rapid.SampledFrom(ranges).Draw(t, "range")}
-							if !oneIn(t, "no priority?", 2) {
+							if tie {
+								p := []int{10, 10, 1}[a]
+								e.Priority = &p
+							} else if !oneIn(t, "no priority?", 2) {
 								p := rapid.SampledFrom([]int{0, 10, 20, 50, 70, 100}).Draw(t, "priority")
 								e.Priority = &p
 							}

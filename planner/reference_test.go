@@ -314,23 +314,33 @@ func (b *refBundle) requirements(v *refVersion) []refReq {
 	for _, id := range ids {
 		out = append(out, settle(groups[id]))
 	}
+	provides := func(p *refVersion, kind int, what string) bool {
+		return p.doc != nil && slices.Contains([][]string{p.doc.Provides.CRDs, p.doc.Provides.StorageClasses, p.doc.Provides.Capabilities}[kind], what)
+	}
+	// Met by other names' archives; missing only when no other archive
+	// (another version of its own name included) provides it.
 	provided := func(kind int, what string) refReq {
 		var r refReq
+		own := false
 		for _, n := range b.names {
-			if n == v.name {
-				continue
-			}
 			for _, p := range b.versions[n] {
-				if p.doc != nil && slices.Contains([][]string{p.doc.Provides.CRDs, p.doc.Provides.StorageClasses, p.doc.Provides.Capabilities}[kind], what) {
+				switch {
+				case !provides(p, kind, what):
+				case n != v.name:
 					r.providers = append(r.providers, p)
+				default:
+					own = true
 				}
 			}
 		}
-		r.missing = len(r.providers) == 0
+		r.missing = len(r.providers) == 0 && !own
 		return r
 	}
 	for kind, wants := range [][]string{d.Requires.CRDs, d.Requires.StorageClasses, d.Requires.Capabilities} {
 		for _, w := range wants {
+			if provides(v, kind, w) {
+				continue // it meets it itself: no requirement of another
+			}
 			out = append(out, provided(kind, w))
 		}
 	}
