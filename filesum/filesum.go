@@ -38,7 +38,8 @@ type Error struct {
 	Err        error
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("reading %s: %v", e.Path, e.Err) }
+// Error is the reading's error, which names the file.
+func (e *Error) Error() string { return e.Err.Error() }
 
 // Unwrap is the reading's error (such as privdir.ErrTooLarge).
 func (e *Error) Unwrap() error { return e.Err }
