@@ -46,11 +46,13 @@ type Doc struct {
 	// (usable or not), in path order.
 	Archives []Archive `json:"archives"`
 	// KeyFingerprint names the public key (public_key) the signatures
-	// were verified with, by content.
+	// were verified with, as plans and reports name it, for a reviewer;
+	// Contents holds what its file held.
 	KeyFingerprint string `json:"key_fingerprint,omitempty"`
-	// PolicySHA256 names the maximal policy (policy) the plan was held
-	// to, by the sha256 of its bytes.
-	PolicySHA256 string `json:"policy_sha256,omitempty"`
+	// Contents are, by option name, the sha256 of the file each given
+	// content option named (options.Files: the public key, the policy,
+	// the snapshot), of the bytes the plan used.
+	Contents map[string]string `json:"contents,omitempty"`
 	// Cluster is the cluster a cluster-aware plan assumed; nil standalone.
 	Cluster *facts.Cluster `json:"cluster"`
 	// PlanDigest is the result's plan_digest.
@@ -155,12 +157,7 @@ func Compare(saved, now *Doc, caller options.Caller) []string {
 		add("the directory: the plan was saved for %s, this request plans %s", saved.Directory, now.Directory)
 	}
 	diffs = append(diffs, compareOptions(saved.Options, now.Options, caller)...)
-	if saved.KeyFingerprint != now.KeyFingerprint && saved.Options.PublicKey == now.Options.PublicKey {
-		diffs = append(diffs, fmt.Sprintf("%s: the key was %s when the plan was saved, it is %s now", caller.Option("public_key"), orNone(saved.KeyFingerprint), orNone(now.KeyFingerprint)))
-	}
-	if saved.PolicySHA256 != now.PolicySHA256 && saved.Options.Policy == now.Options.Policy {
-		diffs = append(diffs, fmt.Sprintf("%s: the policy's content was sha256 %s when the plan was saved, it is %s now", caller.Option("policy"), orNone(saved.PolicySHA256), orNone(now.PolicySHA256)))
-	}
+	diffs = append(diffs, compareContents(saved, now, caller)...)
 	diffs = append(diffs, compareArchives(saved.Archives, now.Archives)...)
 	diffs = append(diffs, compareCluster(saved.Cluster, now.Cluster)...)
 	if len(diffs) > 0 {
@@ -238,6 +235,39 @@ func show(v any) string {
 	}
 	b, _ := json.Marshal(v) // option values: strings, ints, lists, maps
 	return string(b)
+}
+
+// compareContents names each content option whose file, under the same
+// path, held other bytes when the plan was saved (a path that changed is
+// an option that differs, which compareOptions names), in declaration
+// order, then any option this release does not declare.
+func compareContents(saved, now *Doc, caller options.Caller) []string {
+	var names []string
+	for _, f := range options.Files(Options{}) {
+		names = append(names, f.Name)
+	}
+	var other []string
+	for _, m := range []map[string]string{saved.Contents, now.Contents} {
+		for name := range m {
+			if !slices.Contains(names, name) && !slices.Contains(other, name) {
+				other = append(other, name)
+			}
+		}
+	}
+	slices.Sort(other)
+	sv, nv := reflect.ValueOf(&saved.Options), reflect.ValueOf(&now.Options)
+	var diffs []string
+	for _, name := range append(names, other...) {
+		s, n := saved.Contents[name], now.Contents[name]
+		if s == n {
+			continue
+		}
+		if o, ok := options.Find(&saved.Options, name); ok && o.Field(sv).String() != o.Field(nv).String() {
+			continue
+		}
+		diffs = append(diffs, fmt.Sprintf("%s: the file's content was sha256 %s when the plan was saved, it is %s now", caller.Option(name), orNone(s), orNone(n)))
+	}
+	return diffs
 }
 
 func compareArchives(saved, now []Archive) []string {

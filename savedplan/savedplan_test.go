@@ -113,3 +113,34 @@ func TestCompareClusters(t *testing.T) {
 		t.Errorf("standalone replay of a cluster plan: %v", d)
 	}
 }
+
+// A content option's file that held other bytes under the same path is
+// named, per option, in the caller's words: declared ones in declaration
+// order, then those this release does not declare. One whose path changed
+// is named once, as an option that differs.
+func TestCompareNamesEachFileWhoseContentChanged(t *testing.T) {
+	saved, now := doc(), doc()
+	for _, d := range []*Doc{saved, now} {
+		d.Options.Policy, d.Options.PublicKey = "/p.yaml", "/k.pub"
+	}
+	saved.Contents = map[string]string{"policy": "p1", "public_key": "k1", "extra": "e1"}
+	now.Contents = map[string]string{"policy": "p2", "public_key": "k1", "extra": "e2", "snapshot": "s2"}
+	now.Options.Snapshot = "/s.json"
+	got := Compare(saved, now, options.CLICaller)
+	want := []string{
+		`--snapshot: the plan was saved with no value, this request gives "/s.json"`,
+		"--policy: the file's content was sha256 p1 when the plan was saved, it is p2 now",
+		"--extra: the file's content was sha256 e1 when the plan was saved, it is e2 now",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Compare =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	b, err := now.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Decode("plan.json", bytes.NewReader(b))
+	if err != nil || len(Compare(now, back, options.ModuleCaller)) != 0 {
+		t.Errorf("the contents do not round-trip: %v", err)
+	}
+}

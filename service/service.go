@@ -8,8 +8,6 @@ package service
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +19,7 @@ import (
 	"sync/atomic"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
+	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
@@ -28,7 +27,6 @@ import (
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/planner/policy"
-	"github.com/colonel-byte/zarf-planner/privdir"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
@@ -133,10 +131,15 @@ type ClusterSource struct {
 	Clients func(cluster.Kube) (*cluster.Clients, error)
 }
 
-// snapshot resolves the cluster facts of a cluster-aware request.
-func (s ClusterSource) snapshot(ctx context.Context) (*facts.Cluster, error) {
+// snapshot resolves the cluster facts of a cluster-aware request, reading
+// a snapshot file through files (once, digested).
+func (s ClusterSource) snapshot(ctx context.Context, files *filesum.Reader) (*facts.Cluster, error) {
 	if s.Snapshot != "" {
-		return cluster.LoadSnapshot(s.Snapshot)
+		b, err := files.Bytes("snapshot")
+		if err != nil {
+			return nil, fmt.Errorf("reading the saved snapshot: %w", err)
+		}
+		return cluster.DecodeSnapshot(s.Snapshot, b)
 	}
 	get := s.Clients
 	if get == nil {
@@ -168,10 +171,19 @@ type Prepared struct {
 	Directory *inspect.Directory
 	// Key is the operator's public key (public_key), nil when none.
 	Key *signature.Key
-	// Policy is the maximal policy the request names (nil: none), and
-	// PolicySHA256 the sha256 of its bytes, which a memo must key on.
-	Policy       *policy.Policy
-	PolicySHA256 string
+	// Policy is the maximal policy the request names (nil: none).
+	Policy *policy.Policy
+	// Contents are the sha256 of every file the request's content options
+	// name (options.Files: the public key, the policy, the snapshot), of
+	// the very bytes the plan used: a memo keys on them, a saved plan
+	// records them.
+	Contents []filesum.Sum
+}
+
+// Files lists the files of req's content options (options.Files of the
+// option groups a Request carries).
+func (req Request) Files() []options.File {
+	return options.Files(options.Request{Plan: req.Options.Plan, Read: req.Read, Snapshot: req.Cluster.Snapshot})
 }
 
 // Read does a plan's reading: the cluster's facts in cluster mode and the
@@ -181,8 +193,11 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 	if req.Cluster.Snapshot != "" && req.Options.Mode == "" {
 		req.Options.Mode = options.ModeCluster
 	}
+	// Each file whose content decides the plan is read once, through
+	// files, so its sum is of what was used.
+	files := filesum.NewReader(req.Files())
 	if req.Options.Mode == options.ModeCluster && req.Options.Cluster == nil {
-		c, err := req.Cluster.snapshot(ctx)
+		c, err := req.Cluster.snapshot(ctx, files)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
@@ -203,7 +218,8 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 		return nil, fail(msg, []planner.Problem{{Kind: planner.KindSignature, Packages: []string{}, Message: msg}}, req.Warnings, nil), nil
 	}
 	if req.Read.PublicKey != "" {
-		k, err := signature.LoadKey(req.Read.PublicKey)
+		b, err := files.Bytes("public_key")
+		k, err := signature.KeyOf(req.Read.PublicKey, b, err)
 		if err != nil {
 			msg := fmt.Sprintf("%s: %v", req.Options.Caller.Option("public_key"), err)
 			return nil, fail(msg, []planner.Problem{{Kind: planner.KindSignature, Packages: []string{}, Message: msg}}, req.Warnings, nil), nil
@@ -211,13 +227,23 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 		key = k
 	}
 	var pol *policy.Policy
-	var polSum string
 	if req.Read.Policy != "" {
 		var err error
-		if pol, polSum, err = readPolicy(req.Read.Policy); err != nil {
+		if pol, err = readPolicy(req.Read.Policy, files); err != nil {
 			msg := fmt.Sprintf("cannot read the policy %s (%s): %v", req.Read.Policy, req.Options.Caller.Option("policy"), err)
 			return nil, fail(msg, []planner.Problem{{Kind: planner.KindPolicy, Packages: []string{}, Message: msg}}, req.Warnings, nil), nil
 		}
+	}
+	contents, err := files.Sums()
+	if err != nil {
+		// A content option's file no consumer above read (a snapshot in
+		// standalone mode): it is named, so it must be readable.
+		var fe *filesum.Error
+		name := "a file it names"
+		if errors.As(err, &fe) {
+			name = req.Options.Caller.Option(fe.Name)
+		}
+		return nil, fail(fmt.Sprintf("cannot plan %s: %s: %v", req.Path, name, err), nil, req.Warnings, nil), nil
 	}
 	dir, err := inspect.ReadDir(ctx, req.Path, inspect.Options{Cache: req.Cache, Limits: req.readLimits()})
 	if err != nil {
@@ -226,25 +252,20 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 		}
 		return nil, fail(fmt.Sprintf("cannot plan %s: %v", req.Path, err), nil, req.Warnings, nil), nil
 	}
-	return &Prepared{Request: req, Directory: dir, Key: key, Policy: pol, PolicySHA256: polSum}, nil, nil
+	return &Prepared{Request: req, Directory: dir, Key: key, Policy: pol, Contents: contents}, nil, nil
 }
 
-// readPolicy reads and decodes a policy file, within policy.MaxSize. It
-// is opened without blocking and checked on its descriptor
-// (privdir.ReadRegular): a FIFO or device is refused at once, and so is a
-// policy anyone may write. A symlink at path is followed: it is the
-// operator's own option.
-func readPolicy(path string) (*policy.Policy, string, error) {
-	b, err := privdir.ReadRegular(path, policy.MaxSize, true)
+// readPolicy reads (through files) and decodes a policy file, within the
+// policy option's declared bound (policy.MaxSize). It is opened without
+// blocking and checked on its descriptor (privdir.ReadRegular): a FIFO or
+// device is refused at once, and so is a policy anyone may write. A
+// symlink at path is followed: it is the operator's own option.
+func readPolicy(path string, files *filesum.Reader) (*policy.Policy, error) {
+	b, err := files.Bytes("policy")
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	p, err := policy.Decode(b, filepath.Base(path))
-	if err != nil {
-		return nil, "", err
-	}
-	sum := sha256.Sum256(b)
-	return p, hex.EncodeToString(sum[:]), nil
+	return policy.Decode(b, filepath.Base(path))
 }
 
 // violations holds every package of a plan to the policy: one problem

@@ -31,9 +31,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect/stamp"
 	"github.com/colonel-byte/zarf-planner/planner/options"
-	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
 // EnvDir overrides the default cache directory.
@@ -77,13 +77,19 @@ type Question struct {
 	// Count, when set, says which of the directory's names are archive
 	// candidates; PlanKey returns how many there are.
 	Count func(name string) bool
+	// Files are the files whose content decides the plan; nil: those Plan
+	// and Read declare (options.Files), which is what a caller wants. (A
+	// snapshot's is not among them: it makes a plan cluster-aware, and
+	// those are never kept.)
+	Files []options.File
 }
 
 // PlanKey keys a plan question by its options and its directory's stamp
 // (package stamp: every name and every file's stat, the facts the
-// archive cache's stat fast path trusts), reading no archive. The public
-// key's and the policy's contents are in it, not only their paths, so a
-// file rewritten under the same name changes the key. An error means the
+// archive cache's stat fast path trusts), reading no archive. The content
+// of every file its options declare content (options.Files: the public
+// key, the policy) is in it, not only their paths, so a file rewritten
+// under the same name changes the key. An error means the
 // question cannot be keyed this way (the directory or a named file
 // cannot be read); the plan itself then reports why.
 func PlanKey(q Question) (k Key, counted int, err error) {
@@ -98,22 +104,19 @@ func PlanKey(q Question) (k Key, counted int, err error) {
 	h := sha256.New()
 	// This process's architecture: the daemon plans for its own when none
 	// is given, and a cache directory may be shared by hosts of two.
-	for _, s := range append([]string{"zarf-planner plan by stamp 3", q.Build, runtime.GOARCH, string(plan), string(read), string(q.Caller),
+	for _, s := range append([]string{"zarf-planner plan by stamp 4", q.Build, runtime.GOARCH, string(plan), string(read), string(q.Caller),
 		fmt.Sprintf("warnings %d", len(q.Warnings))}, q.Warnings...) {
 		Field(h, s)
 	}
-	for _, f := range []string{q.Read.PublicKey, q.Read.Policy} {
-		if f == "" {
-			Field(h, "")
-			continue
-		}
-		b, err := ReadSmall(f)
-		if err != nil {
-			return Key{}, 0, err
-		}
-		sum := sha256.Sum256(b)
-		Field(h, string(sum[:]))
+	files := q.Files
+	if files == nil {
+		files = options.Files(options.Request{Plan: q.Plan, Read: q.Read})
 	}
+	sums, err := filesum.Read(files)
+	if err != nil {
+		return Key{}, 0, err
+	}
+	Sums(h, sums)
 	if counted, err = stamp.Write(q.Path, h, q.Count); err != nil {
 		return Key{}, 0, err
 	}
@@ -129,13 +132,15 @@ func Field(h hash.Hash, s string) {
 	h.Write([]byte(s))
 }
 
-// ReadSmall reads a file a request names beside the archives (a public
-// key, a policy), bounded: those are kilobytes. It opens it without
-// blocking and checks it on its descriptor (privdir.ReadRegular, following
-// a symlink at path, the operator's own): a FIFO or device is refused at
-// once.
-func ReadSmall(path string) ([]byte, error) {
-	return privdir.ReadRegular(path, 1<<20, true)
+// Sums writes the contents of a request's content options (package
+// filesum), each option's name and sha256, so a key names what the files
+// held.
+func Sums(h hash.Hash, sums []filesum.Sum) {
+	Field(h, fmt.Sprintf("contents %d", len(sums)))
+	for _, s := range sums {
+		Field(h, s.Name)
+		Field(h, s.SHA256)
+	}
 }
 
 // A kept file is a header line, then the document:

@@ -161,7 +161,11 @@ func TestPlanKeyNamesEverythingTheDocumentDependsOn(t *testing.T) {
 	if err := os.WriteFile(pub, []byte("key one"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base := Question{Build: "b1", Path: dir, Plan: options.Plan{Architecture: "amd64"}, Read: options.Read{MaxInflation: 100, PublicKey: pub}, Caller: options.ModuleCaller}
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte("policy one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := Question{Build: "b1", Path: dir, Plan: options.Plan{Architecture: "amd64"}, Read: options.Read{MaxInflation: 100, PublicKey: pub, Policy: pol}, Caller: options.ModuleCaller}
 	key := func(q Question) Key {
 		t.Helper()
 		k, _, err := PlanKey(q)
@@ -193,6 +197,11 @@ func TestPlanKeyNamesEverythingTheDocumentDependsOn(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"the policy rewritten", func(q *Question) {
+			if err := os.WriteFile(pol, []byte("policy two"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"the archive rewritten", func(q *Question) {
 			time.Sleep(10 * time.Millisecond)
 			if err := os.WriteFile(archive, []byte("b"), 0o644); err != nil {
@@ -210,5 +219,51 @@ func TestPlanKeyNamesEverythingTheDocumentDependsOn(t *testing.T) {
 	}
 	if _, _, err := PlanKey(Question{Path: filepath.Join(dir, "missing")}); err == nil {
 		t.Error("keyed a directory that does not exist")
+	}
+}
+
+// TestPlanKeyFollowsTheDeclarations: the files whose content is keyed are
+// those the options declare content. A request type declaring one more
+// content option keys that file's content too, and a question with a
+// path over its declared bound cannot be keyed.
+func TestPlanKeyFollowsTheDeclarations(t *testing.T) {
+	type extended struct {
+		options.Request
+		Extra string `json:"extra" type:"path" content:"16" help:"a file whose content decides the plan"`
+	}
+	dir := t.TempDir()
+	extra := filepath.Join(t.TempDir(), "extra")
+	if err := os.WriteFile(extra, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := Question{Build: "b1", Path: dir, Caller: options.ModuleCaller}
+	key := func() Key {
+		t.Helper()
+		q.Files = options.Files(extended{Extra: extra})
+		k, _, err := PlanKey(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	plain, _, err := PlanKey(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := key()
+	if one == plain {
+		t.Fatal("a declared content option left the key as it is without it")
+	}
+	if err := os.WriteFile(extra, []byte("two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if key() == one {
+		t.Error("rewriting a declared content option's file under the same name left the key as it was")
+	}
+	if err := os.WriteFile(extra, bytes.Repeat([]byte("x"), 17), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := PlanKey(q); err == nil {
+		t.Error("keyed a file over its declared bound")
 	}
 }

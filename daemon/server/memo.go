@@ -31,8 +31,9 @@ import (
 // invalid, unusable and ignored file and warning with its reason), so a
 // touched but unchanged archive is still answered without planning. A
 // changed, added, removed, renamed or replaced archive changes both keys,
-// so it can never be answered with a stale plan. Both keys hold the public
-// key's and the policy's contents, not only their paths. Documents are also kept
+// so it can never be answered with a stale plan. Both keys hold the content
+// of every file the options declare content (options.Files: the public key,
+// the policy), not only their paths. Documents are also kept
 // in the archive cache (PlanStore), for the next daemon. A cluster-aware
 // request is never memoized: the cluster changes under it.
 type Memo struct {
@@ -306,15 +307,14 @@ func memoKeyOf(p *service.Prepared) (memoKey, error) {
 		return memoKey{}, fmt.Errorf("keying the plan: %w", err)
 	}
 	h := sha256.New()
-	kept.Field(h, "zarf-planner plan memo 5")
+	kept.Field(h, "zarf-planner plan memo 6")
 	kept.Field(h, buildinfo.ID)
 	kept.Field(h, string(opts))
 	kept.Field(h, string(read))
 	kept.Field(h, string(req.Options.Caller))
-	if p.Key != nil { // the key's content, not only its path
-		kept.Field(h, p.Key.Fingerprint)
-	}
-	kept.Field(h, p.PolicySHA256) // the policy's content, not only its path
+	// The content of every file the options declare content (the public
+	// key, the policy), not only their paths: the bytes the plan used.
+	kept.Sums(h, p.Contents)
 	list := func(tag string, n int, each func(i int)) {
 		kept.Field(h, fmt.Sprintf("%s %d", tag, n))
 		for i := range n {

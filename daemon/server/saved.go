@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
+	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -36,7 +37,9 @@ func savedDoc(o options.Request, p *Planned) (*savedplan.Doc, error) {
 	if p.Read.Key != nil {
 		d.KeyFingerprint = p.Read.Key.Fingerprint
 	}
-	d.PolicySHA256 = p.Read.PolicySHA256
+	if c := filesum.Map(p.Read.Contents); len(c) > 0 {
+		d.Contents = c
+	}
 	if res.Plan != nil {
 		d.PlanDigest = res.Plan.PlanDigest
 	}

@@ -122,7 +122,7 @@ func TestStaleSavedPlanNamesEveryDifference(t *testing.T) {
 		{"option changed", nil, func(o *options.Request) { o.Exclude = []string{"tool"} }, []string{`exclude: the plan was saved with no value, this request gives ["tool"]`}},
 		{"another key under the same path", func(t *testing.T, dir string) {
 			copyFile(t, otherKey, filepath.Join(dir, "..", "key.pub"))
-		}, nil, []string{"public_key: the key was sha256:"}},
+		}, nil, []string{"public_key: the file's content was sha256 "}},
 		{"all at once", func(t *testing.T, dir string) {
 			if err := craft.RewriteInPlace(filepath.Join(dir, "twin.tar"), twinB); err != nil {
 				t.Fatal(err)
@@ -217,7 +217,9 @@ func TestSavedClusterPlanFollowsTheCluster(t *testing.T) {
 		write(facts.Cluster{Name: "test", KubernetesVersion: "v1.31.0", NodeArchitectures: []string{"amd64"}, Packages: []facts.InstalledPackage{moved}, CRDs: []string{"widgets.example.com"}})
 	})
 	probs := problems(t, replay.GetResult())
-	want := []string{"package base was deployed again: generation 1 when the plan was saved, now 2", "package base was healthy when the plan was saved, now unhealthy (component base failed)", "CRD widgets.example.com is there now"}
+	// The snapshot's file is named first (its content is declared to decide
+	// the plan), then how the cluster it holds moved.
+	want := []string{"option snapshot: the file's content was sha256 ", "package base was deployed again: generation 1 when the plan was saved, now 2", "package base was healthy when the plan was saved, now unhealthy (component base failed)", "CRD widgets.example.com is there now"}
 	if !replay.GetFailed() || len(probs) != len(want) {
 		t.Fatalf("a moved cluster: %s", replay.GetResult())
 	}
@@ -346,7 +348,7 @@ func TestSavedPlanFollowsThePolicysContent(t *testing.T) {
 		t.Fatalf("the plan under an empty policy failed: %s", first.GetResult())
 	}
 	p := problems(t, replay.GetResult())
-	if !replay.GetFailed() || len(p) != 1 || p[0].Kind != planner.KindStale || !strings.Contains(p[0].Message, "policy: the policy's content was sha256 ") {
+	if !replay.GetFailed() || len(p) != 1 || p[0].Kind != planner.KindStale || !strings.Contains(p[0].Message, "policy: the file's content was sha256 ") {
 		t.Fatalf("a changed policy: %s", replay.GetResult())
 	}
 }

@@ -57,6 +57,13 @@ type Key struct {
 // followed: it is the operator's own option.
 func LoadKey(path string) (*Key, error) {
 	b, err := privdir.ReadRegular(path, MaxKey, true)
+	return KeyOf(path, b, err)
+}
+
+// KeyOf is LoadKey of what reading path gave: its bytes b, or the error
+// reading it (err). A caller that reads the key file itself, once, to
+// digest what it used (package filesum) gets LoadKey's checks and words.
+func KeyOf(path string, b []byte, err error) (*Key, error) {
 	if errors.Is(err, privdir.ErrTooLarge) {
 		return nil, fmt.Errorf("the public key %s is over %d KiB; give the PEM public key (cosign.pub), not a bundle or an archive", path, MaxKey>>10)
 	}

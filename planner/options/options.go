@@ -14,6 +14,9 @@
 //
 //	help     one or two sentences for the CLI's help and the module's doc
 //	type     "path" for a string that names a file (made absolute by callers)
+//	content  on a path: the file's content decides the plan, not only its
+//	         name, so every key of a plan and the saved plan hash it (see
+//	         Files); the value is the most bytes it may hold ("64KiB")
 //	default  the value when the option is not given, as text
 //	choices  the allowed values, comma-separated
 //	alias    former spellings, comma-separated, accepted for one release;
@@ -88,9 +91,9 @@ type Read struct {
 	MaxInflation int    `json:"max_inflation,omitempty" default:"100" help:"How many times what it stores on disk (beyond 1 GiB; a sparse file's holes are not stored) an archive may decompress to before it is refused as a decompression bomb; also how many times its bytes that carry data (beyond 16 MiB) those that carry none may be (skippable zstd frames, bytes after its tar stream)."`
 	Integrity    string `json:"integrity,omitempty" choices:"warn,fail" default:"warn" help:"warn: an archive that fails an integrity check, cannot be read whole or is over a limit is left out with a warning. fail: it fails the plan, so nothing is deployed from a directory holding one."`
 	// PublicKey and RequireSignatures check who built the archives.
-	PublicKey         string `json:"public_key,omitempty" type:"path" help:"A cosign public key (PEM, as zarf tools gen-key writes cosign.pub). Every signed archive's signature (zarf.bundle.sig, or a legacy zarf.yaml.sig) must verify with it, as zarf package deploy --key checks, or the plan fails naming the archive; an unsigned archive is a warning."`
+	PublicKey         string `json:"public_key,omitempty" type:"path" content:"64KiB" help:"A cosign public key (PEM, as zarf tools gen-key writes cosign.pub). Every signed archive's signature (zarf.bundle.sig, or a legacy zarf.yaml.sig) must verify with it, as zarf package deploy --key checks, or the plan fails naming the archive; an unsigned archive is a warning."`
 	RequireSignatures bool   `json:"require_signatures,omitempty" help:"Fail the plan on any archive that is not signed by public_key (which this requires), before anything is deployed."`
-	Policy            string `json:"policy,omitempty" type:"path" help:"A maximal policy (YAML, schema docs/policy.schema.json): the plan fails, naming each package, claim, object and policy line, when a package it would deploy claims more than the policy allows."`
+	Policy            string `json:"policy,omitempty" type:"path" content:"1MiB" help:"A maximal policy (YAML, schema docs/policy.schema.json): the plan fails, naming each package, claim, object and policy line, when a package it would deploy claims more than the policy allows."`
 }
 
 // Integrity policies.
@@ -101,6 +104,9 @@ const (
 
 // Output says what a plan request writes beside its document, where the
 // module or the CLI runs. It changes no plan.
+//
+// Its paths carry no content tag: they are outputs, written and never
+// read, so what they hold decides nothing.
 type Output struct {
 	ReportHTML string `json:"report_html,omitempty" type:"path" help:"Also write the plan as one self-contained HTML page (the graph by levels, every package's reasons, barrier and sha256; a failure drawn as well as told) to this file, on the host where the module or CLI runs. Its directory must exist; the file is replaced whole, and only when its content changes. The time it states is SOURCE_DATE_EPOCH when set, else the time of the call."`
 }
@@ -111,7 +117,7 @@ type Request struct {
 	Read
 	// Snapshot is a saved cluster snapshot to plan against instead of a
 	// live cluster.
-	Snapshot string `json:"snapshot,omitempty" type:"path" alias:"installed" help:"A snapshot saved with zarf-planner snapshot -o json, to plan cluster-aware where the cluster cannot be reached. Implies cluster mode."`
+	Snapshot string `json:"snapshot,omitempty" type:"path" content:"64MiB" alias:"installed" help:"A snapshot saved with zarf-planner snapshot -o json, to plan cluster-aware where the cluster cannot be reached. Implies cluster mode."`
 	Cluster
 	Cache
 	Saved
@@ -121,6 +127,11 @@ type Request struct {
 // Saved says where a plan is saved to, or replayed from. Both are files
 // where the module or CLI runs; the daemon builds and checks the saved
 // plan, the caller reads and writes the file.
+//
+// Neither carries a content tag: save_to is an output; plan_file is not an
+// input of the plan but the record it is checked against (the replay
+// compares the file's every field with the plan made now, and a plan made
+// with a plan_file is never kept or memoized).
 type Saved struct {
 	SaveTo   string `json:"save_to,omitempty" type:"path" help:"Also write the plan to this file as a saved plan (the result, every archive's path, size and sha256, the options, the planner's release, the cluster snapshot it assumed) for review and a later replay with plan_file. Replaced whole, and only when its content changes. Not written when no plan is possible."`
 	PlanFile string `json:"plan_file,omitempty" type:"path" help:"Replay a saved plan: check it against the directory and the cluster now, and answer with the plan made now, whose decisions are the saved ones (never the file's bytes), or fail naming every difference (an archive replaced, added or removed, an installed package changed, an option that differs, another planner release). Options not given are the saved ones."`
@@ -154,7 +165,13 @@ type Option struct {
 	Aliases []string
 	// NegatedAlias is a former CLI flag that sets this bool to false.
 	NegatedAlias string
-	index        []int
+	// Content says a path option's file content decides the plan, not
+	// only its name (tag content); MaxContent is the most bytes it may
+	// hold (0: the tag's size is malformed, which the package's tests
+	// refuse).
+	Content    bool
+	MaxContent int64
+	index      []int
 }
 
 // Flag is the option's CLI flag name (without dashes in front).
@@ -227,6 +244,9 @@ func collect(t reflect.Type, index []int, out *[]Option) {
 		if c := f.Tag.Get("choices"); c != "" {
 			o.Choices = strings.Split(c, ",")
 		}
+		if c, ok := f.Tag.Lookup("content"); ok {
+			o.Content, o.MaxContent = true, parseSize(c)
+		}
 		for _, a := range strings.Split(f.Tag.Get("alias"), ",") {
 			switch {
 			case a == "":
@@ -238,6 +258,48 @@ func collect(t reflect.Type, index []int, out *[]Option) {
 		}
 		*out = append(*out, o)
 	}
+}
+
+// parseSize reads a size such as "64KiB", "1MiB" or "512" (bytes); 0
+// when it is none of those.
+func parseSize(s string) int64 {
+	unit := int64(1)
+	for suffix, u := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
+		if n, ok := strings.CutSuffix(s, suffix); ok {
+			s, unit = n, u
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n * unit
+}
+
+// File is a file whose content decides the plan: the file a content
+// option (Option.Content) names in a request.
+type File struct {
+	// Name is the option's name.
+	Name string
+	// Path is the file it names; "" when the option is not given.
+	Path string
+	// Max is the most bytes the file may hold (Option.MaxContent).
+	Max int64
+}
+
+// Files lists the files of v (a value, or pointer to one, of a struct
+// type declaring options) whose content decides the plan: one per content
+// option its type declares, in declaration order, given or not. It reads
+// none of them; those who key or record a plan hash what they hold.
+func Files(v any) []File {
+	rv := reflect.ValueOf(v)
+	var files []File
+	for _, o := range Of(v) {
+		if o.Content {
+			files = append(files, File{Name: o.Name, Path: o.Field(rv).String(), Max: o.MaxContent})
+		}
+	}
+	return files
 }
 
 func kindOf(f reflect.StructField) Kind {

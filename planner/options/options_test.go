@@ -1,6 +1,7 @@
 package options
 
 import (
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -36,6 +37,9 @@ func TestDeclarations(t *testing.T) {
 				t.Errorf("option %s has default %q, not an int", o.Name, o.Default)
 			}
 		}
+		if o.Content && (o.Kind != Path || o.MaxContent <= 0) {
+			t.Errorf("option %s is declared content but is not a path with a size bound (kind %s, bound %d)", o.Name, o.Kind, o.MaxContent)
+		}
 		if len(o.Choices) > 0 && o.Default != "" && !contains(o.Choices, o.Default) {
 			t.Errorf("option %s defaults to %q, not one of its choices %v", o.Name, o.Default, o.Choices)
 		}
@@ -49,6 +53,35 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// The files whose content decides a plan come from the declarations: a
+// struct that declares one more content option lists it too.
+func TestFilesFollowTheDeclarations(t *testing.T) {
+	r := Request{Read: Read{PublicKey: "/k.pub", Policy: "/p.yaml"}, Snapshot: "/s.json", Saved: Saved{PlanFile: "/plan.json"}}
+	want := []File{{"public_key", "/k.pub", 64 << 10}, {"policy", "/p.yaml", 1 << 20}, {"snapshot", "/s.json", 64 << 20}}
+	if got := Files(&r); !slices.Equal(got, want) {
+		t.Errorf("Files = %v; want %v", got, want)
+	}
+	if got := Files(Request{}); len(got) != 3 || got[0].Path != "" {
+		t.Errorf("Files of an empty request = %v; want the three content options, not given", got)
+	}
+	type extended struct {
+		Request
+		Extra string `json:"extra" type:"path" content:"512" help:"x"`
+	}
+	got := Files(extended{Request: r, Extra: "/x"})
+	if len(got) != 4 || got[3] != (File{"extra", "/x", 512}) {
+		t.Errorf("Files of a struct declaring extra = %v; want it last", got)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for s, want := range map[string]int64{"64KiB": 64 << 10, "1MiB": 1 << 20, "2GiB": 2 << 30, "512": 512, "": 0, "x": 0, "-1": 0, "1MB": 0} {
+		if got := parseSize(s); got != want {
+			t.Errorf("parseSize(%q) = %d; want %d", s, got, want)
+		}
+	}
 }
 
 func TestDefaults(t *testing.T) {
