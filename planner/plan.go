@@ -210,15 +210,17 @@ func sortCandidates(cands []facts.Candidate) {
 	}
 }
 
-// digest is the sha256 of the planning inputs: every candidate's identity
-// and bytes' hash, and the options.
+// digest is the sha256 of the planning inputs: every candidate's identity,
+// its name in the directory and its bytes' hash, and the options. Where
+// the directory is does not count: one bundle copied elsewhere plans to
+// the same digest.
 func digest(cands []facts.Candidate, opts Options) string {
 	type in struct {
 		Path, SHA256, Name, Version, Architecture, Flavor string
 	}
 	ins := make([]in, 0, len(cands))
 	for _, c := range cands {
-		ins = append(ins, in{c.Path, c.SHA256, c.Name, c.Version, c.Architecture, c.Flavor})
+		ins = append(ins, in{base(c.Path), c.SHA256, c.Name, c.Version, c.Architecture, c.Flavor})
 	}
 	b, err := json.Marshal(struct {
 		Candidates []in

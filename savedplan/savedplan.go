@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -74,7 +75,9 @@ type Planner struct {
 type Options struct {
 	options.Plan
 	options.Read
-	Snapshot string `json:"snapshot,omitempty"`
+	// Snapshot is declared as options.Request declares it (a test holds
+	// the two to one declaration).
+	Snapshot string `json:"snapshot,omitempty" type:"path" content:"64MiB"`
 }
 
 // OptionsOf keeps the options of a request a saved plan records.
@@ -153,10 +156,11 @@ func Compare(saved, now *Doc, caller options.Caller) []string {
 	if saved.Planner != now.Planner {
 		add("the planner: the plan was saved by zarf-planner %s (build %s), this is %s (build %s); plan again with this release", saved.Planner.Version, saved.Planner.Build, now.Planner.Version, now.Planner.Build)
 	}
-	if saved.Directory != now.Directory {
-		add("the directory: the plan was saved for %s, this request plans %s", saved.Directory, now.Directory)
-	}
-	diffs = append(diffs, compareOptions(saved.Options, now.Options, caller)...)
+	// Where the directory and the files an option names are is the
+	// host's business (a bundle carried across the gap is mounted
+	// elsewhere): the directory is not compared, archives are compared by
+	// their names in it, and files by their content.
+	diffs = append(diffs, compareOptions(Effective(saved.Options), Effective(now.Options), caller)...)
 	diffs = append(diffs, compareContents(saved, now, caller)...)
 	diffs = append(diffs, compareArchives(saved.Archives, now.Archives)...)
 	diffs = append(diffs, compareCluster(saved.Cluster, now.Cluster)...)
@@ -198,14 +202,40 @@ func decisions(result []byte) string {
 	if err := strictjson.UnmarshalPart("the result", result, &d); err != nil {
 		return "unreadable: " + err.Error()
 	}
+	// An archive is named by its name in the directory, wherever that is.
+	for _, l := range [][]pkg{d.Packages, d.Installed, d.Excluded} {
+		for i := range l {
+			l[i].Path = filepath.Base(l[i].Path)
+		}
+	}
 	b, _ := json.Marshal(d) // plain values: cannot fail
 	return string(b)
 }
 
+// Effective is o as the planner reads it: every option not given takes
+// its declared default, so a default given explicitly is no difference.
+// (The architecture's default is the host's or the nodes': the daemon
+// records the one it planned for.)
+func Effective(o Options) Options {
+	v := reflect.ValueOf(&o)
+	for _, opt := range options.Of(&o) {
+		if d := opt.DefaultValue(); d != nil && empty(opt.Field(v).Interface()) {
+			opt.Field(v).Set(reflect.ValueOf(d).Convert(opt.Field(v).Type()))
+		}
+	}
+	return o
+}
+
+// compareOptions names each option whose value differs, except those
+// naming a file: a file is compared by its content (compareContents),
+// wherever it is.
 func compareOptions(saved, now Options, caller options.Caller) []string {
 	var diffs []string
 	sv, nv := reflect.ValueOf(&saved), reflect.ValueOf(&now)
 	for _, o := range options.Of(&saved) {
+		if o.Kind == options.Path {
+			continue
+		}
 		a, b := o.Field(sv).Interface(), o.Field(nv).Interface()
 		if reflect.DeepEqual(a, b) || (empty(a) && empty(b)) {
 			continue
@@ -237,10 +267,10 @@ func show(v any) string {
 	return string(b)
 }
 
-// compareContents names each content option whose file, under the same
-// path, held other bytes when the plan was saved (a path that changed is
-// an option that differs, which compareOptions names), in declaration
-// order, then any option this release does not declare.
+// compareContents names each content option whose file held other bytes
+// when the plan was saved, wherever either file is, or that names a file
+// on one side only, in declaration order, then any option this release
+// does not declare.
 func compareContents(saved, now *Doc, caller options.Caller) []string {
 	var names []string
 	for _, f := range options.Files(Options{}) {
@@ -255,43 +285,47 @@ func compareContents(saved, now *Doc, caller options.Caller) []string {
 		}
 	}
 	slices.Sort(other)
-	sv, nv := reflect.ValueOf(&saved.Options), reflect.ValueOf(&now.Options)
 	var diffs []string
 	for _, name := range append(names, other...) {
 		s, n := saved.Contents[name], now.Contents[name]
-		if s == n {
-			continue
+		switch {
+		case s == n:
+		case n == "":
+			diffs = append(diffs, fmt.Sprintf("%s: the plan was saved with a file of sha256 %s, this request gives none", caller.Option(name), s))
+		case s == "":
+			diffs = append(diffs, fmt.Sprintf("%s: the plan was saved without one, this request gives a file of sha256 %s", caller.Option(name), n))
+		default:
+			diffs = append(diffs, fmt.Sprintf("%s: the file's content was sha256 %s when the plan was saved, it is %s now", caller.Option(name), s, n))
 		}
-		if o, ok := options.Find(&saved.Options, name); ok && o.Field(sv).String() != o.Field(nv).String() {
-			continue
-		}
-		diffs = append(diffs, fmt.Sprintf("%s: the file's content was sha256 %s when the plan was saved, it is %s now", caller.Option(name), orNone(s), orNone(n)))
 	}
 	return diffs
 }
 
+// compareArchives compares archives by their names in the directory
+// (the directory itself may be elsewhere now) and their bytes.
 func compareArchives(saved, now []Archive) []string {
 	var diffs []string
-	byPath := map[string]Archive{}
+	byName := map[string]Archive{}
 	for _, a := range now {
-		byPath[a.Path] = a
+		byName[filepath.Base(a.Path)] = a
 	}
 	seen := map[string]bool{}
 	for _, s := range saved {
-		seen[s.Path] = true
-		n, ok := byPath[s.Path]
+		name := filepath.Base(s.Path)
+		seen[name] = true
+		n, ok := byName[name]
 		switch {
 		case !ok:
-			diffs = append(diffs, fmt.Sprintf("archive %s was removed (it held %s)", s.Path, describe(s)))
+			diffs = append(diffs, fmt.Sprintf("archive %s was removed (it held %s)", name, describe(s)))
 		case n.SHA256 != s.SHA256 || n.Size != s.Size:
-			diffs = append(diffs, fmt.Sprintf("archive %s was replaced: saved %s; now %s", s.Path, describe(s), describe(n)))
+			diffs = append(diffs, fmt.Sprintf("archive %s was replaced: saved %s; now %s", name, describe(s), describe(n)))
 		case n.State != s.State || n.Package != s.Package || n.Version != s.Version || n.Reason != s.Reason:
-			diffs = append(diffs, fmt.Sprintf("archive %s changed: saved %s (%s), now %s (%s)", s.Path, s.State, why(s), n.State, why(n)))
+			diffs = append(diffs, fmt.Sprintf("archive %s changed: saved %s (%s), now %s (%s)", name, s.State, why(s), n.State, why(n)))
 		}
 	}
 	for _, n := range now {
-		if !seen[n.Path] {
-			diffs = append(diffs, fmt.Sprintf("archive %s was added (%s)", n.Path, describe(n)))
+		if name := filepath.Base(n.Path); !seen[name] {
+			diffs = append(diffs, fmt.Sprintf("archive %s was added (%s)", name, describe(n)))
 		}
 	}
 	return diffs
@@ -400,13 +434,6 @@ func compareCluster(saved, now *facts.Cluster) []string {
 		}
 	}
 	return diffs
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }
 
 func health(p facts.InstalledPackage) string {

@@ -2,6 +2,7 @@ package savedplan
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -52,10 +53,13 @@ func TestCompareNamesEachDifference(t *testing.T) {
 	now.Options.Packages = []string{} // empty is the same as not given
 	now.Archives = append(now.Archives, Archive{Path: "/d/b.tar", State: StateUnusable, Reason: "truncated"})
 	got := strings.Join(Compare(doc(), now, options.CLICaller), "\n")
-	for _, w := range []string{"build b1), this is 1.0.0 (build b2)", "saved for /d, this request plans /e", `--flavor: the plan was saved with no value, this request gives "hardened"`, "archive /d/b.tar was added (an archive that is unusable"} {
+	for _, w := range []string{"build b1), this is 1.0.0 (build b2)", `--flavor: the plan was saved with no value, this request gives "hardened"`, "archive b.tar was added (an archive that is unusable"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("no difference says %q:\n%s", w, got)
 		}
+	}
+	if strings.Contains(got, "/e") || strings.Contains(got, "directory") {
+		t.Errorf("the directory's place is compared:\n%s", got)
 	}
 	if strings.Contains(got, "packages") {
 		t.Errorf("an empty list differs from none:\n%s", got)
@@ -80,7 +84,7 @@ func TestCompareDescribesAnArchiveThatBecameUnusable(t *testing.T) {
 	saved.Archives = []Archive{{Path: "/d/a.tar", State: StateCandidate, Package: "a", Version: "1.0.0", Size: 10, SHA256: "s1"}}
 	now.Archives = []Archive{{Path: "/d/a.tar", State: StateUnusable, Reason: "unreadable archive: zstd: corrupt input"}}
 	got := strings.Join(Compare(saved, now, options.CLICaller), "\n")
-	want := "archive /d/a.tar was replaced: saved a 1.0.0, 10 bytes, sha256 s1; now an archive that is unusable: unreadable archive: zstd: corrupt input"
+	want := "archive a.tar was replaced: saved a 1.0.0, 10 bytes, sha256 s1; now an archive that is unusable: unreadable archive: zstd: corrupt input"
 	if !strings.Contains(got, want) {
 		t.Errorf("differences:\n%s\nwant one saying %q", got, want)
 	}
@@ -114,10 +118,10 @@ func TestCompareClusters(t *testing.T) {
 	}
 }
 
-// A content option's file that held other bytes under the same path is
-// named, per option, in the caller's words: declared ones in declaration
-// order, then those this release does not declare. One whose path changed
-// is named once, as an option that differs.
+// A content option's file that held other bytes is named, per option, in
+// the caller's words: declared ones in declaration order, then those this
+// release does not declare; a file given on one side only says so. Its
+// path is never compared.
 func TestCompareNamesEachFileWhoseContentChanged(t *testing.T) {
 	saved, now := doc(), doc()
 	for _, d := range []*Doc{saved, now} {
@@ -128,8 +132,8 @@ func TestCompareNamesEachFileWhoseContentChanged(t *testing.T) {
 	now.Options.Snapshot = "/s.json"
 	got := Compare(saved, now, options.CLICaller)
 	want := []string{
-		`--snapshot: the plan was saved with no value, this request gives "/s.json"`,
 		"--policy: the file's content was sha256 p1 when the plan was saved, it is p2 now",
+		"--snapshot: the plan was saved without one, this request gives a file of sha256 s2",
 		"--extra: the file's content was sha256 e1 when the plan was saved, it is e2 now",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -142,5 +146,54 @@ func TestCompareNamesEachFileWhoseContentChanged(t *testing.T) {
 	back, err := Decode("plan.json", bytes.NewReader(b))
 	if err != nil || len(Compare(now, back, options.ModuleCaller)) != 0 {
 		t.Errorf("the contents do not round-trip: %v", err)
+	}
+}
+
+// A bundle carried elsewhere: the directory, the archives and every file
+// an option names at other paths, with the same bytes, is no difference;
+// one archive's bytes changed is that archive alone, named as it is
+// named in the directory.
+func TestCompareIgnoresWhereTheBundleIs(t *testing.T) {
+	saved, now := doc(), doc()
+	saved.Options.Policy, saved.Options.Snapshot = "/home/board/policy.yaml", "/home/board/state.json"
+	saved.Contents = map[string]string{"policy": "p1", "snapshot": "s1"}
+	saved.Result = []byte(`{"zarf_packages_to_deploy":[{"name":"a","path":"/d/a.tar.zst"}],"plan_digest":"d1"}`)
+	now.Directory = "/mnt/usb/bundle"
+	now.Options.Policy, now.Options.Snapshot = "policy.yaml", "/srv/state.json"
+	now.Contents = map[string]string{"policy": "p1", "snapshot": "s1"}
+	for i := range now.Archives {
+		now.Archives[i].Path = "/mnt/usb/bundle/" + filepath.Base(now.Archives[i].Path)
+	}
+	now.Result = []byte(strings.ReplaceAll(string(saved.Result), "/d/", "/mnt/usb/bundle/"))
+	if d := Compare(saved, now, options.ModuleCaller); len(d) != 0 {
+		t.Fatalf("the same bundle elsewhere: %v; want no difference", d)
+	}
+	now.Archives[0].SHA256 = "bb"
+	d := Compare(saved, now, options.ModuleCaller)
+	if len(d) != 1 || !strings.Contains(d[0], "archive a.tar.zst was replaced") || strings.Contains(d[0], "/mnt") {
+		t.Errorf("one archive rewritten elsewhere: %v; want it alone, by its name", d)
+	}
+}
+
+// A default given explicitly is the default: no difference.
+func TestCompareHoldsAnExplicitDefaultEqualToTheDefault(t *testing.T) {
+	saved, now := doc(), doc()
+	now.Options.VersionStrategy = options.StrategyNewestSatisfying
+	now.Options.Integrity = options.IntegrityWarn
+	if d := Compare(saved, now, options.CLICaller); len(d) != 0 {
+		t.Errorf("explicit defaults: %v; want no difference", d)
+	}
+	now.Options.VersionStrategy = options.StrategyNewestOnly
+	if d := Compare(saved, now, options.CLICaller); len(d) != 1 || !strings.Contains(d[0], "--version-strategy") {
+		t.Errorf("another strategy: %v; want it named", d)
+	}
+}
+
+// savedplan.Options declares the snapshot as the request does.
+func TestSnapshotIsDeclaredAsTheRequestDeclaresIt(t *testing.T) {
+	want, _ := options.Find(options.Request{}, "snapshot")
+	got, ok := options.Find(Options{}, "snapshot")
+	if !ok || got.Kind != want.Kind || got.Content != want.Content || got.MaxContent != want.MaxContent {
+		t.Errorf("saved snapshot %+v; the request's %+v", got, want)
 	}
 }

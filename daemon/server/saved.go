@@ -29,7 +29,7 @@ func savedDoc(o options.Request, p *Planned) (*savedplan.Doc, error) {
 		Kind: savedplan.Kind, APIVersion: savedplan.APIVersion,
 		Planner:   savedplan.Planner{Version: buildinfo.Version, Build: buildinfo.ID},
 		Directory: p.Read.Request.Path,
-		Options:   savedplan.OptionsOf(o),
+		Options:   effectiveOptions(o, p),
 		Archives:  []savedplan.Archive{},
 		Cluster:   p.Read.Request.Options.Cluster,
 		Result:    p.Doc,
@@ -57,6 +57,23 @@ func savedDoc(o options.Request, p *Planned) (*savedplan.Doc, error) {
 		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.State, b.State))
 	})
 	return d, nil
+}
+
+// effectiveOptions are the options a plan was made with, as the planner
+// read them: declared defaults filled in, and the architecture planned
+// for when none was given (this host's, or the cluster's nodes' when they
+// have one), so that giving a default explicitly is no difference.
+func effectiveOptions(o options.Request, p *Planned) savedplan.Options {
+	saved := savedplan.Effective(savedplan.OptionsOf(o))
+	if saved.Architecture == "" {
+		switch c := p.Read.Request.Options.Cluster; {
+		case p.Read.Request.Options.Architecture != "":
+			saved.Architecture = p.Read.Request.Options.Architecture
+		case c != nil && len(c.NodeArchitectures) == 1:
+			saved.Architecture = c.NodeArchitectures[0]
+		}
+	}
+	return saved
 }
 
 // save renders the saved plan of a plan made; a failed plan is not saved.

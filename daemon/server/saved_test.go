@@ -503,3 +503,39 @@ func TestATamperedSavedPlanChangesNothingAReplayAnswers(t *testing.T) {
 		t.Fatalf("a reworded saved plan: %s\nwant the plan made now: %s", resp.GetResult(), first.GetResult())
 	}
 }
+
+// A bundle and its key carried to another place (another mount point,
+// another user's home): the saved plan replays fresh there, answering
+// with the plan made there; one archive rewritten there is stale, naming
+// that archive alone.
+func TestASavedPlanTravels(t *testing.T) {
+	twinA, twinB := craft.Twins("twin", "1.0.0")
+	here := copyBundle(t, signedBundle)
+	if err := os.WriteFile(filepath.Join(here, "twin.tar"), twinA, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, publicKey, filepath.Join(here, "..", "key.pub"))
+	there := copyBundle(t, here)
+	copyFile(t, publicKey, filepath.Join(there, "..", "cosign.pub"))
+	keyAt := func(dir, name string) func(*options.Request) {
+		return func(o *options.Request) { o.PublicKey = filepath.Join(dir, "..", name) }
+	}
+	// Saved with the default architecture, replayed with it given.
+	saveReq := planReq(t, here, keyAt(here, "key.pub"), func(o *options.Request) { o.Architecture = "" })
+	_, _, replay := saveThenReplay(t, saveReq, planReq(t, there, keyAt(there, "cosign.pub")), nil)
+	if replay.GetFailed() {
+		t.Fatalf("the same bundle elsewhere is stale: %s", replay.GetResult())
+	}
+	if !strings.Contains(string(replay.GetResult()), there) || strings.Contains(string(replay.GetResult()), here+"/") {
+		t.Errorf("the replay answers with paths of the saved place, not this one: %.600s", replay.GetResult())
+	}
+	_, _, replay = saveThenReplay(t, saveReq, planReq(t, there, keyAt(there, "cosign.pub")), func() {
+		if err := craft.RewriteInPlace(filepath.Join(there, "twin.tar"), twinB); err != nil {
+			t.Fatal(err)
+		}
+	})
+	probs := problems(t, replay.GetResult())
+	if !replay.GetFailed() || len(probs) != 1 || !strings.Contains(probs[0].Message, "archive twin.tar was replaced") {
+		t.Fatalf("one archive rewritten elsewhere: %+v; want that archive alone", probs)
+	}
+}
