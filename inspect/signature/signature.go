@@ -125,18 +125,7 @@ func (k *Key) Verify(s *facts.Signature) error {
 	}
 	switch s.Format {
 	case facts.SignatureBundle:
-		var b bundle.Bundle
-		if err := b.UnmarshalJSON(s.Data); err != nil {
-			return fmt.Errorf("zarf.bundle.sig is not a sigstore bundle: %w", err)
-		}
-		v, err := verify.NewVerifier(k.trusted, verify.WithNoObserverTimestamps())
-		if err != nil {
-			return err
-		}
-		if _, err := v.Verify(&b, verify.NewPolicy(verify.WithArtifact(bytes.NewReader(s.Signed)), verify.WithKey())); err != nil {
-			return fmt.Errorf("zarf.bundle.sig does not verify zarf.yaml with the key %s: %w", k.Fingerprint, err)
-		}
-		return nil
+		return k.VerifyBlob("zarf.bundle.sig", "zarf.yaml", s.Data, s.Signed)
 	case facts.SignatureLegacy:
 		sig, err := base64.StdEncoding.DecodeString(string(bytes.TrimSpace(s.Data)))
 		if err != nil {
@@ -150,6 +139,25 @@ func (k *Key) Verify(s *facts.Signature) error {
 		return errors.New("zarf.yaml says the package is signed (build.signed), but the archive holds neither zarf.bundle.sig nor zarf.yaml.sig")
 	}
 	return fmt.Errorf("unknown signature format %q", s.Format)
+}
+
+// VerifyBlob checks a sigstore bundle (what `cosign sign-blob --bundle`
+// writes, and zarf writes as zarf.bundle.sig) as a signature of blob by
+// the key, offline: no transparency log, no timestamps. name and signed
+// say, for the error, which file the bundle is and what it signs.
+func (k *Key) VerifyBlob(name, signed string, bundleJSON, blob []byte) error {
+	var b bundle.Bundle
+	if err := b.UnmarshalJSON(bundleJSON); err != nil {
+		return fmt.Errorf("%s is not a sigstore bundle: %w", name, err)
+	}
+	v, err := verify.NewVerifier(k.trusted, verify.WithNoObserverTimestamps())
+	if err != nil {
+		return err
+	}
+	if _, err := v.Verify(&b, verify.NewPolicy(verify.WithArtifact(bytes.NewReader(blob)), verify.WithKey())); err != nil {
+		return fmt.Errorf("%s does not verify %s with the key %s: %w", name, signed, k.Fingerprint, err)
+	}
+	return nil
 }
 
 // Memo remembers what checks found, by the key's fingerprint and the
