@@ -223,8 +223,8 @@ func TestPlanningFlags(t *testing.T) {
 		{"why a package blocks the plan", []string{"why", "beta", "../testdata/bundles/cycle"}, ExitFailed, []string{"beta is part of a problem that prevents any plan [cycle]"}},
 		{"why an absent package", []string{"why", "nginx", "../examples/bundles/reference-stack"}, ExitFailed, []string{"the directory holds no package named nginx"}},
 		{"graph as mermaid", []string{"graph", "../examples/bundles/reference-stack"}, ExitOK, []string{"flowchart TD", "pkg_init -->|package: init| pkg_operator_cert_manager"}},
-		{"graph as dot", []string{"graph", "../examples/bundles/reference-stack", "--format", "dot"}, ExitOK, []string{"digraph plan {", `"csi-rook-ceph" -> "workload-app" [label="group: csi-rook-ceph"]`}},
-		{"graph format checked", []string{"graph", "../examples/bundles/reference-stack", "--format", "png"}, ExitUsage, nil},
+		{"graph as dot", []string{"graph", "../examples/bundles/reference-stack", "-o", "dot"}, ExitOK, []string{"digraph plan {", `"csi-rook-ceph" -> "workload-app" [label="group: csi-rook-ceph"]`}},
+		{"graph format checked", []string{"graph", "../examples/bundles/reference-stack", "-o", "png"}, ExitUsage, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
