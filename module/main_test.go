@@ -543,7 +543,8 @@ func TestTheOtherModules(t *testing.T) {
 		{"barrier check kinds are checked", map[string]any{"_ansible_module_name": "colonel_byte.zarf_planner.zarf_readiness_barrier", "checks": []any{map[string]any{"kind": "pod", "name": "x"}}, "daemon_path": daemonBin, "state_dir": stateDir(t)}, `checks[0].kind is "pod"; use crd, storage_class, namespace, package, deployment, statefulset, daemonset or operator_condition`},
 		{"cache needs a path", map[string]any{"_ansible_module_name": "zarf_bundle_cache"}, "missing required arguments: path"},
 		{"cache state is a choice", map[string]any{"_ansible_module_name": "zarf_bundle_cache", "path": "/x", "state": "warm"}, "value of state must be one of: present, absent, got: warm"},
-		{"an unknown module name", map[string]any{"_ansible_module_name": "zarf_bundle_deploy"}, `implements the modules zarf_bundle_plan, zarf_readiness_barrier, zarf_bundle_cache and zarf_bundle_info, not "zarf_bundle_deploy"`},
+		{"an unknown module name", map[string]any{"_ansible_module_name": "zarf_bundle_deploy"}, `implements the modules zarf_bundle_plan, zarf_readiness_barrier, zarf_bundle_cache and zarf_bundle_catalog, not "zarf_bundle_deploy"`},
+		{"the catalog's former module name runs the catalog", map[string]any{"_ansible_module_name": "colonel_byte.zarf_planner.zarf_bundle_info"}, "missing required arguments: path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

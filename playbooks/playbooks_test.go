@@ -172,7 +172,7 @@ func TestAnsibleDocRendersEveryModule(t *testing.T) {
 		{"zarf_bundle_plan", "Reads every Zarf package archive"},
 		{"zarf_readiness_barrier", "mutually exclusive"},
 		{"zarf_bundle_cache", "Reads every archive of"},
-		{"zarf_bundle_info", "claims collected from its contents"},
+		{"zarf_bundle_catalog", "claims collected from its contents"},
 	} {
 		t.Run(tt.module, func(t *testing.T) {
 			cmd := exec.Command(tool(t, "ansible-doc"), "colonel_byte.zarf_planner."+tt.module)

@@ -6,7 +6,7 @@ Ansible runs it: argv[1] is the arguments file), a mix of requests for
 DURATION seconds:
 
 - plans of the example bundle, some with the page (report_html);
-- catalogs (zarf_bundle_info) of the catalog bundle, with its chart;
+- catalogs (zarf_bundle_catalog) of the catalog bundle, with its chart;
 - saved-plan checks (plan_file) of a plan saved at the start;
 - failures of every kind it can make offline: a cycle, a missing
   requirement, an ambiguous group, a malformed document, a version
@@ -123,7 +123,7 @@ def setup():
     mix = {
         "plan": lambda: plan(path=EXAMPLE),
         "plan, page": lambda: plan(path=EXAMPLE, report_html=page()),
-        "catalog": lambda: ("zarf_bundle_info", {"path": os.path.join(BUNDLES, "catalog")}),
+        "catalog": lambda: ("zarf_bundle_catalog", {"path": os.path.join(BUNDLES, "catalog")}),
         "saved plan": lambda: plan(path=EXAMPLE, plan_file=saved),
         "fail: cycle": lambda: plan(path=os.path.join(BUNDLES, "cycle")),
         "fail: missing": lambda: plan(path=os.path.join(BUNDLES, "missing")),
