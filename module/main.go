@@ -344,7 +344,7 @@ func moduleName(raw map[string]any, argv0 string) string {
 
 // plan runs zarf_bundle_plan. Planning only reads: the only things it
 // changes are the files it is asked to write, the saved plan (save_to)
-// and the page (report_html), each only when its content changes, and
+// and the page (html_to), each only when its content changes, and
 // never in check mode.
 func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invocation map[string]any, stdout io.Writer) int {
 	args := inv.Params
@@ -413,10 +413,12 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	if files.ReportHTML != "" {
 		changed, err := contract.WritePage(files.ReportHTML, resp.GetHtml(), inv.CheckMode)
 		if err != nil {
-			return fail("report_html %s: %v", files.ReportHTML, err)
+			return fail("html_to %s: %v", files.ReportHTML, err)
 		}
 		extra["changed"] = extra["changed"] == true || changed
-		extra["report_html"] = files.ReportHTML
+		// page is the page's path; report_html, its former key, goes
+		// with the option's former name.
+		extra["page"], extra["report_html"] = files.ReportHTML, files.ReportHTML
 	}
 	if len(inv.Deprecations) > 0 {
 		extra["deprecations"] = inv.Deprecations

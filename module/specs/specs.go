@@ -156,7 +156,7 @@ func catalogSpec() ansible.Spec {
 // saved plan (plan_file), an option not among them takes its saved value.
 // The options that name files stay with the caller, which reads and
 // writes them (Files); save_to asks the daemon for the saved plan, and
-// report_html for the page, stating the caller's time
+// html_to for the page, stating the caller's time
 // (contract.CallerTime).
 func PlanRequest(dir string, params, raw map[string]any) (*plannerpb.PlanRequest, Files, error) {
 	given := map[string]any{}
