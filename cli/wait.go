@@ -43,11 +43,9 @@ func newWait() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var checksJSON []byte
-			if len(checks) > 0 {
-				if checksJSON, err = json.Marshal(checks); err != nil {
-					return err
-				}
+			checksJSON, err := encodeChecks(checks)
+			if err != nil {
+				return err
 			}
 			seconds, err := options.WholeSeconds(timeout)
 			if err != nil {
