@@ -367,3 +367,31 @@ func TestVocabularyChecksHaveOneShape(t *testing.T) {
 		}
 	}
 }
+
+// TestVocabularyFormerSpellingsStillWork: each former spelling does what
+// its replacement does, saying so on stderr; a malformed --check or a
+// timeout that is not positive is a usage error before anything is asked.
+func TestVocabularyFormerSpellingsStillWork(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		args     []string
+		wantCode int
+		stdout   string
+		note     string
+	}{
+		{"graph --format", []string{"graph", "../examples/bundles/reference-stack", "--format", "dot"}, ExitOK, "digraph plan {", "--format is a former spelling and will be removed in the next release; use -o/--output"},
+		{"catalog -o table", []string{"catalog", "../examples/bundles/reference-stack", "-o", "table"}, ExitOK, "operator-cert-manager", "-o table is a former spelling and will be removed in the next release; use -o text"},
+		{"wait --crd", []string{"wait", "--crd", "x.example.com", "--timeout", "0s"}, ExitUsage, "", "--crd is a former spelling and will be removed in the next release; use --check kind=crd,name=NAME"},
+		{"wait --workload", []string{"wait", "--workload", "deployment/ns/web", "--timeout", "0s"}, ExitUsage, "", "use --check kind=deployment|statefulset|daemonset,name=NAME"},
+		{"a --check without a name", []string{"wait", "--check", "kind=crd"}, ExitUsage, "", `--check "kind=crd" is not kind=KIND,name=NAME[,namespace=NAMESPACE]`},
+		{"a --check with another key", []string{"wait", "--check", "kind=crd,name=x,ns=y"}, ExitUsage, "", `has key "ns"; use kind, name and namespace`},
+		{"a timeout that is not positive", []string{"wait", "--check", "kind=crd,name=x", "--timeout", "-1s"}, ExitUsage, "", "--timeout: timeout must be a positive duration, got -1s"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := run(t, tt.args...)
+			if code != tt.wantCode || !strings.Contains(out, tt.stdout) || !strings.Contains(stderr, tt.note) {
+				t.Errorf("exit %d, stdout %.200q, stderr %q; want exit %d, %q on stdout, %q on stderr", code, out, stderr, tt.wantCode, tt.stdout, tt.note)
+			}
+		})
+	}
+}
