@@ -23,7 +23,7 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
 all: build
 
-MODULES := zarf_bundle_plan zarf_readiness_barrier zarf_bundle_cache zarf_bundle_info
+MODULES := zarf_bundle_plan zarf_readiness_barrier zarf_bundle_cache zarf_bundle_catalog
 
 # This machine's daemon, its chart renderer (which it finds beside itself)
 # and module binary, and each module's generated sidecar doc. Playbooks run

@@ -92,7 +92,7 @@ func newCacheWarm() *cobra.Command {
 	registerStateDir(cmd, &stateDir)
 	cmd.Flags().BoolVar(&prune, "prune", false, "also forget cached archives that are no longer in the directories")
 	cmd.Flags().BoolVar(&check, "check", false, "report what would change; write nothing")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: json or text")
+	formatFlag(cmd.Flags(), &output, cacheOutputs, "", nil)
 	return cmd
 }
 

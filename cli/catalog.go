@@ -82,7 +82,7 @@ who signed what.`,
 			return service.CatalogTable(w, &c)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", catalogOutputs[0], "output format: "+oneOf(catalogOutputs)+" (html: one self-contained page, in the plan page's style)")
+	formatFlag(cmd.Flags(), &output, catalogOutputs, " (html: one self-contained page, in the plan page's style)", formerText)
 	options.SetDefaults(&o)
 	bind(cmd.Flags(), &o)
 	bind(cmd.Flags(), &read, "public_key")

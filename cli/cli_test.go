@@ -223,8 +223,8 @@ func TestPlanningFlags(t *testing.T) {
 		{"why a package blocks the plan", []string{"why", "beta", "../testdata/bundles/cycle"}, ExitFailed, []string{"beta is part of a problem that prevents any plan [cycle]"}},
 		{"why an absent package", []string{"why", "nginx", "../examples/bundles/reference-stack"}, ExitFailed, []string{"the directory holds no package named nginx"}},
 		{"graph as mermaid", []string{"graph", "../examples/bundles/reference-stack"}, ExitOK, []string{"flowchart TD", "pkg_init -->|package: init| pkg_operator_cert_manager"}},
-		{"graph as dot", []string{"graph", "../examples/bundles/reference-stack", "--format", "dot"}, ExitOK, []string{"digraph plan {", `"csi-rook-ceph" -> "workload-app" [label="group: csi-rook-ceph"]`}},
-		{"graph format checked", []string{"graph", "../examples/bundles/reference-stack", "--format", "png"}, ExitUsage, nil},
+		{"graph as dot", []string{"graph", "../examples/bundles/reference-stack", "-o", "dot"}, ExitOK, []string{"digraph plan {", `"csi-rook-ceph" -> "workload-app" [label="group: csi-rook-ceph"]`}},
+		{"graph format checked", []string{"graph", "../examples/bundles/reference-stack", "-o", "png"}, ExitUsage, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -460,7 +460,7 @@ func TestFailureDocumentCarriesItsGraph(t *testing.T) {
 	}
 }
 
-// -o html prints the page of the plan, and --report-html writes the same
+// -o html prints the page of the plan, and --html-to writes the same
 // bytes beside any output; SOURCE_DATE_EPOCH fixes the time it states, so
 // two runs give one page. A failure exits 1 with its page, the failure
 // drawn.
@@ -476,13 +476,13 @@ func TestPlanHTML(t *testing.T) {
 		}
 	}
 	file := filepath.Join(t.TempDir(), "plan.html")
-	code, out, stderr := run(t, "plan", "../examples/bundles/reference-stack", "-o", "json", "--report-html", file)
+	code, out, stderr := run(t, "plan", "../examples/bundles/reference-stack", "-o", "json", "--html-to", file)
 	written, err := os.ReadFile(file)
 	if code != ExitOK || err != nil || !strings.HasPrefix(out, "{") {
-		t.Fatalf("--report-html: exit %d, %v; stderr %s", code, err, stderr)
+		t.Fatalf("--html-to: exit %d, %v; stderr %s", code, err, stderr)
 	}
 	if string(written) != page {
-		t.Error("the page --report-html wrote differs from the page -o html printed")
+		t.Error("the page --html-to wrote differs from the page -o html printed")
 	}
 	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o644 {
 		t.Errorf("the page's mode is %v (%v); want 0644", fi.Mode(), err)
@@ -494,17 +494,17 @@ func TestPlanHTML(t *testing.T) {
 		t.Error("another SOURCE_DATE_EPOCH did not change the time the page states")
 	}
 
-	code, failed, _ := run(t, "plan", "../testdata/bundles/cycle", "-o", "html", "--report-html", file)
+	code, failed, _ := run(t, "plan", "../testdata/bundles/cycle", "-o", "html", "--html-to", file)
 	if code != ExitFailed || strings.Count(failed, `class="edge k-package cycle"`) != 3 || !strings.Contains(failed, "no plan") {
 		t.Errorf("cycle: exit %d; want 1 and a page with the cycle's three edges marked", code)
 	}
 	if written, _ := os.ReadFile(file); string(written) != failed {
-		t.Error("the failure's page was not written to --report-html")
+		t.Error("the failure's page was not written to --html-to")
 	}
 
-	code, _, stderr = run(t, "plan", "../examples/bundles/reference-stack", "--report-html", filepath.Join(t.TempDir(), "no", "such", "dir", "p.html"))
-	if code != ExitFailed || !strings.Contains(stderr, "--report-html") {
-		t.Errorf("a page into a missing directory: exit %d, stderr %q; want 1 naming --report-html", code, stderr)
+	code, _, stderr = run(t, "plan", "../examples/bundles/reference-stack", "--html-to", filepath.Join(t.TempDir(), "no", "such", "dir", "p.html"))
+	if code != ExitFailed || !strings.Contains(stderr, "--html-to") {
+		t.Errorf("a page into a missing directory: exit %d, stderr %q; want 1 naming --html-to", code, stderr)
 	}
 	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
 	code, _, stderr = run(t, "plan", "../examples/bundles/reference-stack", "-o", "html")

@@ -14,7 +14,7 @@ import (
 func newDeployReport() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "deploy-report --output BASE < record.json",
+		Use:   "deploy-report --to BASE < record.json",
 		Short: "Write the deploy report (BASE.json, BASE.md and BASE.html) from the deploy_packages role's record",
 		Long: "Reads the record the deploy_packages role keeps of a run (on standard input) and\n" +
 			"writes BASE.json, BASE.md and BASE.html (one page in the plan page's style):\n" +
@@ -27,7 +27,7 @@ func newDeployReport() *cobra.Command {
 		Args: exactArgs(0, "no arguments (the record is read from standard input)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output == "" {
-				return &UsageError{errors.New("--output BASE is required")}
+				return &UsageError{errors.New("--to BASE is required")}
 			}
 			in, err := deployreport.Read(cmd.InOrStdin())
 			if err != nil {
@@ -47,12 +47,12 @@ func newDeployReport() *cobra.Command {
 			}
 			for path, b := range map[string][]byte{output + ".json": j, output + ".md": r.Markdown(), output + ".html": page} {
 				if _, err := contract.WriteSaved(path, b, false); err != nil {
-					return fmt.Errorf("--output: %w", err)
+					return fmt.Errorf("--to: %w", err)
 				}
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&output, "output", "", "the report's path without extension: BASE.json, BASE.md and BASE.html are written")
+	fileFlag(cmd.Flags(), &output, "the report's path without extension: BASE.json, BASE.md and BASE.html are written")
 	return cmd
 }

@@ -85,23 +85,24 @@ func TestKubeconfigOutputUnderALinkAnotherUserCouldPlaceIsRefused(t *testing.T) 
 		t.Fatal(err)
 	}
 	out := filepath.Join(shared, "out", "kc")
-	code, _, stderr := run(t, "kubeconfig", "--kubeconfig", kc, "--output", out)
-	if code == ExitOK || !strings.Contains(stderr, "symlink") || !strings.Contains(stderr, "--output") {
-		t.Fatalf("exit %d, stderr %q; want a refusal of the link naming --output", code, stderr)
+	code, _, stderr := run(t, "kubeconfig", "--kubeconfig", kc, "--to", out)
+	if code == ExitOK || !strings.Contains(stderr, "symlink") || !strings.Contains(stderr, "--to") {
+		t.Fatalf("exit %d, stderr %q; want a refusal of the link naming --to", code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(real, "kc")); !os.IsNotExist(err) {
 		t.Fatalf("the kubeconfig was written through the link: %v", err)
 	}
-	// Through a directory that is plainly there, it is written, 0600.
+	// Through a directory that is plainly there, it is written, 0600
+	// (under the former spelling too, which says so).
 	out = filepath.Join(real, "kc")
-	if code, _, stderr := run(t, "kubeconfig", "--kubeconfig", kc, "--output", out); code != ExitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
+	if code, _, stderr := run(t, "kubeconfig", "--kubeconfig", kc, "--output", out); code != ExitOK || !strings.Contains(stderr, "--output is a former spelling") || !strings.Contains(stderr, "use --to") {
+		t.Fatalf("exit %d: %s; want the kubeconfig written and --output noted as a former spelling", code, stderr)
 	}
 	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("%s: %v, %v; want mode 0600", out, fi, err)
 	}
 	// It is never replaced.
-	if code, _, _ := run(t, "kubeconfig", "--kubeconfig", kc, "--output", out); code == ExitOK {
+	if code, _, _ := run(t, "kubeconfig", "--kubeconfig", kc, "--to", out); code == ExitOK {
 		t.Fatal("an existing kubeconfig was overwritten")
 	}
 }

@@ -29,6 +29,7 @@ func noteAliases(cmd *cobra.Command, w io.Writer) {
 			fmt.Fprintf(w, "zarf-planner: --%s is a former spelling and will be removed in the next release; use %s\n", f.Name, to[0])
 		}
 	})
+	noteFormerValues(cmd.Flags(), w)
 }
 
 // bind registers a flag for every option declared by *ptr's type (only

@@ -18,7 +18,7 @@ func newGraph() *cobra.Command {
 		Args:  exactArgs(1, "one directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(graphFormats, format) {
-				return &UsageError{fmt.Errorf("--format must be %s, not %q", oneOf(graphFormats), format)}
+				return &UsageError{fmt.Errorf("-o must be %s, not %q", oneOf(graphFormats), format)}
 			}
 			if err := checkDir(args[0], "DIR"); err != nil {
 				return err
@@ -44,7 +44,7 @@ func newGraph() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", graphFormats[0], oneOf(graphFormats)+" (a failure: the graph of what the plan would have deployed, its problems said in it)")
+	formatFlag(cmd.Flags(), &format, graphFormats, " (a failure: the graph of what the plan would have deployed, its problems said in it)", nil, "format")
 	flags.register(cmd)
 	return cmd
 }

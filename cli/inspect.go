@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -25,8 +26,8 @@ func newInspect() *cobra.Command {
 		Short: "List every archive of a directory and what it declares, and every file left out and why",
 		Args:  exactArgs(1, "one directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "json" && output != "yaml" && output != "table" {
-				return &UsageError{fmt.Errorf("-o must be json, yaml or table, not %q", output)}
+			if !slices.Contains(inspectOutputs, output) {
+				return &UsageError{fmt.Errorf("-o must be %s, not %q", oneOf(inspectOutputs), output)}
 			}
 			if err := checkDir(args[0], "DIR"); err != nil {
 				return err
@@ -55,7 +56,7 @@ func newInspect() *cobra.Command {
 			return renderInspection(w, &in)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: json, yaml or table")
+	formatFlag(cmd.Flags(), &output, inspectOutputs, "", formerText)
 	options.SetDefaults(&o)
 	bind(cmd.Flags(), &o)
 	registerStateDir(cmd, &stateDir)

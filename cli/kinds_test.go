@@ -138,7 +138,7 @@ func TestEveryFailureKindReadsRightEverywhere(t *testing.T) {
 
 			// graph: a graph of its format, the problems said in it.
 			for _, format := range graphFormats {
-				args := append([]string{"graph", fx.Dir, "--format", format}, planFlags...)
+				args := append([]string{"graph", fx.Dir, "-o", format}, planFlags...)
 				code, out, stderr := run(t, args...)
 				if code != ExitFailed {
 					t.Errorf("%v: exit %d; want %d\n%s%s", args, code, ExitFailed, out, stderr)

@@ -17,7 +17,7 @@ func newKubeconfig() *cobra.Command {
 	var kube options.Cluster
 	var output string
 	cmd := &cobra.Command{
-		Use:   "kubeconfig --output FILE",
+		Use:   "kubeconfig --to FILE",
 		Short: "Write a kubeconfig for one context alone, for tools that take no context (zarf)",
 		Long: "Writes a new file (mode 0600; it must not exist) holding only the cluster, user and\n" +
 			"context that --context names (default: the current one), made current, with every\n" +
@@ -26,7 +26,7 @@ func newKubeconfig() *cobra.Command {
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output == "" {
-				return &UsageError{errors.New("--output is required: the file to write (it holds credentials, so never stdout)")}
+				return &UsageError{errors.New("--to is required: the file to write (it holds credentials, so never stdout)")}
 			}
 			b, name, err := cluster.Kube{Kubeconfig: contract.CallerKubeconfig(kube.Kubeconfig), Context: contract.CallerContext(kube.Context)}.Pinned()
 			if err != nil {
@@ -38,12 +38,12 @@ func newKubeconfig() *cobra.Command {
 			// included, is written through.
 			dir, err := privdir.OpenOutput(filepath.Dir(output))
 			if err != nil {
-				return fmt.Errorf("writing the kubeconfig of context %q to %s (--output): its directory: %w", name, output, err)
+				return fmt.Errorf("writing the kubeconfig of context %q to %s (--to): its directory: %w", name, output, err)
 			}
 			f, err := dir.Create(filepath.Base(output), 0o600)
 			dir.Close()
 			if err != nil {
-				return fmt.Errorf("writing the kubeconfig of context %q (--output): %w", name, err)
+				return fmt.Errorf("writing the kubeconfig of context %q (--to): %w", name, err)
 			}
 			if _, err := f.Write(b); err != nil {
 				_ = f.Close()
@@ -53,6 +53,6 @@ func newKubeconfig() *cobra.Command {
 		},
 	}
 	bind(cmd.Flags(), &kube)
-	cmd.Flags().StringVar(&output, "output", "", "the file to write (created, mode 0600)")
+	fileFlag(cmd.Flags(), &output, "the file to write (created, mode 0600)")
 	return cmd
 }

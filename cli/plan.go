@@ -25,7 +25,7 @@ func newPlan() *cobra.Command {
 			return flags.print(cmd, args[0], output)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", outputHelp)
+	formatFlag(cmd.Flags(), &output, planOutputs, outputHelp, nil)
 	flags.register(cmd)
 	return cmd
 }
@@ -33,11 +33,19 @@ func newPlan() *cobra.Command {
 // The formats each command prints, as its flag's check and help say them.
 var (
 	// planOutputs are -o of plan and verify-plan.
-	planOutputs = []string{"json", "yaml", "text", "html"}
+	planOutputs = []string{"text", "json", "yaml", "html"}
 	// catalogOutputs are -o of catalog.
-	catalogOutputs = []string{"table", "json", "yaml", "markdown", "html"}
-	// graphFormats are --format of graph.
+	catalogOutputs = []string{"text", "json", "yaml", "markdown", "html"}
+	// inspectOutputs are -o of inspect.
+	inspectOutputs = []string{"text", "json", "yaml"}
+	// snapshotOutputs are -o of snapshot.
+	snapshotOutputs = []string{"json", "yaml"}
+	// cacheOutputs are -o of cache warm.
+	cacheOutputs = []string{"text", "json"}
+	// graphFormats are -o of graph.
 	graphFormats = []string{"mermaid", "dot"}
+	// formerText is the former name of the text format (catalog, inspect).
+	formerText = map[string]string{"table": "text"}
 )
 
 // oneOf says a list of formats as a sentence does: "a, b or c".
@@ -48,8 +56,9 @@ func oneOf(list []string) string {
 	return strings.Join(list[:len(list)-1], ", ") + " or " + list[len(list)-1]
 }
 
-// outputHelp describes -o of the commands that print a plan.
-var outputHelp = "output format: " + oneOf(planOutputs) + " (html: one self-contained page: the graph drawn, every package's details; the time it states is SOURCE_DATE_EPOCH when set)"
+// outputHelp describes -o of the commands that print a plan, after the
+// list of formats.
+var outputHelp = " (html: one self-contained page: the graph drawn, every package's details; the time it states is SOURCE_DATE_EPOCH when set)"
 
 // print plans dir and prints the result as output asks; no plan is
 // errNoPlan.

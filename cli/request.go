@@ -94,14 +94,14 @@ func flagGiven(cmd *cobra.Command, name string) bool {
 
 // plan plans dir. It returns the contract document as it came, and the
 // result decoded from it when decode is true (else only Failed is set).
-// When --report-html is given it writes the page there too.
+// When --html-to is given it writes the page there too.
 func (f *planFlags) plan(cmd *cobra.Command, dir string, decode bool) (*service.Result, []byte, error) {
 	res, raw, _, err := f.planPage(cmd, dir, decode, false)
 	return res, raw, err
 }
 
 // planPage is plan that also returns the page of the plan when page is
-// true (or --report-html is given).
+// true (or --html-to is given).
 func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) (*service.Result, []byte, []byte, error) {
 	req, err := f.request(cmd, dir)
 	if err != nil {
@@ -124,7 +124,7 @@ func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) 
 	}
 	if to := absPath(f.opts.ReportHTML); to != "" {
 		if _, err := contract.WritePage(to, resp.GetHtml(), false); err != nil {
-			return nil, nil, nil, fmt.Errorf("--report-html %s: %w", f.opts.ReportHTML, err)
+			return nil, nil, nil, fmt.Errorf("--html-to %s: %w", f.opts.ReportHTML, err)
 		}
 	}
 	if to := absPath(f.opts.SaveTo); to != "" && resp.GetFailed() {

@@ -48,6 +48,6 @@ func newSnapshot() *cobra.Command {
 		},
 	}
 	bind(cmd.Flags(), &kube)
-	cmd.Flags().StringVarP(&output, "output", "o", "json", "json or yaml")
+	formatFlag(cmd.Flags(), &output, snapshotOutputs, "", nil)
 	return cmd
 }

@@ -52,7 +52,7 @@ func newVerifyPlan() *cobra.Command {
 			return flags.print(cmd, dir, output)
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", outputHelp)
+	formatFlag(cmd.Flags(), &output, planOutputs, outputHelp, nil)
 	flags.register(cmd)
 	for _, name := range []string{"plan-file", "save-to"} {
 		_ = cmd.Flags().MarkHidden(name) // FILE is the plan replayed; a replay saves nothing

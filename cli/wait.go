@@ -20,6 +20,7 @@ func newWait() *cobra.Command {
 	var b barrier.Barrier
 	var fromJSON, stateDir string
 	var workloads []string
+	var checks []barrier.Ref
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "wait",
@@ -42,12 +43,20 @@ func newWait() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			checksJSON, err := encodeChecks(checks)
+			if err != nil {
+				return err
+			}
+			seconds, err := options.WholeSeconds(timeout)
+			if err != nil {
+				return &UsageError{fmt.Errorf("--timeout: %w", err)}
+			}
 			be, err := openBackend(cmd, stateDir)
 			if err != nil {
 				return err
 			}
 			defer be.close()
-			resp, err := be.Wait(cmd.Context(), &plannerpb.WaitRequest{Barrier: barrierJSON, Kubeconfig: contract.CallerKubeconfig(kube.Kubeconfig), Context: contract.CallerContext(kube.Context), TimeoutSeconds: int64(timeout.Round(time.Second) / time.Second)})
+			resp, err := be.Wait(cmd.Context(), &plannerpb.WaitRequest{Barrier: barrierJSON, Checks: checksJSON, Kubeconfig: contract.CallerKubeconfig(kube.Kubeconfig), Context: contract.CallerContext(kube.Context), TimeoutSeconds: seconds})
 			if err != nil {
 				return fmt.Errorf("waiting in %s: %w", be.who, err)
 			}
@@ -80,8 +89,12 @@ func newWait() *cobra.Command {
 	fl.StringVar(&b.Package, "package", "", "zarf package whose deployed state must be healthy")
 	fl.StringSliceVar(&b.OperatorConditions, "operator-condition", nil, "NAMESPACE/NAME of an OLM OperatorCondition whose Upgradeable must be True and current (repeatable)")
 	fl.StringSliceVar(&workloads, "workload", nil, "KIND/NAMESPACE/NAME of a Deployment, StatefulSet or DaemonSet that must be Current (repeatable)")
-	fl.StringVar(&fromJSON, "barrier", "", "a plan item's barrier as JSON (instead of the flags above)")
-	fl.DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait")
+	fl.StringVar(&fromJSON, "barrier", "", "a plan item's barrier as JSON")
+	fl.Var(&checksValue{&checks}, "check", "a check listed by hand, as the module's checks entries: "+checkForm+"; KIND is crd, storage_class, namespace, package, deployment, statefulset, daemonset or operator_condition (a workload and an operator_condition need a namespace); repeatable, with or without --barrier")
+	fl.DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait, a duration (90s, 10m)")
+	for flag, kind := range map[string]string{"crd": "crd", "storage-class": "storage_class", "namespace": "namespace", "package": "package", "operator-condition": "operator_condition", "workload": "deployment|statefulset|daemonset"} {
+		formerCheck(fl, flag, kind)
+	}
 	registerStateDir(cmd, &stateDir)
 	return cmd
 }

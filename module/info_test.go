@@ -17,7 +17,7 @@ func infoArgs(t *testing.T, state, cacheDir string) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]any{"path": dir, "daemon_path": daemonBin, "state_dir": state, "cache_dir": cacheDir, "_ansible_module_name": "colonel_byte.zarf_planner.zarf_bundle_info"}
+	return map[string]any{"path": dir, "daemon_path": daemonBin, "state_dir": state, "cache_dir": cacheDir, "_ansible_module_name": "colonel_byte.zarf_planner.zarf_bundle_catalog"}
 }
 
 // TestInfoModuleReturnsTheCatalogAndAWarmOneReadsNothing: the module's

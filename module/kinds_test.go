@@ -16,7 +16,7 @@ import (
 // Every declared problem kind (planner.Kinds, a fixture each in
 // testdata/failures) through the module: it exits 1 (a failure, not a
 // crash: one JSON result) with failed, msg and errors naming the kind;
-// report_html is written and draws the failure; save_to writes nothing
+// html_to is written and draws the failure; save_to writes nothing
 // (a failed plan is not saved) and the result names no saved_plan.
 func TestEveryFailureKindThroughTheModule(t *testing.T) {
 	const epoch = "SOURCE_DATE_EPOCH=1777638645"
@@ -53,7 +53,7 @@ func TestEveryFailureKindThroughTheModule(t *testing.T) {
 			}
 			out := t.TempDir()
 			page, save := filepath.Join(out, "plan.html"), filepath.Join(out, "saved.json")
-			args["report_html"], args["save_to"] = page, save
+			args["html_to"], args["save_to"] = page, save
 
 			res, code := runModule(t, args, epoch)
 			if code != 1 || res["failed"] != true {
@@ -81,10 +81,10 @@ func TestEveryFailureKindThroughTheModule(t *testing.T) {
 			}
 
 			written, err := os.ReadFile(page)
-			if err != nil || res["report_html"] != page || res["changed"] != true {
-				t.Fatalf("report_html: %v, result report_html %v, changed %v; want the page written", err, res["report_html"], res["changed"])
+			if err != nil || res["page"] != page || res["changed"] != true {
+				t.Fatalf("html_to: %v, result page %v, changed %v; want the page written", err, res["page"], res["changed"])
 			}
-			failures.CheckPage(t, "the report_html page", string(written), want)
+			failures.CheckPage(t, "the html_to page", string(written), want)
 
 			if _, said := res["saved_plan"]; said || fileExists(save) {
 				t.Errorf("save_to of a failed plan: saved_plan %v, file written %v; want neither", res["saved_plan"], fileExists(save))

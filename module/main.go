@@ -57,7 +57,7 @@ const (
 	modPlan    = specs.Plan
 	modBarrier = specs.Barrier
 	modCache   = specs.Cache
-	modInfo    = specs.Info
+	modCatalog = specs.Catalog
 )
 
 func run(ctx context.Context, argv []string, stdout io.Writer) int {
@@ -70,7 +70,7 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 	raw["_ansible_module_name"] = name
 	spec, ok := specs.Specs[name]
 	if !ok {
-		_ = ansible.Fail(stdout, fmt.Sprintf("this binary implements the modules %s, %s, %s and %s, not %q; install it under one of those names", modPlan, modBarrier, modCache, modInfo, name), nil)
+		_ = ansible.Fail(stdout, fmt.Sprintf("this binary implements the modules %s, %s, %s and %s, not %q; install it under one of those names", modPlan, modBarrier, modCache, modCatalog, name), nil)
 		return 1
 	}
 	inv, err := spec.Validate(raw)
@@ -90,9 +90,9 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 	}
 	// Past here the timeout is known: the backstop holds the call to it
 	// even where a step would ignore its context.
-	if t, ok := inv.Params["timeout"].(int64); ok && t > 0 {
+	if t, err := timeoutOf(inv.Params); err == nil {
 		out := &guardedOutput{w: stdout}
-		defer backstop(ctx, time.Duration(t)*time.Second, out, invocation, os.Exit)()
+		defer backstop(ctx, t, out, invocation, os.Exit)()
 		stdout = out
 	}
 	if name == modBarrier {
@@ -101,7 +101,7 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 	if name == modCache {
 		return warm(ctx, inv, invocation, stdout)
 	}
-	if name == modInfo {
+	if name == modCatalog {
 		return info(ctx, inv, invocation, stdout)
 	}
 	return plan(ctx, inv, raw, invocation, stdout)
@@ -127,11 +127,7 @@ func connect(ctx context.Context, args map[string]any) (context.Context, context
 
 // timeoutOf is the module's timeout, which must be positive.
 func timeoutOf(args map[string]any) (time.Duration, error) {
-	timeout := time.Duration(args["timeout"].(int64)) * time.Second
-	if timeout <= 0 {
-		return 0, fmt.Errorf("timeout must be a positive number of seconds, got %d", args["timeout"])
-	}
-	return timeout, nil
+	return options.Seconds(args["timeout"].(int64))
 }
 
 // unreachable is a daemon the module could not reach.
@@ -284,7 +280,7 @@ func warm(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	return 0
 }
 
-// info runs zarf_bundle_info: the catalog of a directory. It only reads,
+// info runs zarf_bundle_catalog: the catalog of a directory. It only reads,
 // so check mode changes nothing and it never reports a change.
 func info(ctx context.Context, inv *ansible.Invocation, invocation map[string]any, stdout io.Writer) int {
 	args := inv.Params
@@ -343,12 +339,12 @@ func moduleName(raw map[string]any, argv0 string) string {
 	if i := strings.LastIndex(name, "."); i >= 0 {
 		name = name[i+1:]
 	}
-	return name
+	return specs.Name(name)
 }
 
 // plan runs zarf_bundle_plan. Planning only reads: the only things it
 // changes are the files it is asked to write, the saved plan (save_to)
-// and the page (report_html), each only when its content changes, and
+// and the page (html_to), each only when its content changes, and
 // never in check mode.
 func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invocation map[string]any, stdout io.Writer) int {
 	args := inv.Params
@@ -417,10 +413,12 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	if files.ReportHTML != "" {
 		changed, err := contract.WritePage(files.ReportHTML, resp.GetHtml(), inv.CheckMode)
 		if err != nil {
-			return fail("report_html %s: %v", files.ReportHTML, err)
+			return fail("html_to %s: %v", files.ReportHTML, err)
 		}
 		extra["changed"] = extra["changed"] == true || changed
-		extra["report_html"] = files.ReportHTML
+		// page is the page's path; report_html, its former key, goes
+		// with the option's former name.
+		extra["page"], extra["report_html"] = files.ReportHTML, files.ReportHTML
 	}
 	if len(inv.Deprecations) > 0 {
 		extra["deprecations"] = inv.Deprecations

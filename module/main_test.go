@@ -543,7 +543,8 @@ func TestTheOtherModules(t *testing.T) {
 		{"barrier check kinds are checked", map[string]any{"_ansible_module_name": "colonel_byte.zarf_planner.zarf_readiness_barrier", "checks": []any{map[string]any{"kind": "pod", "name": "x"}}, "daemon_path": daemonBin, "state_dir": stateDir(t)}, `checks[0].kind is "pod"; use crd, storage_class, namespace, package, deployment, statefulset, daemonset or operator_condition`},
 		{"cache needs a path", map[string]any{"_ansible_module_name": "zarf_bundle_cache"}, "missing required arguments: path"},
 		{"cache state is a choice", map[string]any{"_ansible_module_name": "zarf_bundle_cache", "path": "/x", "state": "warm"}, "value of state must be one of: present, absent, got: warm"},
-		{"an unknown module name", map[string]any{"_ansible_module_name": "zarf_bundle_deploy"}, `implements the modules zarf_bundle_plan, zarf_readiness_barrier, zarf_bundle_cache and zarf_bundle_info, not "zarf_bundle_deploy"`},
+		{"an unknown module name", map[string]any{"_ansible_module_name": "zarf_bundle_deploy"}, `implements the modules zarf_bundle_plan, zarf_readiness_barrier, zarf_bundle_cache and zarf_bundle_catalog, not "zarf_bundle_deploy"`},
+		{"the catalog's former module name runs the catalog", map[string]any{"_ansible_module_name": "colonel_byte.zarf_planner.zarf_bundle_info"}, "missing required arguments: path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -936,7 +937,7 @@ func TestInPlaceRewriteIsReadAgainThroughTheModule(t *testing.T) {
 // first is the result of a module run, whatever its exit code.
 func first(res map[string]any, _ int) map[string]any { return res }
 
-// report_html writes the page of the plan where the module runs: the
+// html_to writes the page of the plan where the module runs: the
 // bytes `zarf-planner plan -o html` prints for the same directory and
 // options at the same SOURCE_DATE_EPOCH. Like save_to, it changes the
 // file only when its content changes (so a second run at the same epoch
@@ -947,10 +948,10 @@ func TestReportHTMLWritesThePlanPage(t *testing.T) {
 	epoch := "SOURCE_DATE_EPOCH=1777638645"
 	page := filepath.Join(t.TempDir(), "plan.html")
 	args := planArgs(exampleDir, state)
-	args["report_html"] = page
+	args["html_to"] = page
 	res, code := runModule(t, args, epoch)
-	if code != 0 || res["report_html"] != page || res["changed"] != true {
-		t.Fatalf("code %d, report_html %v, changed %v; want 0, %s, true", code, res["report_html"], res["changed"], page)
+	if code != 0 || res["page"] != page || res["changed"] != true {
+		t.Fatalf("code %d, page %v, changed %v; want 0, %s, true", code, res["page"], res["changed"], page)
 	}
 	written, err := os.ReadFile(page)
 	if err != nil {
@@ -986,18 +987,18 @@ func TestReportHTMLWritesThePlanPage(t *testing.T) {
 
 	cycle, _ := filepath.Abs("../testdata/bundles/cycle")
 	args = planArgs(cycle, state)
-	args["report_html"] = page
+	args["html_to"] = page
 	res, code = runModule(t, args, epoch)
 	written, _ = os.ReadFile(page)
-	if code == 0 || res["failed"] != true || res["report_html"] != page || !bytes.Contains(written, []byte(`class="edge k-package cycle"`)) {
-		t.Errorf("cycle: code %d, failed %v, report_html %v; want a failure and its page with the cycle drawn", code, res["failed"], res["report_html"])
+	if code == 0 || res["failed"] != true || res["page"] != page || !bytes.Contains(written, []byte(`class="edge k-package cycle"`)) {
+		t.Errorf("cycle: code %d, failed %v, page %v; want a failure and its page with the cycle drawn", code, res["failed"], res["page"])
 	}
 
 	args = planArgs(exampleDir, state)
-	args["report_html"] = filepath.Join(t.TempDir(), "missing", "plan.html")
+	args["html_to"] = filepath.Join(t.TempDir(), "missing", "plan.html")
 	res, code = runModule(t, args)
-	if msg, _ := res["msg"].(string); code == 0 || !strings.Contains(msg, "report_html") {
-		t.Errorf("a page into a missing directory: code %d, msg %q; want a failure naming report_html", code, msg)
+	if msg, _ := res["msg"].(string); code == 0 || !strings.Contains(msg, "html_to") {
+		t.Errorf("a page into a missing directory: code %d, msg %q; want a failure naming html_to", code, msg)
 	}
 }
 

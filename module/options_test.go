@@ -137,13 +137,13 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 		"context":          {value: "ctx-b", with: map[string]any{"mode": "cluster", "kubeconfig": kubeconfig}},
 		"cache_dir":        {value: filepath.Join(tmp, "cache"), cache: true},
 		"use_cache":        {value: false, with: map[string]any{"cache_dir": filepath.Join(tmp, "unused-cache")}, cache: true},
-		"report_html": {value: reportHTML, client: func(t *testing.T, dir, got string) {
+		"html_to": {value: reportHTML, client: func(t *testing.T, dir, got string) {
 			page, err := os.ReadFile(reportHTML)
 			if err != nil || !bytes.HasPrefix(page, []byte("<!DOCTYPE html>")) || !bytes.Contains(page, []byte(`data-name="workload-app"`)) {
-				t.Fatalf("report_html wrote no page of the plan (%v)", err)
+				t.Fatalf("html_to wrote no page of the plan (%v)", err)
 			}
 			if want := direct(t, dir, map[string]any{"use_cache": false}, options.ModuleCaller); got != want {
-				t.Errorf("report_html changed the document:\n%.500s\nwant\n%.500s", got, want)
+				t.Errorf("html_to changed the document:\n%.500s\nwant\n%.500s", got, want)
 			}
 			if err := os.Remove(reportHTML); err != nil {
 				t.Fatal(err)
@@ -273,7 +273,7 @@ func viaModule(t *testing.T, dir string, set map[string]any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return canonical(t, b, []string{"changed", "daemon", "invocation", "plan_file", "saved_plan", "report_html"})
+	return canonical(t, b, []string{"changed", "daemon", "invocation", "plan_file", "saved_plan", "page", "report_html"})
 }
 
 // writeSaved saves the plan of dir with the options set, as the server

@@ -118,9 +118,9 @@ func TestNoRequestTakesTheDaemonDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused := args(exampleDir)
-	refused["policy"], refused["report_html"] = policy, filepath.Join(t.TempDir(), "plan.html")
+	refused["policy"], refused["html_to"] = policy, filepath.Join(t.TempDir(), "plan.html")
 	res, code = runModule(t, refused)
-	if page, err := os.ReadFile(refused["report_html"].(string)); code != 1 || err != nil || !strings.Contains(string(page), "</html>") {
+	if page, err := os.ReadFile(refused["html_to"].(string)); code != 1 || err != nil || !strings.Contains(string(page), "</html>") {
 		t.Errorf("a policy refusal as a page: code %d msg %v, page %d bytes (%v); want the failure drawn", code, res["msg"], len(page), err)
 	}
 

@@ -85,7 +85,7 @@ func privateStateDir(t *testing.T) string {
 
 // TestPlanExamplePlaybookMatchesTheCLI runs playbooks/plan-example.yml and
 // compares the module's zarf_packages_to_deploy with `zarf-planner plan -o
-// json` of the same directory, and the page its report_html wrote with
+// json` of the same directory, and the page its html_to wrote with
 // `zarf-planner plan -o html` at the same SOURCE_DATE_EPOCH.
 func TestPlanExamplePlaybookMatchesTheCLI(t *testing.T) {
 	built(t)
@@ -128,8 +128,8 @@ func TestPlanExamplePlaybookMatchesTheCLI(t *testing.T) {
 	if fromModule["changed"] != true {
 		t.Errorf("changed = %v; want true: the play wrote the page", fromModule["changed"])
 	}
-	if fromModule["report_html"] != page {
-		t.Errorf("report_html = %v; want %s", fromModule["report_html"], page)
+	if fromModule["page"] != page {
+		t.Errorf("page = %v; want %s", fromModule["page"], page)
 	}
 	written, err := os.ReadFile(page)
 	if err != nil {
@@ -142,7 +142,7 @@ func TestPlanExamplePlaybookMatchesTheCLI(t *testing.T) {
 		t.Fatalf("zarf-planner plan -o html: %v", err)
 	}
 	if !bytes.Equal(written, fromCLIPage) || !bytes.Contains(written, []byte(`data-name="workload-app"`)) {
-		t.Errorf("the page report_html wrote (%d bytes) is not the CLI's page of the plan (%d bytes)", len(written), len(fromCLIPage))
+		t.Errorf("the page html_to wrote (%d bytes) is not the CLI's page of the plan (%d bytes)", len(written), len(fromCLIPage))
 	}
 }
 
@@ -172,7 +172,7 @@ func TestAnsibleDocRendersEveryModule(t *testing.T) {
 		{"zarf_bundle_plan", "Reads every Zarf package archive"},
 		{"zarf_readiness_barrier", "mutually exclusive"},
 		{"zarf_bundle_cache", "Reads every archive of"},
-		{"zarf_bundle_info", "claims collected from its contents"},
+		{"zarf_bundle_catalog", "claims collected from its contents"},
 	} {
 		t.Run(tt.module, func(t *testing.T) {
 			cmd := exec.Command(tool(t, "ansible-doc"), "colonel_byte.zarf_planner."+tt.module)

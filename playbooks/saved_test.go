@@ -373,7 +373,7 @@ func TestDeployReportRefusesARecordThatIsNotTheRoles(t *testing.T) {
 			`key "/result": no such key here`},
 	} {
 		base := filepath.Join(t.TempDir(), "report")
-		cmd := exec.Command(filepath.Join(root, "bin", "zarf-planner"), "deploy-report", "--output="+base)
+		cmd := exec.Command(filepath.Join(root, "bin", "zarf-planner"), "deploy-report", "--to="+base)
 		cmd.Stdin = strings.NewReader(tt.record)
 		out, err := cmd.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), "the deploy record is not what the deploy_packages role writes") || !strings.Contains(string(out), tt.says) {

@@ -504,8 +504,8 @@ func (d *Server) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*planner
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
 	}
-	timeout := time.Duration(req.GetTimeoutSeconds()) * time.Second
-	if timeout <= 0 {
+	timeout, err := options.Seconds(req.GetTimeoutSeconds())
+	if err != nil { // none given
 		timeout = 10 * time.Minute
 	}
 	res, werr := barrier.Wait(ctx, cl, b, timeout)

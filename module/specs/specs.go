@@ -82,7 +82,8 @@ const (
 	Plan    = "zarf_bundle_plan"
 	Barrier = "zarf_readiness_barrier"
 	Cache   = "zarf_bundle_cache"
-	Info    = "zarf_bundle_info"
+	// Catalog is the catalog's module, named as the CLI's catalog command.
+	Catalog = "zarf_bundle_catalog"
 )
 
 // Specs are the modules' argument specs, by module name.
@@ -90,7 +91,23 @@ var Specs = map[string]ansible.Spec{
 	Plan:    planSpec(),
 	Barrier: barrierSpec(),
 	Cache:   cacheSpec(),
-	Info:    infoSpec(),
+	Catalog: catalogSpec(),
+}
+
+// Former maps a module's former name to its name. Each still runs, for
+// one release: the collection's meta/runtime.yml redirects it (with
+// Ansible's deprecation warning) and the module binary answers to it.
+var Former = map[string]string{
+	"zarf_bundle_info": Catalog,
+}
+
+// Name is the module a name given to the binary means: the name itself,
+// or the module a former name redirects to.
+func Name(name string) string {
+	if to, ok := Former[name]; ok {
+		return to
+	}
+	return name
 }
 
 // planSpec is zarf_bundle_plan's spec: path, every declared plan option,
@@ -119,9 +136,9 @@ func cacheSpec() ansible.Spec {
 	return ansible.Spec{Options: opts}
 }
 
-// infoSpec is zarf_bundle_info's spec: path, use_cache (declared with the
+// catalogSpec is zarf_bundle_catalog's spec: path, use_cache (declared with the
 // plan options), markdown, and the daemon's options.
-func infoSpec() ansible.Spec {
+func catalogSpec() ansible.Spec {
 	opts := with([]string{"kubeconfig", "context"}, nil)
 	opts["path"] = ansible.Option{Type: ansible.TypePath, Required: true, Description: "Directory holding the Zarf package archives. Only files directly inside it are read."}
 	opts["use_cache"] = declared(options.Cache{})["use_cache"]
@@ -139,7 +156,7 @@ func infoSpec() ansible.Spec {
 // saved plan (plan_file), an option not among them takes its saved value.
 // The options that name files stay with the caller, which reads and
 // writes them (Files); save_to asks the daemon for the saved plan, and
-// report_html for the page, stating the caller's time
+// html_to for the page, stating the caller's time
 // (contract.CallerTime).
 func PlanRequest(dir string, params, raw map[string]any) (*plannerpb.PlanRequest, Files, error) {
 	given := map[string]any{}

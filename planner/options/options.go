@@ -108,7 +108,7 @@ const (
 // Its paths carry no content tag: they are outputs, written and never
 // read, so what they hold decides nothing.
 type Output struct {
-	ReportHTML string `json:"report_html,omitempty" type:"path" help:"Also write the plan as one self-contained HTML page (the graph by levels, every package's reasons, barrier and sha256; a failure drawn as well as told) to this file, on the host where the module or CLI runs. Its directory must exist; the file is replaced whole, and only when its content changes. The time it states is SOURCE_DATE_EPOCH when set, else the time of the call."`
+	ReportHTML string `json:"html_to,omitempty" type:"path" alias:"report_html" help:"Also write the plan as one self-contained HTML page (the graph by levels, every package's reasons, barrier and sha256; a failure drawn as well as told) to this file, on the host where the module or CLI runs. Its directory must exist; the file is replaced whole, and only when its content changes. The time it states is SOURCE_DATE_EPOCH when set, else the time of the call."`
 }
 
 // Request is every option of a plan request, by group.

@@ -12,7 +12,7 @@ three of ~260 MB) and the 1,000 distinct small archives of
   second read of any archive): the median of the per-pair ratios;
 - a warm catalog of the 1,000 archives against a bare stat walk, through
   the CLI with its own cache, the CLI through a running daemon and the
-  zarf_bundle_info module through it, alternately;
+  zarf_bundle_catalog module through it, alternately;
 
 and prints the results as a markdown table. Given --reference BIN (a
 zarf-planner built without the catalog), it also times that binary's cold
@@ -107,7 +107,7 @@ def main():
             warm_daemon = paired(lambda i: (many, denv), lambda i: (WALK, None), args.warm_runs)
             margs = os.path.join(work, "args.json")
             with open(margs, "w") as f:
-                json.dump({"path": MANY, "daemon_path": PLANNER, "state_dir": state, "_ansible_module_name": "zarf_bundle_info"}, f)
+                json.dump({"path": MANY, "daemon_path": PLANNER, "state_dir": state, "_ansible_module_name": "zarf_bundle_catalog"}, f)
             warm_module = paired(lambda i: ([MODULE, margs], denv), lambda i: (WALK, None), args.warm_runs)
             # The same path for a plan, as a yardstick measured alongside.
             pargs = os.path.join(work, "plan-args.json")
@@ -132,7 +132,7 @@ def main():
         print(f"| cold `plan` of the large directory, this build | {ref[0]:.2f} s | the same, --reference build | {ref[1]:.2f} s | {ref[2]:.2f}× |")
     print(f"| warm `catalog` of {n} archives, CLI with its own cache | {warm_cli[0] * 1000:.0f} ms | bare stat walk | {warm_cli[1] * 1000:.1f} ms | {warm_cli[2]:.1f}× |")
     print(f"| warm `catalog` of {n} archives, CLI through the daemon | {warm_daemon[0] * 1000:.0f} ms | bare stat walk | {warm_daemon[1] * 1000:.1f} ms | {warm_daemon[2]:.1f}× |")
-    print(f"| warm `zarf_bundle_info` module of {n} archives through the daemon | {warm_module[0] * 1000:.0f} ms | bare stat walk | {warm_module[1] * 1000:.1f} ms | {warm_module[2]:.1f}× |")
+    print(f"| warm `zarf_bundle_catalog` module of {n} archives through the daemon | {warm_module[0] * 1000:.0f} ms | bare stat walk | {warm_module[1] * 1000:.1f} ms | {warm_module[2]:.1f}× |")
     print(f"| (yardstick) warm `zarf_bundle_plan` module of {n} archives through the daemon | {plan_module[0] * 1000:.0f} ms | bare stat walk | {plan_module[1] * 1000:.1f} ms | {plan_module[2]:.1f}× |")
     print(f"\nDaemon after the run: {stats}")
 

@@ -5,8 +5,8 @@ Four callers at once send one daemon, through the real module binary (as
 Ansible runs it: argv[1] is the arguments file), a mix of requests for
 DURATION seconds:
 
-- plans of the example bundle, some with the page (report_html);
-- catalogs (zarf_bundle_info) of the catalog bundle, with its chart;
+- plans of the example bundle, some with the page (html_to);
+- catalogs (zarf_bundle_catalog) of the catalog bundle, with its chart;
 - saved-plan checks (plan_file) of a plan saved at the start;
 - failures of every kind it can make offline: a cycle, a missing
   requirement, an ambiguous group, a malformed document, a version
@@ -122,18 +122,18 @@ def setup():
     plan = lambda **kw: ("zarf_bundle_plan", kw)
     mix = {
         "plan": lambda: plan(path=EXAMPLE),
-        "plan, page": lambda: plan(path=EXAMPLE, report_html=page()),
-        "catalog": lambda: ("zarf_bundle_info", {"path": os.path.join(BUNDLES, "catalog")}),
+        "plan, page": lambda: plan(path=EXAMPLE, html_to=page()),
+        "catalog": lambda: ("zarf_bundle_catalog", {"path": os.path.join(BUNDLES, "catalog")}),
         "saved plan": lambda: plan(path=EXAMPLE, plan_file=saved),
         "fail: cycle": lambda: plan(path=os.path.join(BUNDLES, "cycle")),
         "fail: missing": lambda: plan(path=os.path.join(BUNDLES, "missing")),
         "fail: ambiguous": lambda: plan(path=os.path.join(BUNDLES, "ambiguous")),
         "fail: invalid": lambda: plan(path=os.path.join(BUNDLES, "malformed")),
         "fail: version_conflict": lambda: plan(path=os.path.join(BUNDLES, "versions"), version_strategy="newest_only"),
-        "fail: policy, page": lambda: plan(path=os.path.join(BUNDLES, "catalog"), policy=policy, report_html=page()),
+        "fail: policy, page": lambda: plan(path=os.path.join(BUNDLES, "catalog"), policy=policy, html_to=page()),
         "fail: signature": lambda: plan(path=os.path.join(BUNDLES, "signed"), public_key=other),
         "fail: stale": lambda: plan(path=EXAMPLE, plan_file=tampered),
-        "empty, page": lambda: plan(path=empty, report_html=page()),  # an empty plan: no failure
+        "empty, page": lambda: plan(path=empty, html_to=page()),  # an empty plan: no failure
         "fail: no directory": lambda: plan(path=os.path.join(WORK, "absent")),
         "signed": lambda: plan(path=os.path.join(BUNDLES, "signed"), public_key=key),
     }

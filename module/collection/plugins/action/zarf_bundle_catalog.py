@@ -1,6 +1,6 @@
 # Copyright: zarf-planner maintainers
 # Apache License 2.0 (see LICENSE)
-"""Action plugin of colonel_byte.zarf_planner.zarf_bundle_info: installs the binaries of the
+"""Action plugin of colonel_byte.zarf_planner.zarf_bundle_catalog: installs the binaries of the
 target's architecture once per collection version, then runs the module
 (see plugins/plugin_utils/runner.py)."""
 
@@ -10,4 +10,4 @@ from ansible_collections.colonel_byte.zarf_planner.plugins.plugin_utils.runner i
 
 
 class ActionModule(ZarfPlannerAction):
-    """Runs zarf_bundle_info with the binaries of the target's architecture."""
+    """Runs zarf_bundle_catalog with the binaries of the target's architecture."""
