@@ -74,7 +74,7 @@ func flagValue(kind options.Kind, field any) pflag.Value {
 		return (*boolValue)(field.(*bool))
 	case options.Int:
 		return (*intValue)(field.(*int))
-	case options.List:
+	case options.List, options.PathList:
 		return &listValue{p: field.(*[]string)}
 	case options.StringMap:
 		return &mapValue[string]{p: field.(*map[string]string), parse: func(s string) (string, error) { return s, nil }, kind: "NAME=VALUE"}

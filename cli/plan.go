@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/colonel-byte/zarf-planner/approval"
 	"github.com/spf13/cobra"
 )
 
@@ -27,6 +28,7 @@ func newPlan() *cobra.Command {
 	}
 	formatFlag(cmd.Flags(), &output, planOutputs, outputHelp, nil)
 	flags.register(cmd)
+	cmd.Flags().StringVar(&flags.signWith, "sign-with", "", "with --save-to: also approve the saved plan with this cosign private key (password in "+approval.EnvPassword+"), as approve does")
 	return cmd
 }
 

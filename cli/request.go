@@ -26,6 +26,9 @@ type planFlags struct {
 	// verified is the saved plan verify-plan replays (its text output
 	// says first that it holds).
 	verified string
+	// signWith is plan's --sign-with: the private key that approves the
+	// plan it saves.
+	signWith string
 }
 
 func (f *planFlags) register(cmd *cobra.Command) {
@@ -64,7 +67,9 @@ func (f *planFlags) request(cmd *cobra.Command, dir string) (*plannerpb.PlanRequ
 	}
 	save := o.SaveTo != ""
 	// The files the CLI reads and writes itself are not the daemon's.
-	o.Saved, o.Output = options.Saved{}, options.Output{}
+	// plan_file goes with the request (the daemon reads the approvals
+	// beside it); save_to and the page are written here.
+	o.SaveTo, o.Output = "", options.Output{}
 	b, err := contract.EncodeOptions(o)
 	if err != nil {
 		return nil, err
@@ -138,6 +143,11 @@ func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) 
 			fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: saved the plan to %s\n", to)
 		} else {
 			fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: %s already holds this plan\n", to)
+		}
+		if f.signWith != "" {
+			if err := approve(cmd.ErrOrStderr(), to, f.signWith, false); err != nil {
+				return nil, nil, nil, fmt.Errorf("--sign-with: %w", err)
+			}
 		}
 	}
 	if !decode {

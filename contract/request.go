@@ -43,6 +43,18 @@ func DecodeOptions(b []byte) (options.Request, error) {
 func Resolve(o *options.Request) error {
 	v := reflect.ValueOf(o)
 	for _, opt := range options.Of(o) {
+		if opt.Kind == options.PathList {
+			var list []string
+			for _, p := range opt.Field(v).Interface().([]string) {
+				abs, err := filepath.Abs(p)
+				if err != nil {
+					return fmt.Errorf("resolving %s %s: %w", opt.Name, p, err)
+				}
+				list = append(list, abs)
+			}
+			opt.Field(v).Set(reflect.ValueOf(list))
+			continue
+		}
 		if opt.Kind != options.Path {
 			continue
 		}

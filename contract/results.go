@@ -6,7 +6,7 @@ package contract
 var planResultKeys = map[string]bool{
 	"zarf_packages_to_deploy": true, "already_installed": true, "installed_not_in_bundle": true,
 	"excluded": true, "warnings": true, "graph": true, "mermaid": true, "plan_digest": true,
-	"ignored": true, "failed": true, "msg": true, "errors": true,
+	"ignored": true, "approvals": true, "failed": true, "msg": true, "errors": true,
 }
 
 // PlanResultKey reports whether key is a top-level key of a plan result.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/colonel-byte/zarf-planner/approval"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/strictjson"
@@ -22,7 +23,7 @@ func TestEveryPlanResultKeyIsOneTheModuleReturns(t *testing.T) {
 			keys = append(keys, name)
 		}
 	}
-	for _, r := range []*Result{{Plan: &planner.Plan{}}, {Failed: true, Msg: "x"}} {
+	for _, r := range []*Result{{Plan: &planner.Plan{}, Approvals: &approval.Result{}}, {Failed: true, Msg: "x"}} {
 		b, err := r.MarshalJSON()
 		if err != nil {
 			t.Fatal(err)

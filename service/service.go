@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/colonel-byte/zarf-planner/approval"
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
@@ -49,6 +50,9 @@ type Result struct {
 	// Counts say how the archives were obtained (not part of the
 	// document: the cache never changes a plan).
 	Counts inspect.Counts
+	// Approvals say who approved the saved plan a replay checked
+	// (approval_keys, require_approvals); nil when none were asked for.
+	Approvals *approval.Result
 }
 
 // MarshalJSON renders the contract document: the plan's fields and
@@ -61,8 +65,9 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	if r.Plan != nil && !r.Failed {
 		return Marshal(struct {
 			*planner.Plan
-			Ignored []inspect.FileNote `json:"ignored"`
-		}{r.Plan, ignored})
+			Ignored   []inspect.FileNote `json:"ignored"`
+			Approvals *approval.Result   `json:"approvals,omitempty"`
+		}{r.Plan, ignored, r.Approvals})
 	}
 	errs, warnings, graph := r.Errors, r.Warnings, r.Graph
 	if errs == nil {
@@ -590,10 +595,11 @@ func DecodeResult(name string, b []byte) (*Result, error) {
 	}
 	var ok struct {
 		planner.Plan
-		Ignored []inspect.FileNote `json:"ignored"`
+		Ignored   []inspect.FileNote `json:"ignored"`
+		Approvals *approval.Result   `json:"approvals"`
 	}
 	if err := strictjson.Unmarshal(name, b, &ok); err != nil {
 		return nil, err
 	}
-	return &Result{Plan: &ok.Plan, Ignored: ok.Ignored}, nil
+	return &Result{Plan: &ok.Plan, Ignored: ok.Ignored, Approvals: ok.Approvals}, nil
 }

@@ -8,11 +8,14 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/colonel-byte/zarf-planner/approval"
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/privdir"
 	"github.com/colonel-byte/zarf-planner/savedplan"
 	"github.com/colonel-byte/zarf-planner/service"
 	"github.com/colonel-byte/zarf-planner/strictjson"
@@ -112,10 +115,73 @@ func replay(saved []byte, o options.Request, caller options.Caller, p *Planned) 
 	if err != nil {
 		return nil, err
 	}
-	if diffs := savedplan.Compare(old, now, caller); len(diffs) > 0 {
-		return stale(p, diffs)
+	approvals, refused := checkApprovals(saved, o, caller)
+	diffs := savedplan.Compare(old, now, caller)
+	if len(diffs) > 0 || refused != nil {
+		return stale(p, diffs, refused...)
 	}
-	return p, nil
+	if approvals == nil {
+		return p, nil
+	}
+	res, err := service.DecodeResult("the plan", p.Doc)
+	if err != nil {
+		return nil, err
+	}
+	res.Approvals = approvals
+	out, err := encodePlanned(res)
+	if err != nil {
+		return nil, err
+	}
+	out.Counts, out.Read = p.Counts, p.Read
+	return out, nil
+}
+
+// maxApprovals bounds the approval files read beside one saved plan.
+const maxApprovals = 64
+
+// checkApprovals holds a saved plan's bytes to the approvals the request
+// asks for (approval_keys, require_approvals): the approval files beside
+// plan_file (approval.Pattern), each read bounded and open-then-checked,
+// verified with the listed keys. None asked for: nil, nil. A refusal is a
+// problem of kind signature naming who signed and who did not.
+func checkApprovals(saved []byte, o options.Request, caller options.Caller) (*approval.Result, []planner.Problem) {
+	if len(o.ApprovalKeys) == 0 && o.RequireApprovals == 0 {
+		return nil, nil
+	}
+	refuse := func(format string, a ...any) (*approval.Result, []planner.Problem) {
+		return nil, []planner.Problem{{Kind: planner.KindSignature, Packages: []string{}, Message: fmt.Sprintf(format, a...)}}
+	}
+	if o.PlanFile == "" {
+		return refuse("%s checks the approvals of a saved plan: give %s", caller.Option("approval_keys"), caller.Option("plan_file"))
+	}
+	var keys []*signature.Key
+	for _, path := range o.ApprovalKeys {
+		k, err := signature.LoadKey(path)
+		if err != nil {
+			return refuse("%s: %v", caller.Option("approval_keys"), err)
+		}
+		keys = append(keys, k)
+	}
+	paths, err := filepath.Glob(approval.Pattern(o.PlanFile))
+	if err != nil {
+		return refuse("finding the approvals of %s: %v", o.PlanFile, err)
+	}
+	if len(paths) > maxApprovals {
+		return refuse("%s has %d approval files beside it, over %d; remove the stale ones", o.PlanFile, len(paths), maxApprovals)
+	}
+	files := make([]approval.File, 0, len(paths))
+	for _, p := range paths {
+		b, err := privdir.ReadRegular(p, approval.MaxApproval, true)
+		if err != nil {
+			return refuse("reading the approval %s: %v", p, err)
+		}
+		files = append(files, approval.File{Path: p, Data: b})
+	}
+	res, err := approval.Check(saved, files, keys, o.RequireApprovals)
+	if err != nil {
+		return refuse("%s (%s, %s)", err, caller.Option("approval_keys"), caller.Option("require_approvals"))
+	}
+	return &res, nil
 }
 
 // checkSaved holds a saved plan's result, as well as the rest of it, to
@@ -132,15 +198,25 @@ func checkSaved(b []byte) error {
 	return strictjson.Unmarshal("the saved plan", b, &d)
 }
 
-// stale is the failure of a saved plan that no longer holds.
-func stale(p *Planned, diffs []string) (*Planned, error) {
-	probs := make([]planner.Problem, len(diffs))
+// stale is the failure of a saved plan that no longer holds (diffs) or
+// may not be replayed (more: its approvals refused).
+func stale(p *Planned, diffs []string, more ...planner.Problem) (*Planned, error) {
+	probs := make([]planner.Problem, len(diffs), len(diffs)+len(more))
 	for i, d := range diffs {
 		probs[i] = planner.Problem{Kind: planner.KindStale, Packages: []string{}, Message: d}
 	}
+	probs = append(probs, more...)
 	msg := fmt.Sprintf("the saved plan is stale, %d difference(s); plan again and review it: %s", len(diffs), joinDiffs(diffs))
 	if len(diffs) == 1 {
 		msg = "the saved plan is stale: " + diffs[0]
+	}
+	for i, m := range more {
+		switch {
+		case i == 0 && len(diffs) == 0:
+			msg = "the saved plan may not be replayed: " + m.Message
+		default:
+			msg += "; and " + m.Message
+		}
 	}
 	res := &service.Result{Failed: true, Msg: msg, Errors: probs, Warnings: []string{}}
 	if p.Read != nil {

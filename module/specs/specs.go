@@ -55,6 +55,7 @@ var kinds = map[options.Kind][2]string{
 	options.Bool:      {ansible.TypeBool, ""},
 	options.Int:       {ansible.TypeInt, ""},
 	options.List:      {ansible.TypeList, ansible.TypeStr},
+	options.PathList:  {ansible.TypeList, ansible.TypePath},
 	options.StringMap: {ansible.TypeDict, ansible.TypeStr},
 	options.IntMap:    {ansible.TypeDict, ansible.TypeInt},
 }
@@ -184,7 +185,9 @@ func PlanRequest(dir string, params, raw map[string]any) (*plannerpb.PlanRequest
 		return nil, Files{}, err
 	}
 	files := Files{Saved: o.Saved, Output: o.Output}
-	o.Saved, o.Output = options.Saved{}, options.Output{}
+	// plan_file goes with the request (the daemon reads the approvals
+	// beside it); save_to and the page are written here.
+	o.SaveTo, o.Output = "", options.Output{}
 	if b, err = contract.EncodeOptions(o); err != nil {
 		return nil, Files{}, err
 	}

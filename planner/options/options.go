@@ -121,7 +121,18 @@ type Request struct {
 	Cluster
 	Cache
 	Saved
+	Approvals
 	Output
+}
+
+// Approvals say who must have approved a saved plan before it is
+// replayed: a change board's members sign the plan file (zarf-planner
+// approve, or plan --sign-with), and a replay (plan_file) checks that
+// enough of the keys listed here signed exactly its bytes. They decide no
+// plan: they decide whether a saved one may be replayed.
+type Approvals struct {
+	ApprovalKeys     []string `json:"approval_keys,omitempty" type:"path" help:"Public keys (cosign.pub, PEM) of the change board: with plan_file, an approval counts only when one of these keys made it, and require_approvals of them must have signed the saved plan's exact bytes (approvals are the files PLAN.approved-by-*.sigstore.json beside it). A plan edited after signing is approved by no one."`
+	RequireApprovals int      `json:"require_approvals,omitempty" help:"With plan_file: how many distinct keys of approval_keys must have signed the saved plan; the replay fails (kind signature) naming which keys signed and which did not. 0: approvals are not required (those present are still checked and named)."`
 }
 
 // Saved says where a plan is saved to, or replayed from. Both are files
@@ -147,6 +158,7 @@ const (
 	Bool      Kind = "bool"
 	Int       Kind = "int"
 	List      Kind = "list"       // of strings
+	PathList  Kind = "path_list"  // of paths
 	StringMap Kind = "string_map" // string → string
 	IntMap    Kind = "int_map"    // string → int
 )
@@ -314,6 +326,9 @@ func kindOf(f reflect.StructField) Kind {
 	case reflect.Int:
 		return Int
 	case reflect.Slice:
+		if t.Elem().Kind() == reflect.String && f.Tag.Get("type") == "path" {
+			return PathList
+		}
 		if t.Elem().Kind() == reflect.String {
 			return List
 		}
