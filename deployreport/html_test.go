@@ -32,7 +32,7 @@ func TestTheHTMLReportIsAPageLikeThePlanPage(t *testing.T) {
 	if again, _ := render.DeployHTML(r, "zarf-planner test"); !bytes.Equal(page, again) {
 		t.Error("two renders of one report differ")
 	}
-	if !bytes.Contains(page, []byte(`<meta http-equiv="Content-Security-Policy" content="`+render.Policy+`">`)) || !bytes.Contains(page, []byte(render.Stylesheet())) {
+	if !bytes.Contains(page, []byte(`<meta http-equiv="Content-Security-Policy" content="`+render.Policy()+`">`)) || !bytes.Contains(page, []byte(render.Stylesheet())) {
 		t.Error("the page does not carry the shared policy and stylesheet")
 	}
 	doc, err := html.Parse(bytes.NewReader(page))

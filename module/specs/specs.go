@@ -85,12 +85,31 @@ const (
 	Info    = "zarf_bundle_info"
 )
 
-// Specs are the modules' argument specs, by module name.
-var Specs = map[string]ansible.Spec{
-	Plan:    planSpec(),
-	Barrier: barrierSpec(),
-	Cache:   cacheSpec(),
-	Info:    infoSpec(),
+// specOf builds each module's argument spec, by module name.
+var specOf = map[string]func() ansible.Spec{
+	Plan:    planSpec,
+	Barrier: barrierSpec,
+	Cache:   cacheSpec,
+	Info:    infoSpec,
+}
+
+// Lookup returns the argument spec of the module name, built afresh
+// (the caller may change it), and whether there is such a module.
+func Lookup(name string) (ansible.Spec, bool) {
+	f, ok := specOf[name]
+	if !ok {
+		return ansible.Spec{}, false
+	}
+	return f(), true
+}
+
+// All returns every module's argument spec, by module name, built afresh.
+func All() map[string]ansible.Spec {
+	out := make(map[string]ansible.Spec, len(specOf))
+	for name, f := range specOf {
+		out[name] = f()
+	}
+	return out
 }
 
 // planSpec is zarf_bundle_plan's spec: path, every declared plan option,
