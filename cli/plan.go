@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/colonel-byte/zarf-planner/render"
 	"github.com/spf13/cobra"
 )
 
@@ -71,7 +72,7 @@ func (f *planFlags) print(cmd *cobra.Command, dir, output string) error {
 		return err
 	}
 	if output == "text" && f.verified != "" && !res.Failed {
-		printf(cmd.OutOrStdout(), "the saved plan holds: %s replays against %s to the plan it saved; nothing it was made from moved\n", f.verified, dir)
+		render.Printf(cmd.OutOrStdout(), "the saved plan holds: %s replays against %s to the plan it saved; nothing it was made from moved\n", f.verified, dir)
 	}
 	switch output {
 	case "json":
@@ -79,7 +80,7 @@ func (f *planFlags) print(cmd *cobra.Command, dir, output string) error {
 	case "html":
 		_, err = cmd.OutOrStdout().Write(page)
 	default:
-		err = printResult(cmd.OutOrStdout(), output, res)
+		err = render.Result(cmd.OutOrStdout(), output, res)
 	}
 	if err != nil {
 		return err
