@@ -238,9 +238,9 @@ test-go: build bin/testcluster install-collection venv-oldest
 # long run, every target for that long.
 FUZZTIME ?=
 FUZZ_TARGETS := ./inspect:FuzzReadStream:200x ./inspect:FuzzSplitReader:150x ./inspect:FuzzFrames:100000x ./inspect/claims:FuzzManifest:3000x \
-	./planner/facts:FuzzDecode:8000x ./cache:FuzzDecodeEntry:5000x ./planner:FuzzRenderers:25000x ./cli:FuzzRenderText:600x \
+	./planner/facts:FuzzDecode:8000x ./cache:FuzzDecodeEntry:5000x ./planner:FuzzRenderers:25000x ./render:FuzzRenderText:600x \
 	./render:FuzzPlanPage:50x ./savedplan:FuzzDecode:20000x ./planner/policy:FuzzDecode:20000x \
-	./daemon/server:FuzzRequestDecoding:5000x ./cli:FuzzRenderDocument:2000x
+	./daemon/server:FuzzRequestDecoding:5000x ./render:FuzzRenderDocument:2000x
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$${rest#*:}; \

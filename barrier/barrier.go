@@ -4,13 +4,15 @@
 // namespaces Active, and zarf's deployed-package state of the package
 // healthy (every required component Succeeded at the package's
 // generation); by hand also workloads (kstatus Current) and OLM operator
-// conditions. It watches through informers instead of polling, so a
-// dropped watch or a restarted API server is re-listed and the wait goes
-// on. It knows nothing of planning: it takes a Barrier and reports each
-// check.
+// conditions. It watches through informers instead of polling (the
+// Watch of inspect/cluster, which builds them from the cluster's
+// clients), so a dropped watch or a restarted API server is re-listed
+// and the wait goes on. It knows nothing of planning: it takes a Barrier
+// and reports each check.
 //
 // Every kind of check is one row of the table in checks.go: the resources
-// it watches and how it judges one object.
+// it watches and how it judges one object. watch.go declares the little
+// it needs of the watch.
 package barrier
 
 import (
@@ -20,8 +22,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 )
@@ -119,20 +119,20 @@ func wait(ctx context.Context, cl *cluster.Clients, b Barrier, timeout time.Dura
 	defer cancel()
 	start := time.Now()
 	checks := b.checks()
-	w := newWatch(cl)
-	defer w.stop(cancel)
+	var w watcher = cl.Watch()
+	defer w.Stop()
 	for _, c := range checks {
 		res, err := kindOf(c.Kind).resources(c.Name)
 		if err != nil {
 			return &Result{}, err
 		}
 		for _, r := range res {
-			if err := w.watch(r); err != nil {
+			if err := w.Add(r); err != nil {
 				return &Result{}, err
 			}
 		}
 	}
-	w.start(ctx)
+	w.Start(ctx)
 
 	readyAt := make([]time.Duration, len(checks))
 	var mu sync.Mutex
@@ -154,7 +154,7 @@ func wait(ctx context.Context, cl *cluster.Clients, b Barrier, timeout time.Dura
 	}
 	listed := false
 	for {
-		if !listed && cache.WaitForCacheSync(ctx.Done(), w.synced...) {
+		if !listed && w.Synced(ctx) {
 			listed = true
 			if synced != nil {
 				synced()
@@ -164,7 +164,7 @@ func wait(ctx context.Context, cl *cluster.Clients, b Barrier, timeout time.Dura
 			return finish(checks, readyAt, time.Since(start)), nil
 		}
 		select {
-		case <-w.changed:
+		case <-w.Changed():
 		case <-time.After(2 * time.Second): // a check may also hold by time (none yet); re-evaluate now and then
 		case <-ctx.Done():
 			return timedOut(cl.Name, checks, readyAt, time.Since(start), listed)

@@ -14,6 +14,7 @@ import (
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
@@ -175,7 +176,7 @@ func TestBarriers(t *testing.T) {
 		if _, err := Wait(ctx, cl, Barrier{CRDs: []string{crd.Name}}, 30*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		res := cl.Dyn.Resource(operatorConditions).Namespace("default")
+		res := cl.Dyn.Resource(schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v2", Resource: "operatorconditions"}).Namespace("default")
 		cond := func(status string, gen int64) map[string]any {
 			m := map[string]any{"type": "Upgradeable", "status": status, "reason": "test", "message": "operator says " + status, "lastTransitionTime": "2026-11-30T00:00:00Z"}
 			if gen > 0 {

@@ -36,10 +36,10 @@ type checkKind struct {
 	refs []string
 	add  func(b *Barrier, r Ref) error
 	// resources are what a check of this name watches.
-	resources func(name string) ([]resource, error)
+	resources func(name string) ([]cluster.Resource, error)
 	// judge says whether the check holds, and what was seen, from the
 	// watched caches.
-	judge func(w *watch, name string) (bool, string)
+	judge func(w store, name string) (bool, string)
 }
 
 // table lists every kind of check, in the order a result reports them. A
@@ -50,7 +50,7 @@ var table = []checkKind{
 		names:     func(b Barrier) []string { return slices.Sorted(slices.Values(b.CRDs)) },
 		refs:      []string{KindCRD},
 		add:       func(b *Barrier, r Ref) error { b.CRDs = append(b.CRDs, r.Name); return nil },
-		resources: fixed(resCRDs),
+		resources: fixed(cluster.WatchCRDs),
 		judge:     judgeCRD,
 	},
 	{
@@ -58,7 +58,7 @@ var table = []checkKind{
 		names:     func(b Barrier) []string { return slices.Sorted(slices.Values(b.StorageClasses)) },
 		refs:      []string{KindStorageClass},
 		add:       func(b *Barrier, r Ref) error { b.StorageClasses = append(b.StorageClasses, r.Name); return nil },
-		resources: fixed(resStorageClasses, resCSIDrivers),
+		resources: fixed(cluster.WatchStorageClasses, cluster.WatchCSIDrivers),
 		judge:     judgeStorageClass,
 	},
 	{
@@ -66,7 +66,7 @@ var table = []checkKind{
 		names:     func(b Barrier) []string { return slices.Sorted(slices.Values(b.Namespaces)) },
 		refs:      []string{KindNamespace},
 		add:       func(b *Barrier, r Ref) error { b.Namespaces = append(b.Namespaces, r.Name); return nil },
-		resources: fixed(resNamespaces),
+		resources: fixed(cluster.WatchNamespaces),
 		judge:     judgeNamespace,
 	},
 	{
@@ -79,7 +79,7 @@ var table = []checkKind{
 		},
 		refs:      []string{KindPackage},
 		add:       func(b *Barrier, r Ref) error { b.Package = r.Name; return nil },
-		resources: fixed(resZarfSecrets),
+		resources: fixed(cluster.WatchZarfSecrets),
 		judge:     judgePackage,
 	},
 	{
@@ -100,12 +100,12 @@ var table = []checkKind{
 			b.Workloads = append(b.Workloads, Workload{Kind: workloadKinds[i].kind, Namespace: r.Namespace, Name: r.Name})
 			return nil
 		},
-		resources: func(name string) ([]resource, error) {
+		resources: func(name string) ([]cluster.Resource, error) {
 			kind, key, _ := strings.Cut(name, "/")
 			var kinds []string
 			for _, wk := range workloadKinds {
 				if wk.kind == kind {
-					return []resource{wk.resource}, nil
+					return []cluster.Resource{wk.resource}, nil
 				}
 				kinds = append(kinds, wk.kind)
 			}
@@ -124,7 +124,7 @@ var table = []checkKind{
 			b.OperatorConditions = append(b.OperatorConditions, r.Namespace+"/"+r.Name)
 			return nil
 		},
-		resources: fixed(resOperatorConditions),
+		resources: fixed(cluster.WatchOperatorConditions),
 		judge:     judgeOperatorCondition,
 	},
 }
@@ -133,13 +133,13 @@ var table = []checkKind{
 // with, its API kind and what it watches.
 type workloadKind struct {
 	ref, kind string
-	resource  resource
+	resource  cluster.Resource
 }
 
 var workloadKinds = []workloadKind{
-	{"deployment", "Deployment", resDeployments},
-	{"statefulset", "StatefulSet", resStatefulSets},
-	{"daemonset", "DaemonSet", resDaemonSets},
+	{"deployment", "Deployment", cluster.WatchDeployments},
+	{"statefulset", "StatefulSet", cluster.WatchStatefulSets},
+	{"daemonset", "DaemonSet", cluster.WatchDaemonSets},
 }
 
 // refByKind finds the row a hand-listed kind belongs to.
@@ -169,12 +169,12 @@ func kindOf(kind string) checkKind {
 	return table[i] // checks come from Barrier.checks, which walks this table
 }
 
-func fixed(rs ...resource) func(string) ([]resource, error) {
-	return func(string) ([]resource, error) { return rs, nil }
+func fixed(rs ...cluster.Resource) func(string) ([]cluster.Resource, error) {
+	return func(string) ([]cluster.Resource, error) { return rs, nil }
 }
 
-func judgeCRD(w *watch, name string) (bool, string) {
-	obj, ok := w.get(resCRDs, name)
+func judgeCRD(w store, name string) (bool, string) {
+	obj, ok := w.Get(cluster.WatchCRDs, name)
 	if !ok {
 		return false, "not found"
 	}
@@ -189,8 +189,8 @@ func judgeCRD(w *watch, name string) (bool, string) {
 	return false, "conditions " + strings.Join(conds, ", ")
 }
 
-func judgeStorageClass(w *watch, name string) (bool, string) {
-	obj, ok := w.get(resStorageClasses, name)
+func judgeStorageClass(w store, name string) (bool, string) {
+	obj, ok := w.Get(cluster.WatchStorageClasses, name)
 	if !ok {
 		return false, "not found"
 	}
@@ -198,7 +198,7 @@ func judgeStorageClass(w *watch, name string) (bool, string) {
 	if !csiProvisioner(prov) {
 		return true, "present, provisioner " + prov
 	}
-	if _, ok := w.get(resCSIDrivers, prov); !ok {
+	if _, ok := w.Get(cluster.WatchCSIDrivers, prov); !ok {
 		return false, fmt.Sprintf("present, but its CSI driver %s is not registered", prov)
 	}
 	return true, fmt.Sprintf("present, CSI driver %s registered", prov)
@@ -210,8 +210,8 @@ func csiProvisioner(p string) bool {
 	return p != "" && !strings.HasPrefix(p, "kubernetes.io/")
 }
 
-func judgeNamespace(w *watch, name string) (bool, string) {
-	obj, ok := w.get(resNamespaces, name)
+func judgeNamespace(w store, name string) (bool, string) {
+	obj, ok := w.Get(cluster.WatchNamespaces, name)
 	if !ok {
 		return false, "not found"
 	}
@@ -222,8 +222,8 @@ func judgeNamespace(w *watch, name string) (bool, string) {
 	return true, "Active"
 }
 
-func judgePackage(w *watch, name string) (bool, string) {
-	obj, ok := w.get(resZarfSecrets, "zarf/zarf-package-"+name)
+func judgePackage(w store, name string) (bool, string) {
+	obj, ok := w.Get(cluster.WatchZarfSecrets, "zarf/zarf-package-"+name)
 	if !ok {
 		return false, "zarf has no deployed-package state for it (secret zarf/zarf-package-" + name + ")"
 	}
@@ -240,13 +240,13 @@ func judgePackage(w *watch, name string) (bool, string) {
 // judgeWorkload applies kstatus to a workload (name Kind/namespace/name):
 // Current only when its status is for its current generation and
 // complete; a status whose observedGeneration lags is not believed.
-func judgeWorkload(w *watch, name string) (bool, string) {
+func judgeWorkload(w store, name string) (bool, string) {
 	kind, key, _ := strings.Cut(name, "/")
 	i := slices.IndexFunc(workloadKinds, func(wk workloadKind) bool { return wk.kind == kind })
 	if i < 0 {
 		return false, "unknown kind " + kind
 	}
-	obj, ok := w.get(workloadKinds[i].resource, key)
+	obj, ok := w.Get(workloadKinds[i].resource, key)
 	if !ok {
 		return false, "not found"
 	}
@@ -272,8 +272,8 @@ func judgeWorkload(w *watch, name string) (bool, string) {
 // status.conditions with the generation it saw. Only a status condition
 // whose observedGeneration equals the generation is believed. With no
 // Upgradeable condition anywhere, the upgrade may proceed (OLM's default).
-func judgeOperatorCondition(w *watch, key string) (bool, string) {
-	obj, ok := w.get(resOperatorConditions, key)
+func judgeOperatorCondition(w store, key string) (bool, string) {
+	obj, ok := w.Get(cluster.WatchOperatorConditions, key)
 	if !ok {
 		return false, "not found"
 	}

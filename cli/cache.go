@@ -17,6 +17,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/render"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
@@ -83,7 +84,7 @@ func newCacheWarm() *cobra.Command {
 			}
 			fmt.Fprintf(out, "%s %d, removed %d, unchanged %d; the cache holds %d archives (%s)\n", verb, len(w.Added), len(w.Removed), w.Unchanged, w.Cache.Entries, w.Cache.Dir)
 			for _, e := range w.Unusable {
-				printf(out, "not cached %s: %s\n", filepath.Base(e.Path), e.Reason)
+				render.Printf(out, "not cached %s: %s\n", filepath.Base(e.Path), e.Reason)
 			}
 			return nil
 		},

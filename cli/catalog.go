@@ -57,7 +57,7 @@ who signed what.`,
 				return fmt.Errorf("cataloguing in %s: %w", b.who, err)
 			}
 			w := cmd.OutOrStdout()
-			if done, err := writeDoc(w, output, resp.GetResult()); done {
+			if done, err := render.WriteDoc(w, output, resp.GetResult()); done {
 				return err
 			}
 			var c service.Catalog
@@ -66,7 +66,7 @@ who signed what.`,
 			}
 			switch output {
 			case "markdown":
-				return service.CatalogMarkdown(w, &c)
+				return render.CatalogMarkdown(w, &c)
 			case "html":
 				at, err := contract.CallerTime()
 				if err != nil {
@@ -79,7 +79,7 @@ who signed what.`,
 				_, err = w.Write(page)
 				return err
 			}
-			return service.CatalogTable(w, &c)
+			return render.CatalogTable(w, &c)
 		},
 	}
 	formatFlag(cmd.Flags(), &output, catalogOutputs, " (html: one self-contained page, in the plan page's style)", formerText)

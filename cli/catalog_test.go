@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/render"
 	"github.com/colonel-byte/zarf-planner/service"
 )
 
@@ -131,7 +132,7 @@ func TestCatalogMarkdownEscapesWhatArchivesSay(t *testing.T) {
 		Components: []facts.Component{{Name: hostile, Description: hostile}},
 		Claims:     facts.Claims{Unknown: []facts.UnknownClaim{{Kind: "scope", Subject: hostile, Reason: hostile}}}}}}
 	var b bytes.Buffer
-	if err := service.CatalogMarkdown(&b, c); err != nil {
+	if err := render.CatalogMarkdown(&b, c); err != nil {
 		t.Fatal(err)
 	}
 	html := renderMarkdown(t, b.String())

@@ -9,6 +9,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/deployreport"
+	"github.com/colonel-byte/zarf-planner/render"
 )
 
 func newDeployReport() *cobra.Command {
@@ -41,11 +42,11 @@ func newDeployReport() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			page, err := r.HTML("zarf-planner " + buildinfo.Version)
+			page, err := render.DeployHTML(r, "zarf-planner "+buildinfo.Version)
 			if err != nil {
 				return err
 			}
-			for path, b := range map[string][]byte{output + ".json": j, output + ".md": r.Markdown(), output + ".html": page} {
+			for path, b := range map[string][]byte{output + ".json": j, output + ".md": render.DeployMarkdown(r), output + ".html": page} {
 				if _, err := contract.WriteSaved(path, b, false); err != nil {
 					return fmt.Errorf("--to: %w", err)
 				}

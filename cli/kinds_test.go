@@ -56,7 +56,7 @@ type failedDoc struct {
 }
 
 // TestEveryFailureKindReadsRightEverywhere runs one failing input of every
-// declared problem kind (planner.Kinds, each with its fixture in
+// declared problem kind (planner.Kinds(), each with its fixture in
 // testdata/failures) through every output format of plan, verify-plan,
 // catalog, why and graph: each exits 1 (not 2, the code of a usage error
 // or a crash), prints a whole document of its format, and names the
@@ -65,7 +65,7 @@ func TestEveryFailureKindReadsRightEverywhere(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "1777638645")
 	fixtures := failures.Fixtures(t)
 	for kind := range fixtures {
-		if !slices.Contains(planner.Kinds, kind) {
+		if !slices.Contains(planner.Kinds(), kind) {
 			t.Errorf("fixture of %q, which is not a declared kind", kind)
 		}
 	}
@@ -74,9 +74,9 @@ func TestEveryFailureKindReadsRightEverywhere(t *testing.T) {
 	if code, _, stderr := run(t, "plan", "../testdata/bundles/signed", "--architecture", "amd64", "--save-to", good); code != ExitOK {
 		t.Fatalf("saving a good plan: exit %d %s", code, stderr)
 	}
-	for _, kind := range planner.Kinds {
+	for _, kind := range planner.Kinds() {
 		t.Run(kind, func(t *testing.T) {
-			if why, ok := failures.NotProducible[kind]; ok {
+			if why, ok := failures.NotProducible(kind); ok {
 				if _, has := fixtures[kind]; has {
 					t.Errorf("%s has a fixture and is listed as not producible (%s)", kind, why)
 				}

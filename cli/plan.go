@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/colonel-byte/zarf-planner/approval"
+	"github.com/colonel-byte/zarf-planner/render"
 	"github.com/spf13/cobra"
 )
 
@@ -73,7 +74,7 @@ func (f *planFlags) print(cmd *cobra.Command, dir, output string) error {
 		return err
 	}
 	if output == "text" && f.verified != "" && !res.Failed {
-		printf(cmd.OutOrStdout(), "the saved plan holds: %s replays against %s to the plan it saved; nothing it was made from moved\n", f.verified, dir)
+		render.Printf(cmd.OutOrStdout(), "the saved plan holds: %s replays against %s to the plan it saved; nothing it was made from moved\n", f.verified, dir)
 	}
 	switch output {
 	case "json":
@@ -81,7 +82,7 @@ func (f *planFlags) print(cmd *cobra.Command, dir, output string) error {
 	case "html":
 		_, err = cmd.OutOrStdout().Write(page)
 	default:
-		err = printResult(cmd.OutOrStdout(), output, res)
+		err = render.Result(cmd.OutOrStdout(), output, res)
 	}
 	if err != nil {
 		return err

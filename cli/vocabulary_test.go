@@ -128,7 +128,7 @@ func TestVocabularyFileToWriteIsTo(t *testing.T) {
 			t.Errorf("--%s names a file %s writes (%q); call it --%s (or WHAT-%s beside others)", fl.Name, cmd.CommandPath(), fl.Usage, fileFlagName, fileFlagName)
 		}
 	})
-	for name, spec := range specs.Specs {
+	for name, spec := range specs.All() {
 		for opt, o := range spec.Options {
 			if !writesFile.MatchString(o.Description) {
 				continue
@@ -173,7 +173,7 @@ func TestVocabularyTimeoutIsADuration(t *testing.T) {
 			}
 		}
 	})
-	for name, spec := range specs.Specs {
+	for name, spec := range specs.All() {
 		o, ok := spec.Options["timeout"]
 		if !ok {
 			t.Errorf("%s has no timeout", name)
@@ -218,12 +218,12 @@ func TestVocabularyOneNamePerConcept(t *testing.T) {
 		if module != "zarf_bundle_"+command {
 			t.Errorf("the module of %s is %s; want zarf_bundle_%s", command, module, command)
 		}
-		if _, ok := specs.Specs[module]; !ok {
+		if _, ok := specs.All()[module]; !ok {
 			t.Errorf("no spec for %s", module)
 		}
 	}
 	names := slices.Sorted(func(yield func(string) bool) {
-		for n := range specs.Specs {
+		for n := range specs.All() {
 			if !yield(n) {
 				return
 			}
@@ -266,8 +266,8 @@ func TestVocabularyOneNamePerConcept(t *testing.T) {
 	if got := slices.Sorted(slices.Values(runtime.ActionGroups["zarf_planner"])); !slices.Equal(got, names) {
 		t.Errorf("action group %v; want the modules %v", got, names)
 	}
-	for former, to := range specs.Former {
-		if _, ok := specs.Specs[former]; ok {
+	for former, to := range specs.Former() {
+		if _, ok := specs.All()[former]; ok {
 			t.Errorf("former name %s is still a module of its own", former)
 		}
 		if specs.Name(former) != to || specs.Name(to) != to {
@@ -323,7 +323,7 @@ func TestVocabularyChecksHaveOneShape(t *testing.T) {
 	}
 	// The module: validated by its spec, sent as module/main.go's wait
 	// sends them.
-	inv, err := specs.Specs[specs.Barrier].Validate(map[string]any{"checks": items})
+	inv, err := specs.All()[specs.Barrier].Validate(map[string]any{"checks": items})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestVocabularyChecksHaveOneShape(t *testing.T) {
 	}
 	// Both say the same kinds.
 	help := wait.Flags().Lookup("check").Usage
-	desc := specs.Specs[specs.Barrier].Options["checks"].Description
+	desc := specs.All()[specs.Barrier].Options["checks"].Description
 	for _, k := range checkKinds {
 		if !strings.Contains(help, k) {
 			t.Errorf("--check's help does not name the kind %s", k)

@@ -12,6 +12,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/render"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
@@ -72,7 +73,7 @@ func newWait() *cobra.Command {
 				if !c.Ready {
 					mark = "waiting"
 				}
-				printf(cmd.OutOrStdout(), "%s %s %s: %s (%s)\n", mark, c.Kind, c.Name, c.State, c.Waited)
+				render.Printf(cmd.OutOrStdout(), "%s %s %s: %s (%s)\n", mark, c.Kind, c.Name, c.State, c.Waited)
 			}
 			if resp.GetFailed() {
 				fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: %s\n", res.Msg)

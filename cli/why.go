@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/colonel-byte/zarf-planner/render"
 	"github.com/colonel-byte/zarf-planner/service"
 )
 
@@ -31,7 +32,7 @@ func newWhy() *cobra.Command {
 			}
 			lines, found := service.Why(res, args[0])
 			for _, l := range lines {
-				printf(cmd.OutOrStdout(), "%s\n", l)
+				render.Printf(cmd.OutOrStdout(), "%s\n", l)
 			}
 			if !found || res.Failed {
 				return errNoPlan // no plan: exit 1, as plan does, after the answer

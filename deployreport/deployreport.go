@@ -1,16 +1,17 @@
-// Package deployreport renders the record of a deployment that the
-// deploy_packages role keeps: for every package of the plan, in order,
-// what was done (deployed, failed at which step, not attempted), how
-// long its deploy and its readiness barrier took, and the zarf command
-// line without its secrets; and for the run, the plan's digest, the saved
-// plan it replayed, the start and end, and how it ended: succeeded (every
-// package of the plan deployed, its barrier held), stopped (at a
-// package's step, or at a step of the role before the first package) or
-// incomplete (the record ends early with no failure recorded). It writes
-// the record as JSON (for tools), Markdown (for a change ticket) and an
-// HTML page. A record that is not the role's (a key missing, unknown or
-// of the wrong type, or contradicting itself) is refused, never rendered.
-// It reads nothing but its input.
+// Package deployreport reads the record of a deployment that the
+// deploy_packages role keeps and builds its report: for every package of
+// the plan, in order, what was done (deployed, failed at which step, not
+// attempted), how long its deploy and its readiness barrier took, and
+// the zarf command line without its secrets; and for the run, the plan's
+// digest, the saved plan it replayed, the start and end, and how it
+// ended: succeeded (every package of the plan deployed, its barrier
+// held), stopped (at a package's step, or at a step of the role before
+// the first package) or incomplete (the record ends early with no
+// failure recorded). It writes the report as JSON (for tools); package
+// render writes its Markdown (for a change ticket) and its HTML page. A
+// record that is not the role's (a key missing, unknown or of the wrong
+// type, or contradicting itself) is refused, never built. It reads
+// nothing but its input.
 package deployreport
 
 import (
@@ -93,7 +94,7 @@ var doneKeys = []string{"name", "step", "failed", "error", "deploy_seconds", "ba
 
 // Stopped is a failure outside any package's own steps.
 type Stopped struct {
-	// Step is the role's step that failed (one of RunSteps).
+	// Step is the role's step that failed (one of runSteps).
 	Step  string `json:"step"`
 	Error string `json:"error"`
 }
@@ -101,18 +102,18 @@ type Stopped struct {
 // stoppedKeys are the keys of a Stopped record.
 var stoppedKeys = []string{"step", "error"}
 
-// PackageSteps are the steps of one package, in order, and what each is.
-var PackageSteps = map[string]string{
+// packageSteps are the steps of one package, in order, and what each is.
+var packageSteps = map[string]string{
 	"verify":  "the sha256 check of its archive",
 	"deploy":  "zarf package deploy",
 	"barrier": "its readiness barrier",
 }
 
-// RunSteps are the role's steps outside a package's own that a record
+// runSteps are the role's steps outside a package's own that a record
 // can name, and what each is. (A run that stops before the role has
 // checked the zarf-planner binary writes no report: no binary it trusts
 // is there to write one.)
-var RunSteps = map[string]string{
+var runSteps = map[string]string{
 	"kubeconfig": "writing zarf's kubeconfig of one context",
 	"packages":   "going through the packages",
 }
@@ -277,8 +278,8 @@ func Build(in *Input) (*Report, error) {
 		return nil, fmt.Errorf("the record has %d packages done but the plan only %d", len(in.Done), len(in.Items))
 	}
 	for i, d := range in.Done {
-		if _, ok := PackageSteps[d.Step]; !ok {
-			return nil, fmt.Errorf("the record's package %d (%s) is at step %q; the role's steps of a package are %s", i+1, d.Name, d.Step, stepList(PackageSteps))
+		if _, ok := packageSteps[d.Step]; !ok {
+			return nil, fmt.Errorf("the record's package %d (%s) is at step %q; the role's steps of a package are %s", i+1, d.Name, d.Step, stepList(packageSteps))
 		}
 		if d.Failed && i != len(in.Done)-1 {
 			return nil, fmt.Errorf("the record goes on after %s failed", d.Name)
@@ -288,8 +289,8 @@ func Build(in *Input) (*Report, error) {
 		}
 	}
 	if s := in.Stopped; s != nil {
-		if _, ok := RunSteps[s.Step]; !ok {
-			return nil, fmt.Errorf("the record stopped at step %q; the role's steps outside a package are %s", s.Step, stepList(RunSteps))
+		if _, ok := runSteps[s.Step]; !ok {
+			return nil, fmt.Errorf("the record stopped at step %q; the role's steps outside a package are %s", s.Step, stepList(runSteps))
 		}
 		if n := len(in.Done); n > 0 && in.Done[n-1].Failed {
 			return nil, fmt.Errorf("the record has both %s failed and a stop at step %s: a run stops once", in.Done[n-1].Name, s.Step)
@@ -369,99 +370,10 @@ func (r *Report) JSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Markdown renders the report for a change ticket. Every value is
-// escaped: package names and error messages come from archives and
-// clusters, and must read as text, never as markup.
-func (r *Report) Markdown() []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Deploy report\n\n")
-	word, rest := r.headline(md)
-	fmt.Fprintf(&b, "**%s**%s\n\n", word, rest)
-	fmt.Fprintf(&b, "| | |\n|---|---|\n")
-	for _, kv := range [][2]string{
-		{"Plan digest", code(r.PlanDigest)}, {"Saved plan", orDash(r.PlanFile, code)}, {"Directory", code(r.Directory)},
-		{"Host", md(r.Host)}, {"Kubeconfig", code(r.Kubeconfig)}, {"Context", orDash(r.Context, md)},
-		{"Started", md(r.Started)}, {"Finished", md(r.Finished)},
-	} {
-		fmt.Fprintf(&b, "| %s | %s |\n", kv[0], kv[1])
-	}
-	fmt.Fprintf(&b, "\n| # | Package | Version | Action | Result | Deploy (s) | Barrier (s) | sha256 | zarf command |\n|---|---|---|---|---|---|---|---|---|\n")
-	for _, row := range r.Rows {
-		result := md(row.Result)
-		if row.Result == ResultFailed {
-			result = fmt.Sprintf("**failed** at %s: %s", md(row.FailedStep), md(row.Error))
-		}
-		cmd := "-"
-		if len(row.Command) > 0 {
-			cmd = code(strings.Join(row.Command, " "))
-		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %.1f | %.1f | %s | %s |\n", row.Step, md(row.Name), md(row.Version), md(row.Action), result,
-			row.DeploySeconds, row.BarrierSeconds, code(row.SHA256), cmd)
-	}
-	return b.Bytes()
-}
+// PackageStep says what a step of one package is ("" for a step the
+// role does not have).
+func PackageStep(step string) string { return packageSteps[step] }
 
-// headline says what the run came to, in a word (Succeeded, Stopped,
-// Incomplete) and the rest of its sentence: never Succeeded unless every
-// package of the plan was deployed with its barrier held. esc escapes
-// every value from the record for the format it is written in.
-func (r *Report) headline(esc func(string) string) (word, rest string) {
-	count := fmt.Sprintf("%d of %d package(s) deployed", r.Deployed, r.Planned)
-	switch r.Result {
-	case RunSucceeded:
-		if r.Planned == 0 {
-			return "Succeeded", ": the plan had nothing to deploy."
-		}
-		return "Succeeded", fmt.Sprintf(": all %d package(s) of the plan deployed, each readiness barrier held.", r.Planned)
-	case RunStopped:
-		if r.StoppedPackage != "" {
-			return "Stopped", fmt.Sprintf(" at %s (%s): %s; the packages after it were not attempted.", esc(r.StoppedAt), PackageSteps[r.StoppedStep], count)
-		}
-		rest = fmt.Sprintf(" %s (%s): %s; the packages after it were not attempted.", esc(r.StoppedAt), RunSteps[r.StoppedStep], count)
-		if r.Deployed == 0 {
-			rest = fmt.Sprintf(" %s (%s): %s; no package was attempted.", esc(r.StoppedAt), RunSteps[r.StoppedStep], count)
-		}
-		if r.Error != "" {
-			rest += " Error: " + esc(r.Error)
-		}
-		return "Stopped", rest
-	default:
-		return "Incomplete", fmt.Sprintf(": the record ends %s with no failure recorded; %s, the rest were not attempted. This is not a success.", esc(r.StoppedAt), count)
-	}
-}
-
-func orDash(s string, f func(string) string) string {
-	if s == "" {
-		return "-"
-	}
-	return f(s)
-}
-
-// md escapes text for a Markdown table cell, whose content is read
-// inline only: every character inline Markdown or HTML could read as
-// markup is backslash-escaped (CommonMark lets any ASCII punctuation be),
-// the cell's pipe too, and line breaks become spaces.
-func md(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\r' || r == '\t':
-			b.WriteByte(' ')
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\u%04x", r)
-		case strings.ContainsRune("\\`*_[]<>!|&~", r):
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// code shows a value verbatim in a code span: it cannot hold a backtick or
-// a pipe in a table, so those (and line breaks) are replaced visibly.
-func code(s string) string {
-	s = strings.NewReplacer("`", "'", "|", "¦", "\n", " ", "\r", " ").Replace(s)
-	return "`" + s + "`"
-}
+// RunStep says what a step of the role outside a package's own is (""
+// for a step the role does not have).
+func RunStep(step string) string { return runSteps[step] }

@@ -1,34 +1,37 @@
-package deployreport
+package deployreport_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/colonel-byte/zarf-planner/deployreport"
+	"github.com/colonel-byte/zarf-planner/render"
 )
 
-func input() *Input {
-	return &Input{PlanDigest: "abc", Directory: "/b", Host: "h", Kubeconfig: "/k", Started: "t0", Finished: "t1",
-		Items: []Item{{Name: "a", Version: "1.0.0", SHA256: "s1", Action: "deploy"}, {Name: "b<script>|x", Version: "2.0.0", SHA256: "s2", Action: "upgrade"}, {Name: "c", Version: "3.0.0", SHA256: "s3", Action: "deploy"}},
+func input() *deployreport.Input {
+	return &deployreport.Input{PlanDigest: "abc", Directory: "/b", Host: "h", Kubeconfig: "/k", Started: "t0", Finished: "t1",
+		Items: []deployreport.Item{{Name: "a", Version: "1.0.0", SHA256: "s1", Action: "deploy"}, {Name: "b<script>|x", Version: "2.0.0", SHA256: "s2", Action: "upgrade"}, {Name: "c", Version: "3.0.0", SHA256: "s3", Action: "deploy"}},
 	}
 }
 
 func TestAFailedRunSaysWhereItStoppedAndWhatWasNotAttempted(t *testing.T) {
 	in := input()
-	in.Done = []Done{{Name: "a", Step: "barrier", DeploySeconds: 1.25, BarrierSeconds: 2, Command: []string{"zarf", "package", "deploy", "a.tar.zst", "--set=PASSWORD=***"}},
+	in.Done = []deployreport.Done{{Name: "a", Step: "barrier", DeploySeconds: 1.25, BarrierSeconds: 2, Command: []string{"zarf", "package", "deploy", "a.tar.zst", "--set=PASSWORD=***"}},
 		{Name: "b<script>|x", Step: "deploy", Failed: true, Error: "exit 1\nline `two`"}}
-	r, err := Build(in)
+	r, err := deployreport.Build(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Result != RunStopped || r.StoppedAt != "b<script>|x 2.0.0, step deploy" {
+	if r.Result != deployreport.RunStopped || r.StoppedAt != "b<script>|x 2.0.0, step deploy" {
 		t.Fatalf("result %s, stopped at %q", r.Result, r.StoppedAt)
 	}
-	want := []string{ResultDeployed, ResultFailed, ResultNotAttempted}
+	want := []string{deployreport.ResultDeployed, deployreport.ResultFailed, deployreport.ResultNotAttempted}
 	for i, row := range r.Rows {
 		if row.Result != want[i] || row.Step != i+1 {
 			t.Errorf("row %d: %+v, want %s", i, row, want[i])
 		}
 	}
-	md := string(r.Markdown())
+	md := string(render.DeployMarkdown(r))
 	for _, w := range []string{"**Stopped** at b\\<script\\>\\|x 2.0.0, step deploy (zarf package deploy): 1 of 3 package(s) deployed", "| 3 | c | 3.0.0 | deploy | not attempted |", "`zarf package deploy a.tar.zst --set=PASSWORD=***`", "exit 1 line \\`two\\`"} {
 		if !strings.Contains(md, w) {
 			t.Errorf("the Markdown lacks %q:\n%s", w, md)
@@ -46,21 +49,21 @@ func TestAFailedRunSaysWhereItStoppedAndWhatWasNotAttempted(t *testing.T) {
 
 func TestRecordsThatDoNotMatchThePlanAreRefused(t *testing.T) {
 	in := input()
-	in.Done = []Done{{Name: "b<script>|x"}}
-	if _, err := Build(in); err == nil {
+	in.Done = []deployreport.Done{{Name: "b<script>|x"}}
+	if _, err := deployreport.Build(in); err == nil {
 		t.Error("a record out of plan order was accepted")
 	}
-	in.Done = []Done{{Name: "a", Failed: true}, {Name: "b<script>|x"}}
-	if _, err := Build(in); err == nil {
+	in.Done = []deployreport.Done{{Name: "a", Failed: true}, {Name: "b<script>|x"}}
+	if _, err := deployreport.Build(in); err == nil {
 		t.Error("a record going on after a failure was accepted")
 	}
-	if _, err := Read(strings.NewReader(`{"plan_digest":"x","surprise":1}`)); err == nil {
+	if _, err := deployreport.Read(strings.NewReader(`{"plan_digest":"x","surprise":1}`)); err == nil {
 		t.Error("an unknown key was accepted")
 	}
 	in = input()
-	in.Done = []Done{{Name: "a", Step: "barrier"}, {Name: "b<script>|x", Step: "barrier"}, {Name: "c", Step: "barrier"}}
-	r, err := Build(in)
-	if err != nil || r.Result != RunSucceeded || r.StoppedAt != "" || r.Deployed != 3 {
+	in.Done = []deployreport.Done{{Name: "a", Step: "barrier"}, {Name: "b<script>|x", Step: "barrier"}, {Name: "c", Step: "barrier"}}
+	r, err := deployreport.Build(in)
+	if err != nil || r.Result != deployreport.RunSucceeded || r.StoppedAt != "" || r.Deployed != 3 {
 		t.Fatalf("a whole run: %+v %v", r, err)
 	}
 }

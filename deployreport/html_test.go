@@ -1,4 +1,4 @@
-package deployreport
+package deployreport_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/colonel-byte/zarf-planner/deployreport"
 	"github.com/colonel-byte/zarf-planner/render"
 )
 
@@ -17,21 +18,21 @@ import (
 // record shown as the text it is, and the same bytes for the same report.
 func TestTheHTMLReportIsAPageLikeThePlanPage(t *testing.T) {
 	in := input()
-	in.Done = []Done{{Name: "a", Step: "barrier", DeploySeconds: 1.25, BarrierSeconds: 2, Command: []string{"zarf", "package", "deploy", "a.tar.zst", "--set=PASSWORD=***"}},
+	in.Done = []deployreport.Done{{Name: "a", Step: "barrier", DeploySeconds: 1.25, BarrierSeconds: 2, Command: []string{"zarf", "package", "deploy", "a.tar.zst", "--set=PASSWORD=***"}},
 		{Name: "b<script>|x", Step: "deploy", Failed: true, Error: `exit 1 "<img src=x onerror=alert(1)>" & more`}}
 	in.Host = `</title><b>host</b>`
-	r, err := Build(in)
+	r, err := deployreport.Build(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := r.HTML("zarf-planner test")
+	page, err := render.DeployHTML(r, "zarf-planner test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := r.HTML("zarf-planner test"); !bytes.Equal(page, again) {
+	if again, _ := render.DeployHTML(r, "zarf-planner test"); !bytes.Equal(page, again) {
 		t.Error("two renders of one report differ")
 	}
-	if !bytes.Contains(page, []byte(`<meta http-equiv="Content-Security-Policy" content="`+render.Policy+`">`)) || !bytes.Contains(page, []byte(render.Stylesheet())) {
+	if !bytes.Contains(page, []byte(`<meta http-equiv="Content-Security-Policy" content="`+render.Policy()+`">`)) || !bytes.Contains(page, []byte(render.Stylesheet())) {
 		t.Error("the page does not carry the shared policy and stylesheet")
 	}
 	doc, err := html.Parse(bytes.NewReader(page))

@@ -1,9 +1,12 @@
-package deployreport
+package deployreport_test
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/colonel-byte/zarf-planner/deployreport"
+	"github.com/colonel-byte/zarf-planner/render"
 )
 
 // record is a record as the deploy_packages role writes it (every key),
@@ -38,13 +41,13 @@ func failedAt(name, step, msg string) map[string]any {
 }
 
 // render reads and builds a record, and renders it every way.
-func renderRecord(t *testing.T, rec string) (*Report, string, string, string) {
+func renderRecord(t *testing.T, rec string) (*deployreport.Report, string, string, string) {
 	t.Helper()
-	in, err := Read(strings.NewReader(rec))
+	in, err := deployreport.Read(strings.NewReader(rec))
 	if err != nil {
 		t.Fatalf("Read: %v", err)
 	}
-	r, err := Build(in)
+	r, err := deployreport.Build(in)
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
@@ -52,11 +55,11 @@ func renderRecord(t *testing.T, rec string) (*Report, string, string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := r.HTML("test")
+	page, err := render.DeployHTML(r, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, string(j), string(r.Markdown()), string(page)
+	return r, string(j), string(render.DeployMarkdown(r)), string(page)
 }
 
 // Each way a run ends reads as what it is, in the JSON, the Markdown and
@@ -73,43 +76,43 @@ func TestTheReportSaysHowTheRunEnded(t *testing.T) {
 		rows                       []string
 		errorInReport, errorInRows string
 	}{
-		{name: "every package deployed", done: all, result: RunSucceeded, deployed: 5,
+		{name: "every package deployed", done: all, result: deployreport.RunSucceeded, deployed: 5,
 			markdown: "**Succeeded**: all 5 package(s) of the plan deployed, each readiness barrier held.",
 			page:     `<span class="badge ok">succeeded</span>Succeeded: all 5 package(s)`,
-			rows:     []string{ResultDeployed, ResultDeployed, ResultDeployed, ResultDeployed, ResultDeployed}},
-		{name: "nothing done, no failure recorded", result: RunIncomplete, at: "before the first package, base 1.0.0",
+			rows:     []string{deployreport.ResultDeployed, deployreport.ResultDeployed, deployreport.ResultDeployed, deployreport.ResultDeployed, deployreport.ResultDeployed}},
+		{name: "nothing done, no failure recorded", result: deployreport.RunIncomplete, at: "before the first package, base 1.0.0",
 			markdown: "**Incomplete**: the record ends before the first package, base 1.0.0 with no failure recorded; 0 of 5 package(s) deployed, the rest were not attempted. This is not a success.",
 			page:     `<span class="badge bad">incomplete</span>Incomplete: the record ends before the first package`,
-			rows:     []string{ResultNotAttempted, ResultNotAttempted, ResultNotAttempted, ResultNotAttempted, ResultNotAttempted}},
-		{name: "two of five done, no failure recorded", done: all[:2], result: RunIncomplete, at: "after tool 1.0.0, before app 1.0.0", deployed: 2,
+			rows:     []string{deployreport.ResultNotAttempted, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted}},
+		{name: "two of five done, no failure recorded", done: all[:2], result: deployreport.RunIncomplete, at: "after tool 1.0.0, before app 1.0.0", deployed: 2,
 			markdown: "**Incomplete**: the record ends after tool 1.0.0, before app 1.0.0 with no failure recorded; 2 of 5 package(s) deployed",
 			page:     `<span class="badge bad">incomplete</span>`,
-			rows:     []string{ResultDeployed, ResultDeployed, ResultNotAttempted, ResultNotAttempted, ResultNotAttempted}},
+			rows:     []string{deployreport.ResultDeployed, deployreport.ResultDeployed, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted}},
 		{name: "stopped at the kubeconfig pin", stopped: map[string]any{"step": "kubeconfig", "error": "kubeconfig context \"x\": cannot locate user ghost"},
-			result: RunStopped, at: "before the first package, at step kubeconfig", step: "kubeconfig", errorInReport: `kubeconfig context "x": cannot locate user ghost`,
+			result: deployreport.RunStopped, at: "before the first package, at step kubeconfig", step: "kubeconfig", errorInReport: `kubeconfig context "x": cannot locate user ghost`,
 			markdown: "**Stopped** before the first package, at step kubeconfig (writing zarf's kubeconfig of one context): 0 of 5 package(s) deployed; no package was attempted. Error: kubeconfig context \"x\": cannot locate user ghost",
 			page:     `<span class="badge bad">stopped</span>Stopped before the first package, at step kubeconfig`,
-			rows:     []string{ResultNotAttempted, ResultNotAttempted, ResultNotAttempted, ResultNotAttempted, ResultNotAttempted}},
+			rows:     []string{deployreport.ResultNotAttempted, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted}},
 		{name: "stopped between packages", done: all[:1], stopped: map[string]any{"step": "packages", "error": "include failed"},
-			result: RunStopped, at: "after base 1.0.0, at step packages", step: "packages", deployed: 1, errorInReport: "include failed",
+			result: deployreport.RunStopped, at: "after base 1.0.0, at step packages", step: "packages", deployed: 1, errorInReport: "include failed",
 			markdown: "**Stopped** after base 1.0.0, at step packages (going through the packages): 1 of 5 package(s) deployed",
 			page:     `<span class="badge bad">stopped</span>`,
-			rows:     []string{ResultDeployed, ResultNotAttempted, ResultNotAttempted, ResultNotAttempted, ResultNotAttempted}},
+			rows:     []string{deployreport.ResultDeployed, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted}},
 		{name: "stopped at the sha256 check", done: []map[string]any{deployed("base"), failedAt("tool", "verify", "not the archive the plan read")},
-			result: RunStopped, at: "tool 1.0.0, step verify", pkg: "tool", step: "verify", deployed: 1, errorInRows: "not the archive the plan read",
+			result: deployreport.RunStopped, at: "tool 1.0.0, step verify", pkg: "tool", step: "verify", deployed: 1, errorInRows: "not the archive the plan read",
 			markdown: "**Stopped** at tool 1.0.0, step verify (the sha256 check of its archive): 1 of 5 package(s) deployed; the packages after it were not attempted.",
 			page:     `Stopped at tool 1.0.0, step verify (the sha256 check of its archive)`,
-			rows:     []string{ResultDeployed, ResultFailed, ResultNotAttempted, ResultNotAttempted, ResultNotAttempted}},
+			rows:     []string{deployreport.ResultDeployed, deployreport.ResultFailed, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted}},
 		{name: "stopped at zarf deploy", done: []map[string]any{failedAt("base", "deploy", "non-zero return code")},
-			result: RunStopped, at: "base 1.0.0, step deploy", pkg: "base", step: "deploy", errorInRows: "non-zero return code",
+			result: deployreport.RunStopped, at: "base 1.0.0, step deploy", pkg: "base", step: "deploy", errorInRows: "non-zero return code",
 			markdown: "**Stopped** at base 1.0.0, step deploy (zarf package deploy): 0 of 5 package(s) deployed",
 			page:     `Stopped at base 1.0.0, step deploy (zarf package deploy)`,
-			rows:     []string{ResultFailed, ResultNotAttempted, ResultNotAttempted, ResultNotAttempted, ResultNotAttempted}},
+			rows:     []string{deployreport.ResultFailed, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted, deployreport.ResultNotAttempted}},
 		{name: "stopped at the barrier", done: []map[string]any{deployed("base"), deployed("tool"), deployed("app"), deployed("web"), failedAt("db", "barrier", "timed out")},
-			result: RunStopped, at: "db 1.0.0, step barrier", pkg: "db", step: "barrier", deployed: 4, errorInRows: "timed out",
+			result: deployreport.RunStopped, at: "db 1.0.0, step barrier", pkg: "db", step: "barrier", deployed: 4, errorInRows: "timed out",
 			markdown: "**Stopped** at db 1.0.0, step barrier (its readiness barrier): 4 of 5 package(s) deployed",
 			page:     `Stopped at db 1.0.0, step barrier (its readiness barrier)`,
-			rows:     []string{ResultDeployed, ResultDeployed, ResultDeployed, ResultDeployed, ResultFailed}},
+			rows:     []string{deployreport.ResultDeployed, deployreport.ResultDeployed, deployreport.ResultDeployed, deployreport.ResultDeployed, deployreport.ResultFailed}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r, j, md, page := renderRecord(t, record(t, tt.done, tt.stopped))
@@ -126,7 +129,7 @@ func TestTheReportSaysHowTheRunEnded(t *testing.T) {
 			if !strings.Contains(page, tt.page) {
 				t.Errorf("the page lacks %q", tt.page)
 			}
-			if tt.result != RunSucceeded {
+			if tt.result != deployreport.RunSucceeded {
 				for _, s := range []string{md, page} {
 					if strings.Contains(strings.ToLower(s), "succeeded") {
 						t.Errorf("a run that did not succeed reads succeeded:\n%s", s)
@@ -137,7 +140,7 @@ func TestTheReportSaysHowTheRunEnded(t *testing.T) {
 				if row.Result != tt.rows[i] {
 					t.Errorf("row %d (%s) is %s, want %s", i+1, row.Name, row.Result, tt.rows[i])
 				}
-				if row.Result == ResultFailed && (row.FailedStep != tt.step || row.Error != tt.errorInRows) {
+				if row.Result == deployreport.ResultFailed && (row.FailedStep != tt.step || row.Error != tt.errorInRows) {
 					t.Errorf("the failed row %+v; want step %s and error %q", row, tt.step, tt.errorInRows)
 				}
 			}
@@ -155,7 +158,7 @@ func TestAnEmptyPlanSucceedsWithNothingDeployed(t *testing.T) {
 	rec := `{"plan_digest":"abc","plan_file":"","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"stopped" :
 	null }`
 	r, _, md, _ := renderRecord(t, rec)
-	if r.Result != RunSucceeded || !strings.Contains(md, "**Succeeded**: the plan had nothing to deploy.") {
+	if r.Result != deployreport.RunSucceeded || !strings.Contains(md, "**Succeeded**: the plan had nothing to deploy.") {
 		t.Errorf("an empty plan: %s\n%s", r.Result, md)
 	}
 }
@@ -200,7 +203,7 @@ func TestRecordsThatAreNotTheRolesAreRefused(t *testing.T) {
 		{"not JSON", `{"plan_digest": `, `truncated`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Read(strings.NewReader(tt.record))
+			_, err := deployreport.Read(strings.NewReader(tt.record))
 			if err == nil {
 				t.Fatalf("%s was read as a record", tt.record)
 			}
@@ -229,11 +232,11 @@ func TestRecordsThatContradictThemselvesAreRefused(t *testing.T) {
 		{"two failures", []map[string]any{failedAt("base", "deploy", "x")}, map[string]any{"step": "packages", "error": "y"}, "a run stops once"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			in, err := Read(strings.NewReader(record(t, tt.done, tt.stopped)))
+			in, err := deployreport.Read(strings.NewReader(record(t, tt.done, tt.stopped)))
 			if err != nil {
 				t.Fatalf("Read: %v", err)
 			}
-			if _, err := Build(in); err == nil || !strings.Contains(err.Error(), tt.says) {
+			if _, err := deployreport.Build(in); err == nil || !strings.Contains(err.Error(), tt.says) {
 				t.Errorf("Build: %v; want an error saying %q", err, tt.says)
 			}
 		})

@@ -13,7 +13,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/testdata/failures"
 )
 
-// Every declared problem kind (planner.Kinds, a fixture each in
+// Every declared problem kind (planner.Kinds(), a fixture each in
 // testdata/failures) through the module: it exits 1 (a failure, not a
 // crash: one JSON result) with failed, msg and errors naming the kind;
 // html_to is written and draws the failure; save_to writes nothing
@@ -23,13 +23,13 @@ func TestEveryFailureKindThroughTheModule(t *testing.T) {
 	state := stateDir(t)
 	fixtures := failures.Fixtures(t)
 	for kind := range fixtures {
-		if !slices.Contains(planner.Kinds, kind) {
+		if !slices.Contains(planner.Kinds(), kind) {
 			t.Errorf("fixture of %q, which is not a declared kind", kind)
 		}
 	}
-	for _, kind := range planner.Kinds {
+	for _, kind := range planner.Kinds() {
 		t.Run(kind, func(t *testing.T) {
-			if why, ok := failures.NotProducible[kind]; ok {
+			if why, ok := failures.NotProducible(kind); ok {
 				if _, has := fixtures[kind]; has {
 					t.Errorf("%s has a fixture and is listed as not producible (%s)", kind, why)
 				}

@@ -68,7 +68,7 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 	}
 	name := moduleName(raw, argv[0])
 	raw["_ansible_module_name"] = name
-	spec, ok := specs.Specs[name]
+	spec, ok := specs.Lookup(name)
 	if !ok {
 		_ = ansible.Fail(stdout, fmt.Sprintf("this binary implements the modules %s, %s, %s and %s, not %q; install it under one of those names", modPlan, modBarrier, modCache, modCatalog, name), nil)
 		return 1

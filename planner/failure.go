@@ -3,6 +3,7 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -51,9 +52,13 @@ const (
 	KindPolicy = "policy"
 )
 
-// Kinds lists every problem kind, in the order a summary counts them. A
-// new kind is a constant above, its entry here, and a test that makes it.
-var Kinds = []string{KindStale, KindCluster, KindSignature, KindIntegrity, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict, KindPolicy}
+// Kinds lists every problem kind, in the order a summary counts them: a
+// new slice each call, so no caller can change another's. A new kind is
+// a constant above, its entry in kindOrder, and a test that makes it.
+func Kinds() []string { return slices.Clone(kindOrder) }
+
+// kindOrder is the order of Kinds.
+var kindOrder = []string{KindStale, KindCluster, KindSignature, KindIntegrity, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict, KindPolicy}
 
 // Problem is one reason no plan is possible. Beside its sentence it says,
 // for the kinds that have one, the same in structure, so a failure can be

@@ -100,3 +100,16 @@ func TestFailureBeforeChoosingHasAnEmptyGraph(t *testing.T) {
 		t.Errorf("graph %+v; want empty lists (the document says [] rather than null)", f.Graph)
 	}
 }
+
+// Kinds is a new slice each call: a caller that changes its copy changes
+// no other caller's, nor the order a summary counts problems in.
+func TestKindsCannotBeChangedByACaller(t *testing.T) {
+	first := Kinds()
+	if len(first) == 0 || first[0] != KindStale || first[len(first)-1] != KindPolicy {
+		t.Fatalf("Kinds() = %v; want stale first and policy last", first)
+	}
+	first[0] = "changed"
+	if again := Kinds(); again[0] != KindStale {
+		t.Fatalf("changing one caller's Kinds changed the next: %v", again)
+	}
+}

@@ -86,7 +86,7 @@ func TestPlannerAgreesWithReference(t *testing.T) {
 		}
 	})
 	var ks []string
-	for _, k := range Kinds {
+	for _, k := range Kinds() {
 		if kinds[k] > 0 {
 			ks = append(ks, fmt.Sprintf("%s %d", k, kinds[k]))
 		}

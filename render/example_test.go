@@ -28,7 +28,7 @@ func ExampleShell() {
 		panic(err)
 	}
 	s := string(page)
-	fmt.Println(strings.Contains(s, `content="`+render.Policy+`"`), strings.Contains(s, render.Stylesheet()))
+	fmt.Println(strings.Contains(s, `content="`+render.Policy()+`"`), strings.Contains(s, render.Stylesheet()))
 	fmt.Println(regexp.MustCompile(`<body class="catalog">|<h1>.*</h1>|<main>.*</main>`).FindAllString(s, -1))
 	// Output:
 	// true true

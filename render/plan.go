@@ -366,13 +366,13 @@ func planView(res *service.Result, in PlanInput) planData {
 			kinds[pr.Kind]++
 		}
 		var parts []string
-		for _, k := range planner.Kinds {
+		for _, k := range planner.Kinds() {
 			if n := kinds[k]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", n, k))
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(kinds)) {
-			if !slices.Contains(planner.Kinds, k) {
+			if !slices.Contains(planner.Kinds(), k) {
 				parts = append(parts, fmt.Sprintf("%d %s", kinds[k], Visible(k)))
 			}
 		}

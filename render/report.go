@@ -1,8 +1,17 @@
-// Package report renders the pages a change board reads: one
-// self-contained HTML file each, in one style, so a review packet is a
-// few files that look alike. The plan page is the first; a catalog of a
-// directory and a deploy report share the page around their body: Shell
-// (assets/page.html, assets/style.css) with a body of their own.
+// Package render renders the documents people read from the typed
+// results: the text a terminal shows (a plan result: PlanText and
+// Result; an inspection: InspectionText; a catalog: CatalogTable, with
+// Printf keeping every value printable), the Markdown a change review
+// reads (CatalogMarkdown, DeployMarkdown) and the pages a change board
+// reads. The mermaid and DOT graphs are not here: the planner embeds
+// them in its own output document, so they stay in package planner
+// (planner/render.go), which stays pure.
+//
+// The pages are one self-contained HTML file each, in one style, so a
+// review packet is a few files that look alike. The plan page is the
+// first; a catalog of a directory and a deploy report (DeployHTML) share
+// the page around their body: Shell (assets/page.html, assets/style.css)
+// with a body of their own.
 //
 // A page holds everything it shows: its style is inline, it has no
 // script, and its Content-Security-Policy forbids loading anything at
@@ -15,8 +24,8 @@
 // Rendering is a pure function: it reads no file, no clock and no
 // environment, and lays out with integer arithmetic in a fixed order, so
 // the same inputs (the result, and when and with what it was planned)
-// give the same bytes. It writes nothing: the caller puts the page where
-// it belongs.
+// give the same bytes. It writes only to the writer it is given, or
+// returns the bytes: the caller puts the document where it belongs.
 package render
 
 import (
@@ -82,14 +91,17 @@ func Stamp(t time.Time) Fact {
 // no fetch of any kind, no form, no base URL.
 var (
 	style = mustRead("assets/style.css")
-	head  = template.HTML(`<meta http-equiv="Content-Security-Policy" content="` + Policy + `">` + "\n" +
+	head  = template.HTML(`<meta http-equiv="Content-Security-Policy" content="` + policy + `">` + "\n" +
 		`<meta name="referrer" content="no-referrer">` + "\n" +
 		`<style>` + style + `</style>`)
 )
 
 // Policy is the Content-Security-Policy of every page: nothing may be
 // loaded or run but the page's own stylesheet, named by its hash.
-var Policy = "default-src 'none'; style-src 'sha256-" + hashOf(style) + "'; img-src 'none'; font-src 'none'; connect-src 'none'; script-src 'none'; object-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'"
+func Policy() string { return policy }
+
+// policy is what Policy returns.
+var policy = "default-src 'none'; style-src 'sha256-" + hashOf(style) + "'; img-src 'none'; font-src 'none'; connect-src 'none'; script-src 'none'; object-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'"
 
 func hashOf(s string) string {
 	sum := sha256.Sum256([]byte(s))

@@ -439,7 +439,7 @@ func summary(probs []planner.Problem) string {
 		msgs = append(msgs, p.Message)
 	}
 	var parts []string
-	for _, k := range planner.Kinds {
+	for _, k := range planner.Kinds() {
 		if n := kinds[k]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, k))
 		}

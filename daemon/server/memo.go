@@ -15,6 +15,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/render"
 	"github.com/colonel-byte/zarf-planner/service"
 )
 
@@ -386,7 +387,7 @@ func (m *Memo) Catalog(path string, dir *inspect.Directory, warnings []string, m
 	var err error
 	if markdown {
 		var md strings.Builder
-		if err := service.CatalogMarkdown(&md, cat); err != nil {
+		if err := render.CatalogMarkdown(&md, cat); err != nil {
 			return nil, err
 		}
 		b, err = service.Marshal(struct {

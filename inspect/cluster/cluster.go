@@ -3,8 +3,10 @@
 // snapshot of what the cluster has (its version, nodes' architectures,
 // Established CRDs, storage classes, CSI drivers, Active namespaces and
 // zarf's deployed packages with their health), and the decoding of zarf's
-// deployed-package state. The planner's cluster facts and the readiness
-// barriers both read the cluster through it. It decides nothing.
+// deployed-package state, and the Watch that keeps caches of the objects
+// a readiness barrier judges, current through informers. The planner's
+// cluster facts and the readiness barriers both read the cluster through
+// it. It decides nothing.
 package cluster
 
 import (

@@ -35,7 +35,7 @@ func main() {
 }
 
 func generate(module, template string) ([]byte, error) {
-	spec, ok := specs.Specs[module]
+	spec, ok := specs.Lookup(module)
 	if !ok {
 		return nil, fmt.Errorf("no module %q", module)
 	}

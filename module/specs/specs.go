@@ -87,25 +87,45 @@ const (
 	Catalog = "zarf_bundle_catalog"
 )
 
-// Specs are the modules' argument specs, by module name.
-var Specs = map[string]ansible.Spec{
-	Plan:    planSpec(),
-	Barrier: barrierSpec(),
-	Cache:   cacheSpec(),
-	Catalog: catalogSpec(),
+// specOf builds each module's argument spec, by module name.
+var specOf = map[string]func() ansible.Spec{
+	Plan:    planSpec,
+	Barrier: barrierSpec,
+	Cache:   cacheSpec,
+	Catalog: catalogSpec,
 }
 
-// Former maps a module's former name to its name. Each still runs, for
-// one release: the collection's meta/runtime.yml redirects it (with
-// Ansible's deprecation warning) and the module binary answers to it.
-var Former = map[string]string{
-	"zarf_bundle_info": Catalog,
+// Lookup returns the argument spec of the module name, built afresh
+// (the caller may change it), and whether there is such a module.
+func Lookup(name string) (ansible.Spec, bool) {
+	f, ok := specOf[name]
+	if !ok {
+		return ansible.Spec{}, false
+	}
+	return f(), true
+}
+
+// All returns every module's argument spec, by module name, built afresh.
+func All() map[string]ansible.Spec {
+	out := make(map[string]ansible.Spec, len(specOf))
+	for name, f := range specOf {
+		out[name] = f()
+	}
+	return out
+}
+
+// Former returns a module's former names, each mapped to its name. Each
+// still runs, for one release: the collection's meta/runtime.yml
+// redirects it (with Ansible's deprecation warning) and the module binary
+// answers to it.
+func Former() map[string]string {
+	return map[string]string{"zarf_bundle_info": Catalog}
 }
 
 // Name is the module a name given to the binary means: the name itself,
 // or the module a former name redirects to.
 func Name(name string) string {
-	if to, ok := Former[name]; ok {
+	if to, ok := Former()[name]; ok {
 		return to
 	}
 	return name

@@ -49,9 +49,16 @@ type Fixture struct {
 	ReplayKind string
 }
 
-// NotProducible lists the declared kinds no input can produce yet, each
+// NotProducible says why no input can produce the declared kind yet,
+// and whether that is so (a kind with no fixture yet must have a reason).
+func NotProducible(kind string) (why string, ok bool) {
+	why, ok = notProducible[kind]
+	return why, ok
+}
+
+// notProducible lists the declared kinds no input can produce yet, each
 // with the reason. Empty: every kind has a fixture.
-var NotProducible = map[string]string{}
+var notProducible = map[string]string{}
 
 // Root is the repository's root directory.
 func Root() string {

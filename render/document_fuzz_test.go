@@ -1,4 +1,4 @@
-package cli
+package render
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/colonel-byte/zarf-planner/planner"
-	"github.com/colonel-byte/zarf-planner/render"
 	"github.com/colonel-byte/zarf-planner/service"
 )
 
@@ -45,7 +44,7 @@ func FuzzRenderDocument(f *testing.F) {
 			t.Fatalf("a result read does not render as JSON: %v", err)
 		}
 		var buf bytes.Buffer
-		if done, err := writeDoc(&buf, "yaml", canon); !done || err != nil {
+		if done, err := WriteDoc(&buf, "yaml", canon); !done || err != nil {
 			t.Fatalf("YAML: %v", err)
 		}
 		back, err := yaml.YAMLToJSON(buf.Bytes())
@@ -57,7 +56,7 @@ func FuzzRenderDocument(f *testing.F) {
 			t.Fatalf("the YAML reads back as another document:\n%s\n%s", canon, back)
 		}
 		buf.Reset()
-		if err := printResult(&buf, "text", res); err != nil {
+		if err := Result(&buf, "text", res); err != nil {
 			t.Fatalf("text: %v", err)
 		}
 		for _, r := range buf.String() {
@@ -65,7 +64,7 @@ func FuzzRenderDocument(f *testing.F) {
 				t.Fatalf("the text holds the control character %U", r)
 			}
 		}
-		page, err := render.Plan(res, render.PlanInput{Directory: "/b", Producer: "fuzz"})
+		page, err := Plan(res, PlanInput{Directory: "/b", Producer: "fuzz"})
 		if err != nil || !bytes.HasSuffix(bytes.TrimSpace(page), []byte("</html>")) {
 			t.Fatalf("the page: %v (%d bytes)", err, len(page))
 		}

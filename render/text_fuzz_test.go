@@ -1,4 +1,4 @@
-package cli
+package render
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ func FuzzRenderText(f *testing.F) {
 		ignored := []inspect.FileNote{{Path: path, Reason: reason}}
 		check := func(res *service.Result, lines int) {
 			var buf bytes.Buffer
-			if err := renderText(&buf, res); err != nil {
+			if err := PlanText(&buf, res); err != nil {
 				t.Fatal(err)
 			}
 			out := buf.String()

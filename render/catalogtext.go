@@ -1,4 +1,4 @@
-package service
+package render
 
 import (
 	"fmt"
@@ -8,12 +8,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/service"
 )
 
 // CatalogTable writes a catalog as a table for a terminal: one line per
 // package, then the directory's other files and the warnings. Every value
 // is printable already (inspect holds them to it).
-func CatalogTable(w io.Writer, c *Catalog) error {
+func CatalogTable(w io.Writer, c *service.Catalog) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PACKAGE\tVERSION\tARCH\tFLAVOR\tSIZE\tSIGNED\tCOMPONENTS\tCRDS\tNAMESPACES\tCLUSTER-SCOPED\tCLUSTER-RBAC\tREGISTRIES\tUNKNOWN")
 	for _, p := range c.Packages {
@@ -49,7 +50,7 @@ func CatalogTable(w io.Writer, c *Catalog) error {
 		for _, x := range cl.Registries {
 			regs = append(regs, x.Registry)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Name, p.Version, p.Architecture, dash(p.Flavor), p.Size, signedText(p),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Name, p.Version, p.Architecture, orDash(p.Flavor), p.Size, signedText(p),
 			list(comps), list(crds), list(ns), list(scoped), list(rbac), list(regs), len(cl.Unknown))
 	}
 	if err := tw.Flush(); err != nil {
@@ -76,14 +77,14 @@ func CatalogTable(w io.Writer, c *Catalog) error {
 // claims (each with the object that makes it) and its warnings. Values
 // from archives are escaped, so a name cannot open a link, an HTML tag or
 // a new table cell.
-func CatalogMarkdown(w io.Writer, c *Catalog) error {
+func CatalogMarkdown(w io.Writer, c *service.Catalog) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Bundle catalog: %s\n\n", md(c.Directory))
 	fmt.Fprintf(&b, "| package | version | architecture | flavor | size | signed | CRDs | cluster-scoped | cluster RBAC | registries | unknown |\n")
 	fmt.Fprintf(&b, "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|\n")
 	for _, p := range c.Packages {
 		cl := p.Claims
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %d | %d | %d | %d | %d |\n", md(p.Name), md(p.Version), md(p.Architecture), md(dash(p.Flavor)), p.Size, signedText(p),
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %d | %d | %d | %d | %d |\n", md(p.Name), md(p.Version), md(p.Architecture), md(orDash(p.Flavor)), p.Size, signedText(p),
 			len(cl.CRDs), len(cl.ClusterScoped), len(cl.ClusterRBAC), len(cl.Registries), len(cl.Unknown))
 	}
 	for _, p := range c.Packages {
@@ -96,16 +97,16 @@ func CatalogMarkdown(w io.Writer, c *Catalog) error {
 		for _, comp := range p.Components {
 			var charts, mans []string
 			for _, ch := range comp.Charts {
-				s := ch.Name + " " + ch.Version + " in " + dash(ch.Namespace)
+				s := ch.Name + " " + ch.Version + " in " + orDash(ch.Namespace)
 				if !ch.Rendered {
 					s += " (not rendered)"
 				}
 				charts = append(charts, s)
 			}
 			for _, m := range comp.Manifests {
-				mans = append(mans, m.Name+" in "+dash(m.Namespace))
+				mans = append(mans, m.Name+" in "+orDash(m.Namespace))
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", md(comp.Name), yesNo(comp.Required), md(dash(comp.Description)), mdList(comp.Images), mdList(charts), mdList(mans))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", md(comp.Name), yesNo(comp.Required), md(orDash(comp.Description)), mdList(comp.Images), mdList(charts), mdList(mans))
 		}
 		b.WriteString("\n### Declared\n\n")
 		fmt.Fprintf(&b, "- provides CRDs: %s\n- provides namespaces: %s\n- requires packages: %s\n- requires CRDs: %s\n", mdList(p.Provides.CRDs), mdList(p.Provides.Namespaces), mdList(requiredNames(p.Requires)), mdList(p.Requires.CRDs))
@@ -215,13 +216,6 @@ func list(ss []string) string {
 	return strings.Join(ss, ",")
 }
 
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 func yesNo(b bool) string {
 	if b {
 		return "yes"
@@ -230,7 +224,7 @@ func yesNo(b bool) string {
 }
 
 // signedText says who signed a package, as far as the catalog knows.
-func signedText(p CatalogPackage) string {
+func signedText(p service.CatalogPackage) string {
 	switch {
 	case p.SignedBy != "":
 		return "signed, verified with " + p.SignedBy

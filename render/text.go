@@ -1,0 +1,114 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/service"
+)
+
+// WriteDoc prints a daemon's JSON document as the format -o json or
+// -o yaml asks; done is false for the other formats, which the caller
+// renders.
+func WriteDoc(w io.Writer, format string, doc []byte) (done bool, err error) {
+	switch format {
+	case "json":
+		_, err = fmt.Fprintf(w, "%s\n", doc)
+		return true, err
+	case "yaml":
+		y, err := yaml.JSONToYAML(doc)
+		if err != nil {
+			return true, err
+		}
+		_, err = w.Write(y)
+		return true, err
+	}
+	return false, nil
+}
+
+// Result prints a plan result in format: json, yaml, or anything else
+// as the text of PlanText.
+func Result(w io.Writer, format string, res *service.Result) error {
+	b, err := res.JSON()
+	if err != nil {
+		return err
+	}
+	if done, err := WriteDoc(w, format, b); done {
+		return err
+	}
+	return PlanText(w, res)
+}
+
+// PlanText prints a plan result for a terminal: the packages in order as
+// a table, then what was already installed, left as it is, excluded or
+// ignored, and the warnings; or, for a failure, every problem.
+func PlanText(w io.Writer, res *service.Result) error {
+	if res.Failed {
+		Printf(w, "No plan is possible.\n")
+		if len(res.Errors) == 0 {
+			Printf(w, "  %s\n", res.Msg)
+		}
+		for _, p := range res.Errors {
+			Printf(w, "  [%s] %s\n", p.Kind, p.Message)
+		}
+		for _, warn := range res.Warnings {
+			Printf(w, "warning: %s\n", warn)
+		}
+		return nil
+	}
+	p := res.Plan
+	Printf(w, "Deploy %d packages in this order (plan %s):\n", len(p.Packages), short(p.PlanDigest))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #\tLEVEL\tPACKAGE\tVERSION\tACTION\tAFTER\tARCHIVE")
+	for i, it := range p.Packages {
+		after := strings.Join(it.After, ",")
+		if after == "" {
+			after = "-"
+		}
+		Printf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\t%s\n", i+1, it.Level, it.Name, it.Version, it.Action, after, filepath.Base(it.Path))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, sk := range p.AlreadyInstalled {
+		Printf(w, "already installed %s %s: %s\n", sk.Name, sk.Version, sk.Reason)
+	}
+	for _, ip := range p.InstalledNotInBundle {
+		Printf(w, "installed on the cluster but not in the directory: %s %s (left as it is)\n", ip.Name, ip.Version)
+	}
+	for _, e := range p.Excluded {
+		Printf(w, "excluded %s %s (%s): %s\n", e.Name, e.Version, filepath.Base(e.Path), e.Reason)
+	}
+	for _, warn := range p.Warnings {
+		Printf(w, "warning: %s\n", warn)
+	}
+	for _, ig := range res.Ignored {
+		Printf(w, "ignored %s: %s\n", filepath.Base(ig.Path), ig.Reason)
+	}
+	return nil
+}
+
+// Printf is fmt.Fprintf for a line of text output: every string argument
+// (names, reasons and messages from archives) is made printable first, so
+// no value can add a line, a column or a terminal escape.
+func Printf(w io.Writer, format string, args ...any) {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = facts.Printable(s)
+		}
+	}
+	fmt.Fprintf(w, format, args...)
+}
+
+func short(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}
