@@ -117,6 +117,19 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 				t.Errorf("the replay is not the saved plan (made with its saved options):\n%.500s\nwant\n%.500s\nor\n%.500s", got, module, cli)
 			}
 		}},
+		// Approvals are checked on a replay: none beside the saved plan,
+		// so one required is refused naming the key that did not sign,
+		// and a listed key with none required is named as missing.
+		"require_approvals": {value: 1, with: map[string]any{"plan_file": savedFile, "approval_keys": []string{pub}}, client: func(t *testing.T, dir, got string) {
+			if !strings.Contains(got, `"kind":"signature"`) || !strings.Contains(got, "0 of 1 required approvals") || !strings.Contains(got, "not signed by: "+pub) {
+				t.Errorf("a replay requiring an approval it lacks:\n%.800s", got)
+			}
+		}},
+		"approval_keys": {value: []string{pub}, with: map[string]any{"plan_file": savedFile}, client: func(t *testing.T, dir, got string) {
+			if !strings.Contains(got, `"approvals":{"missing":["`+pub+`"],"required":0,"signed":[]}`) {
+				t.Errorf("a replay listing a key that did not sign:\n%.800s", got)
+			}
+		}},
 		"architecture":     {value: "arm64"},
 		"flavor":           {value: "hardened"},
 		"select":           {value: map[string]string{"any-group": "init"}},

@@ -63,6 +63,12 @@ func PlanText(w io.Writer, res *service.Result) error {
 		return nil
 	}
 	p := res.Plan
+	if a := res.Approvals; a != nil {
+		for _, s := range a.Signed {
+			Printf(w, "approved by %s (%s): %s\n", s.Key, s.Fingerprint, s.File)
+		}
+		Printf(w, "%d of %d required approvals\n", len(a.Signed), a.Required)
+	}
 	Printf(w, "Deploy %d packages in this order (plan %s):\n", len(p.Packages), short(p.PlanDigest))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  #\tLEVEL\tPACKAGE\tVERSION\tACTION\tAFTER\tARCHIVE")
