@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/caller"
+	"github.com/colonel-byte/zarf-planner/caller/answer"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/service"
-	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 func newInspect() *cobra.Command {
@@ -31,7 +31,7 @@ func newInspect() *cobra.Command {
 			if err := checkDir(args[0], "DIR"); err != nil {
 				return err
 			}
-			abs, err := filepath.Abs(args[0])
+			req, err := caller.Inspect{Path: args[0], Cache: o}.Request()
 			if err != nil {
 				return err
 			}
@@ -40,7 +40,7 @@ func newInspect() *cobra.Command {
 				return err
 			}
 			defer b.close()
-			resp, err := b.Inspect(cmd.Context(), &plannerpb.InspectRequest{Path: abs, CacheDir: absPath(o.CacheDir), UseCache: o.UseCache})
+			resp, err := b.Inspect(cmd.Context(), req)
 			if err != nil {
 				return fmt.Errorf("inspecting in %s: %w", b.who, err)
 			}
@@ -48,11 +48,11 @@ func newInspect() *cobra.Command {
 			if done, err := writeDoc(w, output, resp.GetResult()); done {
 				return err
 			}
-			var in service.Inspection
-			if err := strictjson.Unmarshal("the inspection", resp.GetResult(), &in); err != nil {
+			in, err := answer.Inspection(resp)
+			if err != nil {
 				return err
 			}
-			return renderInspection(w, &in)
+			return renderInspection(w, in)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: json, yaml or table")

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -9,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/colonel-byte/zarf-planner/barrier"
-	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/caller"
+	"github.com/colonel-byte/zarf-planner/caller/answer"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
@@ -38,7 +37,7 @@ func newWait() *cobra.Command {
 				}
 				b.Workloads = append(b.Workloads, barrier.Workload{Kind: parts[0], Namespace: parts[1], Name: parts[2]})
 			}
-			barrierJSON, err := json.Marshal(b)
+			req, err := caller.Wait{Barrier: b, Cluster: kube, Timeout: timeout}.Request()
 			if err != nil {
 				return err
 			}
@@ -47,15 +46,12 @@ func newWait() *cobra.Command {
 				return err
 			}
 			defer be.close()
-			resp, err := be.Wait(cmd.Context(), &plannerpb.WaitRequest{Barrier: barrierJSON, Kubeconfig: contract.CallerKubeconfig(kube.Kubeconfig), Context: contract.CallerContext(kube.Context), TimeoutSeconds: int64(timeout.Round(time.Second) / time.Second)})
+			resp, err := be.Wait(cmd.Context(), req)
 			if err != nil {
 				return fmt.Errorf("waiting in %s: %w", be.who, err)
 			}
-			var res struct {
-				barrier.Result
-				Msg string `json:"msg"`
-			}
-			if err := strictjson.UnmarshalPart("the barrier's result", resp.GetResult(), &res); err != nil {
+			res, err := answer.Barrier(resp)
+			if err != nil {
 				return err
 			}
 			for _, c := range res.Checks {

@@ -24,8 +24,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/colonel-byte/zarf-planner/buildinfo"
-	"github.com/colonel-byte/zarf-planner/cache/kept"
+	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
@@ -183,19 +182,18 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	}
 	// The daemon reads both: a plan item's barrier, and checks listed by
 	// hand ({kind, name, namespace}), which it adds to the barrier.
-	var barrierJSON, checksJSON []byte
-	var err error
+	waitFor := args["timeout"].(int64)
+	w := caller.Wait{Cluster: options.Cluster{Kubeconfig: str(args["kubeconfig"]), Context: str(args["context"])}, Timeout: time.Duration(waitFor) * time.Second}
 	if b, ok := args["barrier"].(map[string]any); ok {
-		if barrierJSON, err = json.Marshal(b); err != nil {
-			return fail("encoding the barrier: %v", err)
-		}
+		w.Barrier = b
 	}
 	if c, ok := args["checks"].([]any); ok {
-		if checksJSON, err = json.Marshal(c); err != nil {
-			return fail("encoding the checks: %v", err)
-		}
+		w.Checks = c
 	}
-	waitFor := args["timeout"].(int64)
+	req, err := w.Request()
+	if err != nil {
+		return fail("%v", err)
+	}
 	// The call itself may outlive the wait by a little (start-up, reporting).
 	args["timeout"] = waitFor + 30
 	ctx, cancel, conn, err := connect(ctx, args)
@@ -204,9 +202,6 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	}
 	defer cancel()
 	defer func() { conn.Close() }()
-	req := &plannerpb.WaitRequest{
-		Barrier: barrierJSON, Checks: checksJSON, Kubeconfig: contract.CallerKubeconfig(str(args["kubeconfig"])), Context: contract.CallerContext(str(args["context"])), TimeoutSeconds: waitFor,
-	}
 	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.WaitResponse, error) { return p.Wait(ctx, req) })
 	if _, ok := err.(*unreachable); ok {
 		return fail("%v", err)
@@ -235,20 +230,20 @@ func warm(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
 		return 1
 	}
-	dir, err := filepath.Abs(str(args["path"]))
+	req, err := caller.Warm{
+		Paths: []string{str(args["path"])}, Prune: args["prune"].(bool), Check: inv.CheckMode,
+		CacheDir: str(args["cache_dir"]), Forget: str(args["state"]) == "absent",
+	}.Request()
 	if err != nil {
-		return fail("resolving path %s: %v", args["path"], err)
+		return fail("%v", err)
 	}
+	dir := req.GetPaths()[0]
 	ctx, cancel, conn, err := connect(ctx, args)
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer cancel()
 	defer func() { conn.Close() }()
-	req := &plannerpb.CacheWarmRequest{
-		Paths: []string{dir}, Prune: args["prune"].(bool), CheckMode: inv.CheckMode,
-		CacheDir: str(args["cache_dir"]), Forget: str(args["state"]) == "absent",
-	}
 	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.CacheWarmResponse, error) { return p.CacheWarm(ctx, req) })
 	if _, ok := err.(*unreachable); ok {
 		return fail("%v", err)
@@ -292,23 +287,20 @@ func info(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
 		return 1
 	}
-	dir, err := filepath.Abs(str(args["path"]))
+	req, err := caller.Inspect{
+		Path: str(args["path"]), Cache: options.Cache{CacheDir: str(args["cache_dir"]), UseCache: args["use_cache"].(bool)},
+		Catalog: true, Markdown: args["markdown"].(bool), PublicKey: str(args["public_key"]),
+	}.Request()
 	if err != nil {
-		return fail("resolving path %s: %v", args["path"], err)
+		return fail("%v", err)
 	}
+	dir := req.GetPath()
 	ctx, cancel, conn, err := connect(ctx, args)
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer cancel()
 	defer func() { conn.Close() }()
-	key := str(args["public_key"])
-	if key != "" {
-		if key, err = filepath.Abs(key); err != nil {
-			return fail("resolving public_key %s: %v", args["public_key"], err)
-		}
-	}
-	req := &plannerpb.InspectRequest{Path: dir, CacheDir: str(args["cache_dir"]), UseCache: args["use_cache"].(bool), Catalog: true, Markdown: args["markdown"].(bool), PublicKey: key}
 	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.InspectResponse, error) { return p.Inspect(ctx, req) })
 	if _, ok := err.(*unreachable); ok {
 		return fail("%v", err)
@@ -360,7 +352,11 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	if err != nil {
 		return fail("resolving path %s: %v", args["path"], err)
 	}
-	req, files, err := specs.PlanRequest(dir, args, raw)
+	o, err := specs.PlanOptions(args)
+	if err != nil {
+		return fail("%v", err)
+	}
+	p, err := caller.NewPlan(dir, o, options.ModuleCaller, func(name string) bool { return specs.Given(raw, name) }, false)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -369,7 +365,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	if _, err := timeoutOf(args); err != nil {
 		return fail("%v", err)
 	}
-	if doc, failed, ok := keptPlan(req); ok {
+	if doc, failed, ok := p.Kept(); ok {
 		extra := map[string]any{"changed": false, "invocation": invocation, "daemon": keptResult(args)}
 		if len(inv.Deprecations) > 0 {
 			extra["deprecations"] = inv.Deprecations
@@ -393,7 +389,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	}
 	defer cancel()
 	defer func() { conn.Close() }()
-	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.PlanResponse, error) { return p.Plan(ctx, req) })
+	resp, err := call(ctx, args, &conn, func(pl contract.Planner) (*plannerpb.PlanResponse, error) { return pl.Plan(ctx, p.Request) })
 	if _, ok := err.(*unreachable); ok {
 		return fail("%v", err)
 	}
@@ -402,25 +398,19 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	}
 	// The document can be megabytes: add our keys without decoding it.
 	extra := map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}
-	if files.PlanFile != "" {
-		extra["plan_file"] = files.PlanFile
+	if p.Files.PlanFile != "" {
+		extra["plan_file"] = p.Files.PlanFile
 	}
-	if files.SaveTo != "" && len(resp.GetSavedPlan()) > 0 {
-		changed, err := contract.WriteSaved(files.SaveTo, resp.GetSavedPlan(), inv.CheckMode)
-		if err != nil {
-			return fail("save_to: %v", err)
-		}
-		extra["changed"] = changed
-		extra["saved_plan"] = files.SaveTo
+	written, err := p.Write(resp, inv.CheckMode)
+	if err != nil {
+		return fail("%v", err)
 	}
-	// A failed plan has its page too: the failure drawn.
-	if files.ReportHTML != "" {
-		changed, err := contract.WritePage(files.ReportHTML, resp.GetHtml(), inv.CheckMode)
-		if err != nil {
-			return fail("report_html %s: %v", files.ReportHTML, err)
-		}
-		extra["changed"] = extra["changed"] == true || changed
-		extra["report_html"] = files.ReportHTML
+	extra["changed"] = written.Changed()
+	if written.SavedTo != "" {
+		extra["saved_plan"] = written.SavedTo
+	}
+	if written.Page != "" {
+		extra["report_html"] = written.Page
 	}
 	if len(inv.Deprecations) > 0 {
 		extra["deprecations"] = inv.Deprecations
@@ -470,40 +460,6 @@ func daemonResult(args map[string]any, conn *lifecycle.Conn) map[string]any {
 		res["replaced"] = conn.Replaced
 	}
 	return res
-}
-
-// keptPlan answers a plan request without a daemon when a daemon of this
-// build kept the document of the same question about the directory
-// unchanged since (package kept): the same key the daemon looks up first,
-// in the same cache directory (cache_dir, else ZARF_PLANNER_CACHE_DIR,
-// else the user's cache directory), which must be this user's alone.
-// Requests that ask for more than the document (a page, a saved plan, a
-// replay), that may not use the cache, or that read the cluster always go
-// to the daemon.
-func keptPlan(req *plannerpb.PlanRequest) (doc []byte, failed, ok bool) {
-	if req.GetHtml() || req.GetSave() || len(req.GetSavedPlan()) > 0 {
-		return nil, false, false
-	}
-	o, err := contract.DecodeOptions(req.GetOptions())
-	if err != nil || !o.UseCache || o.Mode == options.ModeCluster || o.Snapshot != "" {
-		return nil, false, false
-	}
-	dir := o.CacheDir
-	if dir == "" {
-		if dir, err = kept.DefaultCacheDir(); err != nil {
-			return nil, false, false
-		}
-	}
-	store, err := kept.Open(dir, false)
-	if err != nil {
-		return nil, false, false
-	}
-	defer store.Close()
-	key, _, err := kept.PlanKey(kept.Question{Build: buildinfo.ID, Path: req.GetPath(), Plan: o.Plan, Read: o.Read, Caller: options.Caller(req.GetCaller())})
-	if err != nil {
-		return nil, false, false
-	}
-	return store.Load(key)
 }
 
 // keptResult is the daemon key of a result the module answered from a

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/server"
@@ -216,8 +217,8 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 }
 
 // direct is the document a server in this process gives for options set
-// (by name), asked by caller: the reference.
-func direct(t *testing.T, dir string, set map[string]any, caller options.Caller) string {
+// (by name), asked by who: the reference.
+func direct(t *testing.T, dir string, set map[string]any, who options.Caller) string {
 	t.Helper()
 	b, err := json.Marshal(set)
 	if err != nil {
@@ -227,7 +228,7 @@ func direct(t *testing.T, dir string, set map[string]any, caller options.Caller)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := contract.Resolve(&o); err != nil {
+	if err := caller.Resolve(&o); err != nil {
 		t.Fatal(err)
 	}
 	enc, err := contract.EncodeOptions(o)
@@ -236,7 +237,7 @@ func direct(t *testing.T, dir string, set map[string]any, caller options.Caller)
 	}
 	srv := server.New(server.Config{DefaultCache: os.Getenv("ZARF_PLANNER_CACHE_DIR")})
 	defer srv.Close()
-	resp, err := srv.Plan(context.Background(), &plannerpb.PlanRequest{Path: dir, Options: enc, Caller: string(caller)})
+	resp, err := srv.Plan(context.Background(), &plannerpb.PlanRequest{Path: dir, Options: enc, Caller: string(who)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package contract
+package caller
 
 import (
 	"bytes"
@@ -44,13 +44,4 @@ func Replay(o *options.Request, given func(name string) bool) ([]byte, error) {
 		dst.Field(to).Set(opt.Field(from))
 	}
 	return b, nil
-}
-
-// WriteSaved writes a file the caller keeps (a saved plan, a deploy
-// report) to path, replacing it whole (a temporary file beside it,
-// renamed over it), and only when its content differs: it reports
-// whether it changed the file. With dryRun (Ansible's
-// check mode) it writes nothing and reports whether it would.
-func WriteSaved(path string, b []byte, dryRun bool) (changed bool, err error) {
-	return writeFile(path, b, dryRun)
 }
