@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -171,6 +172,37 @@ func call[T any](ctx context.Context, args map[string]any, conn **lifecycle.Conn
 	}
 }
 
+// ask reaches the daemon (connect: the call's timeout bounds it all) and
+// makes one request of it (call: again of a fresh daemon when the first
+// never began it). A failure is the message the module fails with: the
+// daemon's own for the codes in refusals (it refused the request), else
+// what became of the call about what (callError). done closes the
+// connection that answered.
+func ask[T any](ctx context.Context, args map[string]any, what string, refusals []codes.Code, f func(context.Context, contract.Planner) (T, error)) (resp T, conn *lifecycle.Conn, done func(), err error) {
+	ctx, cancel, conn, err := connect(ctx, args)
+	if err != nil {
+		return resp, nil, nil, err
+	}
+	done = func() {
+		conn.Close()
+		cancel()
+	}
+	resp, err = call(ctx, args, &conn, func(p contract.Planner) (T, error) { return f(ctx, p) })
+	if _, ok := err.(*unreachable); ok {
+		done()
+		return resp, nil, nil, err
+	}
+	if err != nil {
+		msg := callError(err, ctx, conn, what, 0)
+		if st, ok := status.FromError(err); ok && slices.Contains(refusals, st.Code()) {
+			msg = st.Message()
+		}
+		done()
+		return resp, nil, nil, errors.New(msg)
+	}
+	return resp, conn, done, nil
+}
+
 // wait runs zarf_readiness_barrier: it asks the daemon to watch the
 // caller's cluster until the barrier holds. Waiting only reads, so check
 // mode waits the same and changed is always false.
@@ -196,22 +228,13 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	}
 	// The call itself may outlive the wait by a little (start-up, reporting).
 	args["timeout"] = waitFor + 30
-	ctx, cancel, conn, err := connect(ctx, args)
+	resp, conn, done, err := ask(ctx, args, "the barrier", []codes.Code{codes.FailedPrecondition, codes.InvalidArgument}, func(ctx context.Context, p contract.Planner) (*plannerpb.WaitResponse, error) {
+		return p.Wait(ctx, req)
+	})
 	if err != nil {
 		return fail("%v", err)
 	}
-	defer cancel()
-	defer func() { conn.Close() }()
-	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.WaitResponse, error) { return p.Wait(ctx, req) })
-	if _, ok := err.(*unreachable); ok {
-		return fail("%v", err)
-	}
-	if err != nil {
-		if st, ok := status.FromError(err); ok && (st.Code() == codes.FailedPrecondition || st.Code() == codes.InvalidArgument) {
-			return fail("%s", st.Message())
-		}
-		return fail("%s", callError(err, ctx, conn, "the barrier", 0))
-	}
+	defer done()
 	if err := ansible.PrintMerged(stdout, resp.GetResult(), map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}, nil); err != nil {
 		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
@@ -237,23 +260,13 @@ func warm(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	if err != nil {
 		return fail("%v", err)
 	}
-	dir := req.GetPaths()[0]
-	ctx, cancel, conn, err := connect(ctx, args)
+	resp, conn, done, err := ask(ctx, args, req.GetPaths()[0], []codes.Code{codes.FailedPrecondition}, func(ctx context.Context, p contract.Planner) (*plannerpb.CacheWarmResponse, error) {
+		return p.CacheWarm(ctx, req)
+	})
 	if err != nil {
 		return fail("%v", err)
 	}
-	defer cancel()
-	defer func() { conn.Close() }()
-	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.CacheWarmResponse, error) { return p.CacheWarm(ctx, req) })
-	if _, ok := err.(*unreachable); ok {
-		return fail("%v", err)
-	}
-	if err != nil {
-		if st, ok := status.FromError(err); ok && st.Code() == codes.FailedPrecondition {
-			return fail("%s", st.Message())
-		}
-		return fail("%s", callError(err, ctx, conn, dir, 0))
-	}
+	defer done()
 	if err := strictjson.Valid("the daemon's answer", resp.GetResult()); err != nil {
 		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
@@ -294,23 +307,13 @@ func info(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	if err != nil {
 		return fail("%v", err)
 	}
-	dir := req.GetPath()
-	ctx, cancel, conn, err := connect(ctx, args)
+	resp, conn, done, err := ask(ctx, args, req.GetPath(), []codes.Code{codes.FailedPrecondition}, func(ctx context.Context, p contract.Planner) (*plannerpb.InspectResponse, error) {
+		return p.Inspect(ctx, req)
+	})
 	if err != nil {
 		return fail("%v", err)
 	}
-	defer cancel()
-	defer func() { conn.Close() }()
-	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.InspectResponse, error) { return p.Inspect(ctx, req) })
-	if _, ok := err.(*unreachable); ok {
-		return fail("%v", err)
-	}
-	if err != nil {
-		if st, ok := status.FromError(err); ok && st.Code() == codes.FailedPrecondition {
-			return fail("%s", st.Message())
-		}
-		return fail("%s", callError(err, ctx, conn, dir, 0))
-	}
+	defer done()
 	// The catalog can be megabytes: add our keys without decoding it.
 	if err := ansible.PrintMerged(stdout, resp.GetResult(), map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}, nil); err != nil {
 		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
@@ -383,19 +386,13 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 			return fail("writing the result: %v", err)
 		}
 	}
-	ctx, cancel, conn, err := connect(ctx, args)
+	resp, conn, done, err := ask(ctx, args, dir, nil, func(ctx context.Context, pl contract.Planner) (*plannerpb.PlanResponse, error) {
+		return pl.Plan(ctx, p.Request)
+	})
 	if err != nil {
 		return fail("%v", err)
 	}
-	defer cancel()
-	defer func() { conn.Close() }()
-	resp, err := call(ctx, args, &conn, func(pl contract.Planner) (*plannerpb.PlanResponse, error) { return pl.Plan(ctx, p.Request) })
-	if _, ok := err.(*unreachable); ok {
-		return fail("%v", err)
-	}
-	if err != nil {
-		return fail("%s", callError(err, ctx, conn, dir, 0))
-	}
+	defer done()
 	// The document can be megabytes: add our keys without decoding it.
 	extra := map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}
 	if p.Files.PlanFile != "" {
