@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"time"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
@@ -16,7 +16,7 @@ import (
 // the files that stay with the caller, which reads and writes them.
 type Plan struct {
 	// Request is what the daemon is asked.
-	Request *plannerpb.PlanRequest
+	Request *contract.PlanRequest
 	// Files are the request's options that name files where the caller
 	// runs (absolute): the saved plan it replays or saves, the page.
 	Files Files
@@ -61,16 +61,13 @@ func NewPlan(dir string, o options.Request, who options.Caller, given func(name 
 	files := Files{Saved: o.Saved, Output: o.Output}
 	// The files the caller reads and writes itself are not the daemon's.
 	o.Saved, o.Output = options.Saved{}, options.Output{}
-	b, err := contract.EncodeOptions(o)
-	if err != nil {
-		return nil, err
-	}
-	req := &plannerpb.PlanRequest{Path: abs, Options: b, Caller: string(who), SavedPlan: saved, Save: files.SaveTo != ""}
+	req := &contract.PlanRequest{Path: abs, Options: o, Caller: who, SavedPlan: saved, Save: files.SaveTo != ""}
 	if page || files.ReportHTML != "" {
-		if req.TimeUnix, err = Time(); err != nil {
+		at, err := Time()
+		if err != nil {
 			return nil, err
 		}
-		req.Html = true
+		req.Page, req.Time = true, time.Unix(at, 0)
 	}
 	return &Plan{Request: req, Files: files, who: who}, nil
 }
@@ -112,15 +109,16 @@ func Resolve(o *options.Request) error {
 // to the daemon: ok is false.
 func (p *Plan) Kept() (doc []byte, failed, ok bool) {
 	req := p.Request
-	if req.GetHtml() || req.GetSave() || len(req.GetSavedPlan()) > 0 {
+	if req.Page || req.Save || len(req.SavedPlan) > 0 {
 		return nil, false, false
 	}
-	o, err := contract.DecodeOptions(req.GetOptions())
-	if err != nil || !o.UseCache || o.Mode == options.ModeCluster || o.Snapshot != "" {
+	o := req.Options
+	if !o.UseCache || o.Mode == options.ModeCluster || o.Snapshot != "" {
 		return nil, false, false
 	}
 	dir := o.CacheDir
 	if dir == "" {
+		var err error
 		if dir, err = kept.DefaultCacheDir(); err != nil {
 			return nil, false, false
 		}
@@ -130,7 +128,7 @@ func (p *Plan) Kept() (doc []byte, failed, ok bool) {
 		return nil, false, false
 	}
 	defer store.Close()
-	key, _, err := kept.PlanKey(kept.Question{Build: buildinfo.ID, Path: req.GetPath(), Plan: o.Plan, Read: o.Read, Caller: options.Caller(req.GetCaller())})
+	key, _, err := kept.PlanKey(kept.Question{Build: buildinfo.ID, Path: req.Path, Plan: o.Plan, Read: o.Read, Caller: req.Caller})
 	if err != nil {
 		return nil, false, false
 	}
@@ -159,19 +157,19 @@ func (w Written) Changed() bool { return w.SavedChanged || w.PageChanged }
 // report_html (a failed plan has its page too: the failure drawn), each
 // replaced whole and only when its content differs, nothing with dryRun
 // (Ansible's check mode). An error names the option, as who gives it.
-func (p *Plan) Write(resp *plannerpb.PlanResponse, dryRun bool) (Written, error) {
+func (p *Plan) Write(a *contract.PlanAnswer, dryRun bool) (Written, error) {
 	var w Written
 	var err error
-	if to := p.Files.SaveTo; to != "" && resp.GetFailed() {
+	if to := p.Files.SaveTo; to != "" && a.Failed {
 		w.NotSaved = to
-	} else if to != "" && len(resp.GetSavedPlan()) > 0 {
-		if w.SavedChanged, err = WriteSaved(to, resp.GetSavedPlan(), dryRun); err != nil {
+	} else if to != "" && len(a.SavedPlan) > 0 {
+		if w.SavedChanged, err = WriteSaved(to, a.SavedPlan, dryRun); err != nil {
 			return Written{}, fmt.Errorf("%s: %w", p.who.Name("save_to"), err)
 		}
 		w.SavedTo = to
 	}
 	if to := p.Files.ReportHTML; to != "" {
-		if w.PageChanged, err = WritePage(to, resp.GetHtml(), dryRun); err != nil {
+		if w.PageChanged, err = WritePage(to, a.Page, dryRun); err != nil {
 			return Written{}, fmt.Errorf("%s %s: %w", p.who.Name("report_html"), to, err)
 		}
 		w.Page = to

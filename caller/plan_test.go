@@ -10,7 +10,6 @@ import (
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
@@ -36,13 +35,10 @@ func TestNewPlanKeepsTheCallersFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := p.Request
-	if req.GetPath() != filepath.Join(wd, "pkgs") || req.GetCaller() != "cli" || !req.GetSave() || !req.GetHtml() || req.GetTimeUnix() != 1777638645 {
+	if req.Path != filepath.Join(wd, "pkgs") || req.Caller != options.CLICaller || !req.Save || !req.Page || req.Time.Unix() != 1777638645 {
 		t.Fatalf("request %v; want the absolute path, caller cli, save, html at the epoch", req)
 	}
-	sent, err := contract.DecodeOptions(req.GetOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	sent := req.Options
 	if sent.SaveTo != "" || sent.ReportHTML != "" || sent.PlanFile != "" {
 		t.Errorf("the daemon was sent the caller's files: %+v %+v", sent.Saved, sent.Output)
 	}
@@ -56,13 +52,13 @@ func TestNewPlanKeepsTheCallersFiles(t *testing.T) {
 	// Without report_html no page is asked for, unless the caller wants
 	// one; in another mode the cluster is not the caller's business.
 	o = options.Defaults()
-	if p, err = NewPlan("pkgs", o, options.ModuleCaller, none, false); err != nil || p.Request.GetHtml() || p.Request.GetSave() {
+	if p, err = NewPlan("pkgs", o, options.ModuleCaller, none, false); err != nil || p.Request.Page || p.Request.Save {
 		t.Fatalf("no files: %v, %v; want neither page nor saved plan", p, err)
 	}
-	if sent, _ := contract.DecodeOptions(p.Request.GetOptions()); sent.Kubeconfig != "" || sent.Context != "" {
+	if sent := p.Request.Options; sent.Kubeconfig != "" || sent.Context != "" {
 		t.Errorf("outside cluster mode the env's cluster was sent: %q %q", sent.Kubeconfig, sent.Context)
 	}
-	if p, err = NewPlan("pkgs", o, options.ModuleCaller, none, true); err != nil || !p.Request.GetHtml() {
+	if p, err = NewPlan("pkgs", o, options.ModuleCaller, none, true); err != nil || !p.Request.Page {
 		t.Fatalf("page asked: %v, %v; want html", p, err)
 	}
 }
@@ -108,7 +104,7 @@ func TestWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := &plannerpb.PlanResponse{SavedPlan: []byte("{}\n"), Html: []byte("<p>")}
+	resp := &contract.PlanAnswer{SavedPlan: []byte("{}\n"), Page: []byte("<p>")}
 	w, err := p.Write(resp, true)
 	if err != nil || !w.Changed() || w.SavedTo != o.SaveTo || w.Page != o.ReportHTML {
 		t.Fatalf("dry run: %+v, %v; want both reported as changing", w, err)
@@ -122,7 +118,7 @@ func TestWrite(t *testing.T) {
 	if w, err = p.Write(resp, false); err != nil || w.Changed() || w.SavedTo == "" || w.Page == "" {
 		t.Fatalf("again: %+v, %v; want both written, unchanged", w, err)
 	}
-	failed := &plannerpb.PlanResponse{Failed: true, Html: []byte("<p>failed")}
+	failed := &contract.PlanAnswer{Failed: true, Page: []byte("<p>failed")}
 	if w, err = p.Write(failed, false); err != nil || w.NotSaved != o.SaveTo || w.SavedTo != "" || !w.PageChanged {
 		t.Fatalf("failed plan: %+v, %v; want nothing saved, the page written", w, err)
 	}
@@ -130,7 +126,7 @@ func TestWrite(t *testing.T) {
 		t.Errorf("a failed plan changed the saved plan: %q", b)
 	}
 	// A page the daemon did not give is an error naming the option.
-	_, err = p.Write(&plannerpb.PlanResponse{}, false)
+	_, err = p.Write(&contract.PlanAnswer{}, false)
 	if err == nil || !strings.HasPrefix(err.Error(), "report_html "+o.ReportHTML) {
 		t.Errorf("no page: %v; want an error naming report_html", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
@@ -27,8 +27,8 @@ type Wait struct {
 
 // Request is the wire request of the wait: the barrier and checks as
 // JSON, the caller's cluster, the timeout in seconds.
-func (w Wait) Request() (*plannerpb.WaitRequest, error) {
-	req := &plannerpb.WaitRequest{TimeoutSeconds: int64(w.Timeout.Round(time.Second) / time.Second)}
+func (w Wait) Request() (*contract.WaitRequest, error) {
+	req := &contract.WaitRequest{Timeout: w.Timeout.Round(time.Second)}
 	var err error
 	if w.Barrier != nil {
 		if req.Barrier, err = json.Marshal(w.Barrier); err != nil {
@@ -40,8 +40,7 @@ func (w Wait) Request() (*plannerpb.WaitRequest, error) {
 			return nil, fmt.Errorf("encoding the checks: %w", err)
 		}
 	}
-	cl := Cluster(w.Cluster)
-	req.Kubeconfig, req.Context = cl.Kubeconfig, cl.Context
+	req.Cluster = Cluster(w.Cluster)
 	return req, nil
 }
 
@@ -61,8 +60,8 @@ type Warm struct {
 
 // Request is the wire request of the warm-up, every path made absolute
 // against the caller's working directory.
-func (w Warm) Request() (*plannerpb.CacheWarmRequest, error) {
-	req := &plannerpb.CacheWarmRequest{Prune: w.Prune, CheckMode: w.Check, Forget: w.Forget}
+func (w Warm) Request() (*contract.WarmRequest, error) {
+	req := &contract.WarmRequest{Prune: w.Prune, CheckMode: w.Check, Forget: w.Forget}
 	for _, p := range w.Paths {
 		abs, err := absolute(p)
 		if err != nil {
@@ -92,8 +91,8 @@ type Inspect struct {
 
 // Request is the wire request of the inspection, every path made
 // absolute against the caller's working directory.
-func (in Inspect) Request() (*plannerpb.InspectRequest, error) {
-	req := &plannerpb.InspectRequest{UseCache: in.Cache.UseCache, Catalog: in.Catalog, Markdown: in.Markdown}
+func (in Inspect) Request() (*contract.InspectRequest, error) {
+	req := &contract.InspectRequest{UseCache: in.Cache.UseCache, Catalog: in.Catalog, Markdown: in.Markdown}
 	var err error
 	if req.Path, err = absolute(in.Path); err != nil {
 		return nil, err

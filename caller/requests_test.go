@@ -23,14 +23,14 @@ func TestWaitRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(req.GetBarrier()) != `{"crds":["a"]}` || string(req.GetChecks()) != `[{"kind":"crd","name":"b"}]` || req.GetTimeoutSeconds() != 91 {
+	if string(req.Barrier) != `{"crds":["a"]}` || string(req.Checks) != `[{"kind":"crd","name":"b"}]` || req.Timeout != 91*time.Second {
 		t.Errorf("request %v", req)
 	}
-	if req.GetKubeconfig() != filepath.Join(wd, "env/kc") || req.GetContext() != "env-ctx" {
-		t.Errorf("cluster %q %q; want the env's", req.GetKubeconfig(), req.GetContext())
+	if req.Cluster.Kubeconfig != filepath.Join(wd, "env/kc") || req.Cluster.Context != "env-ctx" {
+		t.Errorf("cluster %q %q; want the env's", req.Cluster.Kubeconfig, req.Cluster.Context)
 	}
 	req, err = Wait{Cluster: options.Cluster{Kubeconfig: "/k", Context: "c"}}.Request()
-	if err != nil || req.GetKubeconfig() != "/k" || req.GetContext() != "c" || req.GetBarrier() != nil || req.GetChecks() != nil {
+	if err != nil || req.Cluster.Kubeconfig != "/k" || req.Cluster.Context != "c" || req.Barrier != nil || req.Checks != nil {
 		t.Errorf("explicit cluster, no barrier: %v, %v", req, err)
 	}
 	if _, err := (Wait{Barrier: func() {}}).Request(); err == nil {
@@ -45,14 +45,14 @@ func TestWarmAndInspectRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, err := Warm{Paths: []string{"a", "/b"}, CacheDir: "c", Prune: true, Forget: true}.Request()
-	if err != nil || len(w.GetPaths()) != 2 || w.GetPaths()[0] != filepath.Join(wd, "a") || w.GetPaths()[1] != "/b" || w.GetCacheDir() != filepath.Join(wd, "c") || !w.GetPrune() || !w.GetForget() || w.GetCheckMode() {
+	if err != nil || len(w.Paths) != 2 || w.Paths[0] != filepath.Join(wd, "a") || w.Paths[1] != "/b" || w.CacheDir != filepath.Join(wd, "c") || !w.Prune || !w.Forget || w.CheckMode {
 		t.Errorf("warm: %v, %v", w, err)
 	}
-	if w, err = (Warm{Check: true}).Request(); err != nil || w.GetCacheDir() != "" || !w.GetCheckMode() {
+	if w, err = (Warm{Check: true}).Request(); err != nil || w.CacheDir != "" || !w.CheckMode {
 		t.Errorf("stats: %v, %v; want the daemon's default cache", w, err)
 	}
 	in, err := Inspect{Path: "d", Cache: options.Cache{UseCache: true}, Catalog: true, Markdown: true, PublicKey: "k.pub"}.Request()
-	if err != nil || in.GetPath() != filepath.Join(wd, "d") || in.GetPublicKey() != filepath.Join(wd, "k.pub") || in.GetCacheDir() != "" || !in.GetUseCache() || !in.GetCatalog() || !in.GetMarkdown() {
+	if err != nil || in.Path != filepath.Join(wd, "d") || in.PublicKey != filepath.Join(wd, "k.pub") || in.CacheDir != "" || !in.UseCache || !in.Catalog || !in.Markdown {
 		t.Errorf("inspect: %v, %v", in, err)
 	}
 }

@@ -55,7 +55,7 @@ who signed what.`,
 				return fmt.Errorf("cataloguing in %s: %w", b.who, err)
 			}
 			w := cmd.OutOrStdout()
-			if done, err := writeDoc(w, output, resp.GetResult()); done {
+			if done, err := writeDoc(w, output, resp.Result); done {
 				return err
 			}
 			c, err := answer.Catalog(resp)

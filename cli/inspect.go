@@ -45,7 +45,7 @@ func newInspect() *cobra.Command {
 				return fmt.Errorf("inspecting in %s: %w", b.who, err)
 			}
 			w := cmd.OutOrStdout()
-			if done, err := writeDoc(w, output, resp.GetResult()); done {
+			if done, err := writeDoc(w, output, resp.Result); done {
 				return err
 			}
 			in, err := answer.Inspection(resp)

@@ -107,10 +107,10 @@ func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) 
 		fmt.Fprintf(stderr, "zarf-planner: %s already holds this plan\n", w.SavedTo)
 	}
 	if !decode {
-		return &service.Result{Failed: resp.GetFailed()}, resp.GetResult(), resp.GetHtml(), nil
+		return &service.Result{Failed: resp.Failed}, resp.Result, resp.Page, nil
 	}
 	res, err := answer.Plan(resp)
-	return res, resp.GetResult(), resp.GetHtml(), err
+	return res, resp.Result, resp.Page, err
 }
 
 // backend answers the CLI's requests: the running daemon of the state

@@ -61,7 +61,7 @@ func newWait() *cobra.Command {
 				}
 				printf(cmd.OutOrStdout(), "%s %s %s: %s (%s)\n", mark, c.Kind, c.Name, c.State, c.Waited)
 			}
-			if resp.GetFailed() {
+			if resp.Failed {
 				fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: %s\n", res.Msg)
 				return errNoPlan
 			}

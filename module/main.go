@@ -27,7 +27,6 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/module/ansible"
 	"github.com/colonel-byte/zarf-planner/module/specs"
@@ -228,17 +227,17 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	}
 	// The call itself may outlive the wait by a little (start-up, reporting).
 	args["timeout"] = waitFor + 30
-	resp, conn, done, err := ask(ctx, args, "the barrier", []codes.Code{codes.FailedPrecondition, codes.InvalidArgument}, func(ctx context.Context, p contract.Planner) (*plannerpb.WaitResponse, error) {
+	resp, conn, done, err := ask(ctx, args, "the barrier", []codes.Code{codes.FailedPrecondition, codes.InvalidArgument}, func(ctx context.Context, p contract.Planner) (*contract.WaitAnswer, error) {
 		return p.Wait(ctx, req)
 	})
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer done()
-	if err := ansible.PrintMerged(stdout, resp.GetResult(), map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}, nil); err != nil {
+	if err := ansible.PrintMerged(stdout, resp.Result, map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}, nil); err != nil {
 		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
-	if resp.GetFailed() {
+	if resp.Failed {
 		return 1
 	}
 	return 0
@@ -260,25 +259,25 @@ func warm(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	if err != nil {
 		return fail("%v", err)
 	}
-	resp, conn, done, err := ask(ctx, args, req.GetPaths()[0], []codes.Code{codes.FailedPrecondition}, func(ctx context.Context, p contract.Planner) (*plannerpb.CacheWarmResponse, error) {
+	resp, conn, done, err := ask(ctx, args, req.Paths[0], []codes.Code{codes.FailedPrecondition}, func(ctx context.Context, p contract.Planner) (*contract.WarmAnswer, error) {
 		return p.CacheWarm(ctx, req)
 	})
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer done()
-	if err := strictjson.Valid("the daemon's answer", resp.GetResult()); err != nil {
+	if err := strictjson.Valid("the daemon's answer", resp.Result); err != nil {
 		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
 	var result map[string]any
-	dec := json.NewDecoder(strings.NewReader(string(resp.GetResult())))
+	dec := json.NewDecoder(strings.NewReader(string(resp.Result)))
 	dec.UseNumber()
 	if err := dec.Decode(&result); err != nil {
 		return fail("the daemon (pid %d) returned a result that is not JSON: %v", conn.State.Pid, err)
 	}
-	result["changed"] = resp.GetChanged()
+	result["changed"] = resp.Changed
 	result["invocation"] = invocation
-	if inv.Diff && resp.GetChanged() {
+	if inv.Diff && resp.Changed {
 		var lines []string
 		for _, a := range result["added"].([]any) {
 			lines = append(lines, "+ "+str(a))
@@ -307,7 +306,7 @@ func info(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	if err != nil {
 		return fail("%v", err)
 	}
-	resp, conn, done, err := ask(ctx, args, req.GetPath(), []codes.Code{codes.FailedPrecondition}, func(ctx context.Context, p contract.Planner) (*plannerpb.InspectResponse, error) {
+	resp, conn, done, err := ask(ctx, args, req.Path, []codes.Code{codes.FailedPrecondition}, func(ctx context.Context, p contract.Planner) (*contract.Document, error) {
 		return p.Inspect(ctx, req)
 	})
 	if err != nil {
@@ -315,7 +314,7 @@ func info(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	}
 	defer done()
 	// The catalog can be megabytes: add our keys without decoding it.
-	if err := ansible.PrintMerged(stdout, resp.GetResult(), map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}, nil); err != nil {
+	if err := ansible.PrintMerged(stdout, resp.Result, map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}, nil); err != nil {
 		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
 	return 0
@@ -386,7 +385,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 			return fail("writing the result: %v", err)
 		}
 	}
-	resp, conn, done, err := ask(ctx, args, dir, nil, func(ctx context.Context, pl contract.Planner) (*plannerpb.PlanResponse, error) {
+	resp, conn, done, err := ask(ctx, args, dir, nil, func(ctx context.Context, pl contract.Planner) (*contract.PlanAnswer, error) {
 		return pl.Plan(ctx, p.Request)
 	})
 	if err != nil {
@@ -412,10 +411,10 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	if len(inv.Deprecations) > 0 {
 		extra["deprecations"] = inv.Deprecations
 	}
-	if err := ansible.PrintMerged(stdout, resp.GetResult(), extra, contract.PlanResultKey); err != nil {
+	if err := ansible.PrintMerged(stdout, resp.Result, extra, contract.PlanResultKey); err != nil {
 		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
-	if resp.GetFailed() {
+	if resp.Failed {
 		return 1
 	}
 	return 0

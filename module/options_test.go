@@ -16,7 +16,6 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
@@ -231,17 +230,13 @@ func direct(t *testing.T, dir string, set map[string]any, who options.Caller) st
 	if err := caller.Resolve(&o); err != nil {
 		t.Fatal(err)
 	}
-	enc, err := contract.EncodeOptions(o)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv := server.New(server.Config{DefaultCache: os.Getenv("ZARF_PLANNER_CACHE_DIR")})
 	defer srv.Close()
-	resp, err := srv.Plan(context.Background(), &plannerpb.PlanRequest{Path: dir, Options: enc, Caller: string(who)})
+	resp, err := srv.Plan(context.Background(), &contract.PlanRequest{Path: dir, Options: o, Caller: who})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return canonical(t, resp.GetResult(), nil)
+	return canonical(t, resp.Result, nil)
 }
 
 // viaCLI plans through `zarf-planner plan -o json` with a flag per option,
@@ -289,17 +284,13 @@ func writeSaved(t *testing.T, dir string, set map[string]any, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc, err := contract.EncodeOptions(o)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv := server.New(server.Config{DefaultCache: os.Getenv("ZARF_PLANNER_CACHE_DIR")})
 	defer srv.Close()
-	resp, err := srv.Plan(context.Background(), &plannerpb.PlanRequest{Path: dir, Options: enc, Caller: string(options.ModuleCaller), Save: true})
-	if err != nil || len(resp.GetSavedPlan()) == 0 {
-		t.Fatalf("saving: %v (%s)", err, resp.GetResult())
+	resp, err := srv.Plan(context.Background(), &contract.PlanRequest{Path: dir, Options: o, Caller: options.ModuleCaller, Save: true})
+	if err != nil || len(resp.SavedPlan) == 0 {
+		t.Fatalf("saving: %v (%s)", err, resp.Result)
 	}
-	if err := os.WriteFile(path, resp.GetSavedPlan(), 0o644); err != nil {
+	if err := os.WriteFile(path, resp.SavedPlan, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

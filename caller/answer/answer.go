@@ -8,15 +8,15 @@ package answer
 
 import (
 	"github.com/colonel-byte/zarf-planner/barrier"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/service"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // Plan is the result of a plan, planned or failed.
-func Plan(resp *plannerpb.PlanResponse) (*service.Result, error) {
-	return service.DecodeResult("the daemon's result", resp.GetResult())
+func Plan(a *contract.PlanAnswer) (*service.Result, error) {
+	return service.DecodeResult("the daemon's result", a.Result)
 }
 
 // BarrierResult is the result of a wait: each check's last state, and the
@@ -28,36 +28,36 @@ type BarrierResult struct {
 
 // Barrier is the result of a wait; only the keys BarrierResult declares
 // are read (strictjson.UnmarshalPart).
-func Barrier(resp *plannerpb.WaitResponse) (*BarrierResult, error) {
+func Barrier(a *contract.WaitAnswer) (*BarrierResult, error) {
 	var res BarrierResult
-	if err := strictjson.UnmarshalPart("the barrier's result", resp.GetResult(), &res); err != nil {
+	if err := strictjson.UnmarshalPart("the barrier's result", a.Result, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
 }
 
 // Warmed is what a warm-up or forgetting did (or would do).
-func Warmed(resp *plannerpb.CacheWarmResponse) (*server.Warmed, error) {
+func Warmed(a *contract.WarmAnswer) (*server.Warmed, error) {
 	var w server.Warmed
-	if err := strictjson.Unmarshal("the daemon's answer", resp.GetResult(), &w); err != nil {
+	if err := strictjson.Unmarshal("the daemon's answer", a.Result, &w); err != nil {
 		return nil, err
 	}
 	return &w, nil
 }
 
 // Catalog is the catalog of a directory (an InspectRequest with catalog).
-func Catalog(resp *plannerpb.InspectResponse) (*service.Catalog, error) {
+func Catalog(d *contract.Document) (*service.Catalog, error) {
 	var c service.Catalog
-	if err := strictjson.Unmarshal("the catalog", resp.GetResult(), &c); err != nil {
+	if err := strictjson.Unmarshal("the catalog", d.Result, &c); err != nil {
 		return nil, err
 	}
 	return &c, nil
 }
 
 // Inspection is the inspection of a directory.
-func Inspection(resp *plannerpb.InspectResponse) (*service.Inspection, error) {
+func Inspection(d *contract.Document) (*service.Inspection, error) {
 	var in service.Inspection
-	if err := strictjson.Unmarshal("the inspection", resp.GetResult(), &in); err != nil {
+	if err := strictjson.Unmarshal("the inspection", d.Result, &in); err != nil {
 		return nil, err
 	}
 	return &in, nil
