@@ -61,6 +61,16 @@ func NewPlan(dir string, o options.Request, who options.Caller, given func(name 
 	files := Files{Saved: o.Saved, Output: o.Output}
 	// The files the caller reads and writes itself are not the daemon's.
 	o.Saved, o.Output = options.Saved{}, options.Output{}
+	// The options as the daemon reads them off the wire (an option left
+	// at its zero value is not sent and takes its default), so a server
+	// in this process, the kept-plan key and the daemon see the same.
+	b, err := contract.EncodeOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	if o, err = contract.DecodeOptions(b); err != nil {
+		return nil, err
+	}
 	req := &contract.PlanRequest{Path: abs, Options: o, Caller: who, SavedPlan: saved, Save: files.SaveTo != ""}
 	if page || files.ReportHTML != "" {
 		at, err := Time()

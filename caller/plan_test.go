@@ -183,3 +183,18 @@ func TestKept(t *testing.T) {
 		}
 	}
 }
+
+// TestNewPlanSendsTheOptionsAsTheWireCarriesThem: an option at its zero
+// value is not sent, so the daemon reads its default; the request says
+// so, for a server in this process and the kept-plan key alike.
+func TestNewPlanSendsTheOptionsAsTheWireCarriesThem(t *testing.T) {
+	o := options.Defaults()
+	o.MaxInflation = 0
+	p, err := NewPlan("pkgs", o, options.CLICaller, none, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Request.Options.MaxInflation, options.Defaults().MaxInflation; got != want {
+		t.Errorf("max_inflation 0 is sent as %d; the daemon reads %d", got, want)
+	}
+}
