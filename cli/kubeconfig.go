@@ -28,7 +28,7 @@ func newKubeconfig() *cobra.Command {
 			if output == "" {
 				return &UsageError{errors.New("--output is required: the file to write (it holds credentials, so never stdout)")}
 			}
-			b, name, err := kubeOf(caller.Cluster(kube)).Pinned()
+			b, name, err := kubeOf(kube).Pinned()
 			if err != nil {
 				return err
 			}
@@ -57,8 +57,11 @@ func newKubeconfig() *cobra.Command {
 	return cmd
 }
 
-// kubeOf is the cluster a command reads itself, in this process: always
-// the one caller.Cluster says, the flags else the caller's environment.
-func kubeOf(c options.Cluster) cluster.Kube {
+// kubeOf is the cluster a command reads itself, in this process, given
+// its cluster flags: the one caller.Cluster says (the flags, else the
+// caller's environment), as the daemon is told for plan and wait. It is
+// the only cluster.Kube the CLI makes.
+func kubeOf(flags options.Cluster) cluster.Kube {
+	c := caller.Cluster(flags)
 	return cluster.Kube{Kubeconfig: c.Kubeconfig, Context: c.Context}
 }

@@ -72,3 +72,31 @@ func TestSnapshotTakesTheClusterFromK8SAuth(t *testing.T) {
 		t.Fatalf("K8S_AUTH_KUBECONFIG=%s: exit %d, stderr %q; want a failure naming it", gone, code, stderr)
 	}
 }
+
+// TestEveryClusterTheCLIReadsIsTheCallers: the CLI makes a cluster.Kube in
+// one place, kubeOf, which takes the caller's cluster (caller.Cluster), so
+// no command can read another.
+func TestEveryClusterTheCLIReadsIsTheCallers(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := strings.Count(string(b), "cluster.Kube{")
+		made += n
+		if n > 0 && (f != "kubeconfig.go" || !strings.Contains(string(b), "c := caller.Cluster(flags)\n\treturn cluster.Kube{")) {
+			t.Errorf("%s makes a cluster.Kube itself; use kubeOf", f)
+		}
+	}
+	if made != 1 {
+		t.Errorf("the CLI makes %d cluster.Kube; want one, in kubeOf", made)
+	}
+}
