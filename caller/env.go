@@ -63,7 +63,7 @@ func Context(explicit string) string {
 	return os.Getenv(EnvContext)
 }
 
-// Time is the time a caller states on a page (PlanRequest.time_unix, the
+// Time is the time a caller states on a page (contract.PlanRequest.Time, the
 // catalog's page): SOURCE_DATE_EPOCH when set, else now. Like the
 // kubeconfig, it is the caller's: the daemon does not read its own
 // environment for a caller. A SOURCE_DATE_EPOCH that is not a time is an

@@ -14,7 +14,7 @@ import (
 // (plan_file): it reads the file, and every saved option the caller did
 // not give (given says which it gave) takes its saved value, so a replay
 // repeats the saved request and only what the caller changes on purpose
-// differs. It returns the file's bytes for PlanRequest.saved_plan (nil
+// differs. It returns the file's bytes for contract.PlanRequest.SavedPlan (nil
 // without plan_file). The daemon decides whether the plan still holds; a
 // file that is not a saved plan is refused here, naming it.
 func Replay(o *options.Request, given func(name string) bool) ([]byte, error) {
