@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/colonel-byte/zarf-planner/approval"
-	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/privdir"
 	"github.com/colonel-byte/zarf-planner/savedplan"
 )
@@ -57,7 +56,7 @@ func approve(stderr io.Writer, plan, key string, check bool) error {
 	if err != nil {
 		return fmt.Errorf("reading the private key: %w", err)
 	}
-	s, err := approval.LoadSigner(key, pem, []byte(os.Getenv(approval.EnvPassword)))
+	s, err := approval.LoadSigner(key, pem, caller.SigningPassword())
 	if err != nil {
 		return err
 	}
@@ -66,7 +65,7 @@ func approve(stderr io.Writer, plan, key string, check bool) error {
 		return err
 	}
 	to := approval.FileName(plan, s.Fingerprint)
-	if _, err := contract.WriteSaved(to, bundle, false); err != nil {
+	if _, err := caller.WriteSaved(to, bundle, false); err != nil {
 		return fmt.Errorf("writing the approval: %w", err)
 	}
 	fmt.Fprintf(stderr, "zarf-planner: approved %s as %s: %s\n", plan, s.Fingerprint, to)

@@ -10,7 +10,14 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
 	"github.com/colonel-byte/zarf-planner/approval"
+	"github.com/colonel-byte/zarf-planner/caller"
 )
+
+func TestThePasswordIsReadWhereCosignReadsIt(t *testing.T) {
+	if caller.EnvCosignPassword != approval.EnvPassword {
+		t.Errorf("the caller reads %s, the approval's messages name %s", caller.EnvCosignPassword, approval.EnvPassword)
+	}
+}
 
 // copyTree copies the files of src into a new directory dst.
 func copyTree(t *testing.T, src, dst string) {

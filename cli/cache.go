@@ -13,12 +13,12 @@ import (
 	"golang.org/x/term"
 
 	"github.com/colonel-byte/zarf-planner/cache"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/caller"
+	"github.com/colonel-byte/zarf-planner/caller/answer"
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/render"
-	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 func newCache() *cobra.Command {
@@ -48,25 +48,21 @@ func newCacheWarm() *cobra.Command {
 			if output != "json" && output != "text" {
 				return &UsageError{fmt.Errorf("-o must be json or text, not %q", output)}
 			}
-			var paths []string
-			for _, a := range args {
-				abs, err := filepath.Abs(a)
-				if err != nil {
-					return err
-				}
-				paths = append(paths, abs)
+			req, err := caller.Warm{Paths: args, CacheDir: o.CacheDir, Prune: prune, Check: check}.Request()
+			if err != nil {
+				return err
 			}
 			b, err := openBackend(cmd, stateDir)
 			if err != nil {
 				return err
 			}
 			defer b.close()
-			resp, err := b.CacheWarm(cmd.Context(), &plannerpb.CacheWarmRequest{Paths: paths, Prune: prune, CheckMode: check, CacheDir: absPath(o.CacheDir)})
+			resp, err := b.CacheWarm(cmd.Context(), req)
 			if err != nil {
 				return fmt.Errorf("warming in %s: %w", b.who, err)
 			}
-			w := &server.Warmed{}
-			if err := strictjson.Unmarshal("the daemon's answer", resp.GetResult(), w); err != nil {
+			w, err := answer.Warmed(resp)
+			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
@@ -129,12 +125,16 @@ func newCacheStats() *cobra.Command {
 				}
 				fmt.Fprintf(out, "daemon pid %d: %d archives read in full, %d answered by stat from the cache, %d found in the cache by content\n", st.Pid, st.ArchivesRead, st.CacheHits, st.ContentHits)
 			}
-			resp, err := b.CacheWarm(cmd.Context(), &plannerpb.CacheWarmRequest{CheckMode: true, CacheDir: absPath(o.CacheDir)})
+			req, err := caller.Warm{CacheDir: o.CacheDir, Check: true}.Request()
+			if err != nil {
+				return err
+			}
+			resp, err := b.CacheWarm(cmd.Context(), req)
 			if err != nil {
 				return fmt.Errorf("reading the cache in %s: %w", b.who, err)
 			}
-			var w server.Warmed
-			if err := strictjson.Unmarshal("the daemon's answer", resp.GetResult(), &w); err != nil {
+			w, err := answer.Warmed(resp)
+			if err != nil {
 				return err
 			}
 			printStats(out, w.Cache)

@@ -2,19 +2,16 @@ package cli
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
-	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/caller"
+	"github.com/colonel-byte/zarf-planner/caller/answer"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/render"
-	"github.com/colonel-byte/zarf-planner/service"
-	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // newCatalog is `zarf-planner catalog DIR`: what each package of a
@@ -43,7 +40,7 @@ who signed what.`,
 			if err := checkDir(args[0], "DIR"); err != nil {
 				return err
 			}
-			abs, err := filepath.Abs(args[0])
+			req, err := caller.Inspect{Path: args[0], Cache: o, Catalog: true, PublicKey: read.PublicKey}.Request()
 			if err != nil {
 				return err
 			}
@@ -52,34 +49,34 @@ who signed what.`,
 				return err
 			}
 			defer b.close()
-			resp, err := b.Inspect(cmd.Context(), &plannerpb.InspectRequest{Path: abs, CacheDir: absPath(o.CacheDir), UseCache: o.UseCache, Catalog: true, PublicKey: absPath(read.PublicKey)})
+			resp, err := b.Inspect(cmd.Context(), req)
 			if err != nil {
 				return fmt.Errorf("cataloguing in %s: %w", b.who, err)
 			}
 			w := cmd.OutOrStdout()
-			if done, err := render.WriteDoc(w, output, resp.GetResult()); done {
+			if done, err := render.WriteDoc(w, output, resp.Result); done {
 				return err
 			}
-			var c service.Catalog
-			if err := strictjson.Unmarshal("the catalog", resp.GetResult(), &c); err != nil {
+			c, err := answer.Catalog(resp)
+			if err != nil {
 				return err
 			}
 			switch output {
 			case "markdown":
-				return render.CatalogMarkdown(w, &c)
+				return render.CatalogMarkdown(w, c)
 			case "html":
-				at, err := contract.CallerTime()
+				at, err := caller.Time()
 				if err != nil {
 					return err
 				}
-				page, err := render.Catalog(&c, time.Unix(at, 0), "zarf-planner "+buildinfo.Version)
+				page, err := render.Catalog(c, time.Unix(at, 0), "zarf-planner "+buildinfo.Version)
 				if err != nil {
 					return err
 				}
 				_, err = w.Write(page)
 				return err
 			}
-			return render.CatalogTable(w, &c)
+			return render.CatalogTable(w, c)
 		},
 	}
 	formatFlag(cmd.Flags(), &output, catalogOutputs, " (html: one self-contained page, in the plan page's style)", formerText)

@@ -39,7 +39,7 @@ func newDaemon() *cobra.Command {
 				return fmt.Errorf("no daemon answers for %s: %w", d, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "pid %d, build %s, protocol %d, up since %s, %d requests (%d in flight), %d goroutines\narchives: %d read in full, %d answered by stat from the cache, %d found in the cache by content\nsocket %s\nlog %s\n",
-				st.Pid, st.BuildId, st.ProtocolVersion, s.Started.Format(time.RFC3339), st.Requests, st.Inflight, st.Goroutines, st.ArchivesRead, st.CacheHits, st.ContentHits, s.Addr, filepath.Join(d, lifecycle.LogFile))
+				st.Pid, st.BuildID, st.ProtocolVersion, s.Started.Format(time.RFC3339), st.Requests, st.Inflight, st.Goroutines, st.ArchivesRead, st.CacheHits, st.ContentHits, s.Addr, filepath.Join(d, lifecycle.LogFile))
 			return nil
 		},
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
-	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/deployreport"
 	"github.com/colonel-byte/zarf-planner/render"
 )
@@ -47,7 +47,7 @@ func newDeployReport() *cobra.Command {
 				return err
 			}
 			for path, b := range map[string][]byte{output + ".json": j, output + ".md": render.DeployMarkdown(r), output + ".html": page} {
-				if _, err := contract.WriteSaved(path, b, false); err != nil {
+				if _, err := caller.WriteSaved(path, b, false); err != nil {
 					return fmt.Errorf("--to: %w", err)
 				}
 			}

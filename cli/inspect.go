@@ -2,16 +2,14 @@ package cli
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/caller"
+	"github.com/colonel-byte/zarf-planner/caller/answer"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/render"
-	"github.com/colonel-byte/zarf-planner/service"
-	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 func newInspect() *cobra.Command {
@@ -28,7 +26,7 @@ func newInspect() *cobra.Command {
 			if err := checkDir(args[0], "DIR"); err != nil {
 				return err
 			}
-			abs, err := filepath.Abs(args[0])
+			req, err := caller.Inspect{Path: args[0], Cache: o}.Request()
 			if err != nil {
 				return err
 			}
@@ -37,19 +35,19 @@ func newInspect() *cobra.Command {
 				return err
 			}
 			defer b.close()
-			resp, err := b.Inspect(cmd.Context(), &plannerpb.InspectRequest{Path: abs, CacheDir: absPath(o.CacheDir), UseCache: o.UseCache})
+			resp, err := b.Inspect(cmd.Context(), req)
 			if err != nil {
 				return fmt.Errorf("inspecting in %s: %w", b.who, err)
 			}
 			w := cmd.OutOrStdout()
-			if done, err := render.WriteDoc(w, output, resp.GetResult()); done {
+			if done, err := render.WriteDoc(w, output, resp.Result); done {
 				return err
 			}
-			var in service.Inspection
-			if err := strictjson.Unmarshal("the inspection", resp.GetResult(), &in); err != nil {
+			in, err := answer.Inspection(resp)
+			if err != nil {
 				return err
 			}
-			return render.InspectionText(w, &in)
+			return render.InspectionText(w, in)
 		},
 	}
 	formatFlag(cmd.Flags(), &output, inspectOutputs, "", formerText)

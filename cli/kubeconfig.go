@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/privdir"
@@ -28,7 +28,7 @@ func newKubeconfig() *cobra.Command {
 			if output == "" {
 				return &UsageError{errors.New("--to is required: the file to write (it holds credentials, so never stdout)")}
 			}
-			b, name, err := cluster.Kube{Kubeconfig: contract.CallerKubeconfig(kube.Kubeconfig), Context: contract.CallerContext(kube.Context)}.Pinned()
+			b, name, err := kubeOf(kube).Pinned()
 			if err != nil {
 				return err
 			}
@@ -55,4 +55,13 @@ func newKubeconfig() *cobra.Command {
 	bind(cmd.Flags(), &kube)
 	fileFlag(cmd.Flags(), &output, "the file to write (created, mode 0600)")
 	return cmd
+}
+
+// kubeOf is the cluster a command reads itself, in this process, given
+// its cluster flags: the one caller.Cluster says (the flags, else the
+// caller's environment), as the daemon is told for plan and wait. It is
+// the only cluster.Kube the CLI makes.
+func kubeOf(flags options.Cluster) cluster.Kube {
+	c := caller.Cluster(flags)
+	return cluster.Kube{Kubeconfig: c.Kubeconfig, Context: c.Context}
 }

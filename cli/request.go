@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/colonel-byte/zarf-planner/cache"
+	"github.com/colonel-byte/zarf-planner/caller"
+	"github.com/colonel-byte/zarf-planner/caller/answer"
 	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -41,40 +41,15 @@ func registerStateDir(cmd *cobra.Command, dir *string) {
 	cmd.Flags().StringVar(dir, "state-dir", "", "daemon state directory to look for a running daemon in (env "+lifecycle.EnvStateDir+")")
 }
 
-// request is the wire request of a plan of dir with the flags given. A
-// replay (--plan-file) takes the saved options for every flag not given.
-func (f *planFlags) request(cmd *cobra.Command, dir string) (*plannerpb.PlanRequest, error) {
-	if err := options.Check(&f.opts, options.CLICaller); err != nil {
+// request is the plan request of dir with the flags given. A replay
+// (--plan-file) takes the saved options for every flag not given.
+func (f *planFlags) request(cmd *cobra.Command, dir string, page bool) (*caller.Plan, error) {
+	p, err := caller.NewPlan(dir, f.opts, options.CLICaller, func(name string) bool { return flagGiven(cmd, name) }, page)
+	var arg *caller.ArgError
+	if errors.As(err, &arg) {
 		return nil, &UsageError{err}
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	o := f.opts
-	if err := contract.Resolve(&o); err != nil {
-		return nil, err
-	}
-	saved, err := contract.Replay(&o, func(name string) bool { return flagGiven(cmd, name) })
-	if err != nil {
-		if flagGiven(cmd, "plan_file") {
-			err = fmt.Errorf("--plan-file: %w", err)
-		}
-		return nil, err
-	}
-	if err := contract.Resolve(&o); err != nil { // the saved mode may be cluster
-		return nil, err
-	}
-	save := o.SaveTo != ""
-	// The files the CLI reads and writes itself are not the daemon's.
-	// plan_file goes with the request (the daemon reads the approvals
-	// beside it); save_to and the page are written here.
-	o.SaveTo, o.Output = "", options.Output{}
-	b, err := contract.EncodeOptions(o)
-	if err != nil {
-		return nil, err
-	}
-	return &plannerpb.PlanRequest{Path: abs, Options: b, Caller: string(options.CLICaller), SavedPlan: saved, Save: save}, nil
+	return p, err
 }
 
 // flagGiven says whether the command line gives the declared option name
@@ -108,53 +83,42 @@ func (f *planFlags) plan(cmd *cobra.Command, dir string, decode bool) (*service.
 // planPage is plan that also returns the page of the plan when page is
 // true (or --html-to is given).
 func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) (*service.Result, []byte, []byte, error) {
-	req, err := f.request(cmd, dir)
+	p, err := f.request(cmd, dir, page)
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	if page || f.opts.ReportHTML != "" {
-		if req.TimeUnix, err = contract.CallerTime(); err != nil {
-			return nil, nil, nil, &UsageError{err}
-		}
-		req.Html = true
 	}
 	b, err := openBackend(cmd, f.stateDir)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer b.close()
-	resp, err := b.Plan(cmd.Context(), req)
+	resp, err := b.Plan(cmd.Context(), p.Request)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("planning in %s: %w", b.who, err)
 	}
-	if to := absPath(f.opts.ReportHTML); to != "" {
-		if _, err := contract.WritePage(to, resp.GetHtml(), false); err != nil {
-			return nil, nil, nil, fmt.Errorf("--html-to %s: %w", f.opts.ReportHTML, err)
-		}
+	w, err := p.Write(resp, false)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	if to := absPath(f.opts.SaveTo); to != "" && resp.GetFailed() {
-		fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: no plan is possible, so none was saved to %s\n", to)
-	} else if to != "" && len(resp.GetSavedPlan()) > 0 {
-		changed, err := contract.WriteSaved(to, resp.GetSavedPlan(), false)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("--save-to: %w", err)
-		}
-		if changed {
-			fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: saved the plan to %s\n", to)
-		} else {
-			fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: %s already holds this plan\n", to)
-		}
-		if f.signWith != "" {
-			if err := approve(cmd.ErrOrStderr(), to, f.signWith, false); err != nil {
-				return nil, nil, nil, fmt.Errorf("--sign-with: %w", err)
-			}
+	stderr := cmd.ErrOrStderr()
+	switch {
+	case w.NotSaved != "":
+		fmt.Fprintf(stderr, "zarf-planner: no plan is possible, so none was saved to %s\n", w.NotSaved)
+	case w.SavedTo != "" && w.SavedChanged:
+		fmt.Fprintf(stderr, "zarf-planner: saved the plan to %s\n", w.SavedTo)
+	case w.SavedTo != "":
+		fmt.Fprintf(stderr, "zarf-planner: %s already holds this plan\n", w.SavedTo)
+	}
+	if f.signWith != "" && w.SavedTo != "" {
+		if err := approve(stderr, w.SavedTo, f.signWith, false); err != nil {
+			return nil, nil, nil, fmt.Errorf("--sign-with: %w", err)
 		}
 	}
 	if !decode {
-		return &service.Result{Failed: resp.GetFailed()}, resp.GetResult(), resp.GetHtml(), nil
+		return &service.Result{Failed: resp.Failed}, resp.Result, resp.Page, nil
 	}
-	res, err := service.DecodeResult("the daemon's result", resp.GetResult())
-	return res, resp.GetResult(), resp.GetHtml(), err
+	res, err := answer.Plan(resp)
+	return res, resp.Result, resp.Page, err
 }
 
 // backend answers the CLI's requests: the running daemon of the state

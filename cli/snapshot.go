@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
@@ -24,7 +23,7 @@ func newSnapshot() *cobra.Command {
 			if output != "json" && output != "yaml" {
 				return &UsageError{fmt.Errorf("-o must be json or yaml, not %q", output)}
 			}
-			cl, err := cluster.Kube{Kubeconfig: kube.Kubeconfig, Context: kube.Context}.Clients()
+			cl, err := kubeOf(kube).Clients()
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -112,19 +111,6 @@ func parseCheck(s string) (barrier.Ref, error) {
 		return barrier.Ref{}, fmt.Errorf("--check %q is not %s", s, checkForm)
 	}
 	return r, nil
-}
-
-// encodeChecks is the wire's checks of the references given (nil for
-// none): the JSON list of {kind, name, namespace} the module sends too.
-func encodeChecks(refs []barrier.Ref) ([]byte, error) {
-	if len(refs) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(refs)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the checks: %w", err)
-	}
-	return b, nil
 }
 
 // checksValue is the repeatable --check: the references given, in order.

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/colonel-byte/zarf-planner/barrier"
+	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/module/ansible"
 	"github.com/colonel-byte/zarf-planner/module/specs"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -317,10 +318,12 @@ func TestVocabularyChecksHaveOneShape(t *testing.T) {
 	if err := wait.ParseFlags(args); err != nil {
 		t.Fatal(err)
 	}
-	fromCLI, err := encodeChecks(*wait.Flags().Lookup("check").Value.(*checksValue).refs)
+	// The CLI: what its wait sends (caller.Wait, as cli/wait.go fills it).
+	req, err := caller.Wait{Checks: *wait.Flags().Lookup("check").Value.(*checksValue).refs, Timeout: time.Second}.Request()
 	if err != nil {
 		t.Fatal(err)
 	}
+	fromCLI := req.Checks
 	// The module: validated by its spec, sent as module/main.go's wait
 	// sends them.
 	inv, err := specs.All()[specs.Barrier].Validate(map[string]any{"checks": items})

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -9,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/colonel-byte/zarf-planner/barrier"
-	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/caller"
+	"github.com/colonel-byte/zarf-planner/caller/answer"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/render"
 	"github.com/colonel-byte/zarf-planner/strictjson"
@@ -40,15 +39,11 @@ func newWait() *cobra.Command {
 				}
 				b.Workloads = append(b.Workloads, barrier.Workload{Kind: parts[0], Namespace: parts[1], Name: parts[2]})
 			}
-			barrierJSON, err := json.Marshal(b)
-			if err != nil {
-				return err
+			w := caller.Wait{Barrier: b, Cluster: kube, Timeout: timeout}
+			if len(checks) > 0 {
+				w.Checks = checks
 			}
-			checksJSON, err := encodeChecks(checks)
-			if err != nil {
-				return err
-			}
-			seconds, err := options.WholeSeconds(timeout)
+			req, err := w.Request()
 			if err != nil {
 				return &UsageError{fmt.Errorf("--timeout: %w", err)}
 			}
@@ -57,15 +52,12 @@ func newWait() *cobra.Command {
 				return err
 			}
 			defer be.close()
-			resp, err := be.Wait(cmd.Context(), &plannerpb.WaitRequest{Barrier: barrierJSON, Checks: checksJSON, Kubeconfig: contract.CallerKubeconfig(kube.Kubeconfig), Context: contract.CallerContext(kube.Context), TimeoutSeconds: seconds})
+			resp, err := be.Wait(cmd.Context(), req)
 			if err != nil {
 				return fmt.Errorf("waiting in %s: %w", be.who, err)
 			}
-			var res struct {
-				barrier.Result
-				Msg string `json:"msg"`
-			}
-			if err := strictjson.UnmarshalPart("the barrier's result", resp.GetResult(), &res); err != nil {
+			res, err := answer.Barrier(resp)
+			if err != nil {
 				return err
 			}
 			for _, c := range res.Checks {
@@ -75,7 +67,7 @@ func newWait() *cobra.Command {
 				}
 				render.Printf(cmd.OutOrStdout(), "%s %s %s: %s (%s)\n", mark, c.Kind, c.Name, c.State, c.Waited)
 			}
-			if resp.GetFailed() {
+			if resp.Failed {
 				fmt.Fprintf(cmd.ErrOrStderr(), "zarf-planner: %s\n", res.Msg)
 				return errNoPlan
 			}

@@ -1,7 +1,9 @@
 // Package contract is the wire contract between the zarf-planner daemon and
-// its clients: the go-plugin handshake, the plugin map, and the gRPC adapters
-// for the Planner service defined in plannerpb. It holds no planning logic,
-// so the Ansible module can import it and stay small.
+// its clients: the Planner interface in its requests' and answers' own
+// types (planner.go), the go-plugin handshake, the plugin map, and the one
+// adapter that carries them as the gRPC service of plannerpb (wire.go).
+// It holds no planning logic, so the Ansible module can import it and
+// stay small.
 package contract
 
 import (
@@ -52,16 +54,6 @@ func WindowServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.InitialWindowSize(flowWindow), grpc.InitialConnWindowSize(flowWindow), grpc.MaxRecvMsgSize(MaxRequest)}
 }
 
-// Planner is what the daemon serves. Every method takes the caller's
-// context first: its deadline and cancellation reach the daemon.
-type Planner interface {
-	Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error)
-	Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error)
-	CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error)
-	Wait(ctx context.Context, req *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error)
-	Status(ctx context.Context) (*plannerpb.StatusResponse, error)
-}
-
 // Plugins is the plugin map for go-plugin. On the daemon side Impl is set;
 // clients use it with Impl nil.
 func Plugins(impl Planner) plugin.PluginSet {
@@ -75,68 +67,12 @@ type grpcPlugin struct {
 }
 
 func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	plannerpb.RegisterPlannerServer(s, &server{impl: p.impl})
+	plannerpb.RegisterPlannerServer(s, &wireServer{impl: p.impl})
 	return nil
 }
 
 func (p *grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return &Client{rpc: plannerpb.NewPlannerClient(c)}, nil
-}
-
-// server exposes a Planner as the gRPC service.
-type server struct {
-	plannerpb.UnimplementedPlannerServer
-	impl Planner
-}
-
-func (s *server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
-	return s.impl.Plan(ctx, req)
-}
-
-func (s *server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
-	return s.impl.Inspect(ctx, req)
-}
-
-func (s *server) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
-	return s.impl.CacheWarm(ctx, req)
-}
-
-func (s *server) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
-	return s.impl.Wait(ctx, req)
-}
-
-func (s *server) Status(ctx context.Context, _ *plannerpb.StatusRequest) (*plannerpb.StatusResponse, error) {
-	return s.impl.Status(ctx)
-}
-
-// Client is the client side of the Planner service.
-type Client struct {
-	rpc plannerpb.PlannerClient
-}
-
-// Plan calls the daemon's Plan.
-func (c *Client) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
-	return c.rpc.Plan(ctx, req)
-}
-
-// Inspect calls the daemon's Inspect.
-func (c *Client) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
-	return c.rpc.Inspect(ctx, req)
-}
-
-// CacheWarm calls the daemon's CacheWarm.
-func (c *Client) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
-	return c.rpc.CacheWarm(ctx, req)
-}
-
-// Wait calls the daemon's Wait.
-func (c *Client) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
-	return c.rpc.Wait(ctx, req)
-}
-
-// Status calls the daemon's Status.
-func (c *Client) Status(ctx context.Context) (*plannerpb.StatusResponse, error) {
-	return c.rpc.Status(ctx, &plannerpb.StatusRequest{})
+	return &wireClient{rpc: plannerpb.NewPlannerClient(c)}, nil
 }
 
 // ShutdownMethod is go-plugin's controller RPC that stops a plugin server.

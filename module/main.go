@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -24,10 +25,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/colonel-byte/zarf-planner/buildinfo"
-	"github.com/colonel-byte/zarf-planner/cache/kept"
+	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/module/ansible"
 	"github.com/colonel-byte/zarf-planner/module/specs"
@@ -168,6 +167,37 @@ func call[T any](ctx context.Context, args map[string]any, conn **lifecycle.Conn
 	}
 }
 
+// ask reaches the daemon (connect: the call's timeout bounds it all) and
+// makes one request of it (call: again of a fresh daemon when the first
+// never began it). A failure is the message the module fails with: the
+// daemon's own for the codes in refusals (it refused the request), else
+// what became of the call about what (callError). done closes the
+// connection that answered.
+func ask[T any](ctx context.Context, args map[string]any, what string, refusals []codes.Code, f func(context.Context, contract.Planner) (T, error)) (resp T, conn *lifecycle.Conn, done func(), err error) {
+	ctx, cancel, conn, err := connect(ctx, args)
+	if err != nil {
+		return resp, nil, nil, err
+	}
+	done = func() {
+		conn.Close()
+		cancel()
+	}
+	resp, err = call(ctx, args, &conn, func(p contract.Planner) (T, error) { return f(ctx, p) })
+	if _, ok := err.(*unreachable); ok {
+		done()
+		return resp, nil, nil, err
+	}
+	if err != nil {
+		msg := callError(err, ctx, conn, what, 0)
+		if st, ok := status.FromError(err); ok && slices.Contains(refusals, st.Code()) {
+			msg = st.Message()
+		}
+		done()
+		return resp, nil, nil, errors.New(msg)
+	}
+	return resp, conn, done, nil
+}
+
 // wait runs zarf_readiness_barrier: it asks the daemon to watch the
 // caller's cluster until the barrier holds. Waiting only reads, so check
 // mode waits the same and changed is always false.
@@ -179,44 +209,31 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	}
 	// The daemon reads both: a plan item's barrier, and checks listed by
 	// hand ({kind, name, namespace}), which it adds to the barrier.
-	var barrierJSON, checksJSON []byte
-	var err error
+	waitFor := args["timeout"].(int64)
+	w := caller.Wait{Cluster: options.Cluster{Kubeconfig: str(args["kubeconfig"]), Context: str(args["context"])}, Timeout: time.Duration(waitFor) * time.Second}
 	if b, ok := args["barrier"].(map[string]any); ok {
-		if barrierJSON, err = json.Marshal(b); err != nil {
-			return fail("encoding the barrier: %v", err)
-		}
+		w.Barrier = b
 	}
 	if c, ok := args["checks"].([]any); ok {
-		if checksJSON, err = json.Marshal(c); err != nil {
-			return fail("encoding the checks: %v", err)
-		}
+		w.Checks = c
 	}
-	waitFor := args["timeout"].(int64)
+	req, err := w.Request()
+	if err != nil {
+		return fail("%v", err)
+	}
 	// The call itself may outlive the wait by a little (start-up, reporting).
 	args["timeout"] = waitFor + 30
-	ctx, cancel, conn, err := connect(ctx, args)
+	resp, conn, done, err := ask(ctx, args, "the barrier", []codes.Code{codes.FailedPrecondition, codes.InvalidArgument}, func(ctx context.Context, p contract.Planner) (*contract.WaitAnswer, error) {
+		return p.Wait(ctx, req)
+	})
 	if err != nil {
 		return fail("%v", err)
 	}
-	defer cancel()
-	defer func() { conn.Close() }()
-	req := &plannerpb.WaitRequest{
-		Barrier: barrierJSON, Checks: checksJSON, Kubeconfig: contract.CallerKubeconfig(str(args["kubeconfig"])), Context: contract.CallerContext(str(args["context"])), TimeoutSeconds: waitFor,
-	}
-	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.WaitResponse, error) { return p.Wait(ctx, req) })
-	if _, ok := err.(*unreachable); ok {
-		return fail("%v", err)
-	}
-	if err != nil {
-		if st, ok := status.FromError(err); ok && (st.Code() == codes.FailedPrecondition || st.Code() == codes.InvalidArgument) {
-			return fail("%s", st.Message())
-		}
-		return fail("%s", callError(err, ctx, conn, "the barrier", 0))
-	}
-	if err := ansible.PrintMerged(stdout, resp.GetResult(), map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}, nil); err != nil {
+	defer done()
+	if err := ansible.PrintMerged(stdout, resp.Result, map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}, nil); err != nil {
 		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
-	if resp.GetFailed() {
+	if resp.Failed {
 		return 1
 	}
 	return 0
@@ -231,42 +248,32 @@ func warm(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
 		return 1
 	}
-	dir, err := filepath.Abs(str(args["path"]))
-	if err != nil {
-		return fail("resolving path %s: %v", args["path"], err)
-	}
-	ctx, cancel, conn, err := connect(ctx, args)
-	if err != nil {
-		return fail("%v", err)
-	}
-	defer cancel()
-	defer func() { conn.Close() }()
-	req := &plannerpb.CacheWarmRequest{
-		Paths: []string{dir}, Prune: args["prune"].(bool), CheckMode: inv.CheckMode,
+	req, err := caller.Warm{
+		Paths: []string{str(args["path"])}, Prune: args["prune"].(bool), Check: inv.CheckMode,
 		CacheDir: str(args["cache_dir"]), Forget: str(args["state"]) == "absent",
-	}
-	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.CacheWarmResponse, error) { return p.CacheWarm(ctx, req) })
-	if _, ok := err.(*unreachable); ok {
+	}.Request()
+	if err != nil {
 		return fail("%v", err)
 	}
+	resp, conn, done, err := ask(ctx, args, req.Paths[0], []codes.Code{codes.FailedPrecondition}, func(ctx context.Context, p contract.Planner) (*contract.WarmAnswer, error) {
+		return p.CacheWarm(ctx, req)
+	})
 	if err != nil {
-		if st, ok := status.FromError(err); ok && st.Code() == codes.FailedPrecondition {
-			return fail("%s", st.Message())
-		}
-		return fail("%s", callError(err, ctx, conn, dir, 0))
+		return fail("%v", err)
 	}
-	if err := strictjson.Valid("the daemon's answer", resp.GetResult()); err != nil {
+	defer done()
+	if err := strictjson.Valid("the daemon's answer", resp.Result); err != nil {
 		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
 	var result map[string]any
-	dec := json.NewDecoder(strings.NewReader(string(resp.GetResult())))
+	dec := json.NewDecoder(strings.NewReader(string(resp.Result)))
 	dec.UseNumber()
 	if err := dec.Decode(&result); err != nil {
 		return fail("the daemon (pid %d) returned a result that is not JSON: %v", conn.State.Pid, err)
 	}
-	result["changed"] = resp.GetChanged()
+	result["changed"] = resp.Changed
 	result["invocation"] = invocation
-	if inv.Diff && resp.GetChanged() {
+	if inv.Diff && resp.Changed {
 		var lines []string
 		for _, a := range result["added"].([]any) {
 			lines = append(lines, "+ "+str(a))
@@ -288,35 +295,22 @@ func info(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
 		return 1
 	}
-	dir, err := filepath.Abs(str(args["path"]))
-	if err != nil {
-		return fail("resolving path %s: %v", args["path"], err)
-	}
-	ctx, cancel, conn, err := connect(ctx, args)
+	req, err := caller.Inspect{
+		Path: str(args["path"]), Cache: options.Cache{CacheDir: str(args["cache_dir"]), UseCache: args["use_cache"].(bool)},
+		Catalog: true, Markdown: args["markdown"].(bool), PublicKey: str(args["public_key"]),
+	}.Request()
 	if err != nil {
 		return fail("%v", err)
 	}
-	defer cancel()
-	defer func() { conn.Close() }()
-	key := str(args["public_key"])
-	if key != "" {
-		if key, err = filepath.Abs(key); err != nil {
-			return fail("resolving public_key %s: %v", args["public_key"], err)
-		}
-	}
-	req := &plannerpb.InspectRequest{Path: dir, CacheDir: str(args["cache_dir"]), UseCache: args["use_cache"].(bool), Catalog: true, Markdown: args["markdown"].(bool), PublicKey: key}
-	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.InspectResponse, error) { return p.Inspect(ctx, req) })
-	if _, ok := err.(*unreachable); ok {
+	resp, conn, done, err := ask(ctx, args, req.Path, []codes.Code{codes.FailedPrecondition}, func(ctx context.Context, p contract.Planner) (*contract.Document, error) {
+		return p.Inspect(ctx, req)
+	})
+	if err != nil {
 		return fail("%v", err)
 	}
-	if err != nil {
-		if st, ok := status.FromError(err); ok && st.Code() == codes.FailedPrecondition {
-			return fail("%s", st.Message())
-		}
-		return fail("%s", callError(err, ctx, conn, dir, 0))
-	}
+	defer done()
 	// The catalog can be megabytes: add our keys without decoding it.
-	if err := ansible.PrintMerged(stdout, resp.GetResult(), map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}, nil); err != nil {
+	if err := ansible.PrintMerged(stdout, resp.Result, map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}, nil); err != nil {
 		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
 	return 0
@@ -356,7 +350,11 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	if err != nil {
 		return fail("resolving path %s: %v", args["path"], err)
 	}
-	req, files, err := specs.PlanRequest(dir, args, raw)
+	o, err := specs.PlanOptions(args)
+	if err != nil {
+		return fail("%v", err)
+	}
+	p, err := caller.NewPlan(dir, o, options.ModuleCaller, func(name string) bool { return specs.Given(raw, name) }, false)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -365,7 +363,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	if _, err := timeoutOf(args); err != nil {
 		return fail("%v", err)
 	}
-	if doc, failed, ok := keptPlan(req); ok {
+	if doc, failed, ok := p.Kept(); ok {
 		extra := map[string]any{"changed": false, "invocation": invocation, "daemon": keptResult(args)}
 		if len(inv.Deprecations) > 0 {
 			extra["deprecations"] = inv.Deprecations
@@ -383,50 +381,38 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 			return fail("writing the result: %v", err)
 		}
 	}
-	ctx, cancel, conn, err := connect(ctx, args)
+	resp, conn, done, err := ask(ctx, args, dir, nil, func(ctx context.Context, pl contract.Planner) (*contract.PlanAnswer, error) {
+		return pl.Plan(ctx, p.Request)
+	})
 	if err != nil {
 		return fail("%v", err)
 	}
-	defer cancel()
-	defer func() { conn.Close() }()
-	resp, err := call(ctx, args, &conn, func(p contract.Planner) (*plannerpb.PlanResponse, error) { return p.Plan(ctx, req) })
-	if _, ok := err.(*unreachable); ok {
-		return fail("%v", err)
-	}
-	if err != nil {
-		return fail("%s", callError(err, ctx, conn, dir, 0))
-	}
+	defer done()
 	// The document can be megabytes: add our keys without decoding it.
 	extra := map[string]any{"changed": false, "invocation": invocation, "daemon": daemonResult(args, conn)}
-	if files.PlanFile != "" {
-		extra["plan_file"] = files.PlanFile
+	if p.Files.PlanFile != "" {
+		extra["plan_file"] = p.Files.PlanFile
 	}
-	if files.SaveTo != "" && len(resp.GetSavedPlan()) > 0 {
-		changed, err := contract.WriteSaved(files.SaveTo, resp.GetSavedPlan(), inv.CheckMode)
-		if err != nil {
-			return fail("save_to: %v", err)
-		}
-		extra["changed"] = changed
-		extra["saved_plan"] = files.SaveTo
+	written, err := p.Write(resp, inv.CheckMode)
+	if err != nil {
+		return fail("%v", err)
 	}
-	// A failed plan has its page too: the failure drawn.
-	if files.ReportHTML != "" {
-		changed, err := contract.WritePage(files.ReportHTML, resp.GetHtml(), inv.CheckMode)
-		if err != nil {
-			return fail("html_to %s: %v", files.ReportHTML, err)
-		}
-		extra["changed"] = extra["changed"] == true || changed
+	extra["changed"] = written.Changed()
+	if written.SavedTo != "" {
+		extra["saved_plan"] = written.SavedTo
+	}
+	if written.Page != "" {
 		// page is the page's path; report_html, its former key, goes
 		// with the option's former name.
-		extra["page"], extra["report_html"] = files.ReportHTML, files.ReportHTML
+		extra["page"], extra["report_html"] = written.Page, written.Page
 	}
 	if len(inv.Deprecations) > 0 {
 		extra["deprecations"] = inv.Deprecations
 	}
-	if err := ansible.PrintMerged(stdout, resp.GetResult(), extra, contract.PlanResultKey); err != nil {
+	if err := ansible.PrintMerged(stdout, resp.Result, extra, contract.PlanResultKey); err != nil {
 		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
-	if resp.GetFailed() {
+	if resp.Failed {
 		return 1
 	}
 	return 0
@@ -468,40 +454,6 @@ func daemonResult(args map[string]any, conn *lifecycle.Conn) map[string]any {
 		res["replaced"] = conn.Replaced
 	}
 	return res
-}
-
-// keptPlan answers a plan request without a daemon when a daemon of this
-// build kept the document of the same question about the directory
-// unchanged since (package kept): the same key the daemon looks up first,
-// in the same cache directory (cache_dir, else ZARF_PLANNER_CACHE_DIR,
-// else the user's cache directory), which must be this user's alone.
-// Requests that ask for more than the document (a page, a saved plan, a
-// replay), that may not use the cache, or that read the cluster always go
-// to the daemon.
-func keptPlan(req *plannerpb.PlanRequest) (doc []byte, failed, ok bool) {
-	if req.GetHtml() || req.GetSave() || len(req.GetSavedPlan()) > 0 {
-		return nil, false, false
-	}
-	o, err := contract.DecodeOptions(req.GetOptions())
-	if err != nil || !o.UseCache || o.Mode == options.ModeCluster || o.Snapshot != "" {
-		return nil, false, false
-	}
-	dir := o.CacheDir
-	if dir == "" {
-		if dir, err = kept.DefaultCacheDir(); err != nil {
-			return nil, false, false
-		}
-	}
-	store, err := kept.Open(dir, false)
-	if err != nil {
-		return nil, false, false
-	}
-	defer store.Close()
-	key, _, err := kept.PlanKey(kept.Question{Build: buildinfo.ID, Path: req.GetPath(), Plan: o.Plan, Read: o.Read, Caller: options.Caller(req.GetCaller())})
-	if err != nil {
-		return nil, false, false
-	}
-	return store.Load(key)
 }
 
 // keptResult is the daemon key of a result the module answered from a

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
@@ -229,8 +229,8 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 }
 
 // direct is the document a server in this process gives for options set
-// (by name), asked by caller: the reference.
-func direct(t *testing.T, dir string, set map[string]any, caller options.Caller) string {
+// (by name), asked by who: the reference.
+func direct(t *testing.T, dir string, set map[string]any, who options.Caller) string {
 	t.Helper()
 	b, err := json.Marshal(set)
 	if err != nil {
@@ -240,20 +240,16 @@ func direct(t *testing.T, dir string, set map[string]any, caller options.Caller)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := contract.Resolve(&o); err != nil {
-		t.Fatal(err)
-	}
-	enc, err := contract.EncodeOptions(o)
-	if err != nil {
+	if err := caller.Resolve(&o); err != nil {
 		t.Fatal(err)
 	}
 	srv := server.New(server.Config{DefaultCache: os.Getenv("ZARF_PLANNER_CACHE_DIR")})
 	defer srv.Close()
-	resp, err := srv.Plan(context.Background(), &plannerpb.PlanRequest{Path: dir, Options: enc, Caller: string(caller)})
+	resp, err := srv.Plan(context.Background(), &contract.PlanRequest{Path: dir, Options: o, Caller: who})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return canonical(t, resp.GetResult(), nil)
+	return canonical(t, resp.Result, nil)
 }
 
 // viaCLI plans through `zarf-planner plan -o json` with a flag per option,
@@ -301,17 +297,13 @@ func writeSaved(t *testing.T, dir string, set map[string]any, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc, err := contract.EncodeOptions(o)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv := server.New(server.Config{DefaultCache: os.Getenv("ZARF_PLANNER_CACHE_DIR")})
 	defer srv.Close()
-	resp, err := srv.Plan(context.Background(), &plannerpb.PlanRequest{Path: dir, Options: enc, Caller: string(options.ModuleCaller), Save: true})
-	if err != nil || len(resp.GetSavedPlan()) == 0 {
-		t.Fatalf("saving: %v (%s)", err, resp.GetResult())
+	resp, err := srv.Plan(context.Background(), &contract.PlanRequest{Path: dir, Options: o, Caller: options.ModuleCaller, Save: true})
+	if err != nil || len(resp.SavedPlan) == 0 {
+		t.Fatalf("saving: %v (%s)", err, resp.Result)
 	}
-	if err := os.WriteFile(path, resp.GetSavedPlan(), 0o644); err != nil {
+	if err := os.WriteFile(path, resp.SavedPlan, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/privdir"
 )
@@ -140,7 +140,7 @@ func draining(state string) func() bool {
 			return true
 		}
 		defer c.Close()
-		_, err = c.Planner.Inspect(context.Background(), &plannerpb.InspectRequest{Path: "/nonexistent"})
+		_, err = c.Planner.Inspect(context.Background(), &contract.InspectRequest{Path: "/nonexistent"})
 		return status.Code(err) == codes.Unavailable
 	}
 }

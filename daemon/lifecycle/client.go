@@ -24,7 +24,6 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
@@ -353,8 +352,8 @@ func (sd *stateDir) attach(ctx context.Context) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.BuildId != buildinfo.ID {
-		ob := &otherBuild{proc: c.proc, theirs: st.BuildId, version: st.Version}
+	if st.BuildID != buildinfo.ID {
+		ob := &otherBuild{proc: c.proc, theirs: st.BuildID, version: st.Version}
 		c.proc = nil
 		c.Close()
 		return nil, ob
@@ -364,7 +363,7 @@ func (sd *stateDir) attach(ctx context.Context) (*Conn, error) {
 
 // dial connects to the daemon named by the state file, of any build,
 // proves it (dialDaemon) and asks its status.
-func (sd *stateDir) dial(ctx context.Context) (*Conn, *plannerpb.StatusResponse, error) {
+func (sd *stateDir) dial(ctx context.Context) (*Conn, *contract.Status, error) {
 	s, err := sd.readState()
 	if err != nil {
 		return nil, nil, err
@@ -390,7 +389,7 @@ func (sd *stateDir) dial(ctx context.Context) (*Conn, *plannerpb.StatusResponse,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)))
 	gc, err := grpc.NewClient("passthrough:///zarf-planner-daemon", opts...)
-	fail := func(err error) (*Conn, *plannerpb.StatusResponse, error) {
+	fail := func(err error) (*Conn, *contract.Status, error) {
 		c.Close()
 		return nil, nil, err
 	}
@@ -546,7 +545,7 @@ const statusTimeout = 5 * time.Second
 
 // Status reports the daemon of a state directory: its published state and
 // what it answers over its socket. It starts nothing.
-func Status(ctx context.Context, dir string) (*State, *plannerpb.StatusResponse, error) {
+func Status(ctx context.Context, dir string) (*State, *contract.Status, error) {
 	sd, err := openStateDir(dir, false)
 	if err != nil {
 		return nil, nil, err

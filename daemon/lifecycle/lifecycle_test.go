@@ -16,7 +16,6 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 )
 
 // echo is a trivial Planner for exercising the daemon's lifecycle. When
@@ -26,7 +25,7 @@ type echo struct {
 	release <-chan struct{}
 }
 
-func (e echo) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
+func (e echo) Plan(ctx context.Context, req *contract.PlanRequest) (*contract.PlanAnswer, error) {
 	if e.started != nil {
 		e.started <- struct{}{}
 		select {
@@ -35,23 +34,23 @@ func (e echo) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.
 			return nil, ctx.Err()
 		}
 	}
-	return &plannerpb.PlanResponse{Result: []byte(`{"path":"` + req.GetPath() + `"}`)}, nil
+	return &contract.PlanAnswer{Result: []byte(`{"path":"` + req.Path + `"}`)}, nil
 }
 
-func (echo) Inspect(_ context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
-	return &plannerpb.InspectResponse{Result: []byte(req.GetPath())}, nil
+func (echo) Inspect(_ context.Context, req *contract.InspectRequest) (*contract.Document, error) {
+	return &contract.Document{Result: []byte(req.Path)}, nil
 }
 
-func (echo) CacheWarm(context.Context, *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
-	return &plannerpb.CacheWarmResponse{}, nil
+func (echo) CacheWarm(context.Context, *contract.WarmRequest) (*contract.WarmAnswer, error) {
+	return &contract.WarmAnswer{}, nil
 }
 
-func (echo) Wait(context.Context, *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
-	return &plannerpb.WaitResponse{}, nil
+func (echo) Wait(context.Context, *contract.WaitRequest) (*contract.WaitAnswer, error) {
+	return &contract.WaitAnswer{}, nil
 }
 
-func (echo) Status(context.Context) (*plannerpb.StatusResponse, error) {
-	return &plannerpb.StatusResponse{}, nil
+func (echo) Status(context.Context) (*contract.Status, error) {
+	return &contract.Status{}, nil
 }
 
 func shortDir(t *testing.T) string {
@@ -118,7 +117,7 @@ func TestGoPluginCloseDoesNotStopTheSharedDaemon(t *testing.T) {
 		t.Fatalf("daemon gone after a client's Close: %v", err)
 	}
 	defer c.Close()
-	resp, err := c.Planner.Plan(context.Background(), &plannerpb.PlanRequest{Path: "/x"})
+	resp, err := c.Planner.Plan(context.Background(), &contract.PlanRequest{Path: "/x"})
 	if err != nil || string(resp.Result) != `{"path":"/x"}` {
 		t.Errorf("Plan = %v, %v", resp, err)
 	}
@@ -161,7 +160,7 @@ func TestInFlightRequestFinishesBeforeExit(t *testing.T) {
 	defer c.Close()
 	result := make(chan error, 1)
 	go func() {
-		_, err := c.Planner.Plan(context.Background(), &plannerpb.PlanRequest{Path: "/slow"})
+		_, err := c.Planner.Plan(context.Background(), &contract.PlanRequest{Path: "/slow"})
 		result <- err
 	}()
 	<-started

@@ -25,7 +25,6 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 )
 
@@ -194,14 +193,14 @@ func TestADrainingDaemonSaysSoAndKeepsItsLock(t *testing.T) {
 	defer c.Close()
 	result := make(chan error, 1)
 	go func() {
-		_, err := c.Planner.Plan(context.Background(), &plannerpb.PlanRequest{Path: "/slow"})
+		_, err := c.Planner.Plan(context.Background(), &contract.PlanRequest{Path: "/slow"})
 		result <- err
 	}()
 	<-started
 	cancel() // like SIGTERM: drain, then exit
 	// Draining has begun once a request is refused.
 	for {
-		_, err := c.Planner.Inspect(context.Background(), &plannerpb.InspectRequest{Path: "/x"})
+		_, err := c.Planner.Inspect(context.Background(), &contract.InspectRequest{Path: "/x"})
 		if status.Code(err) == codes.Unavailable && strings.Contains(err.Error(), Draining) {
 			break
 		}

@@ -97,7 +97,7 @@ func Serve(ctx context.Context, opts ServeOptions) (err error) {
 	}
 	defer func() { err = errors.Join(err, socks.Close()) }()
 
-	t := &tracker{impl: opts.Impl, started: time.Now(), last: time.Now(), pid: os.Getpid()}
+	t := &tracker{Planner: opts.Impl, started: time.Now(), last: time.Now(), pid: os.Getpid()}
 	srv, err := listen(ctx, socks, t, log)
 	if err != nil {
 		return err
@@ -265,7 +265,9 @@ func serveUntilDone(ctx context.Context, t *tracker, srv *server, idle time.Dura
 // tracker counts requests for the idle timeout and the drain, refuses
 // go-plugin's Shutdown, and answers Status.
 type tracker struct {
-	impl     contract.Planner
+	// Planner answers every request; the tracker adds who the daemon
+	// is to Status.
+	contract.Planner
 	started  time.Time
 	pid      int
 	mu       sync.Mutex
@@ -384,36 +386,16 @@ func (t *tracker) waitIdle() {
 	}
 }
 
-// Plan passes the request to the implementation.
-func (t *tracker) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
-	return t.impl.Plan(ctx, req)
-}
-
-// Inspect passes the request to the implementation.
-func (t *tracker) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
-	return t.impl.Inspect(ctx, req)
-}
-
-// CacheWarm passes the request to the implementation.
-func (t *tracker) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
-	return t.impl.CacheWarm(ctx, req)
-}
-
-// Wait passes the request to the implementation.
-func (t *tracker) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
-	return t.impl.Wait(ctx, req)
-}
-
 // Status answers for the daemon itself (pid, build, requests) with the
 // implementation's counters.
-func (t *tracker) Status(ctx context.Context) (*plannerpb.StatusResponse, error) {
-	st, err := t.impl.Status(ctx)
+func (t *tracker) Status(ctx context.Context) (*contract.Status, error) {
+	st, err := t.Planner.Status(ctx)
 	if err != nil {
 		return nil, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	st.Pid, st.BuildId, st.ProtocolVersion, st.Version = int64(t.pid), buildinfo.ID, contract.ProtocolVersion, buildinfo.Version
+	st.Pid, st.BuildID, st.ProtocolVersion, st.Version = int64(t.pid), buildinfo.ID, contract.ProtocolVersion, buildinfo.Version
 	st.StartedUnix, st.Requests, st.Inflight = t.started.Unix(), t.requests, int64(t.inflight)
 	st.Goroutines = int64(runtime.NumGoroutine())
 	return st, nil

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
@@ -22,18 +21,13 @@ func BenchmarkWarmPlanDaemon(b *testing.B) {
 	}
 	d := New(Config{DefaultCache: filepath.Join(b.TempDir(), "cache")})
 	b.Cleanup(func() { d.Close() })
-	o := options.Defaults()
-	enc, err := contract.EncodeOptions(o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	req := &plannerpb.PlanRequest{Path: dir, Options: enc}
+	req := &contract.PlanRequest{Path: dir, Options: options.Defaults()}
 	if _, err := d.Plan(context.Background(), req); err != nil { // cold: fills the cache and the memo
 		b.Fatal(err)
 	}
 	for b.Loop() {
 		resp, err := d.Plan(context.Background(), req)
-		if err != nil || resp.GetFailed() {
+		if err != nil || resp.Failed {
 			b.Fatal(err)
 		}
 	}
@@ -52,11 +46,7 @@ func BenchmarkFirstPlanDaemon(b *testing.B) {
 		b.Skip("run make bench-cache first to build the archives")
 	}
 	cacheDir := filepath.Join(b.TempDir(), "cache")
-	enc, err := contract.EncodeOptions(options.Defaults())
-	if err != nil {
-		b.Fatal(err)
-	}
-	req := &plannerpb.PlanRequest{Path: dir, Options: enc}
+	req := &contract.PlanRequest{Path: dir, Options: options.Defaults()}
 	warm := New(Config{DefaultCache: cacheDir})
 	if _, err := warm.Plan(context.Background(), req); err != nil { // fills the cache
 		b.Fatal(err)
@@ -67,7 +57,7 @@ func BenchmarkFirstPlanDaemon(b *testing.B) {
 	for b.Loop() {
 		d := New(Config{DefaultCache: cacheDir})
 		resp, err := d.Plan(context.Background(), req)
-		if err != nil || resp.GetFailed() {
+		if err != nil || resp.Failed {
 			b.Fatal(err)
 		}
 		if err := d.Close(); err != nil {

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -22,29 +21,21 @@ import (
 
 // planReq is a module's plan request of dir for amd64 (whatever the host),
 // with the options set changes.
-func planReq(t *testing.T, dir string, set ...func(*options.Request)) *plannerpb.PlanRequest {
+func planReq(t *testing.T, dir string, set ...func(*options.Request)) *contract.PlanRequest {
 	t.Helper()
 	o := options.Defaults()
 	o.Architecture = "amd64"
 	for _, f := range set {
 		f(&o)
 	}
-	b, err := contract.EncodeOptions(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &plannerpb.PlanRequest{Path: dir, Options: b, Caller: string(options.ModuleCaller)}
+	return &contract.PlanRequest{Path: dir, Options: o, Caller: options.ModuleCaller}
 }
 
 // fresh plans req in process with neither cache nor memo: the reference
 // every answer must equal.
-func fresh(t *testing.T, req *plannerpb.PlanRequest) *service.Result {
+func fresh(t *testing.T, req *contract.PlanRequest) *service.Result {
 	t.Helper()
-	o, err := contract.DecodeOptions(req.GetOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	read, early, err := service.Read(context.Background(), service.NewRequest(req.GetPath(), o, options.Caller(req.GetCaller())))
+	read, early, err := service.Read(context.Background(), service.NewRequest(req.Path, req.Options, req.Caller))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +93,7 @@ func memoDaemon(t *testing.T) *Server {
 // reference, in process with neither, and fails unless the documents are
 // byte-identical. It returns the daemon's document and whether the memo
 // answered.
-func planBoth(t *testing.T, d *Server, req *plannerpb.PlanRequest) (doc []byte, memoized bool) {
+func planBoth(t *testing.T, d *Server, req *contract.PlanRequest) (doc []byte, memoized bool) {
 	t.Helper()
 	hits, _ := d.memo.Stats()
 	resp, err := d.Plan(context.Background(), req)
@@ -115,13 +106,13 @@ func planBoth(t *testing.T, d *Server, req *plannerpb.PlanRequest) (doc []byte, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(resp.GetResult(), want) {
-		t.Fatalf("the daemon's plan differs from a fresh plan without cache or memo:\ndaemon: %.600s\nfresh:  %.600s", resp.GetResult(), want)
+	if !bytes.Equal(resp.Result, want) {
+		t.Fatalf("the daemon's plan differs from a fresh plan without cache or memo:\ndaemon: %.600s\nfresh:  %.600s", resp.Result, want)
 	}
-	if resp.GetFailed() != ref.Failed {
-		t.Fatalf("daemon failed=%v, fresh plan failed=%v", resp.GetFailed(), ref.Failed)
+	if resp.Failed != ref.Failed {
+		t.Fatalf("daemon failed=%v, fresh plan failed=%v", resp.Failed, ref.Failed)
 	}
-	return resp.GetResult(), after > hits
+	return resp.Result, after > hits
 }
 
 func TestMemoNeverServesAStalePlan(t *testing.T) {
@@ -214,7 +205,7 @@ func TestMemoKeysOnTheRequest(t *testing.T) {
 	constrained := planReq(t, dir, func(o *options.Request) { o.Constraints = map[string]string{"operator-cert-manager": "<1.14.0"} })
 	other := planReq(t, dir, func(o *options.Request) { o.Architecture = "arm64" })
 	docs := map[string]bool{}
-	for _, r := range []*plannerpb.PlanRequest{all, some, constrained, other} {
+	for _, r := range []*contract.PlanRequest{all, some, constrained, other} {
 		doc, memo := planBoth(t, d, r)
 		if memo {
 			t.Fatalf("request %v was answered with another request's plan", r)
@@ -224,7 +215,7 @@ func TestMemoKeysOnTheRequest(t *testing.T) {
 	if len(docs) != 4 {
 		t.Fatalf("four different requests gave %d different documents", len(docs))
 	}
-	for _, r := range []*plannerpb.PlanRequest{all, some, constrained, other} {
+	for _, r := range []*contract.PlanRequest{all, some, constrained, other} {
 		if _, memo := planBoth(t, d, r); !memo {
 			t.Fatalf("request %v asked again was not answered from the memo", r)
 		}
@@ -299,7 +290,7 @@ func TestMemoEvictsTheOldest(t *testing.T) {
 func TestConcurrentPlansAgreeWithFreshPlans(t *testing.T) {
 	d := memoDaemon(t)
 	src := "../../examples/bundles/reference-stack"
-	var reqs []*plannerpb.PlanRequest
+	var reqs []*contract.PlanRequest
 	for i := range 16 {
 		dir := copyBundle(t, src)
 		switch i % 4 {
@@ -321,7 +312,7 @@ func TestConcurrentPlansAgreeWithFreshPlans(t *testing.T) {
 		go func() {
 			resp, err := d.Plan(ctx, req)
 			if err == nil {
-				docs[i] = resp.GetResult()
+				docs[i] = resp.Result
 			}
 			errs <- err
 		}()
@@ -366,7 +357,7 @@ func TestMemoKeysOnTheCaller(t *testing.T) {
 	dir := copyBundle(t, "../../testdata/bundles/ambiguous")
 	module := planReq(t, dir)
 	cli := planReq(t, dir)
-	cli.Caller = string(options.CLICaller)
+	cli.Caller = options.CLICaller
 	a, _ := planBoth(t, d, module)
 	b, memo := planBoth(t, d, cli)
 	if memo || bytes.Equal(a, b) {

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 )
@@ -34,11 +34,11 @@ func TestRequestsShareTheDaemonsRenders(t *testing.T) {
 	var first string
 	for i, dir := range []string{copyBundle(t, "../../testdata/bundles/catalog"), copyBundle(t, "../../testdata/bundles/catalog")} {
 		for range 2 {
-			resp, err := d.Inspect(context.Background(), &plannerpb.InspectRequest{Path: dir, Catalog: true})
+			resp, err := d.Inspect(context.Background(), &contract.InspectRequest{Path: dir, Catalog: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			doc := strings.ReplaceAll(string(resp.GetResult()), dir, "DIR")
+			doc := strings.ReplaceAll(string(resp.Result), dir, "DIR")
 			if first == "" {
 				first = doc
 			} else if doc != first {

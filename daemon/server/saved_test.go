@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -28,25 +28,25 @@ var (
 // saveThenReplay saves the plan of req with one server and replays it
 // with req2 on a fresh server (another daemon, later), returning the
 // saved plan and the replay's answer.
-func saveThenReplay(t *testing.T, req, req2 *plannerpb.PlanRequest, between func()) (saved []byte, first, replay *plannerpb.PlanResponse) {
+func saveThenReplay(t *testing.T, req, req2 *contract.PlanRequest, between func()) (saved []byte, first, replay *contract.PlanAnswer) {
 	t.Helper()
 	req.Save = true
 	first, err := memoDaemon(t).Plan(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.GetFailed() || len(first.GetSavedPlan()) == 0 {
-		t.Fatalf("saving the plan: failed=%v, %d bytes saved: %s", first.GetFailed(), len(first.GetSavedPlan()), first.GetResult())
+	if first.Failed || len(first.SavedPlan) == 0 {
+		t.Fatalf("saving the plan: failed=%v, %d bytes saved: %s", first.Failed, len(first.SavedPlan), first.Result)
 	}
 	if between != nil {
 		between()
 	}
-	req2.SavedPlan = first.GetSavedPlan()
+	req2.SavedPlan = first.SavedPlan
 	replay, err = memoDaemon(t).Plan(context.Background(), req2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return first.GetSavedPlan(), first, replay
+	return first.SavedPlan, first, replay
 }
 
 func problems(t *testing.T, doc []byte) []planner.Problem {
@@ -64,14 +64,14 @@ func TestSavedPlanReplaysExactlyAsSaved(t *testing.T) {
 	dir := copyBundle(t, signedBundle)
 	withKey := func(o *options.Request) { o.PublicKey = publicKey }
 	saved, first, replay := saveThenReplay(t, planReq(t, dir, withKey), planReq(t, dir, withKey), nil)
-	if replay.GetFailed() || !bytes.Equal(replay.GetResult(), first.GetResult()) {
-		t.Fatalf("replay of an unchanged directory:\nsaved:  %.400s\nreplay: %.400s", first.GetResult(), replay.GetResult())
+	if replay.Failed || !bytes.Equal(replay.Result, first.Result) {
+		t.Fatalf("replay of an unchanged directory:\nsaved:  %.400s\nreplay: %.400s", first.Result, replay.Result)
 	}
-	again, err := memoDaemon(t).Plan(context.Background(), func() *plannerpb.PlanRequest { r := planReq(t, dir, withKey); r.Save = true; return r }())
+	again, err := memoDaemon(t).Plan(context.Background(), func() *contract.PlanRequest { r := planReq(t, dir, withKey); r.Save = true; return r }())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(again.GetSavedPlan(), saved) {
+	if !bytes.Equal(again.SavedPlan, saved) {
 		t.Fatal("two saves of one plan differ")
 	}
 	var d struct {
@@ -150,10 +150,10 @@ func TestStaleSavedPlanNamesEveryDifference(t *testing.T) {
 					tc.between(t, dir)
 				}
 			})
-			if !replay.GetFailed() {
-				t.Fatalf("a stale plan replayed: %.400s", replay.GetResult())
+			if !replay.Failed {
+				t.Fatalf("a stale plan replayed: %.400s", replay.Result)
 			}
-			probs := problems(t, replay.GetResult())
+			probs := problems(t, replay.Result)
 			if len(probs) != len(tc.want) {
 				t.Errorf("%d problems, want %d: %+v", len(probs), len(tc.want), probs)
 			}
@@ -177,8 +177,8 @@ func TestSavedPlanOfAnotherBuildOrNoneIsRefused(t *testing.T) {
 	old := buildinfo.ID
 	t.Cleanup(func() { buildinfo.ID = old })
 	_, _, replay := saveThenReplay(t, planReq(t, dir), planReq(t, dir), func() { buildinfo.ID = "another-build" })
-	if p := problems(t, replay.GetResult()); !replay.GetFailed() || len(p) != 1 || !strings.Contains(p[0].Message, "(build dev), this is dev (build another-build)") {
-		t.Fatalf("another build: %s", replay.GetResult())
+	if p := problems(t, replay.Result); !replay.Failed || len(p) != 1 || !strings.Contains(p[0].Message, "(build dev), this is dev (build another-build)") {
+		t.Fatalf("another build: %s", replay.Result)
 	}
 	buildinfo.ID = old
 	req := planReq(t, dir)
@@ -187,8 +187,8 @@ func TestSavedPlanOfAnotherBuildOrNoneIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := problems(t, resp.GetResult()); !resp.GetFailed() || len(p) != 1 || p[0].Kind != planner.KindStale || !strings.Contains(p[0].Message, "the saved plan cannot be replayed: its kind is") {
-		t.Fatalf("not a saved plan: %s", resp.GetResult())
+	if p := problems(t, resp.Result); !resp.Failed || len(p) != 1 || p[0].Kind != planner.KindStale || !strings.Contains(p[0].Message, "the saved plan cannot be replayed: its kind is") {
+		t.Fatalf("not a saved plan: %s", resp.Result)
 	}
 }
 
@@ -208,20 +208,20 @@ func TestSavedClusterPlanFollowsTheCluster(t *testing.T) {
 	write(facts.Cluster{Name: "test", KubernetesVersion: "v1.31.0", NodeArchitectures: []string{"amd64"}, Packages: []facts.InstalledPackage{base}})
 	withSnap := func(o *options.Request) { o.Snapshot = snap; o.Architecture = "" }
 	_, first, replay := saveThenReplay(t, planReq(t, dir, withSnap), planReq(t, dir, withSnap), nil)
-	if replay.GetFailed() || !bytes.Equal(first.GetResult(), replay.GetResult()) {
-		t.Fatalf("an unchanged cluster: %s", replay.GetResult())
+	if replay.Failed || !bytes.Equal(first.Result, replay.Result) {
+		t.Fatalf("an unchanged cluster: %s", replay.Result)
 	}
 	_, _, replay = saveThenReplay(t, planReq(t, dir, withSnap), planReq(t, dir, withSnap), func() {
 		moved := base
 		moved.Generation, moved.Healthy, moved.Reason = 2, false, "component base failed"
 		write(facts.Cluster{Name: "test", KubernetesVersion: "v1.31.0", NodeArchitectures: []string{"amd64"}, Packages: []facts.InstalledPackage{moved}, CRDs: []string{"widgets.example.com"}})
 	})
-	probs := problems(t, replay.GetResult())
+	probs := problems(t, replay.Result)
 	// The snapshot's file is named first (its content is declared to decide
 	// the plan), then how the cluster it holds moved.
 	want := []string{"option snapshot: the file's content was sha256 ", "package base was deployed again: generation 1 when the plan was saved, now 2", "package base was healthy when the plan was saved, now unhealthy (component base failed)", "CRD widgets.example.com is there now"}
-	if !replay.GetFailed() || len(probs) != len(want) {
-		t.Fatalf("a moved cluster: %s", replay.GetResult())
+	if !replay.Failed || len(probs) != len(want) {
+		t.Fatalf("a moved cluster: %s", replay.Result)
 	}
 	for i, w := range want {
 		if !strings.Contains(probs[i].Message, w) {
@@ -242,7 +242,7 @@ func TestSignaturesDecideBeforeAnythingDeploys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := service.DecodeResult("the daemon's result", resp.GetResult())
+		res, err := service.DecodeResult("the daemon's result", resp.Result)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,12 +344,12 @@ func TestSavedPlanFollowsThePolicysContent(t *testing.T) {
 	write("{}")
 	withPolicy := func(o *options.Request) { o.Policy = pol }
 	_, first, replay := saveThenReplay(t, planReq(t, dir, withPolicy), planReq(t, dir, withPolicy), func() { write("{registries: ['*']}") })
-	if first.GetFailed() {
-		t.Fatalf("the plan under an empty policy failed: %s", first.GetResult())
+	if first.Failed {
+		t.Fatalf("the plan under an empty policy failed: %s", first.Result)
 	}
-	p := problems(t, replay.GetResult())
-	if !replay.GetFailed() || len(p) != 1 || p[0].Kind != planner.KindStale || !strings.Contains(p[0].Message, "policy: the file's content was sha256 ") {
-		t.Fatalf("a changed policy: %s", replay.GetResult())
+	p := problems(t, replay.Result)
+	if !replay.Failed || len(p) != 1 || p[0].Kind != planner.KindStale || !strings.Contains(p[0].Message, "policy: the file's content was sha256 ") {
+		t.Fatalf("a changed policy: %s", replay.Result)
 	}
 }
 
@@ -360,12 +360,12 @@ func TestCatalogSaysWhoSigned(t *testing.T) {
 	d := memoDaemon(t)
 	catalog := func(key string) map[string]service.CatalogPackage {
 		t.Helper()
-		resp, err := d.Inspect(context.Background(), &plannerpb.InspectRequest{Path: dir, UseCache: true, Catalog: true, PublicKey: key})
+		resp, err := d.Inspect(context.Background(), &contract.InspectRequest{Path: dir, UseCache: true, Catalog: true, PublicKey: key})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var c service.Catalog
-		if err := json.Unmarshal(resp.GetResult(), &c); err != nil {
+		if err := json.Unmarshal(resp.Result, &c); err != nil {
 			t.Fatal(err)
 		}
 		out := map[string]service.CatalogPackage{}
@@ -386,7 +386,7 @@ func TestCatalogSaysWhoSigned(t *testing.T) {
 	if none := catalog(""); none["base"].SignedBy != "" || none["base"].SignatureError != "" || !none["base"].Signed {
 		t.Fatalf("without a key: %+v", none["base"])
 	}
-	if _, err := d.Inspect(context.Background(), &plannerpb.InspectRequest{Path: dir, Catalog: true, PublicKey: filepath.Join(dir, "absent.pub")}); err == nil {
+	if _, err := d.Inspect(context.Background(), &contract.InspectRequest{Path: dir, Catalog: true, PublicKey: filepath.Join(dir, "absent.pub")}); err == nil {
 		t.Fatal("an absent key was accepted")
 	}
 }
@@ -401,8 +401,8 @@ func TestMemoFollowsTheKeysContent(t *testing.T) {
 	req := planReq(t, dir, func(o *options.Request) { o.PublicKey = key })
 	for range 2 { // the second is answered by the stamp
 		resp, err := d.Plan(context.Background(), req)
-		if err != nil || resp.GetFailed() {
-			t.Fatalf("with the signing key: %v %s", err, resp.GetResult())
+		if err != nil || resp.Failed {
+			t.Fatalf("with the signing key: %v %s", err, resp.Result)
 		}
 	}
 	copyFile(t, otherKey, key)
@@ -410,8 +410,8 @@ func TestMemoFollowsTheKeysContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := problems(t, resp.GetResult()); !resp.GetFailed() || len(p) != 2 || p[0].Kind != planner.KindSignature {
-		t.Fatalf("another key under the same path was answered from the memo: %s", resp.GetResult())
+	if p := problems(t, resp.Result); !resp.Failed || len(p) != 2 || p[0].Kind != planner.KindSignature {
+		t.Fatalf("another key under the same path was answered from the memo: %s", resp.Result)
 	}
 }
 
@@ -426,11 +426,11 @@ func TestCatalogByStampNeverGoesStale(t *testing.T) {
 	d := memoDaemon(t)
 	catalog := func() string {
 		t.Helper()
-		resp, err := d.Inspect(context.Background(), &plannerpb.InspectRequest{Path: dir, UseCache: true, Catalog: true})
+		resp, err := d.Inspect(context.Background(), &contract.InspectRequest{Path: dir, UseCache: true, Catalog: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return string(resp.GetResult())
+		return string(resp.Result)
 	}
 	first := catalog()
 	hits, _ := d.memo.Stats()
@@ -481,12 +481,12 @@ func TestATamperedSavedPlanChangesNothingAReplayAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := problems(t, resp.GetResult())
-			if !resp.GetFailed() || len(p) != 1 || p[0].Kind != planner.KindStale || !strings.Contains(p[0].Message, c.saying) {
-				t.Fatalf("got %s; want one stale problem saying %q", resp.GetResult(), c.saying)
+			p := problems(t, resp.Result)
+			if !resp.Failed || len(p) != 1 || p[0].Kind != planner.KindStale || !strings.Contains(p[0].Message, c.saying) {
+				t.Fatalf("got %s; want one stale problem saying %q", resp.Result, c.saying)
 			}
-			if bytes.Contains(resp.GetResult(), []byte("ansible_facts")) && !strings.Contains(c.saying, "ansible_facts") {
-				t.Errorf("the answer carries ansible_facts: %s", resp.GetResult())
+			if bytes.Contains(resp.Result, []byte("ansible_facts")) && !strings.Contains(c.saying, "ansible_facts") {
+				t.Errorf("the answer carries ansible_facts: %s", resp.Result)
 			}
 		})
 	}
@@ -499,8 +499,8 @@ func TestATamperedSavedPlanChangesNothingAReplayAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.GetFailed() || !bytes.Equal(resp.GetResult(), first.GetResult()) || bytes.Contains(resp.GetResult(), []byte("approved by nobody")) {
-		t.Fatalf("a reworded saved plan: %s\nwant the plan made now: %s", resp.GetResult(), first.GetResult())
+	if resp.Failed || !bytes.Equal(resp.Result, first.Result) || bytes.Contains(resp.Result, []byte("approved by nobody")) {
+		t.Fatalf("a reworded saved plan: %s\nwant the plan made now: %s", resp.Result, first.Result)
 	}
 }
 
@@ -523,19 +523,19 @@ func TestASavedPlanTravels(t *testing.T) {
 	// Saved with the default architecture, replayed with it given.
 	saveReq := planReq(t, here, keyAt(here, "key.pub"), func(o *options.Request) { o.Architecture = "" })
 	_, _, replay := saveThenReplay(t, saveReq, planReq(t, there, keyAt(there, "cosign.pub")), nil)
-	if replay.GetFailed() {
-		t.Fatalf("the same bundle elsewhere is stale: %s", replay.GetResult())
+	if replay.Failed {
+		t.Fatalf("the same bundle elsewhere is stale: %s", replay.Result)
 	}
-	if !strings.Contains(string(replay.GetResult()), there) || strings.Contains(string(replay.GetResult()), here+"/") {
-		t.Errorf("the replay answers with paths of the saved place, not this one: %.600s", replay.GetResult())
+	if !strings.Contains(string(replay.Result), there) || strings.Contains(string(replay.Result), here+"/") {
+		t.Errorf("the replay answers with paths of the saved place, not this one: %.600s", replay.Result)
 	}
 	_, _, replay = saveThenReplay(t, saveReq, planReq(t, there, keyAt(there, "cosign.pub")), func() {
 		if err := craft.RewriteInPlace(filepath.Join(there, "twin.tar"), twinB); err != nil {
 			t.Fatal(err)
 		}
 	})
-	probs := problems(t, replay.GetResult())
-	if !replay.GetFailed() || len(probs) != 1 || !strings.Contains(probs[0].Message, "archive twin.tar was replaced") {
+	probs := problems(t, replay.Result)
+	if !replay.Failed || len(probs) != 1 || !strings.Contains(probs[0].Message, "archive twin.tar was replaced") {
 		t.Fatalf("one archive rewritten elsewhere: %+v; want that archive alone", probs)
 	}
 }

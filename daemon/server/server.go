@@ -21,7 +21,6 @@ import (
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
@@ -286,24 +285,21 @@ func (d *Server) count(c inspect.Counts) {
 }
 
 // Plan answers a plan request.
-func (d *Server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
-	if !filepath.IsAbs(req.GetPath()) {
-		b, err := service.Failed(fmt.Sprintf("path %q must be absolute when sent to the daemon", req.GetPath())).JSON()
+func (d *Server) Plan(ctx context.Context, req *contract.PlanRequest) (*contract.PlanAnswer, error) {
+	if !filepath.IsAbs(req.Path) {
+		b, err := service.Failed(fmt.Sprintf("path %q must be absolute when sent to the daemon", req.Path)).JSON()
 		if err != nil {
 			return nil, err
 		}
-		return withPage(req, options.Defaults(), &plannerpb.PlanResponse{Result: b, Failed: true})
+		return withPage(req, options.Defaults(), &contract.PlanAnswer{Result: b, Failed: true})
 	}
-	caller := options.Caller(req.GetCaller())
+	caller := req.Caller
 	if !caller.Valid() {
 		return nil, status.Errorf(codes.InvalidArgument, "caller %q is neither %s nor %s", caller, options.ModuleCaller, options.CLICaller)
 	}
-	o, err := contract.DecodeOptions(req.GetOptions())
-	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
-	}
-	faultPoint(req.GetPath())
-	r := service.NewRequest(req.GetPath(), o, caller)
+	o := req.Options
+	faultPoint(req.Path)
+	r := service.NewRequest(req.Path, o, caller)
 	r.Cluster.Clients = d.clients
 	r.Limits = d.limits
 	r.Signatures = d.signatures
@@ -319,49 +315,49 @@ func (d *Server) Plan(ctx context.Context, req *plannerpb.PlanRequest) (*planner
 	} else {
 		memo = nil // without the cache means without any remembered answer
 	}
-	p, saved, err := d.planSaved(ctx, memo, r, o, caller, req.GetSavedPlan(), req.GetSave())
+	p, saved, err := d.planSaved(ctx, memo, r, o, caller, req.SavedPlan, req.Save)
 	if err != nil {
 		return nil, err
 	}
 	d.count(p.Counts)
-	return withPage(req, o, &plannerpb.PlanResponse{Result: p.Doc, Failed: p.Failed, SavedPlan: saved})
+	return withPage(req, o, &contract.PlanAnswer{Result: p.Doc, Failed: p.Failed, SavedPlan: saved})
 }
 
 // withPage adds to resp the page of its document when req asks for one
 // (render.Plan): drawn from the document itself, so a remembered plan
 // gives the page a fresh one would. The time is the caller's when given,
 // else now.
-func withPage(req *plannerpb.PlanRequest, o options.Request, resp *plannerpb.PlanResponse) (*plannerpb.PlanResponse, error) {
-	if !req.GetHtml() {
+func withPage(req *contract.PlanRequest, o options.Request, resp *contract.PlanAnswer) (*contract.PlanAnswer, error) {
+	if !req.Page {
 		return resp, nil
 	}
-	res, err := service.DecodeResult("the daemon's result", resp.GetResult())
+	res, err := service.DecodeResult("the daemon's result", resp.Result)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "reading the plan document back to draw it: %v", err)
 	}
-	when := time.Now()
-	if t := req.GetTimeUnix(); t != 0 {
-		when = time.Unix(t, 0)
+	when := req.Time
+	if when.IsZero() {
+		when = time.Now()
 	}
 	page, err := render.Plan(res, render.PlanInput{
-		Directory: req.GetPath(), Options: render.Settings(o), Time: when, Producer: "zarf-planner " + buildinfo.Version,
+		Directory: req.Path, Options: render.Settings(o), Time: when, Producer: "zarf-planner " + buildinfo.Version,
 	})
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
-	resp.Html = page
+	resp.Page = page
 	return resp, nil
 }
 
 // Inspect answers an inspect request.
-func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
-	if !filepath.IsAbs(req.GetPath()) {
-		return nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", req.GetPath())
+func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*contract.Document, error) {
+	if !filepath.IsAbs(req.Path) {
+		return nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", req.Path)
 	}
 	var c inspect.Cache
 	var warnings []string
-	if req.GetUseCache() {
-		cc, notes, err := d.cache(req.GetCacheDir())
+	if req.UseCache {
+		cc, notes, err := d.cache(req.CacheDir)
 		warnings = notes
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("inspected without the cache: %v", err))
@@ -369,9 +365,9 @@ func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 			c = cc
 		}
 	}
-	if req.GetCatalog() {
+	if req.Catalog {
 		signer := service.Signer{Memo: d.signatures}
-		if k := req.GetPublicKey(); k != "" {
+		if k := req.PublicKey; k != "" {
 			if !filepath.IsAbs(k) {
 				return nil, status.Errorf(codes.InvalidArgument, "public key path %q must be absolute when sent to the daemon", k)
 			}
@@ -387,40 +383,40 @@ func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 		}
 		// First by the directory's stamp, as a plan is: an answer without
 		// looking up a single archive.
-		stamp, archives, stamped := memo.catalogStamp(req.GetPath(), warnings, req.GetMarkdown(), signer)
+		stamp, archives, stamped := memo.catalogStamp(req.Path, warnings, req.Markdown, signer)
 		if stamped {
 			if doc, ok := memo.get(stamp); ok {
 				memo.hits.Add(1)
 				d.count(inspect.Counts{Archives: archives, Hits: archives})
-				return &plannerpb.InspectResponse{Result: doc.doc}, nil
+				return &contract.Document{Result: doc.doc}, nil
 			}
 		}
-		dir, err := inspect.ReadDir(ctx, req.GetPath(), inspect.Options{Cache: c, Limits: d.limits})
+		dir, err := inspect.ReadDir(ctx, req.Path, inspect.Options{Cache: c, Limits: d.limits})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, status.Errorf(codes.FailedPrecondition, "cataloguing %s: %v", req.GetPath(), err)
+			return nil, status.Errorf(codes.FailedPrecondition, "cataloguing %s: %v", req.Path, err)
 		}
 		d.count(dir.Counts)
-		b, err := memo.Catalog(req.GetPath(), dir, warnings, req.GetMarkdown(), signer)
+		b, err := memo.Catalog(req.Path, dir, warnings, req.Markdown, signer)
 		if err != nil {
 			return nil, err
 		}
 		if stamped && byteDetermined(dir) {
 			// Kept under the stamp only if nothing changed while it was read.
-			if again, _, ok := memo.catalogStamp(req.GetPath(), warnings, req.GetMarkdown(), signer); ok && again == stamp {
+			if again, _, ok := memo.catalogStamp(req.Path, warnings, req.Markdown, signer); ok && again == stamp {
 				memo.put(stamp, memoDoc{doc: b})
 			}
 		}
-		return &plannerpb.InspectResponse{Result: b}, nil
+		return &contract.Document{Result: b}, nil
 	}
-	in, err := service.Inspect(ctx, req.GetPath(), c, d.limits)
+	in, err := service.Inspect(ctx, req.Path, c, d.limits)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, status.Errorf(codes.FailedPrecondition, "inspecting %s: %v", req.GetPath(), err)
+		return nil, status.Errorf(codes.FailedPrecondition, "inspecting %s: %v", req.Path, err)
 	}
 	in.Warnings = append(in.Warnings, warnings...)
 	d.count(in.Counts)
@@ -428,25 +424,25 @@ func (d *Server) Inspect(ctx context.Context, req *plannerpb.InspectRequest) (*p
 	if err != nil {
 		return nil, err
 	}
-	return &plannerpb.InspectResponse{Result: b}, nil
+	return &contract.Document{Result: b}, nil
 }
 
 // CacheWarm answers a warm-up (or forget) request.
-func (d *Server) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
-	for _, p := range req.GetPaths() {
+func (d *Server) CacheWarm(ctx context.Context, req *contract.WarmRequest) (*contract.WarmAnswer, error) {
+	for _, p := range req.Paths {
 		if !filepath.IsAbs(p) {
 			return nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", p)
 		}
 	}
-	c, err := d.Cache(req.GetCacheDir())
+	c, err := d.Cache(req.CacheDir)
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
 	}
 	var res *Warmed
-	if req.GetForget() {
-		res, err = Forget(c, req.GetPaths(), req.GetCheckMode())
+	if req.Forget {
+		res, err = Forget(c, req.Paths, req.CheckMode)
 	} else {
-		res, err = Warm(ctx, c, req.GetPaths(), WarmOptions{Prune: req.GetPrune(), CheckMode: req.GetCheckMode(), Progress: d.cfg.Progress, Limits: d.limits})
+		res, err = Warm(ctx, c, req.Paths, WarmOptions{Prune: req.Prune, CheckMode: req.CheckMode, Progress: d.cfg.Progress, Limits: d.limits})
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -455,14 +451,14 @@ func (d *Server) CacheWarm(ctx context.Context, req *plannerpb.CacheWarmRequest)
 		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
 	}
 	d.count(res.Counts)
-	if !req.GetForget() && !req.GetCheckMode() {
-		d.keepDefaultPlans(ctx, c, req.GetCacheDir(), res.Paths)
+	if !req.Forget && !req.CheckMode {
+		d.keepDefaultPlans(ctx, c, req.CacheDir, res.Paths)
 	}
 	b, err := service.Marshal(res)
 	if err != nil {
 		return nil, err
 	}
-	return &plannerpb.CacheWarmResponse{Result: b, Changed: res.Changed()}, nil
+	return &contract.WarmAnswer{Result: b, Changed: res.Changed()}, nil
 }
 
 // keepDefaultPlans plans each warmed directory as the module asks when
@@ -484,28 +480,28 @@ func (d *Server) keepDefaultPlans(ctx context.Context, c *cache.Cache, cacheDir 
 }
 
 // Wait watches the caller's cluster until the barrier holds.
-func (d *Server) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
+func (d *Server) Wait(ctx context.Context, req *contract.WaitRequest) (*contract.WaitAnswer, error) {
 	var b barrier.Barrier
-	if len(req.GetBarrier()) > 0 {
-		if err := strictjson.Unmarshal("the barrier", req.GetBarrier(), &b); err != nil {
+	if len(req.Barrier) > 0 {
+		if err := strictjson.Unmarshal("the barrier", req.Barrier, &b); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "the barrier is not a plan item's barrier (crds, storage_classes, namespaces, package): %v", err)
 		}
 	}
-	if len(req.GetChecks()) > 0 {
+	if len(req.Checks) > 0 {
 		var refs []barrier.Ref
-		if err := strictjson.Unmarshal("checks", req.GetChecks(), &refs); err != nil {
+		if err := strictjson.Unmarshal("checks", req.Checks, &refs); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "checks is not a list of {kind, name, namespace}: %v", err)
 		}
 		if err := b.Add(refs); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "%v", err)
 		}
 	}
-	cl, err := d.clients(cluster.Kube{Kubeconfig: req.GetKubeconfig(), Context: req.GetContext()})
+	cl, err := d.clients(cluster.Kube{Kubeconfig: req.Cluster.Kubeconfig, Context: req.Cluster.Context})
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
 	}
-	timeout, err := options.Seconds(req.GetTimeoutSeconds())
-	if err != nil { // none given
+	timeout := req.Timeout
+	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
 	res, werr := barrier.Wait(ctx, cl, b, timeout)
@@ -520,11 +516,11 @@ func (d *Server) Wait(ctx context.Context, req *plannerpb.WaitRequest) (*planner
 	if err != nil {
 		return nil, err
 	}
-	return &plannerpb.WaitResponse{Result: out, Failed: werr != nil}, nil
+	return &contract.WaitAnswer{Result: out, Failed: werr != nil}, nil
 }
 
 // Status reports the daemon's archive counters; the lifecycle layer adds
 // who the daemon is.
-func (d *Server) Status(context.Context) (*plannerpb.StatusResponse, error) {
-	return &plannerpb.StatusResponse{ArchivesRead: d.read.Load(), CacheHits: d.hits.Load(), ContentHits: d.contentHits.Load()}, nil
+func (d *Server) Status(context.Context) (*contract.Status, error) {
+	return &contract.Status{ArchivesRead: d.read.Load(), CacheHits: d.hits.Load(), ContentHits: d.contentHits.Load()}, nil
 }

@@ -11,7 +11,6 @@ import (
 	"maps"
 
 	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/module/ansible"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
@@ -171,15 +170,11 @@ func catalogSpec() ansible.Spec {
 	return ansible.Spec{Options: opts}
 }
 
-// PlanRequest is the wire request of zarf_bundle_plan: its validated
-// parameters, by their declared names, as the options' JSON. raw are the
-// arguments as Ansible passed them (before defaults): for the replay of a
-// saved plan (plan_file), an option not among them takes its saved value.
-// The options that name files stay with the caller, which reads and
-// writes them (Files); save_to asks the daemon for the saved plan, and
-// html_to for the page, stating the caller's time
-// (contract.CallerTime).
-func PlanRequest(dir string, params, raw map[string]any) (*plannerpb.PlanRequest, Files, error) {
+// PlanOptions are zarf_bundle_plan's validated parameters as the plan
+// options they name (package planner/options); options not among them
+// keep their declared defaults. The request is built from them by
+// caller.NewPlan, given Given for the replay of a saved plan.
+func PlanOptions(params map[string]any) (options.Request, error) {
 	given := map[string]any{}
 	for _, o := range options.Of(options.Request{}) {
 		if v, ok := params[o.Name]; ok && v != nil {
@@ -188,45 +183,9 @@ func PlanRequest(dir string, params, raw map[string]any) (*plannerpb.PlanRequest
 	}
 	b, err := json.Marshal(given)
 	if err != nil {
-		return nil, Files{}, fmt.Errorf("encoding the options: %w", err)
+		return options.Request{}, fmt.Errorf("encoding the options: %w", err)
 	}
-	o, err := contract.DecodeOptions(b)
-	if err != nil {
-		return nil, Files{}, err
-	}
-	if err := contract.Resolve(&o); err != nil {
-		return nil, Files{}, err
-	}
-	saved, err := contract.Replay(&o, func(name string) bool { return Given(raw, name) })
-	if err != nil {
-		return nil, Files{}, fmt.Errorf("plan_file: %w", err)
-	}
-	if err := contract.Resolve(&o); err != nil { // the saved mode may be cluster
-		return nil, Files{}, err
-	}
-	files := Files{Saved: o.Saved, Output: o.Output}
-	// plan_file goes with the request (the daemon reads the approvals
-	// beside it); save_to and the page are written here.
-	o.SaveTo, o.Output = "", options.Output{}
-	if b, err = contract.EncodeOptions(o); err != nil {
-		return nil, Files{}, err
-	}
-	req := &plannerpb.PlanRequest{Path: dir, Options: b, Caller: string(options.ModuleCaller), SavedPlan: saved, Save: files.SaveTo != ""}
-	if files.ReportHTML != "" {
-		if req.TimeUnix, err = contract.CallerTime(); err != nil {
-			return nil, Files{}, err
-		}
-		req.Html = true
-	}
-	return req, files, nil
-}
-
-// Files are the options of a plan request that name files the module
-// reads or writes where it runs (absolute): the saved plan it replays or
-// saves, and the page it writes.
-type Files struct {
-	options.Saved
-	options.Output
+	return contract.DecodeOptions(b)
 }
 
 // Given says whether the arguments Ansible passed (before defaults) give

@@ -1,38 +1,15 @@
-package contract
+package caller
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/colonel-byte/zarf-planner/privdir"
 )
-
-// EnvSourceDateEpoch is the reproducible-builds variable a caller sets to
-// fix the time a page states, so the pages of one plan are byte-identical.
-const EnvSourceDateEpoch = "SOURCE_DATE_EPOCH"
-
-// CallerTime is the time a client sends with a request for a page
-// (PlanRequest.time_unix): SOURCE_DATE_EPOCH when set, else now. Like the
-// kubeconfig, it is the caller's: the daemon does not read its own
-// environment for a caller.
-func CallerTime() (int64, error) {
-	v, ok := os.LookupEnv(EnvSourceDateEpoch)
-	if !ok || v == "" {
-		return time.Now().Unix(), nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%s is %q; want a positive number of seconds since 1970", EnvSourceDateEpoch, v)
-	}
-	return n, nil
-}
 
 // WritePage writes a page the daemon returned to path, on the caller's
 // host, as WriteSaved writes a saved plan: whole or not at all, only when
@@ -43,6 +20,15 @@ func WritePage(path string, page []byte, dryRun bool) (changed bool, err error) 
 		return false, errors.New("the daemon returned no page: is it of an older release?")
 	}
 	return writeFile(path, page, dryRun)
+}
+
+// WriteSaved writes a file the caller keeps (a saved plan, a deploy
+// report) to path, replacing it whole (a temporary file beside it,
+// renamed over it), and only when its content differs: it reports
+// whether it changed the file. With dryRun (Ansible's
+// check mode) it writes nothing and reports whether it would.
+func WriteSaved(path string, b []byte, dryRun bool) (changed bool, err error) {
+	return writeFile(path, b, dryRun)
 }
 
 // writeFile writes b to path, replacing the file whole (a temporary file

@@ -1,4 +1,4 @@
-package contract
+package caller
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // (plan_file): it reads the file, and every saved option the caller did
 // not give (given says which it gave) takes its saved value, so a replay
 // repeats the saved request and only what the caller changes on purpose
-// differs. It returns the file's bytes for PlanRequest.saved_plan (nil
+// differs. It returns the file's bytes for contract.PlanRequest.SavedPlan (nil
 // without plan_file). The daemon decides whether the plan still holds; a
 // file that is not a saved plan is refused here, naming it.
 func Replay(o *options.Request, given func(name string) bool) ([]byte, error) {
@@ -44,13 +44,4 @@ func Replay(o *options.Request, given func(name string) bool) ([]byte, error) {
 		dst.Field(to).Set(opt.Field(from))
 	}
 	return b, nil
-}
-
-// WriteSaved writes a file the caller keeps (a saved plan, a deploy
-// report) to path, replacing it whole (a temporary file beside it,
-// renamed over it), and only when its content differs: it reports
-// whether it changed the file. With dryRun (Ansible's
-// check mode) it writes nothing and reports whether it would.
-func WriteSaved(path string, b []byte, dryRun bool) (changed bool, err error) {
-	return writeFile(path, b, dryRun)
 }

@@ -1,4 +1,4 @@
-package contract
+package caller
 
 import (
 	"errors"
@@ -113,7 +113,7 @@ func TestWritePageUnderASymlinkedParent(t *testing.T) {
 func TestWriteSavedReplacesAFileItMayNotRead(t *testing.T) {
 	other := privdirtest.Other(t, otherUser)
 	bin := other.TestBinary(t)
-	dir, err := os.MkdirTemp("", "zp-contract-shared-")
+	dir, err := os.MkdirTemp("", "zp-caller-shared-")
 	if err != nil {
 		t.Fatal(err)
 	}

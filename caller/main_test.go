@@ -1,4 +1,4 @@
-package contract
+package caller
 
 import (
 	"fmt"
@@ -8,12 +8,12 @@ import (
 	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 )
 
-const otherUser = "zp-test-contract"
+const otherUser = "zp-test-caller"
 
 // envWriteSaved, set to a path, makes this test binary (run as a second
 // local user) write "new\n" there with WriteSaved and report, instead of
 // running the tests.
-const envWriteSaved = "ZP_CONTRACT_WRITE_SAVED"
+const envWriteSaved = "ZP_CALLER_WRITE_SAVED"
 
 func TestMain(m *testing.M) {
 	if p := os.Getenv(envWriteSaved); p != "" {

@@ -1,0 +1,87 @@
+package caller
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/planner/options"
+)
+
+// The caller's environment this package reads, and no other package does:
+// the cluster options' fallbacks, as kubernetes.core reads them, and the
+// reproducible-builds time of a page.
+const (
+	EnvKubeconfig = "K8S_AUTH_KUBECONFIG"
+	EnvContext    = "K8S_AUTH_CONTEXT"
+	// EnvSourceDateEpoch fixes the time a page states, so the pages of
+	// one plan are byte-identical.
+	EnvSourceDateEpoch = "SOURCE_DATE_EPOCH"
+	// EnvCosignPassword is the password of the private key an approval
+	// is signed with, where cosign reads it (approval.EnvPassword).
+	EnvCosignPassword = "COSIGN_PASSWORD"
+)
+
+// SigningPassword is the password of the caller's cosign private key.
+func SigningPassword() []byte { return []byte(os.Getenv(EnvCosignPassword)) }
+
+// Cluster is the cluster a caller means: explicit's kubeconfig and context
+// where given, else the caller's environment (Kubeconfig, Context). Every
+// command that reaches a cluster, itself or through the daemon, takes its
+// cluster from here, so none can forget K8S_AUTH_KUBECONFIG or
+// K8S_AUTH_CONTEXT.
+func Cluster(explicit options.Cluster) options.Cluster {
+	return options.Cluster{Kubeconfig: Kubeconfig(explicit.Kubeconfig), Context: Context(explicit.Context)}
+}
+
+// Kubeconfig is the kubeconfig path a caller means: explicit, else
+// K8S_AUTH_KUBECONFIG, else the first entry of KUBECONFIG, else
+// ~/.kube/config, made absolute. Clients always send this path: the daemon
+// serves many callers and never reads its own environment.
+func Kubeconfig(explicit string) string {
+	if explicit == "" {
+		explicit = os.Getenv(EnvKubeconfig)
+	}
+	if explicit != "" {
+		abs, _ := filepath.Abs(explicit)
+		return abs
+	}
+	if env := os.Getenv("KUBECONFIG"); env != "" {
+		first, _, _ := strings.Cut(env, string(os.PathListSeparator))
+		abs, _ := filepath.Abs(first)
+		return abs
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".kube", "config")
+	}
+	return ""
+}
+
+// Context is the kubeconfig context a caller means: explicit, else
+// K8S_AUTH_CONTEXT, else "" (the kubeconfig's current context).
+func Context(explicit string) string {
+	if explicit != "" {
+		return explicit
+	}
+	return os.Getenv(EnvContext)
+}
+
+// Time is the time a caller states on a page (contract.PlanRequest.Time, the
+// catalog's page): SOURCE_DATE_EPOCH when set, else now. Like the
+// kubeconfig, it is the caller's: the daemon does not read its own
+// environment for a caller. A SOURCE_DATE_EPOCH that is not a time is an
+// *ArgError.
+func Time() (int64, error) {
+	v, ok := os.LookupEnv(EnvSourceDateEpoch)
+	if !ok || v == "" {
+		return time.Now().Unix(), nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, &ArgError{fmt.Errorf("%s is %q; want a positive number of seconds since 1970", EnvSourceDateEpoch, v)}
+	}
+	return n, nil
+}

@@ -1,0 +1,202 @@
+package caller
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/buildinfo"
+	"github.com/colonel-byte/zarf-planner/cache/kept"
+	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+)
+
+// Plan is a plan request as it leaves the caller: the wire request, and
+// the files that stay with the caller, which reads and writes them.
+type Plan struct {
+	// Request is what the daemon is asked.
+	Request *contract.PlanRequest
+	// Files are the request's options that name files where the caller
+	// runs (absolute): the saved plan it replays or saves, the page.
+	Files Files
+	who   options.Caller
+}
+
+// Files are the options of a plan request that name files the caller
+// reads or writes where it runs.
+type Files struct {
+	options.Saved
+	options.Output
+}
+
+// NewPlan builds the request of a plan of dir with options o, given by
+// who; given says which option names the caller gave (a flag changed, an
+// argument present): a replay (plan_file) takes the saved value of every
+// option not given. page asks for the page of the plan even without
+// html_to (which asks for it too), stating the caller's time. An
+// option's value or an environment the request cannot be made with is an
+// *ArgError.
+func NewPlan(dir string, o options.Request, who options.Caller, given func(name string) bool, page bool) (*Plan, error) {
+	if err := options.Check(&o, who); err != nil {
+		return nil, &ArgError{err}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("resolving %s: %w", dir, err)
+	}
+	if err := Resolve(&o); err != nil {
+		return nil, err
+	}
+	saved, err := Replay(&o, given)
+	if err != nil {
+		if given("plan_file") {
+			err = fmt.Errorf("%s: %w", who.Name("plan_file"), err)
+		}
+		return nil, err
+	}
+	if err := Resolve(&o); err != nil { // the saved mode may be cluster
+		return nil, err
+	}
+	files := Files{Saved: o.Saved, Output: o.Output}
+	// The files the caller writes itself are not the daemon's; plan_file
+	// goes with the request (the saved plan's bytes travel as SavedPlan,
+	// and the daemon reads the approvals beside it).
+	o.SaveTo, o.Output = "", options.Output{}
+	// The options as the daemon reads them off the wire (an option left
+	// at its zero value is not sent and takes its default), so a server
+	// in this process, the kept-plan key and the daemon see the same.
+	b, err := contract.EncodeOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	if o, err = contract.DecodeOptions(b); err != nil {
+		return nil, err
+	}
+	req := &contract.PlanRequest{Path: abs, Options: o, Caller: who, SavedPlan: saved, Save: files.SaveTo != ""}
+	if page || files.ReportHTML != "" {
+		at, err := Time()
+		if err != nil {
+			return nil, err
+		}
+		req.Page, req.Time = true, time.Unix(at, 0)
+	}
+	return &Plan{Request: req, Files: files, who: who}, nil
+}
+
+// Resolve fills in what only the caller knows, before a request leaves
+// it: every path option made absolute against the caller's working
+// directory, and, for a cluster-aware plan of a live cluster, the
+// caller's cluster (see Cluster). NewPlan calls it, so the daemon never
+// reads its own environment for a caller.
+func Resolve(o *options.Request) error {
+	v := reflect.ValueOf(o)
+	for _, opt := range options.Of(o) {
+		if opt.Kind == options.PathList {
+			var list []string
+			for _, p := range opt.Field(v).Interface().([]string) {
+				abs, err := filepath.Abs(p)
+				if err != nil {
+					return fmt.Errorf("resolving %s %s: %w", opt.Name, p, err)
+				}
+				list = append(list, abs)
+			}
+			opt.Field(v).Set(reflect.ValueOf(list))
+			continue
+		}
+		if opt.Kind != options.Path {
+			continue
+		}
+		f := opt.Field(v)
+		if f.String() == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f.String())
+		if err != nil {
+			return fmt.Errorf("resolving %s %s: %w", opt.Name, f.String(), err)
+		}
+		f.SetString(abs)
+	}
+	if o.Mode == options.ModeCluster && o.Snapshot == "" {
+		o.Cluster = Cluster(o.Cluster)
+	}
+	return nil
+}
+
+// Kept answers the plan request without a daemon when a daemon of this
+// build kept the document of the same question about the directory
+// unchanged since (package kept): the same key the daemon looks up first,
+// in the same cache directory (cache_dir, else ZARF_PLANNER_CACHE_DIR,
+// else the user's cache directory), which must be this user's alone.
+// Requests that ask for more than the document (a page, a saved plan, a
+// replay), that may not use the cache, or that read the cluster always go
+// to the daemon: ok is false.
+func (p *Plan) Kept() (doc []byte, failed, ok bool) {
+	req := p.Request
+	if req.Page || req.Save || len(req.SavedPlan) > 0 {
+		return nil, false, false
+	}
+	o := req.Options
+	if !o.UseCache || o.Mode == options.ModeCluster || o.Snapshot != "" {
+		return nil, false, false
+	}
+	dir := o.CacheDir
+	if dir == "" {
+		var err error
+		if dir, err = kept.DefaultCacheDir(); err != nil {
+			return nil, false, false
+		}
+	}
+	store, err := kept.Open(dir, false)
+	if err != nil {
+		return nil, false, false
+	}
+	defer store.Close()
+	key, _, err := kept.PlanKey(kept.Question{Build: buildinfo.ID, Path: req.Path, Plan: o.Plan, Read: o.Read, Caller: req.Caller})
+	if err != nil {
+		return nil, false, false
+	}
+	return store.Load(key)
+}
+
+// Written says what Write wrote (or, with dryRun, would write).
+type Written struct {
+	// SavedTo is the saved plan's path when the answer held one for
+	// save_to; SavedChanged whether its content changed.
+	SavedTo      string
+	SavedChanged bool
+	// NotSaved is save_to when no plan was possible, so none was saved.
+	NotSaved string
+	// Page is html_to when the page was written; PageChanged whether
+	// its content changed.
+	Page        string
+	PageChanged bool
+}
+
+// Changed reports whether a file was (or would be) changed.
+func (w Written) Changed() bool { return w.SavedChanged || w.PageChanged }
+
+// Write writes the files the plan's answer holds where the caller runs:
+// the saved plan to save_to (a failed plan saves none) and the page to
+// html_to (a failed plan has its page too: the failure drawn), each
+// replaced whole and only when its content differs, nothing with dryRun
+// (Ansible's check mode). An error names the option, as who gives it.
+func (p *Plan) Write(a *contract.PlanAnswer, dryRun bool) (Written, error) {
+	var w Written
+	var err error
+	if to := p.Files.SaveTo; to != "" && a.Failed {
+		w.NotSaved = to
+	} else if to != "" && len(a.SavedPlan) > 0 {
+		if w.SavedChanged, err = WriteSaved(to, a.SavedPlan, dryRun); err != nil {
+			return Written{}, fmt.Errorf("%s: %w", p.who.Name("save_to"), err)
+		}
+		w.SavedTo = to
+	}
+	if to := p.Files.ReportHTML; to != "" {
+		if w.PageChanged, err = WritePage(to, a.Page, dryRun); err != nil {
+			return Written{}, fmt.Errorf("%s %s: %w", p.who.Name("html_to"), to, err)
+		}
+		w.Page = to
+	}
+	return w, nil
+}

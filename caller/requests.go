@@ -1,0 +1,123 @@
+package caller
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+)
+
+// Wait is a barrier to wait for, as a front end parsed it.
+type Wait struct {
+	// Barrier is a plan item's barrier (any value that encodes to its
+	// JSON), or nil.
+	Barrier any
+	// Checks are checks listed by hand (a list of {kind, name,
+	// namespace}), added to the barrier, or nil.
+	Checks any
+	// Cluster is the cluster given explicitly; the caller's environment
+	// fills in the rest (Cluster).
+	Cluster options.Cluster
+	// Timeout is how long to wait, to the second.
+	Timeout time.Duration
+}
+
+// Request is the wire request of the wait: the barrier and checks as
+// JSON, the caller's cluster, the timeout in seconds.
+func (w Wait) Request() (*contract.WaitRequest, error) {
+	// Whole seconds, rounded up: the one conversion (options.WholeSeconds).
+	secs, err := options.WholeSeconds(w.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	req := &contract.WaitRequest{Timeout: time.Duration(secs) * time.Second}
+	if w.Barrier != nil {
+		if req.Barrier, err = json.Marshal(w.Barrier); err != nil {
+			return nil, fmt.Errorf("encoding the barrier: %w", err)
+		}
+	}
+	if w.Checks != nil {
+		if req.Checks, err = json.Marshal(w.Checks); err != nil {
+			return nil, fmt.Errorf("encoding the checks: %w", err)
+		}
+	}
+	req.Cluster = Cluster(w.Cluster)
+	return req, nil
+}
+
+// Warm is a cache warm-up (or forgetting) of directories, as a front end
+// parsed it.
+type Warm struct {
+	Paths []string
+	// CacheDir is the cache directory, "" for the daemon's default.
+	CacheDir string
+	// Prune also forgets cached archives no longer in the directories.
+	Prune bool
+	// Check reports what would change and writes nothing.
+	Check bool
+	// Forget forgets the directories' archives instead of caching them.
+	Forget bool
+}
+
+// Request is the wire request of the warm-up, every path made absolute
+// against the caller's working directory.
+func (w Warm) Request() (*contract.WarmRequest, error) {
+	req := &contract.WarmRequest{Prune: w.Prune, CheckMode: w.Check, Forget: w.Forget}
+	for _, p := range w.Paths {
+		abs, err := absolute(p)
+		if err != nil {
+			return nil, err
+		}
+		req.Paths = append(req.Paths, abs)
+	}
+	var err error
+	if req.CacheDir, err = absolute(w.CacheDir); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// Inspect is an inspection or a catalog of a directory, as a front end
+// parsed it.
+type Inspect struct {
+	Path  string
+	Cache options.Cache
+	// Catalog asks for the catalog instead of the inspection; Markdown
+	// adds the catalog as Markdown; PublicKey checks every signature
+	// with that key.
+	Catalog   bool
+	Markdown  bool
+	PublicKey string
+}
+
+// Request is the wire request of the inspection, every path made
+// absolute against the caller's working directory.
+func (in Inspect) Request() (*contract.InspectRequest, error) {
+	req := &contract.InspectRequest{UseCache: in.Cache.UseCache, Catalog: in.Catalog, Markdown: in.Markdown}
+	var err error
+	if req.Path, err = absolute(in.Path); err != nil {
+		return nil, err
+	}
+	if req.CacheDir, err = absolute(in.Cache.CacheDir); err != nil {
+		return nil, err
+	}
+	if req.PublicKey, err = absolute(in.PublicKey); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// absolute is p made absolute, "" staying "".
+func absolute(p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("resolving %s: %w", p, err)
+	}
+	return abs, nil
+}

@@ -1,0 +1,142 @@
+package contract
+
+import (
+	"context"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/planner/options"
+)
+
+// Planner is what the daemon serves, in the requests' and answers' own
+// types (wire.go carries them over gRPC). Every method takes the caller's
+// context first: its deadline and cancellation reach the daemon.
+//
+// The answers' documents (a plan's result, an inspection or catalog, a
+// warm-up's, a barrier's) are the JSON the daemon wrote, as it wrote
+// them: the module passes them on unchanged, and the CLI decodes them to
+// the types package service and the daemon declare (caller/answer). They
+// are not decoded here because those types hold the planner's and
+// Kubernetes' types, which the module's binary does not carry.
+type Planner interface {
+	Plan(ctx context.Context, req *PlanRequest) (*PlanAnswer, error)
+	Inspect(ctx context.Context, req *InspectRequest) (*Document, error)
+	CacheWarm(ctx context.Context, req *WarmRequest) (*WarmAnswer, error)
+	Wait(ctx context.Context, req *WaitRequest) (*WaitAnswer, error)
+	Status(ctx context.Context) (*Status, error)
+}
+
+// PlanRequest asks for the plan of a directory.
+type PlanRequest struct {
+	// Path is the directory holding the archives; absolute.
+	Path string
+	// Options are every other option of the request (the planner's
+	// choices, the cluster, the cache); the caller's own files (saved,
+	// output) are not the daemon's.
+	Options options.Request
+	// Caller is who asks: messages name options the way it gives them.
+	Caller options.Caller
+	// Page also asks for the plan (or the failure) drawn as one
+	// self-contained HTML page, stating Time (zero: the daemon's clock).
+	Page bool
+	Time time.Time
+	// SavedPlan is a saved plan, as read: check it against the directory
+	// and the cluster now, and answer with its decisions or fail naming
+	// every difference.
+	SavedPlan []byte
+	// Save also asks for the plan as a saved plan (when one is possible).
+	Save bool
+}
+
+// PlanAnswer is a plan, or why there is none.
+type PlanAnswer struct {
+	// Result is the plan's document (service.Result's JSON), planned or
+	// failed; Failed says which.
+	Result []byte
+	Failed bool
+	// Page is the page asked for; SavedPlan the saved plan asked for.
+	Page      []byte
+	SavedPlan []byte
+}
+
+// InspectRequest asks what a directory holds: its inspection, or its
+// catalog.
+type InspectRequest struct {
+	// Path is the directory holding the archives; absolute.
+	Path string
+	// CacheDir is the cache directory, "" for the daemon's default;
+	// UseCache answers unchanged archives from it.
+	CacheDir string
+	UseCache bool
+	// Catalog answers with the catalog instead of the inspection;
+	// Markdown adds the catalog as Markdown (key "markdown"); PublicKey
+	// (absolute) checks each signature with that key.
+	Catalog   bool
+	Markdown  bool
+	PublicKey string
+}
+
+// Document is an answer that is one document: an inspection or a catalog.
+type Document struct {
+	Result []byte
+}
+
+// WarmRequest asks to cache (or forget) the archives of directories.
+type WarmRequest struct {
+	// Paths are the directories; absolute.
+	Paths []string
+	// Prune also forgets cached archives no longer under the paths.
+	Prune bool
+	// CheckMode reports what would change and writes nothing.
+	CheckMode bool
+	// CacheDir is the cache directory, "" for the daemon's default.
+	CacheDir string
+	// Forget forgets the paths' archives instead of caching them.
+	Forget bool
+}
+
+// WarmAnswer is what a warm-up did (server.Warmed's JSON), and whether it
+// changed the cache.
+type WarmAnswer struct {
+	Result  []byte
+	Changed bool
+}
+
+// WaitRequest asks to wait until a barrier holds on the caller's cluster.
+type WaitRequest struct {
+	// Barrier is a plan item's barrier, as JSON; Checks are checks listed
+	// by hand (a JSON list of {kind, name, namespace}), added to it.
+	Barrier []byte
+	Checks  []byte
+	// Cluster is the caller's (never the daemon's own environment).
+	Cluster options.Cluster
+	// Timeout is how long to wait, to the second; zero: ten minutes.
+	Timeout time.Duration
+}
+
+// WaitAnswer is each check's last state (the barrier's result as JSON),
+// and whether the barrier did not hold.
+type WaitAnswer struct {
+	Result []byte
+	Failed bool
+}
+
+// Status is who the daemon is and what it has done.
+type Status struct {
+	Pid int64
+	// BuildID and Version are the daemon binary's build and release; a
+	// client of another build restarts it.
+	BuildID         string
+	Version         string
+	ProtocolVersion uint32
+	StartedUnix     int64
+	// Requests served since start, and being served now.
+	Requests uint64
+	Inflight int64
+	// Archives since start: read in full, answered by stat from the
+	// cache, found in the cache by content after one hash.
+	ArchivesRead uint64
+	CacheHits    uint64
+	ContentHits  uint64
+	// Goroutines running in the daemon now.
+	Goroutines int64
+}

@@ -1,0 +1,169 @@
+package contract
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+)
+
+// This file is the one place the Planner's requests and answers meet
+// their protobuf messages: wireServer takes the messages off the wire for
+// a Planner, wireClient puts them on it for a caller.
+
+// wireServer serves a Planner as the gRPC service.
+type wireServer struct {
+	plannerpb.UnimplementedPlannerServer
+	impl Planner
+}
+
+func (s *wireServer) Plan(ctx context.Context, m *plannerpb.PlanRequest) (*plannerpb.PlanResponse, error) {
+	req, err := planFromWire(m)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.impl.Plan(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &plannerpb.PlanResponse{Result: a.Result, Failed: a.Failed, Html: a.Page, SavedPlan: a.SavedPlan}, nil
+}
+
+func (s *wireServer) Inspect(ctx context.Context, m *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
+	d, err := s.impl.Inspect(ctx, &InspectRequest{
+		Path: m.GetPath(), CacheDir: m.GetCacheDir(), UseCache: m.GetUseCache(),
+		Catalog: m.GetCatalog(), Markdown: m.GetMarkdown(), PublicKey: m.GetPublicKey(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &plannerpb.InspectResponse{Result: d.Result}, nil
+}
+
+func (s *wireServer) CacheWarm(ctx context.Context, m *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
+	a, err := s.impl.CacheWarm(ctx, &WarmRequest{
+		Paths: m.GetPaths(), Prune: m.GetPrune(), CheckMode: m.GetCheckMode(), CacheDir: m.GetCacheDir(), Forget: m.GetForget(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &plannerpb.CacheWarmResponse{Result: a.Result, Changed: a.Changed}, nil
+}
+
+func (s *wireServer) Wait(ctx context.Context, m *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
+	a, err := s.impl.Wait(ctx, &WaitRequest{
+		Barrier: m.GetBarrier(), Checks: m.GetChecks(),
+		Cluster: options.Cluster{Kubeconfig: m.GetKubeconfig(), Context: m.GetContext()},
+		Timeout: timeoutOf(m.GetTimeoutSeconds()),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &plannerpb.WaitResponse{Result: a.Result, Failed: a.Failed}, nil
+}
+
+func (s *wireServer) Status(ctx context.Context, _ *plannerpb.StatusRequest) (*plannerpb.StatusResponse, error) {
+	st, err := s.impl.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &plannerpb.StatusResponse{
+		Pid: st.Pid, BuildId: st.BuildID, Version: st.Version, ProtocolVersion: st.ProtocolVersion, StartedUnix: st.StartedUnix,
+		Requests: st.Requests, Inflight: st.Inflight, ArchivesRead: st.ArchivesRead, CacheHits: st.CacheHits, ContentHits: st.ContentHits,
+		Goroutines: st.Goroutines,
+	}, nil
+}
+
+// planFromWire is the plan request of a message: its options decoded
+// strictly (DecodeOptions), an unknown option refused as an invalid
+// argument.
+func planFromWire(m *plannerpb.PlanRequest) (*PlanRequest, error) {
+	o, err := DecodeOptions(m.GetOptions())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	req := &PlanRequest{Path: m.GetPath(), Options: o, Caller: options.Caller(m.GetCaller()), Page: m.GetHtml(), SavedPlan: m.GetSavedPlan(), Save: m.GetSave()}
+	if t := m.GetTimeUnix(); t != 0 {
+		req.Time = time.Unix(t, 0)
+	}
+	return req, nil
+}
+
+// wireClient is a Planner that asks the daemon over gRPC.
+type wireClient struct {
+	rpc plannerpb.PlannerClient
+}
+
+func (c *wireClient) Plan(ctx context.Context, req *PlanRequest) (*PlanAnswer, error) {
+	b, err := EncodeOptions(req.Options)
+	if err != nil {
+		return nil, err
+	}
+	m := &plannerpb.PlanRequest{Path: req.Path, Options: b, Caller: string(req.Caller), Html: req.Page, SavedPlan: req.SavedPlan, Save: req.Save}
+	if !req.Time.IsZero() {
+		m.TimeUnix = req.Time.Unix()
+	}
+	r, err := c.rpc.Plan(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	return &PlanAnswer{Result: r.GetResult(), Failed: r.GetFailed(), Page: r.GetHtml(), SavedPlan: r.GetSavedPlan()}, nil
+}
+
+func (c *wireClient) Inspect(ctx context.Context, req *InspectRequest) (*Document, error) {
+	r, err := c.rpc.Inspect(ctx, &plannerpb.InspectRequest{
+		Path: req.Path, CacheDir: req.CacheDir, UseCache: req.UseCache, Catalog: req.Catalog, Markdown: req.Markdown, PublicKey: req.PublicKey,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Document{Result: r.GetResult()}, nil
+}
+
+func (c *wireClient) CacheWarm(ctx context.Context, req *WarmRequest) (*WarmAnswer, error) {
+	r, err := c.rpc.CacheWarm(ctx, &plannerpb.CacheWarmRequest{
+		Paths: req.Paths, Prune: req.Prune, CheckMode: req.CheckMode, CacheDir: req.CacheDir, Forget: req.Forget,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &WarmAnswer{Result: r.GetResult(), Changed: r.GetChanged()}, nil
+}
+
+func (c *wireClient) Wait(ctx context.Context, req *WaitRequest) (*WaitAnswer, error) {
+	r, err := c.rpc.Wait(ctx, &plannerpb.WaitRequest{
+		Barrier: req.Barrier, Checks: req.Checks, Kubeconfig: req.Cluster.Kubeconfig, Context: req.Cluster.Context,
+		TimeoutSeconds: int64(req.Timeout / time.Second), // whole seconds already (caller.Wait)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &WaitAnswer{Result: r.GetResult(), Failed: r.GetFailed()}, nil
+}
+
+func (c *wireClient) Status(ctx context.Context) (*Status, error) {
+	r, err := c.rpc.Status(ctx, &plannerpb.StatusRequest{})
+	if err != nil {
+		return nil, err
+	}
+	return &Status{
+		Pid: r.GetPid(), BuildID: r.GetBuildId(), Version: r.GetVersion(), ProtocolVersion: r.GetProtocolVersion(), StartedUnix: r.GetStartedUnix(),
+		Requests: r.GetRequests(), Inflight: r.GetInflight(), ArchivesRead: r.GetArchivesRead(), CacheHits: r.GetCacheHits(), ContentHits: r.GetContentHits(),
+		Goroutines: r.GetGoroutines(),
+	}, nil
+}
+
+// timeoutOf is the wire's whole seconds as a duration (options.Seconds,
+// the one conversion); none given, or not positive, is zero: the
+// daemon's default.
+func timeoutOf(n int64) time.Duration {
+	d, err := options.Seconds(n)
+	if err != nil {
+		return 0
+	}
+	return d
+}
