@@ -29,11 +29,16 @@ type Wait struct {
 // JSON, the caller's cluster, the timeout in seconds.
 func (w Wait) Request() (*contract.WaitRequest, error) {
 	// Whole seconds, rounded up: the one conversion (options.WholeSeconds).
-	secs, err := options.WholeSeconds(w.Timeout)
-	if err != nil {
-		return nil, err
+	// None given (zero) is the daemon's default.
+	req := &contract.WaitRequest{}
+	if w.Timeout != 0 {
+		secs, err := options.WholeSeconds(w.Timeout)
+		if err != nil {
+			return nil, err
+		}
+		req.Timeout = time.Duration(secs) * time.Second
 	}
-	req := &contract.WaitRequest{Timeout: time.Duration(secs) * time.Second}
+	var err error
 	if w.Barrier != nil {
 		if req.Barrier, err = json.Marshal(w.Barrier); err != nil {
 			return nil, fmt.Errorf("encoding the barrier: %w", err)
