@@ -39,6 +39,9 @@ func newWait() *cobra.Command {
 				}
 				b.Workloads = append(b.Workloads, barrier.Workload{Kind: parts[0], Namespace: parts[1], Name: parts[2]})
 			}
+			if _, err := options.WholeSeconds(timeout); err != nil {
+				return &UsageError{fmt.Errorf("--timeout: %w", err)}
+			}
 			w := caller.Wait{Barrier: b, Cluster: kube, Timeout: timeout}
 			if len(checks) > 0 {
 				w.Checks = checks
