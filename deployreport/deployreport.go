@@ -56,10 +56,21 @@ type Input struct {
 	// the role recorded none. A package's failure is in its Done entry.
 	Stopped    *Stopped       `json:"-"`
 	RawStopped jsontext.Value `json:"stopped"`
+	// ApprovedBy are the keys whose approval of the replayed saved plan
+	// the plan checked (the plan's approvals.signed; none without one).
+	ApprovedBy []Approver `json:"approved_by"`
+}
+
+// Approver is one change board key whose approval of the saved plan
+// verified: the key's file, its fingerprint and the approval file.
+type Approver struct {
+	Key         string `json:"key"`
+	Fingerprint string `json:"fingerprint"`
+	File        string `json:"file"`
 }
 
 // inputKeys are the keys every record carries.
-var inputKeys = []string{"plan_digest", "plan_file", "directory", "host", "kubeconfig", "context", "started", "finished", "items", "done", "stopped"}
+var inputKeys = []string{"plan_digest", "plan_file", "directory", "host", "kubeconfig", "context", "started", "finished", "items", "done", "stopped", "approved_by"}
 
 // Item is one plan item, as far as the report cares.
 type Item struct {
@@ -163,7 +174,9 @@ type Report struct {
 	StoppedPackage string `json:"stopped_package,omitempty"`
 	StoppedStep    string `json:"stopped_step,omitempty"`
 	Error          string `json:"error,omitempty"`
-	Rows           []Row  `json:"packages"`
+	// ApprovedBy are who approved the saved plan the run replayed.
+	ApprovedBy []Approver `json:"approved_by"`
+	Rows       []Row      `json:"packages"`
 }
 
 // Row is one package of the plan.
@@ -273,7 +286,8 @@ func require(name string, b []byte, keys []string) error {
 // refused, never rendered.
 func Build(in *Input) (*Report, error) {
 	r := &Report{Kind: Kind, PlanDigest: in.PlanDigest, PlanFile: in.PlanFile, Directory: in.Directory, Host: in.Host,
-		Kubeconfig: in.Kubeconfig, Context: in.Context, Started: in.Started, Finished: in.Finished, Planned: len(in.Items), Rows: []Row{}}
+		Kubeconfig: in.Kubeconfig, Context: in.Context, Started: in.Started, Finished: in.Finished, Planned: len(in.Items), Rows: []Row{},
+		ApprovedBy: append([]Approver{}, in.ApprovedBy...)}
 	if len(in.Done) > len(in.Items) {
 		return nil, fmt.Errorf("the record has %d packages done but the plan only %d", len(in.Done), len(in.Items))
 	}

@@ -22,7 +22,7 @@ func record(t *testing.T, done []map[string]any, stopped any) string {
 		done = []map[string]any{}
 	}
 	b, err := json.Marshal(map[string]any{"plan_digest": "abc", "plan_file": "", "directory": "/b", "host": "localhost", "kubeconfig": "/k",
-		"context": "", "started": "t0", "finished": "t1", "items": items, "done": done, "stopped": stopped})
+		"context": "", "started": "t0", "finished": "t1", "items": items, "done": done, "stopped": stopped, "approved_by": []any{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestTheReportSaysHowTheRunEnded(t *testing.T) {
 // An empty plan deployed is a success with nothing to deploy (and a
 // null stop read as none, however it is spaced).
 func TestAnEmptyPlanSucceedsWithNothingDeployed(t *testing.T) {
-	rec := `{"plan_digest":"abc","plan_file":"","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"stopped" :
+	rec := `{"plan_digest":"abc","plan_file":"","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"approved_by":[],"stopped" :
 	null }`
 	r, _, md, _ := renderRecord(t, rec)
 	if r.Result != deployreport.RunSucceeded || !strings.Contains(md, "**Succeeded**: the plan had nothing to deploy.") {
@@ -240,5 +240,25 @@ func TestRecordsThatContradictThemselvesAreRefused(t *testing.T) {
 				t.Errorf("Build: %v; want an error saying %q", err, tt.says)
 			}
 		})
+	}
+}
+
+// The report names who approved the saved plan the run replayed, in each
+// of its forms; a record whose approver is malformed is refused.
+func TestTheReportNamesWhoApproved(t *testing.T) {
+	rec := `{"plan_digest":"abc","plan_file":"/p/change-42.json","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"stopped":null,
+		"approved_by":[{"key":"/keys/board-a.pub","fingerprint":"sha256:aaaa","file":"/p/change-42.json.approved-by-aaaa.sigstore.json"},{"key":"/keys/board-b.pub","fingerprint":"sha256:bbbb","file":"/p/change-42.json.approved-by-bbbb.sigstore.json"}]}`
+	r, j, md, page := renderRecord(t, rec)
+	if len(r.ApprovedBy) != 2 || !strings.Contains(j, `"fingerprint": "sha256:aaaa"`) {
+		t.Errorf("the JSON report: %s", j)
+	}
+	for name, doc := range map[string]string{"markdown": md, "page": page} {
+		if !strings.Contains(doc, "/keys/board-a.pub (sha256:aaaa); /keys/board-b.pub (sha256:bbbb)") {
+			t.Errorf("the %s does not name both approvers:\n%.2000s", name, doc)
+		}
+	}
+	bad := strings.Replace(rec, `"fingerprint":"sha256:aaaa",`, ``, 1)
+	if _, err := deployreport.Read(strings.NewReader(strings.Replace(bad, `"key":"/keys/board-a.pub",`, `"key":"/keys/board-a.pub","who":"x",`, 1))); err == nil {
+		t.Error("an approver with an unknown key was read")
 	}
 }

@@ -1,6 +1,7 @@
 package playbooks_test
 
 import (
+	"crypto/elliptic"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
 )
 
 // deployBundle runs the collection's deploy_bundle playbook against the
@@ -369,7 +371,7 @@ func TestDeployReportRefusesARecordThatIsNotTheRoles(t *testing.T) {
 		{`{}`, `the deploy record has no "plan_digest"`},
 		{`{"plan_digest":"x","plan_file":"","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[]}`,
 			`the deploy record has no "stopped"`},
-		{`{"plan_digest":"x","plan_file":"","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"stopped":null,"result":"succeeded"}`,
+		{`{"plan_digest":"x","plan_file":"","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"stopped":null,"approved_by":[],"result":"succeeded"}`,
 			`key "/result": no such key here`},
 	} {
 		base := filepath.Join(t.TempDir(), "report")
@@ -382,5 +384,130 @@ func TestDeployReportRefusesARecordThatIsNotTheRoles(t *testing.T) {
 		if matches, _ := filepath.Glob(base + ".*"); len(matches) != 0 {
 			t.Errorf("a refused record wrote %v", matches)
 		}
+	}
+}
+
+// TestDeployBundleDeploysOnlyAnApprovedPlan is the approval path through
+// real ansible-playbook, the real zarf CLI and the test API server: a plan
+// saved and approved by one board member in a review tree is carried to
+// another path (the bastion) with its approvals; there it is refused with
+// one approval of two required, with a key that did not sign, after one
+// archive's byte changed, and after the plan was edited; approved by the
+// second member, it deploys, and the deploy report names both.
+func TestDeployBundleDeploysOnlyAnApprovedPlan(t *testing.T) {
+	built(t)
+	c := clustertest.Start(t)
+	state := privateStateDir(t)
+	review := t.TempDir()
+	bundle := filepath.Join(review, "signed")
+	if err := os.CopyFS(bundle, os.DirFS(filepath.Join(root, "testdata", "bundles", "signed"))); err != nil {
+		t.Fatal(err)
+	}
+	plan := filepath.Join(review, "change-7.json")
+	if out, ok := deployBundle(t, state, c.Kubeconfig, "bundle_dir="+bundle, "save_plan="+plan, "plan_only=true"); !ok {
+		t.Fatalf("saving the plan for review:\n%s", out)
+	}
+	approve := func(plan, key, password string) {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(root, "bin", "zarf-planner"), "approve", plan, "--key", key)
+		cmd.Env = append(os.Environ(), "COSIGN_PASSWORD="+password)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("approve %s with %s: %v\n%s", plan, key, err, out)
+		}
+	}
+	approve(plan, filepath.Join(root, "testdata", "keys", "cosign.key"), "zarf-planner-test")
+	// The second board member's key pair.
+	priv, pub, err := cryptoutils.GeneratePEMEncodedECDSAKeyPair(elliptic.P256(), cryptoutils.StaticPasswordFunc([]byte("second")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := t.TempDir()
+	secondKey, secondPub := filepath.Join(keys, "second.key"), filepath.Join(keys, "second.pub")
+	if err := os.WriteFile(secondKey, priv, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secondPub, pub, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	boardPub := filepath.Join(root, "testdata", "keys", "cosign.pub")
+
+	// Carried to the bastion: the same files under another path.
+	bastion := filepath.Join(t.TempDir(), "mnt", "change-7")
+	if err := os.CopyFS(bastion, os.DirFS(review)); err != nil {
+		t.Fatal(err)
+	}
+	there, thereBundle := filepath.Join(bastion, "change-7.json"), filepath.Join(bastion, "signed")
+	replay := func(keys []string, required int, bundleDir string) (string, bool) {
+		t.Helper()
+		b, _ := json.Marshal(map[string]any{"approval_keys": keys, "require_approvals": required})
+		return deployBundle(t, state, c.Kubeconfig, "bundle_dir="+bundleDir, "plan_file="+there, string(b))
+	}
+	deployed := "TASK [colonel_byte.zarf_planner.deploy_packages : Deploy"
+	if out, ok := replay([]string{boardPub, secondPub}, 2, thereBundle); ok || !strings.Contains(out, "1 of 2 required approvals") || !strings.Contains(out, "not signed by: "+secondPub) || strings.Contains(out, deployed) {
+		t.Fatalf("one approval of two required:\n%s", out)
+	}
+	if out, ok := replay([]string{filepath.Join(root, "testdata", "keys", "other.pub")}, 1, thereBundle); ok || !strings.Contains(out, "0 of 1 required approvals") || strings.Contains(out, deployed) {
+		t.Fatalf("a listed key that did not sign:\n%s", out)
+	}
+	// One byte of one archive changed at the new place: stale, naming it.
+	changed := filepath.Join(t.TempDir(), "signed")
+	if err := os.CopyFS(changed, os.DirFS(thereBundle)); err != nil {
+		t.Fatal(err)
+	}
+	tool := filepath.Join(changed, "zarf-package-tool-amd64-1.0.0.tar.zst")
+	b, err := os.ReadFile(tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff
+	if err := os.WriteFile(tool, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, ok := replay([]string{boardPub}, 1, changed); ok || !strings.Contains(out, "the saved plan is stale") || !strings.Contains(out, "archive zarf-package-tool-amd64-1.0.0.tar.zst") || strings.Contains(out, "archive zarf-package-base") || strings.Contains(out, deployed) {
+		t.Fatalf("one archive changed at the new place:\n%s", out)
+	}
+	// Edited after signing: approved by no one.
+	edited := there + ".edited"
+	saved, err := os.ReadFile(there)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(edited, append(saved, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	matches, _ := filepath.Glob(there + ".approved-by-*.sigstore.json")
+	for _, a := range matches {
+		copied, err := os.ReadFile(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(strings.Replace(a, there, edited, 1), copied, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b2, _ := json.Marshal(map[string]any{"approval_keys": []string{boardPub}, "require_approvals": 1})
+	if out, ok := deployBundle(t, state, c.Kubeconfig, "bundle_dir="+thereBundle, "plan_file="+edited, string(b2)); ok || !strings.Contains(out, "approved by no one") || strings.Contains(out, deployed) {
+		t.Fatalf("an edited plan with its approvals copied:\n%s", out)
+	}
+
+	// The second member approves (at the bastion): two of two, it deploys.
+	approve(there, secondKey, "second")
+	out, ok := replay([]string{boardPub, secondPub}, 2, thereBundle)
+	if !ok || !strings.Contains(out, deployed) {
+		t.Fatalf("two approvals of two:\n%s", out)
+	}
+	rb, err := os.ReadFile(strings.TrimSuffix(there, ".json") + ".report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Result     string                                    `json:"result"`
+		ApprovedBy []struct{ Key, Fingerprint, File string } `json:"approved_by"`
+	}
+	if err := json.Unmarshal(rb, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Result != "succeeded" || len(r.ApprovedBy) != 2 || r.ApprovedBy[0].Key != boardPub || r.ApprovedBy[1].Key != secondPub {
+		t.Fatalf("the deploy report: %s", rb)
 	}
 }

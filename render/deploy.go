@@ -63,7 +63,7 @@ func DeployHTML(r *deployreport.Report, producer string) ([]byte, error) {
 	p := Page{
 		Kind: "deploy", Kicker: "Deploy report", Title: v(title), Producer: v(producer), NoOptions: true,
 		Facts: []Fact{
-			fact("Plan digest", r.PlanDigest, true), fact("Saved plan", r.PlanFile, true), fact("Directory", r.Directory, true),
+			fact("Plan digest", r.PlanDigest, true), fact("Saved plan", r.PlanFile, true), fact("Approved by", approvers(r), false), fact("Directory", r.Directory, true),
 			fact("Host", r.Host, false), fact("Kubeconfig", r.Kubeconfig, true), fact("Context", r.Context, false),
 			fact("Started", r.Started, true), fact("Finished", r.Finished, true),
 		},
@@ -103,7 +103,7 @@ func DeployMarkdown(r *deployreport.Report) []byte {
 	fmt.Fprintf(&b, "**%s**%s\n\n", word, rest)
 	fmt.Fprintf(&b, "| | |\n|---|---|\n")
 	for _, kv := range [][2]string{
-		{"Plan digest", cellCode(r.PlanDigest)}, {"Saved plan", orDashWith(r.PlanFile, cellCode)}, {"Directory", cellCode(r.Directory)},
+		{"Plan digest", cellCode(r.PlanDigest)}, {"Saved plan", orDashWith(r.PlanFile, cellCode)}, {"Approved by", orDashWith(approvers(r), cellMD)}, {"Directory", cellCode(r.Directory)},
 		{"Host", cellMD(r.Host)}, {"Kubeconfig", cellCode(r.Kubeconfig)}, {"Context", orDashWith(r.Context, cellMD)},
 		{"Started", cellMD(r.Started)}, {"Finished", cellMD(r.Finished)},
 	} {
@@ -189,4 +189,14 @@ func cellMD(s string) string {
 func cellCode(s string) string {
 	s = strings.NewReplacer("`", "'", "|", "¦", "\n", " ", "\r", " ").Replace(s)
 	return "`" + s + "`"
+}
+
+// approvers says who approved the saved plan a run replayed: each key's
+// file and fingerprint ("" when none did).
+func approvers(r *deployreport.Report) string {
+	var out []string
+	for _, a := range r.ApprovedBy {
+		out = append(out, fmt.Sprintf("%s (%s)", a.Key, a.Fingerprint))
+	}
+	return strings.Join(out, "; ")
 }
