@@ -83,7 +83,9 @@ func New(candidates []facts.Candidate, opts Options) (*Plan, error) {
 		p.graph = failureGraph(nodes)
 		return nil, p.failure()
 	}
-	p.plan.PlanDigest = digest(cands, opts)
+	// The options as planned (defaults and the nodes' architecture filled
+	// in): a default given explicitly plans to the same digest.
+	p.plan.PlanDigest = digest(cands, p.opts)
 	p.emit(order)
 	return p.plan, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
 // The corners of README's "Planning rules" that read two ways before
@@ -127,5 +128,24 @@ func TestATieLosesNoName(t *testing.T) {
 	}
 	if got, want := itemVersions(p), []string{"a@1.0.0", "app@2.0.0", "b@1.0.0", "l@1.0.0"}; !slices.Equal(got, want) {
 		t.Errorf("plan = %v; want %v", got, want)
+	}
+}
+
+// A default given explicitly (the nodes' architecture, the default
+// strategy) plans to the same digest as the default left out, so a saved
+// plan replayed with it given holds.
+func TestAnExplicitDefaultPlansToTheSameDigest(t *testing.T) {
+	cands := []facts.Candidate{pkg("a", "1.0.0", nil), pkg("b", "1.0.0", needs("a"))}
+	cl := &facts.Cluster{Name: "c", NodeArchitectures: []string{"amd64"}}
+	implicit, err := New(cands, Options{Cluster: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	explicit, err := New(cands, Options{Cluster: cl, Plan: options.Plan{Architecture: "amd64", VersionStrategy: options.StrategyNewestSatisfying, Mode: options.ModeCluster}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if implicit.PlanDigest != explicit.PlanDigest {
+		t.Errorf("digests %s and %s; want one", implicit.PlanDigest, explicit.PlanDigest)
 	}
 }
