@@ -2,7 +2,10 @@ package cli
 
 import (
 	"crypto/elliptic"
+	"errors"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +14,8 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/approval"
 	"github.com/colonel-byte/zarf-planner/caller"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
+	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 )
 
 func TestThePasswordIsReadWhereCosignReadsIt(t *testing.T) {
@@ -103,5 +108,84 @@ func TestAnApprovedPlanTravelsAndNeedsItsApprovals(t *testing.T) {
 	}
 	if code, out := verify("--approval-keys", board+","+secondPub, "--require-approvals", "1"); code != ExitFailed || !strings.Contains(out, "approved by no one") || !strings.Contains(out, "[signature]") {
 		t.Fatalf("an edited plan: exit %d:\n%s", code, out)
+	}
+}
+
+// The bundle, the plan and its two approvals carried to another user's
+// account: that user replays it fresh; with one byte of one archive
+// changed there, it is stale, naming that archive alone.
+func TestAnotherUserReplaysACarriedApprovedPlan(t *testing.T) {
+	t.Setenv(approval.EnvPassword, "zarf-planner-test")
+	other := privdirtest.Other(t, "zp-test-cli")
+	review := t.TempDir()
+	bundle := filepath.Join(review, "bundle")
+	copyTree(t, "../examples/bundles/reference-stack", bundle)
+	plan := filepath.Join(review, "change-9.json")
+	if code, _, stderr := run(t, "plan", bundle, "--save-to", plan, "--sign-with", "../testdata/keys/cosign.key"); code != ExitOK {
+		t.Fatalf("plan --sign-with: exit %d: %s", code, stderr)
+	}
+	// The other user's home: the plan, its approval, the bundle and the
+	// board's key, all its own.
+	home := other.Dir(t)
+	copyTree(t, review, home)
+	copyTree(t, bundle, filepath.Join(home, "bundle"))
+	b, err := os.ReadFile("../testdata/keys/cosign.pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "board.pub"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := other.TestBinary(t)
+	// The chart renderer, beside the binary as it is beside this one.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := os.ReadFile(filepath.Join(filepath.Dir(self), renderproc.Binary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(bin), renderproc.Binary), r, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := filepath.WalkDir(home, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, int(other.Uid), int(other.Gid))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	verify := func() (int, string) {
+		args := strings.Join([]string{"verify-plan", filepath.Join(home, "change-9.json"), filepath.Join(home, "bundle"),
+			"--approval-keys", filepath.Join(home, "board.pub"), "--require-approvals", "1", "--state-dir", filepath.Join(home, "state")}, "\x1f")
+		cmd := other.Command([]string{envRunAs + "=" + args, "ZARF_PLANNER_CACHE_DIR=" + filepath.Join(home, "cache")}, bin)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			return 0, string(out)
+		case errors.As(err, &ee):
+			return ee.ExitCode(), string(out)
+		}
+		t.Fatalf("running as %s: %v\n%s", other.Name, err, out)
+		return 0, ""
+	}
+	if code, out := verify(); code != ExitOK || !strings.Contains(out, "the saved plan holds") || !strings.Contains(out, "approved by "+filepath.Join(home, "board.pub")) {
+		t.Fatalf("as %s, the carried plan: exit %d:\n%s", other.Name, code, out)
+	}
+	archive := filepath.Join(home, "bundle", "zarf-package-init-amd64-0.1.0.tar.zst")
+	a, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a[len(a)/2] ^= 0xff
+	if err := os.WriteFile(archive, a, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := verify()
+	if code != ExitFailed || !strings.Contains(out, "archive zarf-package-init-amd64-0.1.0.tar.zst") || strings.Count(out, "[stale]") != 1 {
+		t.Fatalf("as %s, one archive changed: exit %d:\n%s", other.Name, code, out)
 	}
 }

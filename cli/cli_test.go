@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
+	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
 
@@ -279,6 +280,11 @@ func TestInspectAndForms(t *testing.T) {
 // TestMain keeps the tests away from any daemon or cache of the machine
 // they run on.
 func TestMain(m *testing.M) {
+	// Run as a second local user by a test: the command line given,
+	// instead of the tests.
+	if args := os.Getenv(envRunAs); args != "" {
+		os.Exit(Run(context.Background(), strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+	}
 	dir, err := os.MkdirTemp("", "zp-cli")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cli tests: no temporary directory:", err)
@@ -293,8 +299,17 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	if err := privdirtest.Remove(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	os.Exit(code)
 }
+
+// envRunAs, set to a command line (arguments joined by \x1f), makes this
+// test binary run it and exit with its code: how a test runs the CLI as a
+// second local user.
+const envRunAs = "ZP_CLI_RUN_AS"
 
 func TestPlanIsTheSameWithAndWithoutTheCache(t *testing.T) {
 	dir := "../testdata/bundles/forms"
