@@ -44,14 +44,9 @@ who signed what.`,
 			if err != nil {
 				return err
 			}
-			b, err := openBackend(cmd, stateDir)
+			resp, err := inspectIn(cmd, stateDir, req, "cataloguing")
 			if err != nil {
 				return err
-			}
-			defer b.close()
-			resp, err := b.Inspect(cmd.Context(), req)
-			if err != nil {
-				return fmt.Errorf("cataloguing in %s: %w", b.who, err)
 			}
 			w := cmd.OutOrStdout()
 			if done, err := render.WriteDoc(w, output, resp.Result); done {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/caller/answer"
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/render"
 )
@@ -30,14 +31,9 @@ func newInspect() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := openBackend(cmd, stateDir)
+			resp, err := inspectIn(cmd, stateDir, req, "inspecting")
 			if err != nil {
 				return err
-			}
-			defer b.close()
-			resp, err := b.Inspect(cmd.Context(), req)
-			if err != nil {
-				return fmt.Errorf("inspecting in %s: %w", b.who, err)
 			}
 			w := cmd.OutOrStdout()
 			if done, err := render.WriteDoc(w, output, resp.Result); done {
@@ -55,4 +51,20 @@ func newInspect() *cobra.Command {
 	bind(cmd.Flags(), &o)
 	registerStateDir(cmd, &stateDir)
 	return cmd
+}
+
+// inspectIn asks the backend (the daemon, else a server in this process)
+// for the document req asks for; doing names the work in an error
+// ("inspecting", "cataloguing").
+func inspectIn(cmd *cobra.Command, stateDir string, req *contract.InspectRequest, doing string) (*contract.Document, error) {
+	b, err := openBackend(cmd, stateDir)
+	if err != nil {
+		return nil, err
+	}
+	defer b.close()
+	resp, err := b.Inspect(cmd.Context(), req)
+	if err != nil {
+		return nil, fmt.Errorf("%s in %s: %w", doing, b.who, err)
+	}
+	return resp, nil
 }
