@@ -133,10 +133,12 @@ func Resolve(o *options.Request) error {
 // to the daemon: ok is false.
 func (p *Plan) Kept() (doc []byte, failed, ok bool) {
 	req := p.Request
-	if req.Page || req.Save || len(req.SavedPlan) > 0 {
+	o := req.Options
+	// Approvals asked for go to the daemon, which refuses them without a
+	// saved plan: a kept answer must not skip them.
+	if req.Page || req.Save || len(req.SavedPlan) > 0 || o.PlanFile != "" || o.RequireApprovals > 0 || len(o.ApprovalKeys) > 0 {
 		return nil, false, false
 	}
-	o := req.Options
 	if !o.UseCache || o.Mode == options.ModeCluster || o.Snapshot != "" {
 		return nil, false, false
 	}

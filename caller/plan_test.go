@@ -171,6 +171,9 @@ func TestKept(t *testing.T) {
 		"a save":      func(o *options.Request) { o.SaveTo = filepath.Join(pkgs, "s.json") },
 		"no cache":    func(o *options.Request) { o.UseCache = false },
 		"the cluster": func(o *options.Request) { o.Mode = options.ModeCluster },
+		// Approvals are the daemon's to refuse without a saved plan.
+		"approvals required": func(o *options.Request) { o.RequireApprovals = 1 },
+		"approval keys":      func(o *options.Request) { o.ApprovalKeys = []string{filepath.Join(pkgs, "board.pub")} },
 	} {
 		o2 := o
 		change(&o2)

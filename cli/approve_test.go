@@ -189,3 +189,14 @@ func TestAnotherUserReplaysACarriedApprovedPlan(t *testing.T) {
 		t.Fatalf("as %s, one archive changed: exit %d:\n%s", other.Name, code, out)
 	}
 }
+
+// Approvals asked for without a saved plan plan nothing: leaving plan_file
+// out does not skip them.
+func TestApprovalsWithoutASavedPlanPlanNothing(t *testing.T) {
+	for _, args := range [][]string{{"--require-approvals", "1"}, {"--approval-keys", "../testdata/keys/cosign.pub"}} {
+		code, out, _ := run(t, append([]string{"plan", "../examples/bundles/reference-stack", "-o", "json"}, args...)...)
+		if code != ExitFailed || !strings.Contains(out, `"kind":"signature"`) || !strings.Contains(out, "check the approvals of a saved plan: give --plan-file") || strings.Contains(out, "zarf_packages_to_deploy") {
+			t.Errorf("plan %v: exit %d:\n%.600s", args, code, out)
+		}
+	}
+}

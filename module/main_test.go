@@ -1132,3 +1132,19 @@ func TestAQuestionAskedBeforeIsAnsweredWithoutADaemon(t *testing.T) {
 		t.Fatalf("planned %v after workload-app was removed", order(res))
 	}
 }
+
+// Approvals asked for without plan_file plan nothing, through the daemon,
+// whether or not a plan of the same question was kept before.
+func TestApprovalsWithoutAPlanFileAreRefused(t *testing.T) {
+	state := stateDir(t)
+	if _, code := runModule(t, planArgs(exampleDir, state)); code != 0 {
+		t.Fatalf("the plan without approvals: code %d", code)
+	}
+	args := planArgs(exampleDir, state)
+	args["require_approvals"] = 1
+	res, code := runModule(t, args)
+	msg, _ := res["msg"].(string)
+	if code == 0 || res["failed"] != true || res["zarf_packages_to_deploy"] != nil || !strings.Contains(msg, "check the approvals of a saved plan: give plan_file") {
+		t.Fatalf("code %d, result %v; want the approvals refused without a saved plan", code, res)
+	}
+}

@@ -243,6 +243,14 @@ func joinDiffs(diffs []string) string {
 
 // planSaved answers a plan request that saves or replays.
 func (d *Server) planSaved(ctx context.Context, memo *Memo, r service.Request, o options.Request, caller options.Caller, savedPlan []byte, wantSave bool) (*Planned, []byte, error) {
+	// Approvals are of a saved plan: asked for without one, nothing may be
+	// planned past them (a module_defaults requiring approvals must not be
+	// skipped by leaving plan_file out).
+	if len(savedPlan) == 0 && (o.RequireApprovals > 0 || len(o.ApprovalKeys) > 0) {
+		msg := fmt.Sprintf("%s and %s check the approvals of a saved plan: give %s (the plan the board approved), or neither", caller.Name("approval_keys"), caller.Name("require_approvals"), caller.Name("plan_file"))
+		p, err := encodePlanned(&service.Result{Failed: true, Msg: msg, Errors: []planner.Problem{{Kind: planner.KindSignature, Packages: []string{}, Message: msg}}, Warnings: []string{}})
+		return p, nil, err
+	}
 	plan := memo.Plan
 	if len(savedPlan) > 0 || wantSave {
 		plan = memo.PlanRead // what the plan was made from is recorded or compared
