@@ -200,3 +200,20 @@ func TestApprovalsWithoutASavedPlanPlanNothing(t *testing.T) {
 		}
 	}
 }
+
+// --sign-with without --save-to is a mistake, said before anything runs;
+// approve of a file that is not a saved plan signs nothing.
+func TestApprovingNothingIsRefused(t *testing.T) {
+	if code, _, stderr := run(t, "plan", "../examples/bundles/reference-stack", "--sign-with", "../testdata/keys/cosign.key"); code != ExitUsage || !strings.Contains(stderr, "give --save-to too") {
+		t.Errorf("--sign-with alone: exit %d: %s", code, stderr)
+	}
+	notPlan := filepath.Join(t.TempDir(), "notes.json")
+	if err := os.WriteFile(notPlan, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "approve", notPlan, "--key", "../testdata/keys/cosign.key")
+	matches, _ := filepath.Glob(notPlan + ".approved-by-*")
+	if code != ExitFailed || !strings.Contains(stderr, "is not a saved plan to approve") || len(matches) != 0 {
+		t.Errorf("approve of a file that is not a saved plan: exit %d, %d approvals written: %s", code, len(matches), stderr)
+	}
+}

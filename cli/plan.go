@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,6 +24,9 @@ func newPlan() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkDir(args[0], "DIR"); err != nil {
 				return err
+			}
+			if flags.signWith != "" && flags.opts.SaveTo == "" {
+				return &UsageError{errors.New("--sign-with approves the saved plan --save-to writes: give --save-to too")}
 			}
 			return flags.print(cmd, args[0], output)
 		},
