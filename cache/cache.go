@@ -41,8 +41,9 @@ import (
 // written with another schema drops every entry. (2: fingerprints hold
 // the ctime; 3: candidates hold their size and signature; 4: and their
 // contents and claims; 5: charts rendered in the renderer process, which
-// refuses chart file names that are not UTF-8.)
-const Schema = 5
+// refuses chart file names that are not UTF-8; 6: images and their
+// registries normalised as the container tools read them, docker.io.)
+const Schema = 6
 
 // EnvDir overrides the default cache directory.
 const EnvDir = kept.EnvDir

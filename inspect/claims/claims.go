@@ -32,7 +32,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/distribution/reference"
 	"github.com/zarf-dev/zarf/src/api/v1alpha1"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
@@ -155,19 +155,21 @@ func (c *collector) unknown(kind, subject, reason string, o facts.Origin) {
 	c.claims.Unknown = append(c.claims.Unknown, facts.UnknownClaim{Kind: kind, Subject: text(subject), Reason: text(reason), Origin: o})
 }
 
+// image records an image a component names under its registry, both
+// normalised as the container tools read a reference (distribution's
+// reference.ParseNormalizedNamed, which docker and containerd use):
+// nginx:1.25 is docker.io/library/nginx:1.25, of registry docker.io.
 func (c *collector) image(component, img string) {
-	reg := "unknown"
-	ref, err := name.ParseReference(img, name.WeakValidation)
-	if err == nil {
-		reg = ref.Context().RegistryStr()
-	} else {
+	ref, err := reference.ParseNormalizedNamed(img)
+	if err != nil {
 		c.unknown(facts.UnknownContents, "image "+text(img), "not an image reference: "+err.Error(), facts.Origin{Component: text(component)})
 		return
 	}
 	if c.regs == nil {
 		c.regs = map[string][]string{}
 	}
-	c.regs[text(reg)] = append(c.regs[text(reg)], text(component)+": "+text(img))
+	reg := text(reference.Domain(ref))
+	c.regs[reg] = append(c.regs[reg], text(component)+": "+text(ref.String()))
 }
 
 func (c *collector) writes(ns string, o facts.Origin) {

@@ -115,3 +115,40 @@ func TestAChartFileNameThatIsNotUTF8IsRefused(t *testing.T) {
 		t.Fatalf("unknowns %q", got)
 	}
 }
+
+// Images are read as the container tools read them: a Docker Hub image is
+// docker.io/library/…, of registry docker.io (not index.docker.io); a
+// registry with a port is itself; a reference those tools refuse is an
+// unknown, named, never a registry.
+func TestImagesAreNormalisedAsTheContainerToolsReadThem(t *testing.T) {
+	pkg := v1alpha1.ZarfPackage{Components: []v1alpha1.ZarfComponent{{Name: "app", Images: []string{
+		"nginx:1.25", "quay.io/jetstack/cert-manager-controller:v1.14.0", "127.0.0.1:5000/demo/web@sha256:" + strings.Repeat("a", 64), "library/busybox", "Not A Reference",
+	}}}}
+	c, err := claims.Collect(context.Background(), pkg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, r := range c.Claims.Registries {
+		got[r.Registry] = r.Images
+	}
+	want := map[string][]string{
+		"docker.io":      {"app: docker.io/library/nginx:1.25", "app: docker.io/library/busybox"},
+		"quay.io":        {"app: quay.io/jetstack/cert-manager-controller:v1.14.0"},
+		"127.0.0.1:5000": {"app: 127.0.0.1:5000/demo/web@sha256:" + strings.Repeat("a", 64)},
+	}
+	if len(got) != len(want) {
+		t.Errorf("registries %v; want %v", got, want)
+	}
+	for reg, imgs := range want {
+		if strings.Join(got[reg], "|") != strings.Join(imgs, "|") {
+			t.Errorf("registry %s: %v; want %v", reg, got[reg], imgs)
+		}
+	}
+	if _, ok := got["index.docker.io"]; ok {
+		t.Error("Docker Hub is named index.docker.io")
+	}
+	if u := unknownKinds(c); len(u) != 1 || !strings.Contains(u[0], "image Not A Reference") {
+		t.Errorf("unknowns %v; want the one reference that is not one", u)
+	}
+}
