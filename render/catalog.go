@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/colonel-byte/zarf-planner/service"
@@ -13,7 +12,7 @@ import (
 
 // catalogPage is the catalog's body in the pages' shared shell, parsed on
 // first use.
-var catalogPage = sync.OnceValue(func() *Shell { return mustShell("assets/catalog.html") })
+var catalogPage = shellOf(catalogBody)
 
 // The catalog page's view: every string already Visible.
 type (
@@ -92,7 +91,11 @@ func Catalog(c *service.Catalog, at time.Time, producer string) ([]byte, error) 
 		d.Warnings = append(d.Warnings, Visible(w))
 	}
 	d.Summary = fmt.Sprintf("%d package(s); %d verified with the key given.", len(c.Packages), signed)
-	return catalogPage().Render(p, d)
+	shell, err := catalogPage()
+	if err != nil {
+		return nil, err
+	}
+	return shell.Render(p, d)
 }
 
 func joined(ss []string) string {

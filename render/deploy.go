@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/colonel-byte/zarf-planner/deployreport"
 )
@@ -17,13 +16,7 @@ var deployBody string
 
 // deployPage is the deploy report's body in the pages' shared shell, so
 // it looks like the plan page it followed; parsed on first use.
-var deployPage = sync.OnceValue(func() *Shell {
-	s, err := NewShell(deployBody)
-	if err != nil { // embedded at build time and tested: cannot happen
-		panic(err)
-	}
-	return s
-})
+var deployPage = shellOf(deployBody)
 
 // The deploy page's view: every string already Visible.
 type (
@@ -90,7 +83,11 @@ func DeployHTML(r *deployreport.Report, producer string) ([]byte, error) {
 		}
 		d.Rows = append(d.Rows, rv)
 	}
-	return deployPage().Render(p, d)
+	shell, err := deployPage()
+	if err != nil {
+		return nil, err
+	}
+	return shell.Render(p, d)
 }
 
 // DeployMarkdown renders a deploy report for a change ticket. Every value is

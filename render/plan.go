@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/colonel-byte/zarf-planner/planner"
@@ -95,7 +94,7 @@ func settingValue(f reflect.Value) string {
 
 // planPage is the plan's body in the pages' shared shell, parsed on first
 // use: a daemon that never renders a page does not parse it at start.
-var planPage = sync.OnceValue(func() *Shell { return mustShell("assets/plan.html") })
+var planPage = shellOf(planBody)
 
 // Plan renders a plan result (or a failure) as one self-contained page:
 // the graph drawn by levels, every package's details, the problems
@@ -105,7 +104,11 @@ func Plan(res *service.Result, in PlanInput) ([]byte, error) {
 		return nil, fmt.Errorf("rendering the plan page: no result")
 	}
 	d := planView(res, in)
-	return planPage().Render(d.Page, d)
+	shell, err := planPage()
+	if err != nil {
+		return nil, err
+	}
+	return shell.Render(d.Page, d)
 }
 
 // The plan page's view: every string already Visible, every position

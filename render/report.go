@@ -37,13 +37,24 @@ import (
 	"html/template"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
 )
 
-//go:embed assets/style.css assets/page.html assets/plan.html assets/catalog.html
+//go:embed assets/page.html
 var assets embed.FS
+
+// The embedded stylesheet and page bodies (a missing one fails the build).
+var (
+	//go:embed assets/style.css
+	style string
+	//go:embed assets/plan.html
+	planBody string
+	//go:embed assets/catalog.html
+	catalogBody string
+)
 
 // Page is what every page has around its body: what it is about, the
 // facts that identify it, and the options it was made with.
@@ -90,8 +101,7 @@ func Stamp(t time.Time) Fact {
 // carry it with the policy that allows it and nothing else: no script,
 // no fetch of any kind, no form, no base URL.
 var (
-	style = mustRead("assets/style.css")
-	head  = template.HTML(`<meta http-equiv="Content-Security-Policy" content="` + policy + `">` + "\n" +
+	head = template.HTML(`<meta http-equiv="Content-Security-Policy" content="` + policy + `">` + "\n" +
 		`<meta name="referrer" content="no-referrer">` + "\n" +
 		`<style>` + style + `</style>`)
 )
@@ -106,14 +116,6 @@ var policy = "default-src 'none'; style-src 'sha256-" + hashOf(style) + "'; img-
 func hashOf(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return base64.StdEncoding.EncodeToString(sum[:])
-}
-
-func mustRead(name string) string {
-	b, err := assets.ReadFile(name)
-	if err != nil { // embedded at build time: cannot happen
-		panic(err)
-	}
-	return string(b)
 }
 
 // Shell is the page every kind of page shares: the head (the policy and
@@ -164,13 +166,12 @@ type shellData struct {
 // that wants to look the same; such a page must carry Policy too.
 func Stylesheet() string { return style }
 
-// mustShell is NewShell of a body embedded in this package.
-func mustShell(name string) *Shell {
-	s, err := NewShell(mustRead(name))
-	if err != nil { // embedded at build time and tested: cannot happen
-		panic(err)
-	}
-	return s
+// shellOf is NewShell of a body embedded in this package, parsed on
+// first use (a daemon that never renders a page never parses it); its
+// error, which the package's tests hold to never happen, is each
+// render's error, never a panic.
+func shellOf(body string) func() (*Shell, error) {
+	return sync.OnceValues(func() (*Shell, error) { return NewShell(body) })
 }
 
 // Visible returns s as a person should see it: unchanged when every
