@@ -42,8 +42,10 @@ import (
 // the ctime; 3: candidates hold their size and signature; 4: and their
 // contents and claims; 5: charts rendered in the renderer process, which
 // refuses chart file names that are not UTF-8; 6: images and their
-// registries normalised as the container tools read them, docker.io.)
-const Schema = 6
+// registries normalised as the container tools read them, docker.io; 7:
+// images used by workloads, host files and actions, what each unknown
+// claim affects.)
+const Schema = 7
 
 // EnvDir overrides the default cache directory.
 const EnvDir = kept.EnvDir

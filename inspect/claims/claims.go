@@ -327,8 +327,22 @@ func (c *collector) finish() {
 	if cl.Registries == nil {
 		cl.Registries = []facts.RegistryClaim{}
 	}
+	if cl.Images == nil {
+		cl.Images = []facts.ImageClaim{}
+	}
+	if cl.HostFiles == nil {
+		cl.HostFiles = []facts.HostFileClaim{}
+	}
+	if cl.Actions == nil {
+		cl.Actions = []facts.ActionClaim{}
+	}
 	if cl.Unknown == nil {
 		cl.Unknown = []facts.UnknownClaim{}
+	}
+	for i := range cl.Unknown {
+		if cl.Unknown[i].Affects == nil {
+			cl.Unknown[i].Affects = []string{}
+		}
 	}
 }
 

@@ -57,13 +57,89 @@ type Manifest struct {
 // to, its cluster-scoped objects, the RBAC rules it grants cluster-wide
 // and the registries its images come from. What cannot be known without
 // the cluster (or before deploy time) is listed in Unknown, never guessed.
+// What runs on the deploying host (the files zarf writes there and the
+// actions it runs) is claimed too: HostFiles and Actions.
 type Claims struct {
 	CRDs          []CRDClaim       `json:"crds"`
 	Namespaces    []NamespaceClaim `json:"namespaces"`
 	ClusterScoped []Origin         `json:"cluster_scoped"`
 	ClusterRBAC   []RBACClaim      `json:"cluster_rbac"`
-	Registries    []RegistryClaim  `json:"registries"`
-	Unknown       []UnknownClaim   `json:"unknown"`
+	// Registries are derived from Images: every registry an image the
+	// package lists or a workload uses comes from.
+	Registries []RegistryClaim `json:"registries"`
+	Images     []ImageClaim    `json:"images"`
+	HostFiles  []HostFileClaim `json:"host_files"`
+	Actions    []ActionClaim   `json:"actions"`
+	Unknown    []UnknownClaim  `json:"unknown"`
+}
+
+// Claim kinds: what a claim is about, named as the lists of Claims are.
+// An unknown claim names the kinds it may affect (UnknownClaim.Affects),
+// and a policy field bounds one kind.
+const (
+	ClaimCRDs          = "crds"
+	ClaimNamespaces    = "namespaces"
+	ClaimClusterScoped = "cluster_scoped"
+	ClaimClusterRBAC   = "cluster_rbac"
+	// ClaimImages covers images and the registries they come from.
+	ClaimImages    = "images"
+	ClaimHostFiles = "host_files"
+	ClaimActions   = "actions"
+)
+
+// ClaimKinds lists every claim kind, in the order of Claims: a new
+// slice each call.
+func ClaimKinds() []string {
+	return []string{ClaimCRDs, ClaimNamespaces, ClaimClusterScoped, ClaimClusterRBAC, ClaimImages, ClaimHostFiles, ClaimActions}
+}
+
+// ImageClaim is one image of the package: listed in a component's
+// images (zarf carries it into the air gap), used by a workload's pod
+// template, or both.
+type ImageClaim struct {
+	// Reference is the image as the container tools read it
+	// (distribution's normalised form: docker.io/library/nginx:1.25).
+	Reference string `json:"reference"`
+	Registry  string `json:"registry"`
+	// Carried says a component of the package lists it, so zarf carries
+	// it into the air gap; a used image that is not carried cannot be
+	// pulled there.
+	Carried bool `json:"carried"`
+	// Components are those whose zarf.yaml images list it.
+	Components []string `json:"components"`
+	// Used are the objects whose pod templates name it (containers,
+	// init containers, ephemeral containers).
+	Used []Origin `json:"used"`
+}
+
+// HostFileClaim is a file zarf writes on the deploying host (a
+// component's files:).
+type HostFileClaim struct {
+	Component string `json:"component"`
+	// Target is where it is written, as zarf.yaml gives it (a relative
+	// target is relative to where zarf runs).
+	Target string `json:"target"`
+	// Source is where zarf took it from when the package was built.
+	Source     string   `json:"source,omitempty"`
+	Executable bool     `json:"executable"`
+	Symlinks   []string `json:"symlinks"`
+}
+
+// ActionClaim is a command or wait zarf runs on the host for a
+// component (its actions).
+type ActionClaim struct {
+	Component string `json:"component"`
+	// Event is when it runs: onCreate, onDeploy or onRemove, then
+	// before, after, onSuccess or onFailure ("onDeploy.before").
+	// onCreate actions ran when the package was built, not on the
+	// deploying host.
+	Event string `json:"event"`
+	// Command is the command text; a wait is written as zarf waits
+	// ("wait for cluster pod app=web in gadgets to be Ready").
+	Command     string `json:"command"`
+	Wait        bool   `json:"wait,omitempty"`
+	Description string `json:"description,omitempty"`
+	Dir         string `json:"dir,omitempty"`
 }
 
 // Origin locates the object that makes a claim: its component, the file
@@ -225,6 +301,22 @@ type UnknownClaim struct {
 	Subject string `json:"subject"`
 	Reason  string `json:"reason"`
 	Origin  Origin `json:"origin"`
+	// Affects are the claim kinds (Claim*) it may change, in the order
+	// of ClaimKinds: a policy holds it only against the fields that
+	// bound one of them. Empty when it changes no claim at all.
+	Affects []string `json:"affects"`
+	// Lookups are the objects a chart's templates asked the cluster
+	// for (Helm's lookup), when that is why it is unknown.
+	Lookups []Lookup `json:"lookups,omitempty"`
+}
+
+// Lookup is one call of Helm's lookup a chart's templates made: an
+// object by kind, namespace and name, or (Name empty) a list of them.
+type Lookup struct {
+	APIVersion string `json:"api_version"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name,omitempty"`
 }
 
 // Validate holds every string of the contents to what inspect writes:
@@ -285,9 +377,27 @@ func (c *Contents) Validate() error {
 		check(x.Registry)
 		check(x.Images...)
 	}
+	for _, x := range cl.Images {
+		check(x.Reference, x.Registry)
+		check(x.Components...)
+		for _, o := range x.Used {
+			origin(o)
+		}
+	}
+	for _, x := range cl.HostFiles {
+		check(x.Component, x.Target, x.Source)
+		check(x.Symlinks...)
+	}
+	for _, x := range cl.Actions {
+		check(x.Component, x.Event, x.Command, x.Description, x.Dir)
+	}
 	for _, x := range cl.Unknown {
 		check(x.Kind, x.Subject, x.Reason)
+		check(x.Affects...)
 		origin(x.Origin)
+		for _, l := range x.Lookups {
+			check(l.APIVersion, l.Kind, l.Namespace, l.Name)
+		}
 	}
 	if bad != "" {
 		return fmt.Errorf("contents hold a value that is not printable: %s", Quote(bad))
