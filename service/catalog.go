@@ -113,13 +113,21 @@ func CatalogFrom(abs string, d *inspect.Directory, signer Signer) *Catalog {
 		} else {
 			p.Warnings = append(p.Warnings, "its contents were not read (an entry of an older cache); run zarf-planner cache drop and read it again")
 		}
-		p.Warnings = append(p.Warnings, DeclaredVsShipped(c.Prerequisites, c.Contents)...)
+		p.Warnings = append(p.Warnings, ContentWarnings(c.Prerequisites, c.Contents)...)
 		for _, w := range p.Warnings {
 			cat.Warnings = append(cat.Warnings, fmt.Sprintf("%s %s (%s): %s", p.Name, p.Version, filepath.Base(p.Path), w))
 		}
 		cat.Packages = append(cat.Packages, p)
 	}
 	return cat
+}
+
+// ContentWarnings are what the catalog warns about a package's
+// contents, and what a plan warns about each package it plans: where
+// the declared and the shipped disagree (DeclaredVsShipped). Nothing
+// when the contents are unknown.
+func ContentWarnings(p *facts.Prerequisites, c *facts.Contents) []string {
+	return DeclaredVsShipped(p, c)
 }
 
 // DeclaredVsShipped compares the CRDs a package declares it provides with
