@@ -1,19 +1,25 @@
-// Package policy holds packages to a maximal policy: an operator's upper
-// bound on what the packages of a bundle may do to a cluster (the
-// namespaces they touch, the CRD groups they install, the cluster-scoped
-// kinds they create, the registries their images come from, and whether
-// they may grant RBAC wildcards cluster-wide). It decodes the policy from
-// bytes and judges the claims inspect collected; it opens no file and
-// contacts no cluster.
+// Package policy holds packages to a maximal policy: an operator's bound
+// on what the packages of a bundle may do to a cluster and to the host
+// that deploys them (the namespaces they touch, the CRD groups they
+// install, the cluster-scoped kinds they create, the registries their
+// images come from and whether they carry them, whether they may grant
+// RBAC wildcards cluster-wide, the files they write on the host and the
+// commands they run there). A policy allows (`allowed:`) and denies
+// (`denied:`); a denial wins over an allowance. It decodes the policy
+// from bytes and judges the claims inspect collected; it opens no file
+// and contacts no cluster.
 //
 // A claim that cannot be known from the archive (facts.UnknownClaim) is
-// never assumed to be within the policy: when it touches a bounded field,
-// it is a violation that says why it cannot be known.
+// never assumed to be within the policy: it is refused, saying why it
+// cannot be known, when it may affect a claim kind (UnknownClaim.Affects)
+// that one of the policy's fields bounds. An allowed list holding a
+// pattern that matches everything ("*", or only stars) bounds nothing.
 package policy
 
 import (
 	"errors"
 	"fmt"
+	"path"
 	"regexp"
 	"strings"
 
@@ -34,33 +40,94 @@ const MaxSize = 1 << 20
 // policyShape bounds a policy document before it is decoded.
 var policyShape = facts.Shape{Nodes: 50000, Keys: 1000, Documents: 1, Depth: facts.MaxDepth}
 
-// Policy is a decoded policy document. A field left out of `allowed`
-// puts no bound on its claims; an empty list allows none.
+// Policy is a decoded policy document. A field left out puts no bound on
+// its claims; an empty allowed list allows none, an empty denied list
+// denies none.
 type Policy struct {
 	// File names the document in messages (its path, or "policy").
-	File               string
+	File string
+	// Allowed are the lists of `allowed:` (a claim must match one of
+	// their patterns), Denied those of `denied:` (a claim matching one
+	// of their patterns is refused, whatever Allowed says).
+	Allowed, Denied Lists
+	// ClusterRBACWildcards, when set to false, refuses a ClusterRole
+	// bound cluster-wide with a rule that grants "*".
+	ClusterRBACWildcards *Switch
+	// Actions, when set to false, refuses every action (command or
+	// wait) zarf runs on the deploying host: onDeploy and onRemove.
+	Actions *Switch
+	// UncarriedImages, when set to false, refuses an image a workload
+	// uses that the package does not carry.
+	UncarriedImages *Switch
+}
+
+// Lists are the pattern lists of `allowed:` or `denied:`; nil is a list
+// the document leaves out.
+type Lists struct {
 	Namespaces         *Patterns
 	CRDGroups          *Patterns
 	ClusterScopedKinds *Patterns
 	Registries         *Patterns
-	// ClusterRBACWildcards, when set to false, refuses a ClusterRole
-	// bound cluster-wide with a rule that grants "*".
-	ClusterRBACWildcards *Switch
+	// Commands bound the command text of actions (waits are not
+	// commands: only allowed.actions bounds them).
+	Commands *Patterns
+	// HostPaths are path prefixes bounding the files zarf writes on the
+	// deploying host and their symlinks.
+	HostPaths *Patterns
 }
 
-// Patterns is one list of the policy: globs in which * matches any run
-// of characters, each with its line.
+// listField is one list field of `allowed:` and `denied:`: its key, the
+// claim kind it bounds, and whether it holds host path prefixes rather
+// than globs.
+type listField struct {
+	key   string
+	kind  string
+	paths bool
+	of    func(*Lists) **Patterns
+}
+
+var listFields = []listField{
+	{"namespaces", facts.ClaimNamespaces, false, func(l *Lists) **Patterns { return &l.Namespaces }},
+	{"crd_groups", facts.ClaimCRDs, false, func(l *Lists) **Patterns { return &l.CRDGroups }},
+	{"cluster_scoped_kinds", facts.ClaimClusterScoped, false, func(l *Lists) **Patterns { return &l.ClusterScopedKinds }},
+	{"registries", facts.ClaimImages, false, func(l *Lists) **Patterns { return &l.Registries }},
+	{"commands", facts.ClaimActions, false, func(l *Lists) **Patterns { return &l.Commands }},
+	{"host_paths", facts.ClaimHostFiles, true, func(l *Lists) **Patterns { return &l.HostPaths }},
+}
+
+// switchField is one boolean of `allowed:`: false bounds its claim kind.
+type switchField struct {
+	key  string
+	kind string
+	of   func(*Policy) **Switch
+}
+
+var switchFields = []switchField{
+	{"cluster_rbac_wildcards", facts.ClaimClusterRBAC, func(p *Policy) **Switch { return &p.ClusterRBACWildcards }},
+	{"actions", facts.ClaimActions, func(p *Policy) **Switch { return &p.Actions }},
+	{"uncarried_images", facts.ClaimImages, func(p *Policy) **Switch { return &p.UncarriedImages }},
+}
+
+// Patterns is one list of the policy, each pattern with its line. A glob
+// list's * matches any run of characters; a host_paths list holds path
+// prefixes (Match).
 type Patterns struct {
 	Field string // "allowed.namespaces"
 	Line  int    // the line of the field
 	items []pattern
+	paths bool
 }
 
 type pattern struct {
 	text string
 	line int
 	re   *regexp.Regexp
+	// prefix is a host path prefix, cleaned (host_paths only).
+	prefix string
 }
+
+// all says the pattern matches everything: it is only stars.
+func (it pattern) all() bool { return strings.Trim(it.text, "*") == "" }
 
 // Switch is one boolean of the policy.
 type Switch struct {
@@ -69,15 +136,47 @@ type Switch struct {
 	Value bool
 }
 
-// Match returns the first pattern s matches, with its line.
+// Match returns the first pattern s matches, with its line. In a
+// host_paths list, s is a cleaned absolute path and a prefix matches it
+// path by path: "/opt/zarf" matches "/opt/zarf" and "/opt/zarf/a", not
+// "/opt/zarfx".
 func (p *Patterns) Match(s string) (pattern string, line int, ok bool) {
 	for _, it := range p.items {
-		if it.re.MatchString(s) {
+		if p.matches(it, s) {
 			return it.text, it.line, true
 		}
 	}
 	return "", 0, false
 }
+
+func (p *Patterns) matches(it pattern, s string) bool {
+	switch {
+	case it.all():
+		return true
+	case p.paths:
+		return s == it.prefix || it.prefix == "/" || strings.HasPrefix(s, it.prefix+"/")
+	default:
+		return it.re.MatchString(s)
+	}
+}
+
+// Any says the list holds a pattern that matches everything ("*", or
+// only stars). Such an allowed list is no bound: every known claim
+// matches it, and an unknown one is not refused for it.
+func (p *Patterns) Any() bool {
+	for _, it := range p.items {
+		if it.all() {
+			return true
+		}
+	}
+	return false
+}
+
+// allows says the list is an allowed list that bounds its claims.
+func (p *Patterns) allows() bool { return p != nil && !p.Any() }
+
+// denies says the list is a denied list that refuses something.
+func (p *Patterns) denies() bool { return p != nil && len(p.items) > 0 }
 
 // where is the field's place in the file, for messages:
 // "policy.yaml line 7 (allowed.namespaces: [gadgets, team-*])".
@@ -88,6 +187,21 @@ func (p *Patterns) where(file string) string {
 	}
 	return fmt.Sprintf("%s line %d (%s: [%s])", file, p.Line, p.Field, strings.Join(texts, ", "))
 }
+
+// denial names the pattern of a denied list that matched, at its line:
+// "denied by policy.yaml line 9 (denied.namespaces: [kube-system])".
+func (p *Patterns) denial(file, pat string, line int) string {
+	return fmt.Sprintf("denied by %s line %d (%s: [%s])", file, line, p.Field, pat)
+}
+
+// where is the switch's place in the file:
+// "policy.yaml line 8 (allowed.actions: false)".
+func (s *Switch) where(file string) string {
+	return fmt.Sprintf("%s line %d (%s: %t)", file, s.Line, s.Field, s.Value)
+}
+
+// forbids says the switch is set to false.
+func (s *Switch) forbids() bool { return s != nil && !s.Value }
 
 // FieldError is a problem with one field of a policy document.
 type FieldError struct {
@@ -103,12 +217,24 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("line %d, field %s: %s", e.Line, e.Field, e.Problem)
 }
 
-// allowedFields are the keys of `allowed`, each with how it is read.
-var allowedFields = []string{"namespaces", "crd_groups", "cluster_scoped_kinds", "registries", "cluster_rbac_wildcards"}
+func keys(denied bool) string {
+	var ks []string
+	for _, f := range listFields {
+		ks = append(ks, f.key)
+	}
+	if !denied {
+		for _, f := range switchFields {
+			ks = append(ks, f.key)
+		}
+	}
+	return strings.Join(ks, ", ")
+}
 
-// Decode reads a policy document strictly: an unknown field, an unknown
-// apiVersion or kind, a value of the wrong type or an empty pattern is an
-// error naming its line and field. file names the document in messages.
+// Decode reads a policy document strictly: a key given twice, an unknown field,
+// an unknown apiVersion or kind, a value of the wrong type, an empty
+// pattern or a host path that is not absolute is an error naming its
+// line and field. A document needs `allowed:`, `denied:` or both. file
+// names the document in messages.
 func Decode(b []byte, file string) (*Policy, error) {
 	if len(b) > MaxSize {
 		return nil, &FieldError{Problem: fmt.Sprintf("the policy is %d bytes, more than the %d allowed", len(b), MaxSize)}
@@ -126,79 +252,112 @@ func Decode(b []byte, file string) (*Policy, error) {
 	p := &Policy{File: file}
 	top := doc.Content[0]
 	seen := map[string]bool{}
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		k, v := top.Content[i], top.Content[i+1]
+	err := eachKey(top, func(k, v *yaml.Node) error {
 		seen[k.Value] = true
 		switch k.Value {
 		case "apiVersion":
 			if v.Value != APIVersion {
-				return nil, &FieldError{Field: "apiVersion", Line: k.Line, Problem: fmt.Sprintf("%s is not %s", facts.Quote(v.Value), APIVersion)}
+				return &FieldError{Field: "apiVersion", Line: k.Line, Problem: fmt.Sprintf("%s is not %s", facts.Quote(v.Value), APIVersion)}
 			}
 		case "kind":
 			if v.Value != Kind {
-				return nil, &FieldError{Field: "kind", Line: k.Line, Problem: fmt.Sprintf("%s is not %s", facts.Quote(v.Value), Kind)}
+				return &FieldError{Field: "kind", Line: k.Line, Problem: fmt.Sprintf("%s is not %s", facts.Quote(v.Value), Kind)}
 			}
 		case "allowed":
-			if err := p.allowed(v); err != nil {
-				return nil, err
-			}
+			return p.lists(v, "allowed", &p.Allowed)
+		case "denied":
+			return p.lists(v, "denied", &p.Denied)
 		default:
-			return nil, &FieldError{Field: facts.Printable(k.Value), Line: k.Line, Problem: "is not a policy field (apiVersion, kind, allowed)"}
+			return &FieldError{Field: facts.Printable(k.Value), Line: k.Line, Problem: "is not a policy field (apiVersion, kind, allowed, denied)"}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	for _, f := range []string{"apiVersion", "kind", "allowed"} {
+	for _, f := range []string{"apiVersion", "kind"} {
 		if !seen[f] {
 			return nil, &FieldError{Field: f, Line: top.Line, Problem: "is missing"}
 		}
 	}
+	if !seen["allowed"] && !seen["denied"] {
+		return nil, &FieldError{Field: "allowed", Line: top.Line, Problem: "is missing: a policy bounds claims with allowed, denied or both"}
+	}
 	return p, nil
 }
 
-func (p *Policy) allowed(n *yaml.Node) error {
-	if n.Kind != yaml.MappingNode {
-		return &FieldError{Field: "allowed", Line: n.Line, Problem: "must be a mapping of " + strings.Join(allowedFields, ", ")}
-	}
+// eachKey calls f on each key of a mapping and its value, in order.
+// (A key given twice is refused before, by facts.CheckShape.)
+func eachKey(n *yaml.Node, f func(k, v *yaml.Node) error) error {
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		field := "allowed." + facts.Printable(k.Value)
-		if k.Value == "cluster_rbac_wildcards" {
-			var b bool
-			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&b) != nil {
-				return &FieldError{Field: field, Line: k.Line, Problem: "must be true or false"}
-			}
-			p.ClusterRBACWildcards = &Switch{Field: field, Line: k.Line, Value: b}
-			continue
+		if err := f(n.Content[i], n.Content[i+1]); err != nil {
+			return err
 		}
-		var dst **Patterns
-		switch k.Value {
-		case "namespaces":
-			dst = &p.Namespaces
-		case "crd_groups":
-			dst = &p.CRDGroups
-		case "cluster_scoped_kinds":
-			dst = &p.ClusterScopedKinds
-		case "registries":
-			dst = &p.Registries
-		default:
-			return &FieldError{Field: field, Line: k.Line, Problem: "is not a field of allowed (" + strings.Join(allowedFields, ", ") + ")"}
-		}
-		if v.Kind != yaml.SequenceNode {
-			return &FieldError{Field: field, Line: k.Line, Problem: "must be a list of patterns"}
-		}
-		pats := &Patterns{Field: field, Line: k.Line}
-		for j, it := range v.Content {
-			if it.Kind != yaml.ScalarNode || it.Tag != "!!str" || it.Value == "" || facts.Printable(it.Value) != it.Value || len(it.Value) > 512 {
-				return &FieldError{Field: fmt.Sprintf("%s[%d]", field, j), Line: it.Line, Problem: "must be a non-empty string of printable characters, at most 512 bytes"}
-			}
-			re, err := glob(it.Value)
-			if err != nil {
-				return &FieldError{Field: fmt.Sprintf("%s[%d]", field, j), Line: it.Line, Problem: err.Error()}
-			}
-			pats.items = append(pats.items, pattern{text: it.Value, line: it.Line, re: re})
-		}
-		*dst = pats
 	}
 	return nil
+}
+
+// lists decodes `allowed:` or `denied:` (name) into l; the switches are
+// allowed's alone.
+func (p *Policy) lists(n *yaml.Node, name string, l *Lists) error {
+	denied := name == "denied"
+	if n.Kind != yaml.MappingNode {
+		return &FieldError{Field: name, Line: n.Line, Problem: "must be a mapping of " + keys(denied)}
+	}
+	return eachKey(n, func(k, v *yaml.Node) error {
+		field := name + "." + facts.Printable(k.Value)
+		for _, f := range listFields {
+			if f.key == k.Value {
+				pats, err := decodePatterns(field, k, v, f.paths)
+				*f.of(l) = pats
+				return err
+			}
+		}
+		for _, f := range switchFields {
+			if f.key == k.Value && !denied {
+				var b bool
+				if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&b) != nil {
+					return &FieldError{Field: field, Line: k.Line, Problem: "must be true or false"}
+				}
+				*f.of(p) = &Switch{Field: field, Line: k.Line, Value: b}
+				return nil
+			}
+		}
+		return &FieldError{Field: field, Line: k.Line, Problem: "is not a field of " + name + " (" + keys(denied) + ")"}
+	})
+}
+
+func decodePatterns(field string, k, v *yaml.Node, paths bool) (*Patterns, error) {
+	if v.Kind != yaml.SequenceNode {
+		return nil, &FieldError{Field: field, Line: k.Line, Problem: "must be a list of patterns"}
+	}
+	pats := &Patterns{Field: field, Line: k.Line, paths: paths}
+	for j, it := range v.Content {
+		at := fmt.Sprintf("%s[%d]", field, j)
+		if it.Kind != yaml.ScalarNode || it.Tag != "!!str" || it.Value == "" || facts.Printable(it.Value) != it.Value || len(it.Value) > 512 {
+			return nil, &FieldError{Field: at, Line: it.Line, Problem: "must be a non-empty string of printable characters, at most 512 bytes"}
+		}
+		pat := pattern{text: it.Value, line: it.Line}
+		switch {
+		case pat.all():
+		case paths:
+			if !strings.HasPrefix(it.Value, "/") {
+				return nil, &FieldError{Field: at, Line: it.Line, Problem: "must be an absolute path (a relative one would be relative to wherever zarf runs), or * for any"}
+			}
+			if strings.Contains(it.Value, "*") {
+				return nil, &FieldError{Field: at, Line: it.Line, Problem: "is a path prefix, not a pattern: * stands only alone"}
+			}
+			pat.prefix = path.Clean(it.Value)
+		default:
+			re, err := glob(it.Value)
+			if err != nil {
+				return nil, &FieldError{Field: at, Line: it.Line, Problem: err.Error()}
+			}
+			pat.re = re
+		}
+		pats.items = append(pats.items, pat)
+	}
+	return pats, nil
 }
 
 // glob compiles a pattern in which * matches any run of characters and
@@ -208,7 +367,7 @@ func glob(s string) (*regexp.Regexp, error) {
 	for i, part := range parts {
 		parts[i] = regexp.QuoteMeta(part)
 	}
-	re, err := regexp.Compile("^" + strings.Join(parts, ".*") + "$")
+	re, err := regexp.Compile("^(?s:" + strings.Join(parts, ".*") + ")$")
 	if err != nil {
 		return nil, errors.New("is not a pattern")
 	}
