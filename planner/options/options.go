@@ -93,7 +93,7 @@ type Read struct {
 	// PublicKey and RequireSignatures check who built the archives.
 	PublicKey         string `json:"public_key,omitempty" type:"path" content:"64KiB" help:"A cosign public key (PEM, as zarf tools gen-key writes cosign.pub). Every signed archive's signature (zarf.bundle.sig, or a legacy zarf.yaml.sig) must verify with it, as zarf package deploy --key checks, or the plan fails naming the archive; an unsigned archive is a warning."`
 	RequireSignatures bool   `json:"require_signatures,omitempty" help:"Fail the plan on any archive that is not signed by public_key (which this requires), before anything is deployed."`
-	Policy            string `json:"policy,omitempty" type:"path" content:"1MiB" help:"A maximal policy (YAML, schema docs/policy.schema.json): the plan fails, naming each package, claim, object and policy line, when a package it would deploy claims more than the policy allows."`
+	Policy            string `json:"policy,omitempty" type:"path" content:"1MiB" help:"A maximal policy (YAML, schema docs/policy.schema.json): what packages may claim (allowed) and may not (denied, which wins) on the cluster and the deploying host: namespaces, CRD groups, cluster-scoped kinds, image registries and images not carried, cluster-wide RBAC wildcards, onDeploy and onRemove actions and their commands, host file paths. The plan fails, naming each package, claim, object and policy line, when a package it would deploy claims beyond it; an unknown claim only when a field bounds a kind it may affect."`
 }
 
 // Integrity policies.

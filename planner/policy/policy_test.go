@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -547,5 +548,44 @@ func TestDecodeRefusesADeepPolicy(t *testing.T) {
 	want := "the policy nests sequences and mappings more than 64 deep (line 4, column "
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v; want one saying %q", err, want)
+	}
+}
+
+// The policy README shows decodes, passes the schema, and denies as the
+// README says it does.
+func TestTheREADMEPolicyIsValidAndDeniesAsItSays(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## A maximal policy\n")
+	_, block, ok2 := strings.Cut(section, "```yaml\n")
+	doc, _, ok3 := strings.Cut(block, "```\n")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README has no policy example under \"## A maximal policy\"")
+	}
+	p, err := Decode([]byte(doc), "policy.yaml")
+	if err != nil {
+		t.Fatalf("README's policy: %v", err)
+	}
+	sch, err := jsonschema.NewCompiler().Compile("../../docs/policy.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := yaml.YAMLToJSON([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(js)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		t.Fatalf("README's policy against the schema: %v", err)
+	}
+	got := checked(p, &facts.Contents{Claims: facts.Claims{Namespaces: []facts.NamespaceClaim{{Name: "kube-public"}}}})
+	want := "denied by policy.yaml line 14 (denied.namespaces: [kube-*])"
+	if len(got) != 1 || !strings.HasSuffix(got[0], want) {
+		t.Errorf("got %q; want the rule README quotes, %q", got, want)
 	}
 }
