@@ -15,19 +15,30 @@ import (
 // A chart whose templates call Helm's lookup renders what the cluster
 // holds, which an archive cannot say. It is rendered twice (the
 // renderer's side: chartrender.Render): once with every lookup
-// answering that its object does not exist (what the catalog claims),
-// once with every lookup answering that it does, as a minimal object
-// (apiVersion, kind, metadata name and namespace; a list lookup, a list
-// of one such object). The chart's unknown claim then affects exactly
-// the claim kinds whose claims differ between the two renders: none
-// when they agree (a chart that reuses a previous Secret's certificate
-// when it finds one), none when the second render fails (a chart that
-// fails when the object exists: Helm would not install it then, so it
-// claims no more than the first render), every kind when the second
-// render could not be finished or compared. Two answers are tried, not
-// every possible one: a chart that reads the fields of what it finds
-// (its data, labels, spec) may claim otherwise on a cluster whose
-// objects hold other values.
+// answering that its object does not exist (the claims listed), once
+// with every lookup answering that it does, as the least object there
+// is (apiVersion, kind, metadata name and namespace; a list lookup, a
+// list of one such object). The chart's unknown claim lists its lookups
+// and affects exactly the claim kinds whose claims differ between the
+// two renders (differingKinds):
+//
+//   - none when they agree (a chart that reuses a previous Secret's
+//     certificate when it finds one, or makes a Secret only when there
+//     is none);
+//   - none when the second render fails: a template calls fail (Helm
+//     would not install the chart when the objects exist, so it claims
+//     no more than the first render), or fails on what the least object
+//     lacks (a template indexing a found Secret's data), taken the same
+//     way and said so in the reason;
+//   - every kind when the second render was stopped by a bound
+//     (RenderTimeout and MaxRendered cover both renders together) or
+//     the two cannot be compared within the archive's
+//     ArchiveRenderBudget, or when the renderer gave no second render.
+//
+// The limit: two answers are tried, not every possible one. A chart
+// that decides on what it finds inside an object (its data, labels,
+// spec) rather than on whether it exists may claim otherwise on a
+// cluster whose objects hold other values.
 
 // Bounds of the lookups a chart's rendering reports.
 const (

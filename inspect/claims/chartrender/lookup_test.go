@@ -47,7 +47,9 @@ func TestTheLookupsOfAChartAreRecordedBounded(t *testing.T) {
 	if len(r.Lookups) != claims.MaxLookups {
 		t.Fatalf("%d lookups; want %d", len(r.Lookups), claims.MaxLookups)
 	}
-	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, fmt.Sprintf("more than %d objects", claims.MaxLookups)) }) {
+	if !slices.ContainsFunc(r.Notes, func(n string) bool {
+		return strings.Contains(n, fmt.Sprintf("more than %d objects", claims.MaxLookups))
+	}) {
 		t.Errorf("notes %q; want one saying it looks up more", r.Notes)
 	}
 	if cleaned, _ := claims.CleanLookups(r.Lookups); !reflect.DeepEqual(cleaned, r.Lookups) {
