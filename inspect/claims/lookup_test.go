@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zarf-dev/zarf/src/api/v1alpha1"
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -355,15 +356,24 @@ func TestALookupWhoseSecondRenderIsMissingOrStoppedAffectsEveryKind(t *testing.T
 	tgz := rendertest.Chart(t, sharedRole)
 	for name, tt := range map[string]struct {
 		found  *claims.FoundRender
+		late   bool // the render returns after the archive's budget
 		reason string
 	}{
-		"no second render":        {nil, "it was not rendered as if the objects it looks up existed"},
-		"a second render stopped": {&claims.FoundRender{Stopped: "its templates took longer than the 10s both renders may take"}, "it was stopped (its templates took longer"},
+		"no second render":                  {found: nil, reason: "it was not rendered as if the objects it looks up existed"},
+		"a second render stopped":           {found: &claims.FoundRender{Stopped: "its templates took longer than the 10s both renders may take"}, reason: "it was stopped (its templates took longer"},
+		"renders past the archive's budget": {late: true, reason: "its two renders could not be compared within the 200ms the archive's charts may take together"},
 	} {
 		t.Run(name, func(t *testing.T) {
+			if tt.late {
+				defer claims.SetArchiveRenderBudget(200 * time.Millisecond)()
+			}
 			render := claims.RenderFunc(func(ctx context.Context, req claims.ChartRequest) (claims.Rendered, error) {
 				r, err := chartrender.Render(ctx, req)
-				r.Found = tt.found
+				if tt.late {
+					time.Sleep(300 * time.Millisecond)
+				} else {
+					r.Found = tt.found
+				}
 				return r, err
 			})
 			pkg := v1alpha1.ZarfPackage{Components: []v1alpha1.ZarfComponent{{Name: "app", Charts: []v1alpha1.ZarfChart{{Name: "demo", Version: "1.0.0", Namespace: "demo"}}}}}
@@ -376,6 +386,7 @@ func TestALookupWhoseSecondRenderIsMissingOrStoppedAffectsEveryKind(t *testing.T
 			if len(us) != 1 {
 				t.Fatalf("unknowns with lookups: %+v; want one", us)
 			}
+			t.Logf("%s", us[0].Reason)
 			if !slices.Equal(us[0].Affects, facts.ClaimKinds()) || !strings.Contains(us[0].Reason, tt.reason) {
 				t.Errorf("affects %q, reason %q; want every kind, and %q", us[0].Affects, us[0].Reason, tt.reason)
 			}
