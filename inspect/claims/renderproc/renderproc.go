@@ -19,6 +19,12 @@
 // failure: an error that is not a *claims.ChartError, which inspect never
 // caches. A child serves one request at a time and is kept for the next
 // while it is healthy; it exits when its stdin closes.
+//
+// A chart's lookups are answered inside the child, from no cluster
+// (chartrender.Absent, then chartrender.Found for its second render).
+// Answering them from a cluster would add frames from the child to its
+// caller, which alone reads the cluster (the child holds no
+// credentials), behind the same chartrender.Answerer.
 package renderproc
 
 import (
