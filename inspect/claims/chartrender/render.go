@@ -67,10 +67,13 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 	if left <= 0 {
 		found.Stopped = fmt.Sprintf("the first render took the %s both may take", claims.RenderTimeout)
 	} else {
-		var refused string
+		// A template that calls fail fails the render: its first
+		// call is the one that did.
+		var refused bool
+		var why string
 		again, err := renderWith(ctx, req, Found, rec, left, func(msg string) {
-			if refused == "" {
-				refused = claims.FirstLine(errors.New(msg))
+			if !refused {
+				refused, why = true, claims.FirstLine(errors.New(msg))
 			}
 		})
 		var bad *claims.ChartError
@@ -81,8 +84,8 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 			r.Abandoned = true
 		case errors.As(err, new(*tooLargeError)):
 			found.Stopped = bad.Reason
-		case isBad && refused != "":
-			found.Failed, found.Refused = "a template calls fail: "+refused, true
+		case isBad && refused:
+			found.Failed, found.Refused = "a template calls fail: "+why, true
 		case isBad:
 			// A template failed on the answer (reading what the
 			// minimal object lacks).
