@@ -142,7 +142,7 @@ func (c *collector) lookupAffects(component, file, namespace string, r Rendered)
 	}
 	affects := differingKinds(absent, present)
 	if len(affects) == 0 {
-		return affects, "rendered as if none of the objects it looks up existed and as if each did (the least object: apiVersion, kind, name, namespace), it claims the same either way"
+		return affects, "rendered as if none of the objects it looks up existed and as if each did (the least object: apiVersion, kind, name, namespace), its claims are the same whether or not they exist"
 	}
 	return affects, "rendered as if none of the objects it looks up existed and as if each did (the least object: apiVersion, kind, name, namespace), its " +
 		strings.Join(affects, ", ") + " claims differ; those listed are the ones it makes as if none existed"

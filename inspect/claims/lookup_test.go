@@ -254,7 +254,7 @@ func TestALookupAffectsTheClaimKindsItsAnswerChanges(t *testing.T) {
 	}{
 		{name: "a webhook reusing a previous Secret's certificate, read with a default",
 			files: webhookTLS(reuseByDig), lookups: []facts.Lookup{{APIVersion: "v1", Kind: "Secret", Namespace: "demo", Name: "demo-webhook-tls"}},
-			affects: []string{}, reason: "it claims the same either way"},
+			affects: []string{}, reason: "its claims are the same whether or not they exist"},
 		{name: "a webhook reusing a previous Secret's certificate, read by index",
 			files: webhookTLS(reuseByIndex), lookups: []facts.Lookup{{APIVersion: "v1", Kind: "Secret", Namespace: "demo", Name: "demo-webhook-tls"}},
 			affects: []string{}, reason: "its templates fail on what that object lacks", helmFails: true},
@@ -263,7 +263,7 @@ func TestALookupAffectsTheClaimKindsItsAnswerChanges(t *testing.T) {
 			affects: []string{}, reason: "it fails: Helm would not install it then", helmFails: true},
 		{name: "a Secret made only when the cluster has none, in the release's namespace",
 			files: generatedPassword, lookups: []facts.Lookup{{APIVersion: "v1", Kind: "Secret", Namespace: "demo", Name: "demo-password"}},
-			affects: []string{}, reason: "it claims the same either way"},
+			affects: []string{}, reason: "its claims are the same whether or not they exist"},
 		{name: "a ClusterRole created and bound only when the cluster has none",
 			files: sharedRole, lookups: []facts.Lookup{{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "shared-reader"}},
 			affects: []string{facts.ClaimClusterScoped, facts.ClaimClusterRBAC}, reason: "its cluster_scoped, cluster_rbac claims differ"},
