@@ -63,9 +63,42 @@ type ChartRequest struct {
 type Rendered struct {
 	Files map[string][]byte `json:"files"`
 	Notes []string          `json:"notes,omitempty"`
-	// Cluster says a template asked the cluster (lookup): what it made
-	// of the answer is unknown.
+	// Cluster says a template asked the cluster (lookup): the files are
+	// what it renders when the cluster holds none of what it asked for.
 	Cluster bool `json:"cluster,omitempty"`
+	// Lookups are the objects its templates looked up, in either
+	// render, as CleanLookups leaves them (printable, deduplicated,
+	// sorted, at most MaxLookups).
+	Lookups []facts.Lookup `json:"lookups,omitempty"`
+	// Found is the chart rendered a second time, with every lookup
+	// answering that its object exists (FoundObject): set when Cluster.
+	// The collector compares the claims of both renders to say what the
+	// lookups can change (the unknown's Affects).
+	Found *FoundRender `json:"found,omitempty"`
+	// Abandoned says a render still runs where it was abandoned (the
+	// second render past its time in the renderer's process): that
+	// process must not render again. It does not cross the wire.
+	Abandoned bool `json:"-"`
+}
+
+// FoundRender is a chart's second render, every lookup answered with
+// an object that exists. The renderer's bounds (RenderTimeout,
+// MaxRendered) cover both renders together.
+type FoundRender struct {
+	// Files are its templates as rendered so, by their file in the
+	// chart; its crds/ files, which Helm installs unrendered, are the
+	// first render's.
+	Files map[string][]byte `json:"files,omitempty"`
+	// Failed is why Helm's engine refused to render it so: a template
+	// called fail (Refused), or failed on the answer (reading what a
+	// minimal object lacks, its data or spec).
+	Failed string `json:"failed,omitempty"`
+	// Refused says a template called fail: the chart refuses to be
+	// installed when those objects exist, as Helm would refuse it.
+	Refused bool `json:"refused,omitempty"`
+	// Stopped is why the renderer stopped it (a bound: what is left of
+	// RenderTimeout, MaxRendered): what it renders so is not known.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // Renderer renders charts. A *ChartError says the chart itself cannot be

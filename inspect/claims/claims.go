@@ -419,7 +419,8 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 	out.Rendered = true
 	out.Notes = append(out.Notes, texts(r.Notes)...)
 	if r.Cluster {
-		c.unknown(facts.UnknownRender, "chart "+text(zc.Name), "its templates call lookup, which reads the cluster", origin)
+		// What its lookups can change: lookup.go.
+		c.lookupUnknown(component, file, zc.Name, zc.Namespace, r, origin)
 	}
 	for _, f := range slices.Sorted(maps.Keys(r.Files)) {
 		if time.Now().After(c.renderBy) {

@@ -176,5 +176,14 @@ func size(r Rendered) int64 {
 	for _, s := range r.Notes {
 		n += int64(len(s)) + 16
 	}
+	for _, l := range r.Lookups {
+		n += int64(len(l.APIVersion)+len(l.Kind)+len(l.Namespace)+len(l.Name)) + 64
+	}
+	if f := r.Found; f != nil {
+		n += int64(len(f.Failed)+len(f.Stopped)) + 64
+		for name, b := range f.Files {
+			n += int64(len(name)+len(b)) + 64
+		}
+	}
 	return n
 }

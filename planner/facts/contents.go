@@ -285,7 +285,9 @@ const (
 	// UnknownRBAC: rules of a ClusterRole bound cluster-wide that the
 	// package does not ship (or that aggregates others).
 	UnknownRBAC = "rbac"
-	// UnknownRender: a chart that could not be rendered.
+	// UnknownRender: a chart that could not be rendered, or whose
+	// templates call lookup (its Lookups, and the claim kinds its
+	// answers change in Affects).
 	UnknownRender = "render"
 	// UnknownContents: contents that could not be read (over a limit,
 	// not YAML, in a form the reader does not know).

@@ -7,6 +7,7 @@ package chartrender
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -25,6 +26,7 @@ import (
 	"helm.sh/helm/v4/pkg/engine"
 
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
 // notesFile ends the name of a template Helm renders as the release's
@@ -40,11 +42,92 @@ const maxRange = 100000
 
 // Render renders a chart archive with the package's values files (in
 // order, each overriding the last) as Helm would install it as release
-// in namespace, without a cluster: lookup answers nothing (and is
-// reported), Capabilities are Helm's defaults (reported when a template
-// reads them), DNS lookups answer nothing. Schema validation is skipped:
-// it may fetch schemas over the network.
+// in namespace, without a cluster: every lookup answers that its object
+// does not exist (Absent), Capabilities are Helm's defaults (reported
+// when a template reads them), DNS lookups answer nothing. Schema
+// validation is skipped: it may fetch schemas over the network.
+//
+// A chart whose templates call lookup is rendered a second time with
+// every lookup answering that its object exists (Found), and that render
+// is returned too (Rendered.Found), with every lookup of either render
+// (Rendered.Lookups): the collector compares what the two claim. Both
+// renders share RenderTimeout and MaxRendered.
 func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, error) {
+	began := time.Now()
+	rec := NewRecorder()
+	r, err := RenderWith(ctx, req, Absent, rec, claims.RenderTimeout)
+	if err != nil || !r.Cluster {
+		return r, err
+	}
+	found := &claims.FoundRender{}
+	r.Found = found
+	// The second render ends a little before RenderTimeout, so that
+	// the renderer's process answers before its caller kills it.
+	left := claims.RenderTimeout - claims.RenderTimeout/10 - time.Since(began)
+	if left <= 0 {
+		found.Stopped = fmt.Sprintf("the first render took the %s both may take", claims.RenderTimeout)
+	} else {
+		// A template that calls fail fails the render: its first
+		// call is the one that did.
+		var refused bool
+		var why string
+		again, err := renderWith(ctx, req, Found, rec, left, func(msg string) {
+			if !refused {
+				refused, why = true, claims.FirstLine(errors.New(msg))
+			}
+		})
+		var bad *claims.ChartError
+		isBad := errors.As(err, &bad)
+		switch {
+		case isBad && bad.Abandoned:
+			found.Stopped = fmt.Sprintf("its templates took longer than the %s both renders may take", claims.RenderTimeout)
+			r.Abandoned = true
+		case errors.As(err, new(*tooLargeError)):
+			found.Stopped = bad.Reason
+		case isBad && refused:
+			found.Failed, found.Refused = "a template calls fail: "+why, true
+		case isBad:
+			// A template failed on the answer (reading what the
+			// minimal object lacks).
+			found.Failed = bad.Reason
+		case err != nil:
+			return claims.Rendered{}, err
+		default:
+			total, templates := 0, map[string][]byte{}
+			for _, b := range r.Files {
+				total += len(b)
+			}
+			for name, b := range again.Files {
+				if !claims.IsCRDFile(name) {
+					templates[name] = b
+					total += len(b)
+				}
+			}
+			if total > claims.MaxRendered {
+				found.Stopped = fmt.Sprintf("with the first render, it renders to more than the %d bytes both may render to", claims.MaxRendered)
+			} else {
+				found.Files = templates
+			}
+		}
+	}
+	// The lookups of both renders: the second may ask for more.
+	if rec.lookups(&r) && !slices.Contains(r.Notes, tooManyLookups) {
+		r.Notes = append(r.Notes, tooManyLookups)
+	}
+	return r, nil
+}
+
+// RenderWith renders a chart archive once, as Render does, with every
+// lookup answered by answers, within timeout. Its lookups are recorded
+// in rec (a new Recorder when nil), and Rendered.Lookups are all rec
+// holds; Rendered.Cluster says a template of this render called lookup.
+func RenderWith(ctx context.Context, req claims.ChartRequest, answers Answerer, rec *Recorder, timeout time.Duration) (claims.Rendered, error) {
+	return renderWith(ctx, req, answers, rec, timeout, nil)
+}
+
+// renderWith is RenderWith; when onFail is not nil, Helm's fail calls it
+// with its message first (and fails the render with that message alone).
+func renderWith(ctx context.Context, req claims.ChartRequest, answers Answerer, rec *Recorder, timeout time.Duration, onFail func(msg string)) (claims.Rendered, error) {
 	if err := claims.CheckChartArchive(req.Chart); err != nil {
 		return claims.Rendered{}, err
 	}
@@ -69,14 +152,19 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 		return claims.Rendered{}, claims.ChartErrorf("merging its values: %s", claims.FirstLine(err))
 	}
 	var r claims.Rendered
+	if rec == nil {
+		rec = NewRecorder()
+	}
 	asked := make(chan struct{}, 1)
 	e := engine.Engine{CustomTemplateFuncs: template.FuncMap{
-		"lookup": func(string, string, string, string) (map[string]any, error) {
+		"lookup": func(apiVersion, kind, namespace, name string) (map[string]any, error) {
 			select {
 			case asked <- struct{}{}:
 			default:
 			}
-			return map[string]any{}, nil
+			l := facts.Lookup{APIVersion: apiVersion, Kind: kind, Namespace: namespace, Name: name}
+			rec.record(l)
+			return answers.Lookup(ctx, l)
 		},
 		"until":     until,
 		"untilStep": untilStep,
@@ -96,6 +184,12 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 			return strings.ReplaceAll(s, old, new), nil
 		},
 	}}
+	if onFail != nil {
+		e.CustomTemplateFuncs["fail"] = func(msg string) (string, error) {
+			onFail(msg)
+			return "", errors.New(msg)
+		}
+	}
 	// Random strings and bytes: sprig's own, up to maxRange of them.
 	for _, name := range []string{"randAlphaNum", "randAlpha", "randNumeric", "randAscii", "randBytes"} {
 		e.CustomTemplateFuncs[name] = randomOf(name, sprigFuncs[name])
@@ -105,21 +199,21 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 		err error
 	}
 	done := make(chan result, 1)
-	// A runaway template cannot be stopped in process: after
-	// claims.RenderTimeout its goroutine is left to finish and its chart
-	// reported unrendered. The renderer process (renderproc) is killed
-	// at that time instead, which stops it.
+	// A runaway template cannot be stopped in process: after timeout
+	// its goroutine is left to finish and its chart reported
+	// unrendered. The renderer process (renderproc) is killed at
+	// claims.RenderTimeout instead, which stops it.
 	go func() {
 		out, err := e.Render(ch, top)
 		done <- result{out, err}
 	}()
 	var res result
-	timer := time.NewTimer(claims.RenderTimeout)
+	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
 	case res = <-done:
 	case <-timer.C:
-		return claims.Rendered{}, &claims.ChartError{Reason: fmt.Sprintf("its templates took longer than %s", claims.RenderTimeout), Abandoned: true}
+		return claims.Rendered{}, &claims.ChartError{Reason: fmt.Sprintf("its templates took longer than %s", timeout), Abandoned: true}
 	case <-ctx.Done():
 		return claims.Rendered{}, ctx.Err()
 	}
@@ -152,16 +246,26 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 		r.Files[c.name] = c.data
 	}
 	if total > claims.MaxRendered {
-		return claims.Rendered{}, claims.ChartErrorf("it renders to more than %d bytes", claims.MaxRendered)
+		return claims.Rendered{}, &tooLargeError{&claims.ChartError{Reason: fmt.Sprintf("it renders to more than %d bytes", claims.MaxRendered)}}
 	}
 	if usesCapabilities(ch) {
 		r.Notes = append(r.Notes, "its templates read .Capabilities: rendered with Helm's default capabilities, not the cluster's")
 	}
 	if r.Cluster {
-		r.Notes = append(r.Notes, "its templates call lookup, which reads the cluster: rendered as if the cluster held nothing")
+		r.Notes = append(r.Notes, "its templates call lookup, which reads the cluster: rendered as if the cluster held none of the objects it looks up")
+	}
+	if rec.lookups(&r) {
+		r.Notes = append(r.Notes, tooManyLookups)
 	}
 	return r, nil
 }
+
+// tooLargeError is a chart that renders to more than claims.MaxRendered:
+// a bound of the renderer, not Helm's refusal.
+type tooLargeError struct{ err *claims.ChartError }
+
+func (e *tooLargeError) Error() string { return e.err.Error() }
+func (e *tooLargeError) Unwrap() error { return e.err }
 
 type crdFile struct {
 	name string

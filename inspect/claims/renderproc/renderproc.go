@@ -19,6 +19,12 @@
 // failure: an error that is not a *claims.ChartError, which inspect never
 // caches. A child serves one request at a time and is kept for the next
 // while it is healthy; it exits when its stdin closes.
+//
+// A chart's lookups are answered inside the child, from no cluster
+// (chartrender.Absent, then chartrender.Found for its second render).
+// Answering them from a cluster would add frames from the child to its
+// caller, which alone reads the cluster (the child holds no
+// credentials), behind the same chartrender.Answerer.
 package renderproc
 
 import (
@@ -51,7 +57,9 @@ import (
 const Binary = "zarf-planner-render"
 
 // Protocol is the version of the frames; a child says it in its hello.
-const Protocol = 1
+// 2: an answer holds the chart's lookups and its second render
+// (claims.Rendered.Lookups, Found).
+const Protocol = 2
 
 // Bounds of the child processes and their frames.
 const (
@@ -65,9 +73,10 @@ const (
 	// MaxRequest caps a request frame: a chart archive, its values and
 	// names, base64-encoded.
 	MaxRequest = 4*(claims.MaxChartArchive+maxValues)/3 + 1<<20
-	// MaxAnswer caps an answer frame: the rendered files, base64-encoded,
-	// and notes.
-	MaxAnswer = 4*claims.MaxRendered/3 + 1<<20
+	// MaxAnswer caps an answer frame: the rendered files of both renders
+	// (claims.MaxRendered together), base64-encoded, the lookups (each
+	// string JSON-escaped at most sixfold) and notes.
+	MaxAnswer = 4*claims.MaxRendered/3 + claims.MaxLookups*4*6*(claims.MaxLookupText+len("…")) + 1<<20
 	// maxValues caps a request's values files together.
 	maxValues = 16 << 20
 	// maxSmallFrame caps a hello or an acknowledgement.
@@ -106,7 +115,8 @@ type answer struct {
 	Rendered   *claims.Rendered `json:"rendered,omitempty"`
 	ChartError string           `json:"chart_error,omitempty"`
 	// Retire says a render was abandoned in the child (a template past
-	// its timeout still runs there): it must not serve again.
+	// its timeout, or a chart's second render past what was left of it,
+	// still runs there): it must not serve again.
 	Retire bool `json:"retire,omitempty"`
 }
 
@@ -448,7 +458,9 @@ func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration) (_ 
 		case res.a.Rendered == nil:
 			return claims.Rendered{}, false, errors.New("the chart renderer answered neither a rendering nor an error")
 		}
-		return *res.a.Rendered, true, nil
+		// A rendering whose second render was abandoned retires its
+		// child too (claims.Rendered.Abandoned).
+		return *res.a.Rendered, !res.a.Retire, nil
 	case <-timer.C:
 		c.kill()
 		res := <-done

@@ -101,7 +101,9 @@ func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.Char
 		case err != nil:
 			a.ChartError = "rendering: " + claims.FirstLine(err)
 		default:
-			a.Rendered = &r
+			// A second render abandoned past its time (claims.FoundRender)
+			// still runs: this renderer serves no more.
+			a.Rendered, a.Retire = &r, r.Abandoned
 		}
 		retire := a.Retire
 		b, err = json.Marshal(a)
