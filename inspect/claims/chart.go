@@ -90,8 +90,8 @@ type FoundRender struct {
 	// first render's.
 	Files map[string][]byte `json:"files,omitempty"`
 	// Failed is why Helm's engine refused to render it so: a template
-	// called fail (Refused), or failed on the answer (reading what a
-	// minimal object lacks, its data or spec).
+	// called fail (Refused), or broke on the answer (reading deeper
+	// than the least object goes).
 	Failed string `json:"failed,omitempty"`
 	// Refused says a template called fail: the chart refuses to be
 	// installed when those objects exist, as Helm would refuse it.

@@ -17,20 +17,21 @@ import (
 // renderer's side: chartrender.Render): once with every lookup
 // answering that its object does not exist (the claims listed), once
 // with every lookup answering that it does, as the least object there
-// is (apiVersion, kind, metadata name and namespace; a list lookup, a
-// list of one such object). The chart's unknown claim lists its lookups
+// is (apiVersion, kind, metadata name and namespace, empty labels,
+// annotations, data, spec and status; a list lookup, a list of one such
+// object). The chart's unknown claim lists its lookups
 // and affects exactly the claim kinds whose claims differ between the
 // two renders (differingKinds):
 //
 //   - none when they agree (a chart that reuses a previous Secret's
 //     certificate when it finds one, or makes a Secret only when there
 //     is none);
-//   - none when the second render fails: a template calls fail (Helm
+//   - none when a template of the second render calls fail (Helm
 //     would not install the chart when the objects exist, so it claims
-//     no more than the first render), or fails on what the least object
-//     lacks (a template indexing a found Secret's data), taken the same
-//     way and said so in the reason;
-//   - every kind when the second render was stopped by a bound
+//     no more than the first render);
+//   - every kind when the second render breaks on the least object (a
+//     template reading deeper than it goes may render anything from a
+//     real one), when it was stopped by a bound
 //     (RenderTimeout and MaxRendered cover both renders together) or
 //     the two cannot be compared within the archive's
 //     ArchiveRenderBudget, or when the renderer gave no second render.
@@ -111,7 +112,7 @@ func (c *collector) lookupUnknown(component, file, chart, namespace string, r Re
 // lookupAffects are the claim kinds a chart's lookups can change, and
 // why.
 func (c *collector) lookupAffects(component, file, namespace string, r Rendered) ([]string, string) {
-	const found = "rendered as if each object it looks up existed (the least object: apiVersion, kind, name, namespace), "
+	const found = "rendered as if each object it looks up existed (the least object: apiVersion, kind, name, namespace, empty labels, annotations, data, spec and status), "
 	switch {
 	case r.Found == nil:
 		return facts.ClaimKinds(), "it was not rendered as if the objects it looks up existed, so what it claims when they do is not known"
@@ -120,8 +121,10 @@ func (c *collector) lookupAffects(component, file, namespace string, r Rendered)
 	case r.Found.Refused:
 		return []string{}, found + "it fails: Helm would not install it then, so it claims nothing beyond what it claims as if none existed (" + r.Found.Failed + ")"
 	case r.Found.Failed != "":
-		return []string{}, found + "its templates fail on what that object lacks, as those reading a previous Secret's certificate do: Helm would not install it with such objects, " +
-			"so it is taken to claim nothing beyond what it claims as if none existed (" + r.Found.Failed + ")"
+		// A template that breaks on the least object may render anything
+		// from a real one: what it would claim then is not known. (A
+		// chart cannot hide a claim behind an error it makes on purpose.)
+		return facts.ClaimKinds(), found + "its templates break on that object, so what it claims when they exist is not known (" + r.Found.Failed + ")"
 	}
 	absent, ok := c.renderClaims(component, file, namespace, r.Files)
 	if !ok {
@@ -142,9 +145,9 @@ func (c *collector) lookupAffects(component, file, namespace string, r Rendered)
 	}
 	affects := differingKinds(absent, present)
 	if len(affects) == 0 {
-		return affects, "rendered as if none of the objects it looks up existed and as if each did (the least object: apiVersion, kind, name, namespace), its claims are the same whether or not they exist"
+		return affects, "rendered as if none of the objects it looks up existed and as if each did (the least object: apiVersion, kind, name, namespace, empty labels, annotations, data, spec and status), its claims are the same whether or not they exist"
 	}
-	return affects, "rendered as if none of the objects it looks up existed and as if each did (the least object: apiVersion, kind, name, namespace), its " +
+	return affects, "rendered as if none of the objects it looks up existed and as if each did (the least object: apiVersion, kind, name, namespace, empty labels, annotations, data, spec and status), its " +
 		strings.Join(affects, ", ") + " claims differ; those listed are the ones it makes as if none existed"
 }
 

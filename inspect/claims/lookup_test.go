@@ -55,11 +55,12 @@ func (r *fakeResource) Namespace(ns string) dynamic.ResourceInterface {
 }
 
 func (r *fakeResource) object(name string) map[string]any {
-	meta := map[string]any{"name": name}
+	meta := map[string]any{"name": name, "labels": map[string]any{}, "annotations": map[string]any{}}
 	if r.namespace != "" {
 		meta["namespace"] = r.namespace
 	}
-	return map[string]any{"apiVersion": r.apiVersion, "kind": r.kind, "metadata": meta}
+	return map[string]any{"apiVersion": r.apiVersion, "kind": r.kind, "metadata": meta,
+		"data": map[string]any{}, "spec": map[string]any{}, "status": map[string]any{}}
 }
 
 func (r *fakeResource) Get(_ context.Context, name string, _ metav1.GetOptions, _ ...string) (*unstructured.Unstructured, error) {
@@ -157,9 +158,14 @@ webhooks:
 }
 
 // reuseByIndex reads the found Secret's data as metrics-server's chart
-// does (index): on the least object that exists, which holds no data,
-// the template fails.
+// does (index): on the least object that exists, whose data is empty,
+// it reads nothing.
 const reuseByIndex = `{{- $crt = index $previous.data "tls.crt" }}{{- $key = index $previous.data "tls.key" }}`
+
+// breaksOnIt reads deeper than the least object goes: the template
+// breaks on it, and what it would render from a real object is not
+// known.
+const breaksOnIt = `{{- $crt = index $previous.spec.template "tls.crt" }}{{- $key = $crt }}`
 
 // reuseByDig reads it with a default (dig): it renders either way.
 const reuseByDig = `{{- $crt = dig "data" "tls.crt" "" $previous }}{{- $key = dig "data" "tls.key" "" $previous }}`
@@ -257,7 +263,10 @@ func TestALookupAffectsTheClaimKindsItsAnswerChanges(t *testing.T) {
 			affects: []string{}, reason: "its claims are the same whether or not they exist"},
 		{name: "a webhook reusing a previous Secret's certificate, read by index",
 			files: webhookTLS(reuseByIndex), lookups: []facts.Lookup{{APIVersion: "v1", Kind: "Secret", Namespace: "demo", Name: "demo-webhook-tls"}},
-			affects: []string{}, reason: "its templates fail on what that object lacks", helmFails: true},
+			affects: []string{}, reason: "its claims are the same whether or not they exist"},
+		{name: "a template that breaks on the least object that exists",
+			files: webhookTLS(breaksOnIt), lookups: []facts.Lookup{{APIVersion: "v1", Kind: "Secret", Namespace: "demo", Name: "demo-webhook-tls"}},
+			affects: facts.ClaimKinds(), reason: "its templates break on that object, so what it claims when they exist is not known", helmFails: true},
 		{name: "a chart that fails when an old controller exists",
 			files: failGuard, lookups: []facts.Lookup{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "demo", Name: "old-controller"}},
 			affects: []string{}, reason: "it fails: Helm would not install it then", helmFails: true},

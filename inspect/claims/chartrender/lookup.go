@@ -44,9 +44,12 @@ var Absent Answerer = AnswerFunc(func(context.Context, facts.Lookup) (map[string
 const FoundName = "found"
 
 // Found answers every lookup that its object exists, as the least an
-// object can be: its apiVersion, kind, and metadata name and namespace
-// (none when the lookup names none). A list lookup answers a list of
-// one such object, named FoundName.
+// object can be: its apiVersion, kind, metadata name and namespace
+// (none when the lookup names none) and empty labels and annotations,
+// and an empty data, spec and status (so a template that reads a key of
+// them, as charts reusing a previous Secret's certificate do, reads
+// nothing rather than breaking). A list lookup answers a list of one
+// such object, named FoundName.
 var Found Answerer = AnswerFunc(func(_ context.Context, l facts.Lookup) (map[string]any, error) {
 	if l.Name != "" {
 		return foundObject(l, l.Name), nil
@@ -60,11 +63,12 @@ var Found Answerer = AnswerFunc(func(_ context.Context, l facts.Lookup) (map[str
 })
 
 func foundObject(l facts.Lookup, name string) map[string]any {
-	meta := map[string]any{"name": name}
+	meta := map[string]any{"name": name, "labels": map[string]any{}, "annotations": map[string]any{}}
 	if l.Namespace != "" {
 		meta["namespace"] = l.Namespace
 	}
-	return map[string]any{"apiVersion": l.APIVersion, "kind": l.Kind, "metadata": meta}
+	return map[string]any{"apiVersion": l.APIVersion, "kind": l.Kind, "metadata": meta,
+		"data": map[string]any{}, "spec": map[string]any{}, "status": map[string]any{}}
 }
 
 // Recorder keeps the lookups a chart's templates make, cleaned

@@ -20,13 +20,16 @@ import (
 func TestFoundAnswersTheLeastObject(t *testing.T) {
 	ctx := context.Background()
 	got, err := chartrender.Found.Lookup(ctx, facts.Lookup{APIVersion: "v1", Kind: "Secret", Namespace: "demo", Name: "tls"})
-	want := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "tls", "namespace": "demo"}}
+	empty := func() map[string]any { return map[string]any{} }
+	want := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "tls", "namespace": "demo", "labels": empty(), "annotations": empty()},
+		"data": empty(), "spec": empty(), "status": empty()}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("an object: %v, %v; want %v", got, err, want)
 	}
 	got, err = chartrender.Found.Lookup(ctx, facts.Lookup{APIVersion: "v1", Kind: "Namespace"})
 	want = map[string]any{"apiVersion": "v1", "kind": "NamespaceList", "metadata": map[string]any{},
-		"items": []any{map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": chartrender.FoundName}}}}
+		"items": []any{map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": chartrender.FoundName, "labels": empty(), "annotations": empty()},
+			"data": empty(), "spec": empty(), "status": empty()}}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("a list: %v, %v; want %v", got, err, want)
 	}

@@ -87,8 +87,8 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 		case isBad && refused:
 			found.Failed, found.Refused = "a template calls fail: "+why, true
 		case isBad:
-			// A template failed on the answer (reading what the
-			// minimal object lacks).
+			// A template broke on the answer (reading deeper than
+			// the least object goes).
 			found.Failed = bad.Reason
 		case err != nil:
 			return claims.Rendered{}, err
