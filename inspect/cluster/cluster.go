@@ -81,8 +81,10 @@ type Clients struct {
 	Kube kubernetes.Interface
 	Ext  apiextclient.Interface
 	Dyn  dynamic.Interface
-	// Meta reads objects' metadata only (Ownership), at a higher rate
-	// than client-go's default: one GET per object a plan would create.
+	// Meta reads objects' metadata only (Ownership): one GET per object
+	// a plan would create, bounded by the GETs Ownership has in flight
+	// rather than client-go's default of 5 a second (1,000 objects would
+	// take 200 s), when the kubeconfig sets no rate of its own.
 	Meta metadata.Interface
 }
 
@@ -111,7 +113,7 @@ func NewClients(cfg *rest.Config, name string) (*Clients, error) {
 	}
 	mcfg := rest.CopyConfig(cfg)
 	if mcfg.QPS == 0 && mcfg.RateLimiter == nil {
-		mcfg.QPS, mcfg.Burst = 50, 100
+		mcfg.QPS = -1 // no client-side limit: ownershipWorkers bounds it
 	}
 	meta, err := metadata.NewForConfig(mcfg)
 	if err != nil {
