@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/planner"
@@ -167,3 +170,47 @@ func TestAnObjectAnotherZarfPackageOwnsDoesNotPlanInClusterMode(t *testing.T) {
 		t.Errorf("warnings %q lack %q", res.Plan.Warnings, notCheckedFromSnapshot)
 	}
 }
+
+// Objects made by hand in the test API server: a CRD another Helm
+// release's marks claim fails a plan naming that release; once its marks
+// are taken off, the plan fails naming the flag that would adopt it.
+func TestAnObjectMadeOutsideZarfDoesNotPlanInClusterMode(t *testing.T) {
+	c := clustertest.Start(t)
+	cl, err := cluster.Kube{Kubeconfig: c.Kubeconfig}.Clients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	crd := &apiextv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com",
+			Annotations: map[string]string{"meta.helm.sh/release-name": "widgets", "meta.helm.sh/release-namespace": "ops"},
+			Labels:      map[string]string{"app.kubernetes.io/managed-by": "Helm"}},
+		Spec: apiextv1.CustomResourceDefinitionSpec{Group: "example.com", Scope: apiextv1.NamespaceScoped,
+			Names: apiextv1.CustomResourceDefinitionNames{Kind: "Widget", ListKind: "WidgetList", Plural: "widgets", Singular: "widget"},
+			Versions: []apiextv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextv1.CustomResourceValidation{OpenAPIV3Schema: &apiextv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}}}}},
+	}
+	if _, err := cl.Ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	live := options.Request{Plan: options.Plan{Mode: options.ModeCluster}, Cluster: options.Cluster{Kubeconfig: c.Kubeconfig}}
+	dir := dirOf(t, extras)
+	probs := conflictsIn(t, planOf(t, dir, live))
+	if len(probs) != 1 || !strings.Contains(probs[0].Message, "owned by Helm release ops/widgets, which no zarf package lists") {
+		t.Fatalf("problems %+v; want one naming release ops/widgets", probs)
+	}
+	made, err := cl.Ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	made.Annotations, made.Labels = nil, nil
+	if _, err := cl.Ext.ApiextensionsV1().CustomResourceDefinitions().Update(ctx, made, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	probs = conflictsIn(t, planOf(t, dir, live))
+	if len(probs) != 1 || !strings.Contains(probs[0].Message, "owned by no Helm release") || !strings.Contains(probs[0].Message, "--adopt-existing-resources") {
+		t.Fatalf("problems %+v; want one naming --adopt-existing-resources", probs)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
