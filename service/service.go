@@ -190,8 +190,9 @@ func (req Request) Files() []options.File {
 	return options.Files(options.Request{Plan: req.Options.Plan, Read: req.Read, Snapshot: req.Cluster.Snapshot})
 }
 
-// Read does a plan's reading: the cluster's facts in cluster mode and the
-// directory's archives. It returns early, a failure to read, when the
+// Read does a plan's reading: the cluster's facts in cluster mode, the
+// directory's archives, and then, against a live cluster, who owns the
+// objects the archives would create. It returns early, a failure to read, when the
 // plan ends there; an error only when ctx ends.
 func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error) {
 	if req.Cluster.Snapshot != "" && req.Options.Mode == "" {
