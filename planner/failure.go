@@ -24,7 +24,11 @@ const (
 	// consumer's constraint.
 	KindVersionConflict = "version_conflict"
 	// KindConflict: a package that lost an alternative group is required
-	// directly by another, or the operator excluded what is needed.
+	// directly by another, or the operator excluded what is needed. The
+	// service reports it too, after planning (planner/conflicts): two
+	// packages of the plan would create the same object or Helm release,
+	// or, in cluster mode, the cluster holds one of their objects for
+	// another owner. Plan one of them only, or change a package.
 	KindConflict = "conflict"
 	// KindIntegrity: an archive that fails an integrity check, cannot be
 	// read whole or is over a limit, when the operator set integrity to

@@ -146,11 +146,7 @@ func (s ClusterSource) snapshot(ctx context.Context, files *filesum.Reader) (*fa
 		}
 		return cluster.DecodeSnapshot(s.Snapshot, b)
 	}
-	get := s.Clients
-	if get == nil {
-		get = func(k cluster.Kube) (*cluster.Clients, error) { return k.Clients() }
-	}
-	cl, err := get(s.Kube)
+	cl, err := s.clients()
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +174,9 @@ type Prepared struct {
 	Key *signature.Key
 	// Policy is the maximal policy the request names (nil: none).
 	Policy *policy.Policy
+	// Ownership is who owns, in the live cluster of a cluster-mode
+	// plan, the objects the candidates would create (nil otherwise).
+	Ownership *facts.Ownership
 	// Contents are the sha256 of every file the request's content options
 	// name (options.Files: the public key, the policy, the snapshot), of
 	// the very bytes the plan used: a memo keys on them, a saved plan
@@ -191,8 +190,9 @@ func (req Request) Files() []options.File {
 	return options.Files(options.Request{Plan: req.Options.Plan, Read: req.Read, Snapshot: req.Cluster.Snapshot})
 }
 
-// Read does a plan's reading: the cluster's facts in cluster mode and the
-// directory's archives. It returns early, a failure to read, when the
+// Read does a plan's reading: the cluster's facts in cluster mode, the
+// directory's archives, and then, against a live cluster, who owns the
+// objects the archives would create. It returns early, a failure to read, when the
 // plan ends there; an error only when ctx ends.
 func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error) {
 	if req.Cluster.Snapshot != "" && req.Options.Mode == "" {
@@ -201,7 +201,9 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 	// Each file whose content decides the plan is read once, through
 	// files, so its sum is of what was used.
 	files := filesum.NewReader(req.Files())
+	live := false // the cluster itself is read, not a snapshot
 	if req.Options.Mode == options.ModeCluster && req.Options.Cluster == nil {
+		live = req.Cluster.Snapshot == ""
 		c, err := req.Cluster.snapshot(ctx, files)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -257,7 +259,16 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 		}
 		return nil, fail(fmt.Sprintf("cannot plan %s: %v", req.Path, err), nil, req.Warnings, nil), nil
 	}
-	return &Prepared{Request: req, Directory: dir, Key: key, Policy: pol, Contents: contents}, nil, nil
+	var own *facts.Ownership
+	if live {
+		if own, err = req.Cluster.ownership(ctx, dir.Candidates); err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			return nil, withCounts(ownershipFailure(req, err), dir.Counts), nil
+		}
+	}
+	return &Prepared{Request: req, Directory: dir, Key: key, Policy: pol, Ownership: own, Contents: contents}, nil, nil
 }
 
 // readPolicy reads (through files) and decodes a policy file, within the
@@ -346,10 +357,13 @@ func (p *Prepared) Decide() *Result {
 		res.Graph = f.Graph
 		return withCounts(res, dir.Counts)
 	}
+	probs, conflictWarnings := p.conflictsOf(plan, dir.Candidates)
+	warnings = append(warnings, conflictWarnings...)
 	if p.Policy != nil {
-		if probs := violations(p.Policy, plan, dir.Candidates); len(probs) > 0 {
-			return withCounts(fail(summary(probs), probs, warnings, dir.Ignored), dir.Counts)
-		}
+		probs = append(probs, violations(p.Policy, plan, dir.Candidates)...)
+	}
+	if len(probs) > 0 {
+		return withCounts(fail(summary(probs), probs, warnings, dir.Ignored), dir.Counts)
 	}
 	plan.Warnings = append(plan.Warnings, warnings...)
 	slices.Sort(plan.Warnings)

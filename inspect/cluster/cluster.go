@@ -3,7 +3,9 @@
 // snapshot of what the cluster has (its version, nodes' architectures,
 // Established CRDs, storage classes, CSI drivers, Active namespaces and
 // zarf's deployed packages with their health), and the decoding of zarf's
-// deployed-package state, and the Watch that keeps caches of the objects
+// deployed-package state, who owns the objects a plan would create
+// (Ownership: their Helm marks, read as metadata, and the releases of
+// zarf's deployed packages), and the Watch that keeps caches of the objects
 // a readiness barrier judges, current through informers. The planner's
 // cluster facts and the readiness barriers both read the cluster through
 // it. It decides nothing.
@@ -26,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -78,6 +81,11 @@ type Clients struct {
 	Kube kubernetes.Interface
 	Ext  apiextclient.Interface
 	Dyn  dynamic.Interface
+	// Meta reads objects' metadata only (Ownership): one GET per object
+	// a plan would create, bounded by the GETs Ownership has in flight
+	// rather than client-go's default of 5 a second (1,000 objects would
+	// take 200 s), when the kubeconfig sets no rate of its own.
+	Meta metadata.Interface
 }
 
 // Clients builds the API clients for the cluster k names.
@@ -103,7 +111,15 @@ func NewClients(cfg *rest.Config, name string) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", name, err)
 	}
-	return &Clients{Name: name, Kube: kc, Ext: ext, Dyn: dyn}, nil
+	mcfg := rest.CopyConfig(cfg)
+	if mcfg.QPS == 0 && mcfg.RateLimiter == nil {
+		mcfg.QPS = -1 // no client-side limit: ownershipWorkers bounds it
+	}
+	meta, err := metadata.NewForConfig(mcfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", name, err)
+	}
+	return &Clients{Name: name, Kube: kc, Ext: ext, Dyn: dyn, Meta: meta}, nil
 }
 
 // Snapshot reads, without changing anything, what planning needs from a

@@ -27,9 +27,20 @@ type deployedPackage struct {
 }
 
 // deployedComponent is the part of zarf's state.DeployedComponent health
-// reads.
+// and ownership read.
 type deployedComponent struct {
 	Name               string `json:"name"`
 	Status             string `json:"status"`
 	ObservedGeneration int    `json:"observedGeneration"`
+	// InstalledCharts are the Helm releases the component installed
+	// (a chart's, or the chart zarf makes of raw manifests): ChartName
+	// is the release's name.
+	InstalledCharts []installedChart `json:"installedCharts"`
+}
+
+// installedChart is the part of zarf's state.InstalledChart ownership
+// reads.
+type installedChart struct {
+	Namespace string `json:"namespace"`
+	ChartName string `json:"chartName"`
 }

@@ -114,7 +114,34 @@ allowed:
 
 const signedBase = "zarf-package-base-amd64-1.0.0.tar.zst"
 
-// Fixtures makes every fixture, by kind, in the test's directories.
+// Names are the names of fixtures to run, in the order of
+// planner.Kinds: each kind, then the other inputs that make it, sorted
+// (named kind/what: "conflict/objects").
+func Names(fixtures map[string]Fixture) []string {
+	var out []string
+	for _, kind := range planner.Kinds() {
+		out = append(out, kind)
+		var more []string
+		for name := range fixtures {
+			if k, _, ok := strings.Cut(name, "/"); ok && k == kind {
+				more = append(more, name)
+			}
+		}
+		slices.Sort(more)
+		out = append(out, more...)
+	}
+	return out
+}
+
+// KindOf is the kind the fixture of that name makes: the name up to a
+// slash.
+func KindOf(name string) string {
+	kind, _, _ := strings.Cut(name, "/")
+	return kind
+}
+
+// Fixtures makes every fixture, by kind (and kind/what for another input
+// of a kind), in the test's directories.
 func Fixtures(t *testing.T) map[string]Fixture {
 	t.Helper()
 	policy := filepath.Join(t.TempDir(), "policy.yaml")
@@ -170,6 +197,11 @@ func Fixtures(t *testing.T) map[string]Fixture {
 		"conflict": {
 			Dir: filepath.Join(Root(), "examples", "bundles", "reference-stack"), Options: amd64(map[string]any{"exclude": []string{"init"}}),
 			Package: "app-fluxcd", Catalog: "app-fluxcd", ReplayKind: "stale",
+		},
+		// Two packages of the plan ship the same CRD.
+		"conflict/objects": {
+			Dir: bundle("conflicts"), Options: amd64(map[string]any{}),
+			Package: "widgets-extras", Catalog: "widgets-extras", ReplayKind: "stale",
 		},
 		"policy": {
 			Dir: bundle("catalog"), Options: amd64(map[string]any{"policy": policy}),
