@@ -117,6 +117,9 @@ func documents(t testing.TB, c *service.Catalog) map[string]string {
 func TestEveryFieldOfTheCatalogReachesEveryDocument(t *testing.T) {
 	c, leaves := filledCatalog(t, token, 0)
 	docs := documents(t, c)
+	if again := documents(t, c); !reflect.DeepEqual(docs, again) {
+		t.Errorf("the same catalog renders two ways")
+	}
 	kinds := map[reflect.Kind]int{}
 	for _, l := range leaves {
 		kinds[l.kind]++
