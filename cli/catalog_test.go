@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"html/template"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -113,8 +114,10 @@ func TestCatalogMarkdownRendersAsTables(t *testing.T) {
 		"<td>cluster RBAC</td>",
 		"<strong>wildcard</strong>",
 		"verbs [get list watch] on resources [*] of groups [*]",
-		"<td>127.0.0.1:47302</td>",
-		"<td>CRD</td>\n<td>widgets.example.com (Widget, Namespaced)</td>",
+		"<td>127.0.0.1:47302<!-- raw HTML omitted -->gadgets: 127.0.0.1:47302/demo/worker:1.0.0</td>",
+		"<td>CRD</td>\n<td>widgets.example.com (Widget, Namespaced)<!-- raw HTML omitted -->group example.com</td>",
+		"rule: verbs [get list watch] on resources [*] of groups [*]</td>",
+		"<li>requires Kubernetes: -</li>",
 		"<li>provides.crds declares cogs.example.com, but the package ships only sprockets.example.com</li>",
 	} {
 		if !strings.Contains(html, want) {
@@ -164,5 +167,58 @@ func TestCatalogListsWhatItCouldNotCatalogue(t *testing.T) {
 	html := renderMarkdown(t, out)
 	if code != ExitOK || !strings.Contains(html, "<h2>Not in the catalog</h2>") || !strings.Contains(html, "requires.packages[0].nmae: unknown field") {
 		t.Fatalf("exit %d; the Markdown does not list the invalid package:\n%s", code, html)
+	}
+}
+
+// TestAPlanShowsTheCatalogsWarningsOfThePackagesItPlans: the plan of the
+// catalog's bundle warns, in the catalog's words, where liar's declared
+// and shipped CRDs disagree, in its JSON, its text and its page; and a
+// plan that leaves liar out warns nothing of it.
+func TestAPlanShowsTheCatalogsWarningsOfThePackagesItPlans(t *testing.T) {
+	c := catalogJSON(t, catalogDir)
+	var want []string
+	for _, w := range c.Warnings {
+		if strings.HasPrefix(w, "liar 0.9.0 (zarf-package-liar-amd64-0.9.0.tar.zst): ") {
+			want = append(want, w)
+		}
+	}
+	if len(want) != 2 {
+		t.Fatalf("the catalog warns %q; want two warnings of liar", c.Warnings)
+	}
+	plan := func(format string, args ...string) string {
+		t.Helper()
+		code, out, stderr := run(t, append([]string{"plan", catalogDir, "--architecture", "amd64", "-o", format}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("plan -o %s: exit %d; stderr %s", format, code, stderr)
+		}
+		return out
+	}
+	var doc struct {
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(plan("json")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !slices.Contains(doc.Warnings, w) {
+			t.Errorf("the plan's JSON does not warn %q: %q", w, doc.Warnings)
+		}
+	}
+	text, page := plan("text"), plan("html")
+	for _, w := range want {
+		if !strings.Contains(text, "warning: "+w+"\n") {
+			t.Errorf("the plan's text does not warn %q:\n%s", w, text)
+		}
+		if !strings.Contains(page, "<li>"+template.HTMLEscapeString(w)+"</li>") {
+			t.Errorf("the plan's page does not warn %q", w)
+		}
+	}
+	if err := json.Unmarshal([]byte(plan("json", "--exclude", "liar")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range doc.Warnings {
+		if strings.Contains(w, "liar") {
+			t.Errorf("a plan without liar warns %q", w)
+		}
 	}
 }

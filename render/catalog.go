@@ -14,23 +14,29 @@ import (
 // first use.
 var catalogPage = shellOf(catalogBody)
 
-// The catalog page's view: every string already Visible.
+// The catalog page's view: the summary rows Visible already, the
+// packages raw (the body writes each value with {{text}}).
 type (
 	catalogData struct {
 		Summary  string
 		Rows     []catalogRow
+		Packages []packageView
 		Others   [][2]string
 		Warnings []string
 	}
 	catalogRow struct {
-		ID, Name, Version, Arch, Flavor, Size, Signed, SignedClass      string
-		Components, CRDs, Namespaces, Scoped, RBAC, Registries, Unknown string
+		ID, Anchor, Name, Version, Arch, Flavor, Size, Signed, SignedClass string
+		Components, CRDs, Namespaces, Scoped, RBAC, Registries             string
+		Images, HostFiles, Actions, Unknown                                string
 	}
 )
 
 // Catalog renders a catalog as one self-contained page in the style of
-// the plan page: one row per package with who signed it and the claims
-// its contents make, the directory's other files and the warnings. The
+// the plan page: a summary table with one row per package (who signed
+// it, the claims its contents make), each row linking to the package's
+// section, which shows all the JSON says of it (its archive, components,
+// what it declares, every claim with the objects that make it, and its
+// warnings); then the directory's other files and its warnings. The
 // time is an input, so the same catalog at the same time gives the same
 // bytes; producer names the program that made it.
 func Catalog(c *service.Catalog, at time.Time, producer string) ([]byte, error) {
@@ -38,33 +44,19 @@ func Catalog(c *service.Catalog, at time.Time, producer string) ([]byte, error) 
 	stamp.Label = "Read at"
 	p := Page{Kind: "catalog", Kicker: "Package catalog", Title: Visible(filepath.Base(c.Directory)), Producer: Visible(producer), NoOptions: true,
 		Facts: []Fact{{Label: "Directory", Value: Visible(c.Directory), Code: true}, stamp}}
-	d := catalogData{}
+	d := catalogData{Packages: packageViews(c)}
 	signed := 0
 	for i, pkg := range c.Packages {
 		cl := pkg.Claims
-		var comps, crds, ns, scoped, rbac, regs []string
-		for _, x := range pkg.Components {
-			comps = append(comps, x.Name+map[bool]string{true: "", false: "?"}[x.Required])
+		s := summaryOf(pkg)
+		images := strconv.Itoa(len(cl.Images))
+		if n := notCarried(cl.Images); n > 0 {
+			images += fmt.Sprintf(" (%d NOT carried)", n)
 		}
-		for _, x := range cl.CRDs {
-			crds = append(crds, x.Name)
-		}
-		for _, x := range cl.Namespaces {
-			ns = append(ns, x.Name+map[bool]string{true: "+", false: ""}[x.Created])
-		}
-		for _, x := range cl.ClusterScoped {
-			scoped = append(scoped, x.Kind+"/"+x.Name)
-		}
-		for _, x := range cl.ClusterRBAC {
-			rbac = append(rbac, x.Role+map[bool]string{true: "(*)", false: ""}[x.Wildcard])
-		}
-		for _, x := range cl.Registries {
-			regs = append(regs, x.Registry)
-		}
-		row := catalogRow{ID: "pkg-" + strconv.Itoa(i+1), Name: Visible(pkg.Name), Version: Visible(pkg.Version), Arch: Visible(pkg.Architecture),
+		row := catalogRow{ID: "pkg-" + strconv.Itoa(i+1), Anchor: d.Packages[i].Anchor, Name: Visible(pkg.Name), Version: Visible(pkg.Version), Arch: Visible(pkg.Architecture),
 			Flavor: Visible(orDash(pkg.Flavor)), Size: strconv.FormatInt(pkg.Size, 10),
-			Components: joined(comps), CRDs: joined(crds), Namespaces: joined(ns), Scoped: joined(scoped), RBAC: joined(rbac), Registries: joined(regs),
-			Unknown: strconv.Itoa(len(cl.Unknown))}
+			Components: joined(s.components), CRDs: joined(s.crds), Namespaces: joined(s.namespaces), Scoped: joined(s.scoped), RBAC: joined(s.rbac), Registries: joined(s.registries),
+			Images: images, HostFiles: strconv.Itoa(len(cl.HostFiles)), Actions: strconv.Itoa(len(cl.Actions)), Unknown: strconv.Itoa(len(cl.Unknown))}
 		switch {
 		case pkg.SignedBy != "":
 			row.Signed, row.SignedClass = "verified with "+Visible(pkg.SignedBy), "signed-ok"
@@ -79,13 +71,13 @@ func Catalog(c *service.Catalog, at time.Time, producer string) ([]byte, error) 
 		d.Rows = append(d.Rows, row)
 	}
 	for _, inv := range c.Invalid {
-		d.Others = append(d.Others, [2]string{Visible(inv.Archive), "invalid: " + Visible(inv.Error)})
+		d.Others = append(d.Others, [2]string{Visible(invalidName(inv)), "invalid: " + Visible(inv.Error)})
 	}
 	for _, u := range c.Unusable {
-		d.Others = append(d.Others, [2]string{Visible(filepath.Base(u.Path)), "unusable: " + Visible(u.Reason)})
+		d.Others = append(d.Others, [2]string{Visible(noteName(u)), "unusable: " + Visible(u.Reason)})
 	}
 	for _, ig := range c.Ignored {
-		d.Others = append(d.Others, [2]string{Visible(filepath.Base(ig.Path)), "ignored: " + Visible(ig.Reason)})
+		d.Others = append(d.Others, [2]string{Visible(noteName(ig)), "ignored: " + Visible(ig.Reason)})
 	}
 	for _, w := range c.Warnings {
 		d.Warnings = append(d.Warnings, Visible(w))

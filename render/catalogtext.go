@@ -4,178 +4,281 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/service"
 )
 
-// CatalogTable writes a catalog as a table for a terminal: one line per
-// package, then the directory's other files and the warnings. Every value
-// is printable already (inspect holds them to it).
+// CatalogTable writes a catalog for a terminal: a table with one line
+// per package, then each package in full (the archive, its components,
+// what it declares, every claim with the objects that make it, its
+// warnings), then the directory's other files and the warnings. Every
+// value is written Visible: no value from an archive can add a line, a
+// column, a terminal escape or a bidirectional override.
 func CatalogTable(w io.Writer, c *service.Catalog) error {
+	if _, err := fmt.Fprintf(w, "Catalog of %s\n", Visible(c.Directory)); err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PACKAGE\tVERSION\tARCH\tFLAVOR\tSIZE\tSIGNED\tCOMPONENTS\tCRDS\tNAMESPACES\tCLUSTER-SCOPED\tCLUSTER-RBAC\tREGISTRIES\tUNKNOWN")
+	fmt.Fprintln(tw, "PACKAGE\tVERSION\tARCH\tFLAVOR\tSIZE\tSIGNED\tCOMPONENTS\tCRDS\tNAMESPACES\tCLUSTER-SCOPED\tCLUSTER-RBAC\tREGISTRIES\tIMAGES\tHOST-FILES\tACTIONS\tUNKNOWN")
 	for _, p := range c.Packages {
+		r := summaryOf(p)
 		cl := p.Claims
-		var comps, crds, ns, scoped, rbac, regs []string
-		for _, x := range p.Components {
-			s := x.Name
-			if !x.Required {
-				s += "?"
-			}
-			comps = append(comps, s)
-		}
-		for _, x := range cl.CRDs {
-			crds = append(crds, x.Name)
-		}
-		for _, x := range cl.Namespaces {
-			s := x.Name
-			if x.Created {
-				s += "+"
-			}
-			ns = append(ns, s)
-		}
-		for _, x := range cl.ClusterScoped {
-			scoped = append(scoped, x.Kind+"/"+x.Name)
-		}
-		for _, x := range cl.ClusterRBAC {
-			s := x.Role
-			if x.Wildcard {
-				s += "(*)"
-			}
-			rbac = append(rbac, s)
-		}
-		for _, x := range cl.Registries {
-			regs = append(regs, x.Registry)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", p.Name, p.Version, p.Architecture, orDash(p.Flavor), p.Size, signedText(p),
-			list(comps), list(crds), list(ns), list(scoped), list(rbac), list(regs), len(cl.Unknown))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", Visible(p.Name), Visible(p.Version), Visible(p.Architecture), Visible(orDash(p.Flavor)), p.Size, Visible(signedText(p)),
+			list(r.components), list(r.crds), list(r.namespaces), list(r.scoped), list(r.rbac), list(r.registries), len(cl.Images), len(cl.HostFiles), len(cl.Actions), len(cl.Unknown))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "(components marked ? are optional; namespaces marked + are created; roles marked (*) grant a wildcard)")
-	for _, inv := range c.Invalid {
-		fmt.Fprintf(w, "invalid %s: %s\n", inv.Archive, inv.Error)
-	}
-	for _, e := range c.Unusable {
-		fmt.Fprintf(w, "unusable %s: %s\n", filepath.Base(e.Path), e.Reason)
-	}
-	for _, warn := range c.Warnings {
-		_, err := fmt.Fprintf(w, "warning: %s\n", warn)
-		if err != nil {
-			return err
+	var b strings.Builder
+	b.WriteString("(components marked ? are optional; namespaces marked + are created; roles marked (*) grant a wildcard)\n")
+	for _, v := range packageViews(c) {
+		fmt.Fprintf(&b, "\n%s %s\n", Visible(v.Name), Visible(v.Version))
+		if v.Description != "" {
+			fmt.Fprintf(&b, "  %s\n", Visible(v.Description))
+		}
+		for _, f := range v.Facts {
+			fmt.Fprintf(&b, "  %s: %s\n", f.Label, textList(f.Values))
+		}
+		for _, comp := range v.Components {
+			req := "optional"
+			if comp.Required {
+				req = "required"
+			}
+			fmt.Fprintf(&b, "  component %s (%s)", Visible(comp.Name), req)
+			if comp.Description != "" {
+				fmt.Fprintf(&b, ": %s", Visible(comp.Description))
+			}
+			b.WriteString("\n")
+			for _, x := range comp.Images {
+				fmt.Fprintf(&b, "    image %s\n", Visible(x))
+			}
+			for _, x := range comp.Charts {
+				fmt.Fprintf(&b, "    chart %s\n", Visible(x))
+			}
+			for _, x := range comp.Manifests {
+				fmt.Fprintf(&b, "    manifests %s\n", Visible(x))
+			}
+		}
+		for _, d := range v.Declared {
+			fmt.Fprintf(&b, "  %s: %s\n", d.Label, textList(d.Values))
+		}
+		if len(v.Claims) == 0 {
+			b.WriteString("  claims: none\n")
+		}
+		for _, cl := range v.Claims {
+			fmt.Fprintf(&b, "  %s %s", Visible(cl.Claim), Visible(cl.Value))
+			if cl.Flag != "" {
+				fmt.Fprintf(&b, " [%s]", strings.ToUpper(cl.Flag))
+			}
+			b.WriteString("\n")
+			for _, d := range cl.Details {
+				fmt.Fprintf(&b, "    %s\n", Visible(d))
+			}
+			for _, o := range cl.Objects {
+				fmt.Fprintf(&b, "    by %s\n", Visible(o))
+			}
+		}
+		for _, warn := range v.Warnings {
+			fmt.Fprintf(&b, "  warning: %s\n", Visible(warn))
 		}
 	}
-	return nil
+	if len(c.Packages) > 0 {
+		b.WriteString("\n")
+	}
+	for _, inv := range c.Invalid {
+		fmt.Fprintf(&b, "invalid %s: %s\n", Visible(invalidName(inv)), Visible(inv.Error))
+	}
+	for _, e := range c.Unusable {
+		fmt.Fprintf(&b, "unusable %s: %s\n", Visible(noteName(e)), Visible(e.Reason))
+	}
+	for _, e := range c.Ignored {
+		fmt.Fprintf(&b, "ignored %s: %s\n", Visible(noteName(e)), Visible(e.Reason))
+	}
+	for _, warn := range c.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", Visible(warn))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// packageSummary is a package's claims as the summary tables list them,
+// each marked as their legend says (? optional, + created, (*) a
+// wildcard).
+type packageSummary struct {
+	components, crds, namespaces, scoped, rbac, registries []string
+}
+
+func summaryOf(p service.CatalogPackage) packageSummary {
+	var r packageSummary
+	cl := p.Claims
+	for _, x := range p.Components {
+		s := x.Name
+		if !x.Required {
+			s += "?"
+		}
+		r.components = append(r.components, s)
+	}
+	for _, x := range cl.CRDs {
+		r.crds = append(r.crds, x.Name)
+	}
+	for _, x := range cl.Namespaces {
+		s := x.Name
+		if x.Created {
+			s += "+"
+		}
+		r.namespaces = append(r.namespaces, s)
+	}
+	for _, x := range cl.ClusterScoped {
+		r.scoped = append(r.scoped, x.Kind+"/"+x.Name)
+	}
+	for _, x := range cl.ClusterRBAC {
+		s := x.Role
+		if wildcard(x) {
+			s += "(*)"
+		}
+		r.rbac = append(r.rbac, s)
+	}
+	for _, x := range cl.Registries {
+		r.registries = append(r.registries, x.Registry)
+	}
+	return r
+}
+
+// invalidName is an invalid archive with its package and field.
+func invalidName(inv service.InvalidArchive) string {
+	var more []string
+	if inv.Package != "" {
+		more = append(more, "package "+inv.Package)
+	}
+	if inv.Field != "" {
+		more = append(more, "field "+inv.Field)
+	}
+	if len(more) == 0 {
+		return inv.Archive
+	}
+	return inv.Archive + " (" + strings.Join(more, ", ") + ")"
+}
+
+// noteName is a file of the directory, with the kind of its fault when
+// it has one.
+func noteName(n inspect.FileNote) string {
+	s := filepath.Base(n.Path)
+	if n.Kind != "" {
+		s += " (" + n.Kind + ")"
+	}
+	return s
 }
 
 // CatalogMarkdown writes a catalog as Markdown for a change review: a
-// summary table, then a section per package with its components, its
-// claims (each with the object that makes it) and its warnings. Values
-// from archives are escaped, so a name cannot open a link, an HTML tag or
-// a new table cell.
+// summary table, then a section per package with its archive, its
+// components, what it declares, every claim of its contents (each with
+// the objects that make it) and its warnings, then the directory's other
+// files and warnings. Values from archives are escaped, so a name cannot
+// open a link, an HTML tag or a new table cell, and a character a person
+// cannot see is spelled as an escape.
 func CatalogMarkdown(w io.Writer, c *service.Catalog) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Bundle catalog: %s\n\n", md(c.Directory))
-	fmt.Fprintf(&b, "| package | version | architecture | flavor | size | signed | CRDs | cluster-scoped | cluster RBAC | registries | unknown |\n")
-	fmt.Fprintf(&b, "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| package | version | architecture | flavor | size | signed | CRDs | cluster-scoped | cluster RBAC | registries | images | host files | actions | unknown |\n")
+	b.WriteString("|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range c.Packages {
 		cl := p.Claims
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %d | %d | %d | %d | %d |\n", md(p.Name), md(p.Version), md(p.Architecture), md(orDash(p.Flavor)), p.Size, signedText(p),
-			len(cl.CRDs), len(cl.ClusterScoped), len(cl.ClusterRBAC), len(cl.Registries), len(cl.Unknown))
-	}
-	for _, p := range c.Packages {
-		fmt.Fprintf(&b, "\n## %s %s\n\n", md(p.Name), md(p.Version))
-		if p.Description != "" {
-			fmt.Fprintf(&b, "%s\n\n", md(p.Description))
+		rbac := strconv.Itoa(len(cl.ClusterRBAC))
+		if n := wildcards(cl.ClusterRBAC); n > 0 {
+			rbac += fmt.Sprintf(" (%d **wildcard**)", n)
 		}
-		fmt.Fprintf(&b, "Archive %s (sha256 %s), %d bytes, %s.\n\n", code(filepath.Base(p.Path)), code(p.SHA256), p.Size, md(signedText(p)))
-		b.WriteString("### Components\n\n| component | required | description | images | charts | manifests |\n|---|---|---|---|---|---|\n")
-		for _, comp := range p.Components {
-			var charts, mans []string
-			for _, ch := range comp.Charts {
-				s := ch.Name + " " + ch.Version + " in " + orDash(ch.Namespace)
-				if !ch.Rendered {
-					s += " (not rendered)"
-				}
-				charts = append(charts, s)
+		images := strconv.Itoa(len(cl.Images))
+		if n := notCarried(cl.Images); n > 0 {
+			images += fmt.Sprintf(" (%d **NOT carried**)", n)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %s | %d | %d | %s | %d | %s | %d | %d | %d |\n", md(p.Name), md(p.Version), md(p.Architecture), md(orDash(p.Flavor)), p.Size, md(signedText(p)),
+			len(cl.CRDs), len(cl.ClusterScoped), rbac, len(cl.Registries), images, len(cl.HostFiles), len(cl.Actions), len(cl.Unknown))
+	}
+	for _, v := range packageViews(c) {
+		fmt.Fprintf(&b, "\n## %s %s\n\n", md(v.Name), md(v.Version))
+		// Every value follows a word of the line: one that began it
+		// could open a list, a rule or a code block ("1. ", "---").
+		if v.Description != "" {
+			fmt.Fprintf(&b, "- description: %s\n", md(v.Description))
+		}
+		for _, f := range v.Facts {
+			values := mdList(f.Values)
+			if f.Label == "archive" || f.Label == "sha256" {
+				values = code(f.Values[0])
 			}
-			for _, m := range comp.Manifests {
-				mans = append(mans, m.Name+" in "+orDash(m.Namespace))
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", md(comp.Name), yesNo(comp.Required), md(orDash(comp.Description)), mdList(comp.Images), mdList(charts), mdList(mans))
+			fmt.Fprintf(&b, "- %s: %s\n", f.Label, values)
+		}
+		b.WriteString("\n### Components\n\n| component | required | description | images | charts | manifests |\n|---|---|---|---|---|---|\n")
+		for _, comp := range v.Components {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", md(comp.Name), yesNo(comp.Required), md(orDash(comp.Description)), mdList(comp.Images), mdList(comp.Charts), mdList(comp.Manifests))
 		}
 		b.WriteString("\n### Declared\n\n")
-		fmt.Fprintf(&b, "- provides CRDs: %s\n- provides namespaces: %s\n- requires packages: %s\n- requires CRDs: %s\n", mdList(p.Provides.CRDs), mdList(p.Provides.Namespaces), mdList(requiredNames(p.Requires)), mdList(p.Requires.CRDs))
-		cl := p.Claims
+		for _, d := range v.Declared {
+			fmt.Fprintf(&b, "- %s: %s\n", d.Label, mdList(d.Values))
+		}
 		b.WriteString("\n### Claims from its contents\n\n| claim | value | object |\n|---|---|---|\n")
-		for _, x := range cl.CRDs {
-			fmt.Fprintf(&b, "| CRD | %s (%s, %s) | %s |\n", md(x.Name), md(x.Kind), md(x.Scope), md(x.Origin.String()))
-		}
-		for _, n := range cl.Namespaces {
-			verb := "writes to"
-			if n.Created {
-				verb = "creates"
+		for _, cl := range v.Claims {
+			value := md(cl.Value)
+			if cl.Flag != "" {
+				value += " **" + md(cl.Flag) + "**"
 			}
-			var objs []string
-			for _, o := range n.Objects {
-				objs = append(objs, o.String())
+			for _, d := range cl.Details {
+				value += "<br>" + md(d)
 			}
-			fmt.Fprintf(&b, "| namespace | %s %s | %s |\n", verb, md(n.Name), mdList(objs))
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", md(cl.Claim), value, mdList(cl.Objects))
 		}
-		for _, o := range cl.ClusterScoped {
-			fmt.Fprintf(&b, "| cluster-scoped | %s | %s |\n", md(o.Group()+"/"+o.Kind), md(o.String()))
-		}
-		for _, r := range cl.ClusterRBAC {
-			var rules []string
-			for _, x := range r.Rules {
-				rules = append(rules, x.String())
-			}
-			wild := ""
-			if r.Wildcard {
-				wild = " **wildcard**"
-			}
-			fmt.Fprintf(&b, "| cluster RBAC | ClusterRole %s to %s%s: %s | %s |\n", md(r.Role), mdList(r.Subjects), wild, mdList(rules), md(r.Binding.String()))
-		}
-		for _, r := range cl.Registries {
-			fmt.Fprintf(&b, "| registry | %s | %s |\n", md(r.Registry), mdList(r.Images))
-		}
-		for _, u := range cl.Unknown {
-			fmt.Fprintf(&b, "| unknown (%s) | %s: %s | %s |\n", md(u.Kind), md(u.Subject), md(u.Reason), md(u.Origin.String()))
-		}
-		if len(p.Warnings) > 0 {
+		if len(v.Warnings) > 0 {
 			b.WriteString("\n### Warnings\n\n")
-			for _, warn := range p.Warnings {
-				fmt.Fprintf(&b, "- %s\n", md(warn))
+			for _, warn := range v.Warnings {
+				fmt.Fprintf(&b, "- %s\n", mdStart(warn))
 			}
 		}
 	}
-	if len(c.Invalid)+len(c.Unusable) > 0 {
+	if len(c.Invalid)+len(c.Unusable)+len(c.Ignored) > 0 {
 		b.WriteString("\n## Not in the catalog\n\n")
 		for _, inv := range c.Invalid {
-			fmt.Fprintf(&b, "- invalid %s: %s\n", code(inv.Archive), md(inv.Error))
+			fmt.Fprintf(&b, "- invalid %s: %s\n", md(invalidName(inv)), md(inv.Error))
 		}
 		for _, u := range c.Unusable {
-			fmt.Fprintf(&b, "- unusable %s: %s\n", code(filepath.Base(u.Path)), md(u.Reason))
+			fmt.Fprintf(&b, "- unusable %s: %s\n", md(noteName(u)), md(u.Reason))
+		}
+		for _, ig := range c.Ignored {
+			fmt.Fprintf(&b, "- ignored %s: %s\n", md(noteName(ig)), md(ig.Reason))
+		}
+	}
+	if len(c.Warnings) > 0 {
+		b.WriteString("\n## Warnings\n\nThe directory's, and every package's with its name.\n\n")
+		for _, warn := range c.Warnings {
+			fmt.Fprintf(&b, "- %s\n", mdStart(warn))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func requiredNames(r facts.Requires) []string {
-	var out []string
-	for _, p := range r.Packages {
-		s := strings.Join(p.Alternatives(), " or ")
-		if p.Version != "" {
-			s += " " + p.Version
+func wildcards(rs []facts.RBACClaim) int {
+	n := 0
+	for _, r := range rs {
+		if wildcard(r) {
+			n++
 		}
-		out = append(out, s)
 	}
-	return out
+	return n
+}
+
+func notCarried(ims []facts.ImageClaim) int {
+	n := 0
+	for _, im := range ims {
+		if !im.Carried {
+			n++
+		}
+	}
+	return n
 }
 
 // mdEscaper escapes what Markdown (CommonMark with GFM tables) would read
@@ -186,13 +289,32 @@ var mdEscaper = strings.NewReplacer(
 	`!`, `\!`, `<`, `&lt;`, `>`, `&gt;`, `&`, `&amp;`,
 )
 
-// md is a value from an archive as Markdown text.
-func md(s string) string { return mdEscaper.Replace(s) }
+// md is a value from an archive as Markdown text: Visible (a control or
+// bidirectional character spelled as its escape), then escaped.
+func md(s string) string { return mdEscaper.Replace(Visible(s)) }
 
-// code is a value as inline code; a value holding a backtick is escaped
-// text instead.
+// mdStart is md for a value that begins a line or a list item, its
+// start escaped too, so it cannot open a list, a rule, a heading or a
+// code block ("1. ", "- ", "---", "    ").
+func mdStart(s string) string {
+	s = md(s)
+	digits := len(s) - len(strings.TrimLeft(s, "0123456789"))
+	switch {
+	case s == "":
+	case s[0] == ' ':
+		s = "&#32;" + s[1:]
+	case strings.ContainsRune("-+=", rune(s[0])):
+		s = `\` + s
+	case digits > 0 && digits < len(s) && (s[digits] == '.' || s[digits] == ')'):
+		s = s[:digits] + `\` + s[digits:]
+	}
+	return s
+}
+
+// code is a value as inline code; a value holding a backtick or a cell
+// separator, or one Visible spells differently, is escaped text instead.
 func code(s string) string {
-	if strings.ContainsAny(s, "`|") || s == "" {
+	if strings.ContainsAny(s, "`|") || s == "" || Visible(s) != s {
 		return md(s)
 	}
 	return "`" + s + "`"
@@ -209,11 +331,30 @@ func mdList(ss []string) string {
 	return strings.Join(out, "<br>")
 }
 
+// list is values for a table cell of the terminal: Visible, joined by
+// commas, or "-".
 func list(ss []string) string {
 	if len(ss) == 0 {
 		return "-"
 	}
-	return strings.Join(ss, ",")
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = Visible(s)
+	}
+	return strings.Join(out, ",")
+}
+
+// textList is values for a line of the terminal: Visible, joined by
+// ", ", or "-".
+func textList(ss []string) string {
+	if len(ss) == 0 {
+		return "-"
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = Visible(s)
+	}
+	return strings.Join(out, ", ")
 }
 
 func yesNo(b bool) string {

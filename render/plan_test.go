@@ -395,6 +395,9 @@ func TestVisibleSpellsWhatCannotBeSeen(t *testing.T) {
 		"bad\xff":             `bad\xff`,
 		`say "hi"`:            `say "hi"`,
 		"tab\there":           `tab\there`,
+		"en\u2000quad":        `en\u2000quad`,
+		"no\u00a0break\u3000": `no\u00a0break\u3000`,
+		"\u2000<\xff\u202e":   `\u2000<\xff\u202e`,
 	} {
 		if got := Visible(in); got != want {
 			t.Errorf("Visible(%q) = %q; want %q", in, got, want)

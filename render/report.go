@@ -180,12 +180,37 @@ func shellOf(body string) func() (*Shell, error) {
 // (a control, a bidirectional override, a byte that is not UTF-8)
 // spelled as its escape, so nothing in a value can hide or reorder what
 // the page shows.
+//
+// A space other than ' ' (a no-break or an en quad) is spelled too: it
+// looks like one and is not, so it could pass a name off as another.
+// strconv's quoting leaves those as they are (they are graphic), so they
+// are spelled here.
 func Visible(s string) string {
 	for _, r := range s {
 		if r == utf8.RuneError || !unicode.IsGraphic(r) || (unicode.IsSpace(r) && r != ' ') {
-			q := strconv.QuoteToGraphic(s)
-			return strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
+			return spelled(s)
 		}
 	}
 	return s
+}
+
+// spelled is s quoted as Visible shows it, without the quotes.
+func spelled(s string) string {
+	var b strings.Builder
+	start := 0
+	flush := func(end int) {
+		if start < end {
+			q := strconv.QuoteToGraphic(s[start:end])
+			b.WriteString(strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`))
+		}
+	}
+	for i, r := range s {
+		if r != ' ' && unicode.IsSpace(r) && unicode.IsGraphic(r) {
+			flush(i)
+			fmt.Fprintf(&b, `\u%04x`, r)
+			start = i + utf8.RuneLen(r)
+		}
+	}
+	flush(len(s))
+	return b.String()
 }

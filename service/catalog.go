@@ -115,7 +115,7 @@ func CatalogFrom(abs string, d *inspect.Directory, signer Signer) *Catalog {
 		}
 		p.Warnings = append(p.Warnings, ContentWarnings(c.Prerequisites, c.Contents)...)
 		for _, w := range p.Warnings {
-			cat.Warnings = append(cat.Warnings, fmt.Sprintf("%s %s (%s): %s", p.Name, p.Version, filepath.Base(p.Path), w))
+			cat.Warnings = append(cat.Warnings, PackageWarning(p.Name, p.Version, p.Path, w))
 		}
 		cat.Packages = append(cat.Packages, p)
 	}

@@ -366,8 +366,38 @@ func (p *Prepared) Decide() *Result {
 		return withCounts(fail(summary(probs), probs, warnings, dir.Ignored), dir.Counts)
 	}
 	plan.Warnings = append(plan.Warnings, warnings...)
+	plan.Warnings = append(plan.Warnings, plannedContentWarnings(plan, dir.Candidates)...)
 	slices.Sort(plan.Warnings)
 	return &Result{Plan: plan, Ignored: dir.Ignored, Counts: dir.Counts}
+}
+
+// plannedContentWarnings are the catalog's warnings about the contents
+// (ContentWarnings) of each package the plan deploys, and of no other
+// archive of the directory, each prefixed as the catalog prefixes it
+// (PackageWarning), in the plan's order.
+func plannedContentWarnings(plan *planner.Plan, cands []facts.Candidate) []string {
+	byPath := map[string]*facts.Candidate{}
+	for i := range cands {
+		byPath[cands[i].Path] = &cands[i]
+	}
+	var out []string
+	for _, it := range plan.Packages {
+		c := byPath[it.Path]
+		if c == nil {
+			continue
+		}
+		for _, w := range ContentWarnings(c.Prerequisites, c.Contents) {
+			out = append(out, PackageWarning(c.Name, c.Version, c.Path, w))
+		}
+	}
+	return out
+}
+
+// PackageWarning is a warning about one package's archive as the
+// catalog and the plan list it among the directory's:
+// "name version (archive): warning".
+func PackageWarning(name, version, path, warning string) string {
+	return fmt.Sprintf("%s %s (%s): %s", name, version, filepath.Base(path), warning)
 }
 
 // checkSignatures checks every candidate's signature with the operator's
