@@ -9,3 +9,6 @@ func SetArchiveRenderBudget(d time.Duration) (restore func()) {
 	archiveRenderBudget = d
 	return func() { archiveRenderBudget = old }
 }
+
+// BuiltinRoles is the table of the ClusterRoles Kubernetes makes.
+var BuiltinRoles = builtinRoles
