@@ -222,20 +222,23 @@ const maxImageUses = 20000
 
 // podImages records the images a workload's pod template names.
 func (c *collector) podImages(o facts.Origin, imgs []podImage) {
+	// Its unknowns' reasons start with the file and the object, as
+	// every unknown of a file's contents does.
+	where := o.File + " " + o.Object() + ": "
 	for _, pi := range imgs {
 		if c.imageUses++; c.imageUses > maxImageUses {
 			if c.imageUses == maxImageUses+1 {
-				c.unknownOf(affectsImages, facts.UnknownContents, "images of "+o.Object(), fmt.Sprintf("the package's workloads name more than %d images: those from here on were not read", maxImageUses), o)
+				c.unknownOf(affectsImages, facts.UnknownContents, "images of "+o.Object(), where+fmt.Sprintf("the package's workloads name more than %d images: those from here on were not read", maxImageUses), o)
 			}
 			return
 		}
 		if pi.Bad != "" {
-			c.unknownOf(affectsImages, facts.UnknownContents, "image of "+o.Object(), "its "+pi.Bad, o)
+			c.unknownOf(affectsImages, facts.UnknownContents, "image of "+o.Object(), where+pi.Bad, o)
 			continue
 		}
 		ref, err := reference.ParseNormalizedNamed(pi.Ref)
 		if err != nil {
-			c.unknownOf(affectsImages, facts.UnknownContents, "image "+text(pi.Ref), "its "+text(pi.Field)+" is not an image reference: "+err.Error(), o)
+			c.unknownOf(affectsImages, facts.UnknownContents, "image "+text(pi.Ref), where+text(pi.Field)+" is not an image reference: "+err.Error(), o)
 			continue
 		}
 		u := c.imageOf(ref)

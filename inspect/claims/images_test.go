@@ -2,6 +2,7 @@ package claims_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -135,7 +136,7 @@ func TestAnImageThatIsNotAReferenceIsAnUnknownOfImages(t *testing.T) {
 	for _, u := range c.Claims.Unknown {
 		got = append(got, u.Subject+": "+u.Reason+" "+strings.Join(u.Affects, ","))
 	}
-	if len(got) != 3 || !strings.Contains(got[0], "image Not A Ref: its spec.containers[0].image is not an image reference") ||
+	if len(got) != 3 || !strings.Contains(got[0], "image Not A Ref: manifests/m-0.yaml Pod/p: spec.containers[0].image is not an image reference") ||
 		!strings.Contains(got[1], "spec.containers[1].image is a number, not a string") || !strings.Contains(got[2], "spec.initContainers is an object, not a list") {
 		t.Errorf("unknowns:\n%s", strings.Join(got, "\n"))
 	}
@@ -143,5 +144,41 @@ func TestAnImageThatIsNotAReferenceIsAnUnknownOfImages(t *testing.T) {
 		if !slices.Equal(u.Affects, []string{facts.ClaimImages}) {
 			t.Errorf("%s affects %v; want images only", u.Subject, u.Affects)
 		}
+	}
+}
+
+// The images of a hostile package are bounded, and what is past a bound
+// is an unknown of images, never dropped unsaid.
+func TestImagesPastTheBoundsAreUnknown(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n")
+	for i := range 1001 {
+		fmt.Fprintf(&b, "  - {name: c%d, image: \"img%d:1\"}\n", i, i)
+	}
+	c := withImages(t, nil, b.String())
+	if len(c.Claims.Images) != 1000 {
+		t.Errorf("images: got %d; want the first 1000", len(c.Claims.Images))
+	}
+	if len(c.Claims.Unknown) != 1 || !strings.Contains(c.Claims.Unknown[0].Reason, "spec.containers[1000].image and those after it were not read") ||
+		!slices.Equal(c.Claims.Unknown[0].Affects, []string{facts.ClaimImages}) {
+		t.Errorf("unknown: got %+v; want the image past the bound named", c.Claims.Unknown)
+	}
+	// 21 workloads of 1000 images each: past the package's 20000.
+	var docs []string
+	for w := range 21 {
+		var d strings.Builder
+		fmt.Fprintf(&d, "apiVersion: v1\nkind: Pod\nmetadata: {name: p%d}\nspec:\n  containers:\n", w)
+		for i := range 1000 {
+			fmt.Fprintf(&d, "  - {name: c%d, image: \"img%d:%d\"}\n", i, i, w)
+		}
+		docs = append(docs, d.String())
+	}
+	c = withImages(t, nil, strings.Join(docs, "---\n"))
+	var used int
+	for _, x := range c.Claims.Images {
+		used += len(x.Used)
+	}
+	if used != 20000 || len(c.Claims.Unknown) != 1 || !strings.Contains(c.Claims.Unknown[0].Reason, "more than 20000 images") {
+		t.Errorf("got %d uses and unknowns %+v; want 20000 and the rest unknown", used, c.Claims.Unknown)
 	}
 }

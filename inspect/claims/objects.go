@@ -105,8 +105,8 @@ var podSpecs = map[string]map[string][]string{
 	},
 }
 
-// maxPodImages caps the images one object's pod spec names (the
-// document's shape bounds it already; this bounds what is kept).
+// maxPodImages caps the images kept of one object's pod spec (the
+// document's shape bounds it already); those past it are one unknown.
 const maxPodImages = 1000
 
 // podImages are the images a workload's pod spec names, read as the zarf
@@ -128,8 +128,16 @@ func podImages(group, kind string, obj map[string]any) []podImage {
 	if spec == nil {
 		return nil
 	}
+	over := false
 	add := func(field string, v any, present bool) {
+		if over {
+			return
+		}
 		if len(out) >= maxPodImages {
+			// What is past the bound is not dropped unsaid: the
+			// image it names is unknown.
+			over = true
+			out = append(out, podImage{Field: field, Bad: fmt.Sprintf("pod spec names more than %d images: %s and those after it were not read", maxPodImages, field)})
 			return
 		}
 		s, isString := v.(string)
