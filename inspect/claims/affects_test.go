@@ -101,3 +101,25 @@ func TestABindingOfABuiltinRoleBindsItsKnownRules(t *testing.T) {
 		t.Errorf("view: got %+v; want the aggregated read-only rules, without secrets", r)
 	}
 }
+
+// A ClusterRole the package ships with an aggregation label adds its
+// rules to the built-in roles that aggregate it, and to those they are
+// aggregated into: aggregate-to-view reaches view, edit and admin.
+func TestABuiltinRoleBindsTheRulesThePackageAggregatesIntoIt(t *testing.T) {
+	c := withManifest(t, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: widgets-view, labels: {rbac.authorization.k8s.io/aggregate-to-view: \"true\", count: 3}}\nrules: [{apiGroups: [example.com], resources: [widgets], verbs: [get]}]\n"+
+		"---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: a}\nroleRef: {kind: ClusterRole, name: admin}\n"+
+		"---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: e}\nroleRef: {kind: ClusterRole, name: system:auth-delegator}\n")
+	widgets := "verbs [get] on resources [widgets] of groups [example.com]"
+	for _, r := range c.Claims.ClusterRBAC {
+		has := slices.Contains(ruleStrings(r.Rules), widgets)
+		if want := r.Role == "admin"; has != want || !r.Builtin {
+			t.Errorf("%s: builtin %v, holds the package's widgets rule: %v; want %v", r.Role, r.Builtin, has, want)
+		}
+		if r.Role == "admin" && len(r.Rules) != len(claims.BuiltinRoles["admin"])+1 {
+			t.Errorf("admin: %d rules; want Kubernetes' %d and the package's one", len(r.Rules), len(claims.BuiltinRoles["admin"]))
+		}
+	}
+	if len(c.Claims.ClusterRBAC) != 2 {
+		t.Errorf("cluster rbac: got %+v", c.Claims.ClusterRBAC)
+	}
+}

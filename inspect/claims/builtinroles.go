@@ -528,3 +528,13 @@ var builtinRoles = map[string][]facts.Rule{
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims", "resourceclaims/status", "resourceclaimtemplates"}, Verbs: []string{"get", "list", "watch"}},
 	},
 }
+
+// builtinAggregations are the built-in roles that aggregate others (by
+// their selectors' matchLabels), with their own labels: a ClusterRole a
+// package ships adds its rules to those whose selectors match it, and to
+// the roles those are aggregated into.
+var builtinAggregations = map[string]aggregation{
+	"admin": {Selectors: []map[string]string{map[string]string{"rbac.authorization.k8s.io/aggregate-to-admin": "true"}}, Labels: map[string]string{"kubernetes.io/bootstrapping": "rbac-defaults"}},
+	"edit":  {Selectors: []map[string]string{map[string]string{"rbac.authorization.k8s.io/aggregate-to-edit": "true"}}, Labels: map[string]string{"kubernetes.io/bootstrapping": "rbac-defaults", "rbac.authorization.k8s.io/aggregate-to-admin": "true"}},
+	"view":  {Selectors: []map[string]string{map[string]string{"rbac.authorization.k8s.io/aggregate-to-view": "true"}}, Labels: map[string]string{"kubernetes.io/bootstrapping": "rbac-defaults", "rbac.authorization.k8s.io/aggregate-to-edit": "true"}},
+}

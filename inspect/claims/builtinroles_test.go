@@ -29,7 +29,7 @@ var updateBuiltin = flag.Bool("update-builtin", false, "rewrite builtinroles.go 
 // controller (kube-controller-manager, which the test cluster does not
 // run) fills them: the rules of every other role its selectors match, by
 // role name, each rule once.
-func servedRoles(t *testing.T) map[string][]facts.Rule {
+func servedRoles(t *testing.T) (map[string][]facts.Rule, map[string]claims.Aggregation) {
 	c := clustertest.Start(t)
 	list, err := c.Client.RbacV1().ClusterRoles().List(context.Background(), metav1.ListOptions{})
 	if err != nil {
@@ -65,6 +65,20 @@ func servedRoles(t *testing.T) map[string][]facts.Rule {
 			}
 		}
 	}
+	agg := map[string]claims.Aggregation{}
+	for _, r := range roles {
+		if r.AggregationRule == nil {
+			continue
+		}
+		a := claims.Aggregation{Labels: r.Labels}
+		for _, sel := range r.AggregationRule.ClusterRoleSelectors {
+			if len(sel.MatchExpressions) > 0 {
+				t.Fatalf("%s selects with matchExpressions, which the table does not hold: %+v", r.Name, sel)
+			}
+			a.Selectors = append(a.Selectors, sel.MatchLabels)
+		}
+		agg[r.Name] = a
+	}
 	out := map[string][]facts.Rule{}
 	for _, r := range roles {
 		var fr []facts.Rule
@@ -73,7 +87,7 @@ func servedRoles(t *testing.T) map[string][]facts.Rule {
 		}
 		out[r.Name] = fr
 	}
-	return out
+	return out, agg
 }
 
 func matches(t *testing.T, sels []metav1.LabelSelector, l map[string]string) bool {
@@ -94,9 +108,12 @@ func matches(t *testing.T, sels []metav1.LabelSelector, l map[string]string) boo
 // version .tools/bin holds) serves: the same roles, the same rules.
 // With -update-builtin it rewrites builtinroles.go from them.
 func TestBuiltinRolesAreThoseTheAPIServerMakes(t *testing.T) {
-	served := servedRoles(t)
+	served, agg := servedRoles(t)
 	if *updateBuiltin {
-		writeBuiltin(t, served)
+		writeBuiltin(t, served, agg)
+	}
+	if !reflect.DeepEqual(claims.BuiltinAggregations, agg) {
+		t.Errorf("aggregations: got %+v; want %+v", claims.BuiltinAggregations, agg)
 	}
 	table := claims.BuiltinRoles
 	if got, want := slices.Sorted(maps.Keys(table)), slices.Sorted(maps.Keys(served)); !slices.Equal(got, want) {
@@ -124,7 +141,7 @@ func ruleStrings(rs []facts.Rule) []string {
 	return out
 }
 
-func writeBuiltin(t *testing.T, served map[string][]facts.Rule) {
+func writeBuiltin(t *testing.T, served map[string][]facts.Rule, agg map[string]claims.Aggregation) {
 	var b bytes.Buffer
 	v, err := os.ReadFile("../../testdata/tools/kube-apiserver/go.mod")
 	if err != nil {
@@ -165,6 +182,16 @@ var builtinRoles = map[string][]facts.Rule{
 			fmt.Fprintf(&b, "},\n")
 		}
 		fmt.Fprintf(&b, "},\n")
+	}
+	fmt.Fprintf(&b, "}\n\n")
+	fmt.Fprintf(&b, `// builtinAggregations are the built-in roles that aggregate others (by
+// their selectors' matchLabels), with their own labels: a ClusterRole a
+// package ships adds its rules to those whose selectors match it, and to
+// the roles those are aggregated into.
+var builtinAggregations = map[string]aggregation{
+`)
+	for _, name := range slices.Sorted(maps.Keys(agg)) {
+		fmt.Fprintf(&b, "%q: {Selectors: %#v, Labels: %#v},\n", name, agg[name].Selectors, agg[name].Labels)
 	}
 	fmt.Fprintf(&b, "}\n")
 	src, err := format.Source(b.Bytes())

@@ -132,6 +132,9 @@ type roleDef struct {
 	origin     facts.Origin
 	rules      []facts.Rule
 	aggregates bool
+	// labels are its metadata.labels (those that are strings), by which
+	// a built-in role may aggregate it.
+	labels map[string]string
 }
 
 type binding struct {
@@ -345,7 +348,7 @@ func (c *collector) object(component, file, defaultNS string, o object) {
 		c.namespace(o.Metadata.Name, origin, true)
 		return
 	case group == "rbac.authorization.k8s.io" && o.Kind == "ClusterRole":
-		r := &roleDef{origin: origin, aggregates: o.Aggregates}
+		r := &roleDef{origin: origin, aggregates: o.Aggregates, labels: o.Labels}
 		for _, x := range o.Rules {
 			r.rules = append(r.rules, facts.Rule{APIGroups: texts(x.APIGroups), Resources: texts(x.Resources), ResourceNames: texts(x.ResourceNames), NonResourceURLs: texts(x.NonResourceURLs), Verbs: texts(x.Verbs)})
 		}
@@ -396,11 +399,11 @@ func (c *collector) finish() {
 	for _, b := range c.bindings {
 		claim := facts.RBACClaim{Binding: b.origin, Role: text(b.role), Rules: []facts.Rule{}, Subjects: b.subjects}
 		r := c.roles[b.role]
-		builtinRules, isBuiltin := builtinRoles[b.role]
+		_, isBuiltin := builtinRoles[b.role]
 		switch {
 		case r == nil && isBuiltin:
 			claim.Builtin = true
-			claim.Rules = slices.Clone(builtinRules)
+			claim.Rules = c.builtinRules(b.role)
 		case r == nil:
 			c.unknownOf(affectsRBAC, facts.UnknownRBAC, "ClusterRole/"+text(b.role), "bound cluster-wide by "+b.origin.Object()+" but not shipped by the package, nor one Kubernetes makes: its rules are the cluster's", b.origin)
 		case r.aggregates:

@@ -12,3 +12,9 @@ func SetArchiveRenderBudget(d time.Duration) (restore func()) {
 
 // BuiltinRoles is the table of the ClusterRoles Kubernetes makes.
 var BuiltinRoles = builtinRoles
+
+// Aggregation is how a built-in role aggregates others.
+type Aggregation = aggregation
+
+// BuiltinAggregations are the built-in roles that aggregate others.
+var BuiltinAggregations = builtinAggregations

@@ -74,6 +74,10 @@ type object struct {
 	} `json:"subjects"`
 	// Images are those the pod template of a workload names (podImages).
 	Images []podImage `json:"-"`
+	// Labels are its metadata.labels whose values are strings (read
+	// leniently: a label of another type, which Kubernetes refuses, is
+	// left out, not the object).
+	Labels map[string]string `json:"-"`
 }
 
 // podImage is one image a workload's pod template names, at Field
@@ -436,5 +440,17 @@ func claimed(obj runtime.Object) (object, error) {
 	}
 	o.Aggregates = u.Object["aggregationRule"] != nil
 	o.Images = podImages(o.group(), o.Kind, u.Object)
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		if ls, ok := md["labels"].(map[string]any); ok {
+			for k, v := range ls {
+				if v, ok := v.(string); ok {
+					if o.Labels == nil {
+						o.Labels = map[string]string{}
+					}
+					o.Labels[k] = v
+				}
+			}
+		}
+	}
 	return o, nil
 }
