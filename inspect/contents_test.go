@@ -189,3 +189,25 @@ func TestKeptContentsShareTheMemoryBudget(t *testing.T) {
 		t.Fatalf("the readers held %d bytes at their peak; want between one archive's contents (%d) and the budget (%d)", peak, MaxContents, budget.Size())
 	}
 }
+
+// The images a rendered chart's workloads use are claims beside those
+// zarf.yaml lists: gadgets lists both its Deployment's images, so both
+// are carried and nothing is used uncarried.
+func TestImagesOfARenderedChartAreClaimsAndCarried(t *testing.T) {
+	c := catalogFixture(t, "zarf-package-gadgets-amd64-2.1.0.tar.zst")
+	var got []string
+	for _, x := range c.Claims.Images {
+		var used []string
+		for _, o := range x.Used {
+			used = append(used, o.Kind+"/"+o.Name+" from "+o.File)
+		}
+		got = append(got, fmt.Sprintf("%s carried=%v listed=%v used=%v", x.Reference, x.Carried, x.Components, used))
+	}
+	want := []string{
+		"127.0.0.1:47301/demo/web:1.0.0 carried=true listed=[gadgets] used=[Deployment/gadgets from charts/gadgets-0.3.0.tgz: templates/deployment.yaml]",
+		"127.0.0.1:47302/demo/worker:1.0.0 carried=true listed=[gadgets] used=[Deployment/gadgets from charts/gadgets-0.3.0.tgz: templates/deployment.yaml]",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("images:\ngot  %q\nwant %q", got, want)
+	}
+}

@@ -15,8 +15,9 @@ import (
 
 // Catalog says what a directory's packages are and what each would do to
 // a cluster: for every readable package its metadata, its components and
-// the claims collected from its contents, and where what it declares
-// (provides.crds) and what it ships disagree. It comes from the same
+// the claims collected from its contents, where what it declares
+// (provides) and what it ships disagree, and the images its workloads use
+// that it does not carry. It comes from the same
 // single read of each archive as a plan, and from the cache when warm.
 type Catalog struct {
 	Directory string           `json:"directory"`
@@ -56,7 +57,9 @@ type CatalogPackage struct {
 	Provides facts.Provides `json:"provides"`
 	Requires facts.Requires `json:"requires"`
 	Claims   facts.Claims   `json:"claims"`
-	// Warnings are where the declared and the shipped disagree.
+	// Warnings are its ContentWarnings (where the declared and the
+	// shipped disagree, images not carried) and a signature that does
+	// not verify.
 	Warnings []string `json:"warnings"`
 }
 
@@ -124,47 +127,138 @@ func CatalogFrom(abs string, d *inspect.Directory, signer Signer) *Catalog {
 
 // ContentWarnings are what the catalog warns about a package's
 // contents, and what a plan warns about each package it plans: where
-// the declared and the shipped disagree (DeclaredVsShipped). Nothing
-// when the contents are unknown.
+// the declared and the shipped disagree (DeclaredVsShipped), and every
+// image a workload uses that the package does not carry
+// (UncarriedImages). Nothing when the contents are unknown.
 func ContentWarnings(p *facts.Prerequisites, c *facts.Contents) []string {
-	return DeclaredVsShipped(p, c)
+	return append(DeclaredVsShipped(p, c), UncarriedImages(c)...)
 }
 
-// DeclaredVsShipped compares the CRDs a package declares it provides with
-// those it ships: a declared CRD it does not ship, and a shipped CRD it
-// does not declare, are each a warning naming both sides. Nothing is
-// compared when the contents are unknown.
+// UncarriedImages warns about each image a workload of the package uses
+// that it does not carry (facts.ImageClaim.Carried), once per workload:
+// zarf pushes only the images its components list, so in an air gap the
+// pod cannot pull it.
+func UncarriedImages(c *facts.Contents) []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	for _, img := range c.Claims.Images {
+		if img.Carried {
+			continue
+		}
+		for _, o := range img.Used {
+			out = append(out, fmt.Sprintf("%s (component %s, %s) uses image %s, which the package does not carry: zarf pushes only the images its components list, so in an air gap the pod cannot pull it; add it to the images of component %s",
+				o.Object(), o.Component, o.File, img.Reference, o.Component))
+		}
+	}
+	return out
+}
+
+// DeclaredVsShipped compares what a package declares it provides with
+// what it ships, kind by kind: provides.crds with its CRDs,
+// provides.namespaces with the namespaces it creates (a Namespace
+// object, or one zarf creates when it deploys: shippedNamespaces), and
+// provides.storage_classes with its StorageClass objects. A declared
+// item it does not ship, and a shipped item it does not declare, are
+// each a warning naming both sides. provides.capabilities cannot be
+// checked from the contents and is not. Nothing is compared when the
+// contents are unknown.
 func DeclaredVsShipped(p *facts.Prerequisites, c *facts.Contents) []string {
 	if c == nil {
 		return nil
 	}
-	var declared []string
+	var provides facts.Provides
 	if p != nil {
-		declared = p.Provides.CRDs
+		provides = p.Provides
 	}
-	shipped := map[string]facts.CRDClaim{}
-	var names []string
+	var crds, namespaces, classes []shippedItem
 	for _, crd := range c.Claims.CRDs {
-		if _, ok := shipped[crd.Name]; !ok {
-			names = append(names, crd.Name)
+		crds = append(crds, shippedItem{name: crd.Name, origin: crd.Origin})
+	}
+	namespaces = shippedNamespaces(c.Claims)
+	for _, o := range c.Claims.ClusterScoped {
+		if o.Group() == "storage.k8s.io" && o.Kind == "StorageClass" {
+			classes = append(classes, shippedItem{name: o.Name, origin: o})
 		}
-		shipped[crd.Name] = crd
+	}
+	var out []string
+	out = append(out, compare(provides.CRDs, crds, "provides.crds", "CRD", "ships", "packages requiring it will not be ordered after this one")...)
+	out = append(out, compare(provides.Namespaces, namespaces, "provides.namespaces", "namespace", "creates", "the barrier after this package does not wait for it")...)
+	out = append(out, compare(provides.StorageClasses, classes, "provides.storage_classes", "StorageClass", "ships", "packages requiring it will not be ordered after this one")...)
+	return out
+}
+
+// shippedItem is one thing a package ships, by name, with the first
+// object that ships it.
+type shippedItem struct {
+	name   string
+	origin facts.Origin
+	// how says how, when not by the object itself ("zarf creates it for
+	// the chart's objects").
+	how string
+}
+
+// compare warns where declared and shipped disagree: field is the
+// declaring field, what the kind of item, verb how the package makes it,
+// and missed what an undeclared one costs.
+func compare(declared []string, shipped []shippedItem, field, what, verb, missed string) []string {
+	byName := map[string]shippedItem{}
+	var names []string
+	for _, s := range shipped {
+		if _, ok := byName[s.name]; !ok {
+			names = append(names, s.name)
+			byName[s.name] = s
+		}
 	}
 	var out []string
 	for _, d := range declared {
-		if _, ok := shipped[d]; !ok {
-			ships := "no CRD"
+		if _, ok := byName[d]; !ok {
+			ships := "no " + what
 			if len(names) > 0 {
 				ships = "only " + strings.Join(names, ", ")
 			}
-			out = append(out, fmt.Sprintf("provides.crds declares %s, but the package ships %s", d, ships))
+			out = append(out, fmt.Sprintf("%s declares %s, but the package %s %s", field, d, verb, ships))
 		}
 	}
 	for _, n := range names {
-		if !slices.Contains(declared, n) {
-			o := shipped[n].Origin
-			out = append(out, fmt.Sprintf("ships CRD %s (component %s, %s) that provides.crds does not declare; packages requiring it will not be ordered after this one", n, o.Component, o.File))
+		if slices.Contains(declared, n) {
+			continue
 		}
+		s := byName[n]
+		how := ""
+		if s.how != "" {
+			how = ", " + s.how
+		}
+		out = append(out, fmt.Sprintf("%s %s %s (component %s, %s%s) that %s does not declare; %s", verb, what, n, s.origin.Component, s.origin.File, how, field, missed))
+	}
+	return out
+}
+
+// shippedNamespaces are the namespaces a package creates, in order: by a
+// Namespace object, or because zarf creates, when it deploys a chart or
+// a manifest (a chart too), its target namespace and every namespace its
+// objects name (its helm post-renderer creates those missing). The
+// namespaces Kubernetes itself makes (default, kube-system, kube-public,
+// kube-node-lease) are not created by any package.
+func shippedNamespaces(cl facts.Claims) []shippedItem {
+	var out []shippedItem
+	for _, n := range cl.Namespaces {
+		if slices.Contains([]string{"default", "kube-system", "kube-public", "kube-node-lease"}, n.Name) || len(n.Objects) == 0 {
+			continue
+		}
+		item := shippedItem{name: n.Name, origin: n.Objects[0]}
+		if n.Created {
+			for _, o := range n.Objects {
+				if o.Group() == "" && o.Kind == "Namespace" && o.Name == n.Name {
+					item.origin = o
+					break
+				}
+			}
+		} else {
+			item.how = "zarf creates it when it deploys the chart or manifest"
+		}
+		out = append(out, item)
 	}
 	return out
 }

@@ -2,7 +2,12 @@
 // claim on a cluster, from the files its component tarballs hold: the
 // CRDs it installs (raw manifests and charts' crds/), the namespaces it
 // creates or writes to, its cluster-scoped objects, the RBAC rules it
-// grants cluster-wide and the registries of its images. Charts are
+// grants cluster-wide (a built-in role's rules as Kubernetes makes them),
+// the images its components list and its workloads use (carried or not,
+// as zarf decides it) and their registries; and from its zarf.yaml what
+// it does on the deploying host: the files zarf writes there and the
+// actions it runs. Every unknown says which claim kinds it may change.
+// Charts are
 // rendered with the values the package ships by a Renderer (the Helm SDK
 // in a process of its own: chartrender, renderproc); what only
 // the cluster (or zarf at deploy time) could tell is reported as unknown,
@@ -62,6 +67,9 @@ func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Co
 	}
 	c := &collector{crdScope: map[string]string{}, roles: map[string]*roleDef{}, charts: charts}
 	contents := facts.Contents{Components: []facts.Component{}}
+	// A zarf.yaml built before zarf moved scripts to actions still holds
+	// them; zarf migrates them when it loads the package.
+	migrated := slices.Contains(pkg.Build.Migrations, scriptsToActions)
 	for _, zc := range pkg.Components {
 		comp := facts.Component{Name: text(zc.Name), Description: text(zc.Description), Required: zc.IsRequired(),
 			Images: []string{}, Charts: []facts.Chart{}, Manifests: []facts.Manifest{}}
@@ -69,6 +77,8 @@ func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Co
 			comp.Images = append(comp.Images, text(img))
 			c.image(zc.Name, img)
 		}
+		c.hostFiles(zc)
+		c.actions(zc, migrated)
 		files := comps[zc.Name]
 		cname := text(zc.Name)
 		if files == nil && (len(zc.Charts) > 0 || len(zc.Manifests) > 0) {
@@ -122,6 +132,9 @@ type roleDef struct {
 	origin     facts.Origin
 	rules      []facts.Rule
 	aggregates bool
+	// labels are its metadata.labels (those that are strings), by which
+	// a built-in role may aggregate it.
+	labels map[string]string
 }
 
 type binding struct {
@@ -143,7 +156,9 @@ type collector struct {
 	roles    map[string]*roleDef
 	bindings []binding
 	ns       map[string]*facts.NamespaceClaim
-	regs     map[string][]string
+	images   map[string]*imageUse
+	// imageUses counts the images workloads name, to maxImageUses.
+	imageUses int
 }
 
 type pendingObject struct {
@@ -151,25 +166,132 @@ type pendingObject struct {
 	defaultNS string
 }
 
+// unknown records contents that could not be read or rendered (a
+// component tarball, a file, a chart): they may make every kind of claim
+// a chart or manifest makes (affectsObjects).
 func (c *collector) unknown(kind, subject, reason string, o facts.Origin) {
-	c.claims.Unknown = append(c.claims.Unknown, facts.UnknownClaim{Kind: kind, Subject: text(subject), Reason: text(reason), Origin: o})
+	c.unknownOf(affectsObjects, kind, subject, reason, o)
 }
 
-// image records an image a component names under its registry, both
-// normalised as the container tools read a reference (distribution's
-// reference.ParseNormalizedNamed, which docker and containerd use):
-// nginx:1.25 is docker.io/library/nginx:1.25, of registry docker.io.
+// unknownOf records an unknown claim that may change the claim kinds
+// affects (in the order of facts.ClaimKinds).
+func (c *collector) unknownOf(affects []string, kind, subject, reason string, o facts.Origin) {
+	c.claims.Unknown = append(c.claims.Unknown, facts.UnknownClaim{Kind: kind, Subject: text(subject), Reason: text(reason), Origin: o,
+		Affects: slices.Clone(affects)})
+}
+
+// What unknown claims affect, each in the order of facts.ClaimKinds.
+var (
+	// affectsObjects: every claim a chart or manifest can make.
+	affectsObjects = []string{facts.ClaimCRDs, facts.ClaimNamespaces, facts.ClaimClusterScoped, facts.ClaimClusterRBAC, facts.ClaimImages}
+	// affectsScope: an object whose scope is unknown is cluster-scoped or
+	// written to a namespace.
+	affectsScope      = []string{facts.ClaimNamespaces, facts.ClaimClusterScoped}
+	affectsNamespaces = []string{facts.ClaimNamespaces}
+	affectsRBAC       = []string{facts.ClaimClusterRBAC}
+	affectsImages     = []string{facts.ClaimImages}
+)
+
+// affectsName is what an object whose name is set at deploy time
+// affects: the claims that name it.
+func affectsName(o facts.Origin) []string {
+	switch sc := builtin[o.Group()][o.Kind]; {
+	case o.Group() == "apiextensions.k8s.io" && o.Kind == "CustomResourceDefinition":
+		return []string{facts.ClaimCRDs, facts.ClaimClusterScoped}
+	case o.Group() == "rbac.authorization.k8s.io" && (o.Kind == "ClusterRole" || o.Kind == "ClusterRoleBinding"):
+		return []string{facts.ClaimClusterScoped, facts.ClaimClusterRBAC}
+	case sc == namespaced:
+		return affectsNamespaces
+	default:
+		return affectsScope
+	}
+}
+
+// image records an image a component lists (zarf carries it).
 func (c *collector) image(component, img string) {
 	ref, err := reference.ParseNormalizedNamed(img)
 	if err != nil {
-		c.unknown(facts.UnknownContents, "image "+text(img), "not an image reference: "+err.Error(), facts.Origin{Component: text(component)})
+		c.unknownOf(affectsImages, facts.UnknownContents, "image "+text(img), "not an image reference: "+err.Error(), facts.Origin{Component: text(component)})
 		return
 	}
-	if c.regs == nil {
-		c.regs = map[string][]string{}
+	u := c.imageOf(ref)
+	u.listed = true
+	u.claim.Components = append(u.claim.Components, text(component))
+}
+
+// maxImageUses caps the images the workloads of one package name
+// together (one a container); those past it are one unknown claim.
+const maxImageUses = 20000
+
+// podImages records the images a workload's pod template names.
+func (c *collector) podImages(o facts.Origin, imgs []podImage) {
+	// Its unknowns' reasons start with the file and the object, as
+	// every unknown of a file's contents does.
+	where := o.File + " " + o.Object() + ": "
+	for _, pi := range imgs {
+		if c.imageUses++; c.imageUses > maxImageUses {
+			if c.imageUses == maxImageUses+1 {
+				c.unknownOf(affectsImages, facts.UnknownContents, "images of "+o.Object(), where+fmt.Sprintf("the package's workloads name more than %d images: those from here on were not read", maxImageUses), o)
+			}
+			return
+		}
+		if pi.Bad != "" {
+			c.unknownOf(affectsImages, facts.UnknownContents, "image of "+o.Object(), where+pi.Bad, o)
+			continue
+		}
+		ref, err := reference.ParseNormalizedNamed(pi.Ref)
+		if err != nil {
+			c.unknownOf(affectsImages, facts.UnknownContents, "image "+text(pi.Ref), where+text(pi.Field)+" is not an image reference: "+err.Error(), o)
+			continue
+		}
+		u := c.imageOf(ref)
+		u.claim.Used = append(u.claim.Used, o)
 	}
-	reg := text(reference.Domain(ref))
-	c.regs[reg] = append(c.regs[reg], text(component)+": "+text(ref.String()))
+}
+
+// imageUse is one image of the package being collected.
+type imageUse struct {
+	claim facts.ImageClaim
+	// pushed is the reference zarf pushes it as and the zarf agent
+	// rewrites a pod's image to (zarfPushed).
+	pushed string
+	listed bool
+}
+
+// imageOf is the image claim of a normalised reference.
+func (c *collector) imageOf(ref reference.Named) *imageUse {
+	if c.images == nil {
+		c.images = map[string]*imageUse{}
+	}
+	k := text(ref.String())
+	u := c.images[k]
+	if u == nil {
+		u = &imageUse{claim: facts.ImageClaim{Reference: k, Registry: text(reference.Domain(ref)), Components: []string{}, Used: []facts.Origin{}},
+			pushed: zarfPushed(ref)}
+		c.images[k] = u
+	}
+	return u
+}
+
+// zarfPushed is where zarf puts an image in its registry, less the
+// registry's address, as zarf computes it (transform.ImageTransformHost)
+// both when it pushes a listed image and when its agent rewrites a pod's
+// image: an image with a digest becomes <path>@<digest>, its registry
+// and tag dropped; any other <path>:<tag>-zarf-<crc32 of its name>, the
+// tag "latest" when it has none. A used image is carried when a listed
+// one lands at the same place: nginx@sha256:X is carried by a listed
+// nginx:1.25@sha256:X, but nginx:1.25 is not (it is rewritten to a tag,
+// and zarf pushed only the digest).
+func zarfPushed(ref reference.Named) string {
+	if d, ok := ref.(reference.Digested); ok {
+		return reference.Path(ref) + "@" + d.Digest().String()
+	}
+	tag := "latest"
+	if t, ok := ref.(reference.Tagged); ok {
+		tag = t.Tag()
+	}
+	// The name in full, as zarf's crc32 hashes it (docker.io/library/nginx).
+	return ref.Name() + ":" + tag
 }
 
 func (c *collector) writes(ns string, o facts.Origin) {
@@ -178,7 +300,7 @@ func (c *collector) writes(ns string, o facts.Origin) {
 
 func (c *collector) namespace(ns string, o facts.Origin, created bool) {
 	if strings.Contains(ns, "###ZARF_") {
-		c.unknown(facts.UnknownDeployTime, "namespace "+text(ns), "zarf sets it when it deploys", o)
+		c.unknownOf(affectsNamespaces, facts.UnknownDeployTime, "namespace "+text(ns), "zarf sets it when it deploys", o)
 		return
 	}
 	if c.ns == nil {
@@ -209,11 +331,13 @@ func (c *collector) manifest(component, file, defaultNS string, b []byte, split 
 // object records the claims of one object.
 func (c *collector) object(component, file, defaultNS string, o object) {
 	origin := facts.Origin{Component: text(component), File: text(file), APIVersion: text(o.APIVersion), Kind: text(o.Kind), Name: text(o.Metadata.Name), Namespace: text(o.Metadata.Namespace)}
-	for _, s := range []string{o.Metadata.Name, o.Metadata.Namespace} {
-		if strings.Contains(s, "###ZARF_") {
-			c.unknown(facts.UnknownDeployTime, origin.Object(), "its name or namespace is a zarf variable set when it deploys", origin)
-		}
+	switch {
+	case strings.Contains(o.Metadata.Name, "###ZARF_"):
+		c.unknownOf(affectsName(origin), facts.UnknownDeployTime, origin.Object(), "its name is a zarf variable set when it deploys", origin)
+	case strings.Contains(o.Metadata.Namespace, "###ZARF_"):
+		c.unknownOf(affectsNamespaces, facts.UnknownDeployTime, origin.Object(), "its namespace is a zarf variable set when it deploys", origin)
 	}
+	c.podImages(origin, o.Images)
 	group := o.group()
 	switch {
 	case group == "apiextensions.k8s.io" && o.Kind == "CustomResourceDefinition":
@@ -224,7 +348,7 @@ func (c *collector) object(component, file, defaultNS string, o object) {
 		c.namespace(o.Metadata.Name, origin, true)
 		return
 	case group == "rbac.authorization.k8s.io" && o.Kind == "ClusterRole":
-		r := &roleDef{origin: origin, aggregates: o.Aggregates}
+		r := &roleDef{origin: origin, aggregates: o.Aggregates, labels: o.Labels}
 		for _, x := range o.Rules {
 			r.rules = append(r.rules, facts.Rule{APIGroups: texts(x.APIGroups), Resources: texts(x.Resources), ResourceNames: texts(x.ResourceNames), NonResourceURLs: texts(x.NonResourceURLs), Verbs: texts(x.Verbs)})
 		}
@@ -261,7 +385,7 @@ func (c *collector) finish() {
 		case !known && o.Namespace != "":
 			c.writes(o.Namespace, o)
 		case !known:
-			c.unknown(facts.UnknownScope, o.Group()+"/"+o.Kind, "its CRD is not in the package, so only the cluster knows whether it is namespaced", o)
+			c.unknownOf(affectsScope, facts.UnknownScope, o.Group()+"/"+o.Kind, "its CRD is not in the package, so only the cluster knows whether it is namespaced", o)
 		case sc == clusterWide:
 			c.claims.ClusterScoped = append(c.claims.ClusterScoped, o)
 		case o.Namespace != "":
@@ -269,20 +393,24 @@ func (c *collector) finish() {
 		case p.defaultNS != "":
 			c.writes(p.defaultNS, o)
 		default:
-			c.unknown(facts.UnknownDeployTime, o.Object(), "it names no namespace and its chart or manifest none either: it goes to the namespace of zarf's kubeconfig context", o)
+			c.unknownOf(affectsNamespaces, facts.UnknownDeployTime, o.Object(), "it names no namespace and its chart or manifest none either: it goes to the namespace of zarf's kubeconfig context", o)
 		}
 	}
 	for _, b := range c.bindings {
 		claim := facts.RBACClaim{Binding: b.origin, Role: text(b.role), Rules: []facts.Rule{}, Subjects: b.subjects}
 		r := c.roles[b.role]
+		_, isBuiltin := builtinRoles[b.role]
 		switch {
+		case r == nil && isBuiltin:
+			claim.Builtin = true
+			claim.Rules = c.builtinRules(b.role)
 		case r == nil:
-			c.unknown(facts.UnknownRBAC, "ClusterRole/"+text(b.role), "bound cluster-wide by "+b.origin.Object()+" but not shipped by the package: its rules are the cluster's", b.origin)
+			c.unknownOf(affectsRBAC, facts.UnknownRBAC, "ClusterRole/"+text(b.role), "bound cluster-wide by "+b.origin.Object()+" but not shipped by the package, nor one Kubernetes makes: its rules are the cluster's", b.origin)
 		case r.aggregates:
 			ro := r.origin
 			claim.RoleOrigin = &ro
 			claim.Rules = r.rules
-			c.unknown(facts.UnknownRBAC, "ClusterRole/"+text(b.role), "it aggregates the rules of other ClusterRoles, which only the cluster knows", r.origin)
+			c.unknownOf(affectsRBAC, facts.UnknownRBAC, "ClusterRole/"+text(b.role), "it aggregates the rules of other ClusterRoles, which only the cluster knows", r.origin)
 		default:
 			ro := r.origin
 			claim.RoleOrigin = &ro
@@ -298,9 +426,7 @@ func (c *collector) finish() {
 		slices.SortStableFunc(n.Objects, compareOrigin)
 		c.claims.Namespaces = append(c.claims.Namespaces, *n)
 	}
-	for _, k := range slices.Sorted(maps.Keys(c.regs)) {
-		c.claims.Registries = append(c.claims.Registries, facts.RegistryClaim{Registry: k, Images: c.regs[k]})
-	}
+	c.finishImages()
 	slices.SortStableFunc(c.claims.CRDs, func(a, b facts.CRDClaim) int {
 		return cmp.Or(strings.Compare(a.Name, b.Name), compareOrigin(a.Origin, b.Origin))
 	})

@@ -48,8 +48,8 @@ func TestWhatOnlyTheClusterKnowsIsUnknownNotGuessed(t *testing.T) {
 			"render chart demo: its templates call lookup"},
 		{"a custom resource whose CRD is not in the package", map[string]string{"templates/cert.yaml": "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: {name: ca}\n"},
 			"scope cert-manager.io/ClusterIssuer: its CRD is not in the package"},
-		{"a ClusterRoleBinding of a role the package does not ship", map[string]string{"templates/crb.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: b}\nroleRef: {kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, name: s, namespace: demo}]\n"},
-			"rbac ClusterRole/cluster-admin: bound cluster-wide"},
+		{"a ClusterRoleBinding of a role the package does not ship", map[string]string{"templates/crb.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: b}\nroleRef: {kind: ClusterRole, name: operator}\nsubjects: [{kind: ServiceAccount, name: s, namespace: demo}]\n"},
+			"rbac ClusterRole/operator: bound cluster-wide"},
 		{"a template that does not render", map[string]string{"templates/bad.yaml": "{{ fail \"no\" }}"},
 			"render chart demo: it could not be rendered"},
 		{"a template asking for gigabytes", map[string]string{"templates/big.yaml": "{{ repeat 1000000000 \"x\" }}"},
@@ -133,7 +133,7 @@ func TestImagesAreNormalisedAsTheContainerToolsReadThem(t *testing.T) {
 		got[r.Registry] = r.Images
 	}
 	want := map[string][]string{
-		"docker.io":      {"app: docker.io/library/nginx:1.25", "app: docker.io/library/busybox"},
+		"docker.io":      {"app: docker.io/library/busybox", "app: docker.io/library/nginx:1.25"},
 		"quay.io":        {"app: quay.io/jetstack/cert-manager-controller:v1.14.0"},
 		"127.0.0.1:5000": {"app: 127.0.0.1:5000/demo/web@sha256:" + strings.Repeat("a", 64)},
 	}

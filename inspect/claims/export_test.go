@@ -9,3 +9,12 @@ func SetArchiveRenderBudget(d time.Duration) (restore func()) {
 	archiveRenderBudget = d
 	return func() { archiveRenderBudget = old }
 }
+
+// BuiltinRoles is the table of the ClusterRoles Kubernetes makes.
+var BuiltinRoles = builtinRoles
+
+// Aggregation is how a built-in role aggregates others.
+type Aggregation = aggregation
+
+// BuiltinAggregations are the built-in roles that aggregate others.
+var BuiltinAggregations = builtinAggregations

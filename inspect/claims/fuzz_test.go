@@ -20,6 +20,7 @@ func FuzzManifest(f *testing.F) {
 		"apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---# c\napiVersion: v1\nkind: List\nitems: [{apiVersion: v1, kind: List, items: [{apiVersion: v1, kind: Namespace, metadata: {name: b}}]}]\n",
 		"apiVersion: v1\nkind: NamespaceList\nitems:\n- metadata: {name: inferred}\n---apiVersion: v1\nkind: ConfigMap\nitems: null\n",
 		wildcardRole + "---\nkind: Cluster<no value>RoleBinding\napiVersion: rbac.authorization.k8s.io/v1\nmetadata: {name: x}\nroleRef: {name: everything}\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {template: {spec: {containers: [{name: a, image: \"A B\"}, {image: 1}, 2], initContainers: {}, volumes: [{image: {reference: v:1}}, 3]}}}\n",
 		"\ufeff{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [{\"kind\": \"x\"}, 1]}\n---\n- a\n---\na: &x 1\nb: *x\n",
 	} {
 		f.Add(s)

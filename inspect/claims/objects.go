@@ -72,6 +72,168 @@ type object struct {
 		Name      string `json:"name"`
 		Namespace string `json:"namespace"`
 	} `json:"subjects"`
+	// Images are those the pod template of a workload names (podImages).
+	Images []podImage `json:"-"`
+	// Labels are its metadata.labels whose values are strings (read
+	// leniently: a label of another type, which Kubernetes refuses, is
+	// left out, not the object).
+	Labels map[string]string `json:"-"`
+}
+
+// podImage is one image a workload's pod template names, at Field
+// ("spec.template.spec.containers[0].image"); Bad says why the field is
+// not an image reference string, when it is not.
+type podImage struct {
+	Field string
+	Ref   string
+	Bad   string
+}
+
+// podSpecs are where each workload kind holds its pod spec, by API group
+// and kind: the objects whose pods the zarf agent rewrites.
+var podSpecs = map[string]map[string][]string{
+	"": {
+		"Pod":                   {"spec"},
+		"ReplicationController": {"spec", "template", "spec"},
+		"PodTemplate":           {"template", "spec"},
+	},
+	"apps": {
+		"Deployment":  {"spec", "template", "spec"},
+		"StatefulSet": {"spec", "template", "spec"},
+		"DaemonSet":   {"spec", "template", "spec"},
+		"ReplicaSet":  {"spec", "template", "spec"},
+	},
+	"batch": {
+		"Job":     {"spec", "template", "spec"},
+		"CronJob": {"spec", "jobTemplate", "spec", "template", "spec"},
+	},
+}
+
+// maxPodImages caps the images kept of one object's pod spec (the
+// document's shape bounds it already); those past it are one unknown.
+const maxPodImages = 1000
+
+// podImages are the images a workload's pod spec names, read as the zarf
+// agent reads a pod (its pod mutation hook rewrites each of them to the
+// zarf registry): every container, init container and ephemeral
+// container, and every image volume (volumes[].image.reference). A field
+// of the wrong type is kept as Bad: Kubernetes would refuse the object,
+// and the image it meant is unknown. Nothing for any other kind.
+func podImages(group, kind string, obj map[string]any) []podImage {
+	path, ok := podSpecs[group][kind]
+	if !ok {
+		return nil
+	}
+	var out []podImage
+	spec, where, bad := nested(obj, path)
+	if bad != "" {
+		return []podImage{{Field: where, Bad: bad}}
+	}
+	if spec == nil {
+		return nil
+	}
+	over := false
+	add := func(field string, v any, present bool) {
+		if over {
+			return
+		}
+		if len(out) >= maxPodImages {
+			// What is past the bound is not dropped unsaid: the
+			// image it names is unknown.
+			over = true
+			out = append(out, podImage{Field: field, Bad: fmt.Sprintf("pod spec names more than %d images: %s and those after it were not read", maxPodImages, field)})
+			return
+		}
+		s, isString := v.(string)
+		switch {
+		case !present:
+			// A container without an image (Kubernetes refuses it;
+			// nothing is pulled).
+		case !isString:
+			out = append(out, podImage{Field: field, Bad: fmt.Sprintf("%s is %s, not a string", field, jsonType(v))})
+		default:
+			out = append(out, podImage{Field: field, Ref: s})
+		}
+	}
+	base := strings.Join(path, ".")
+	for _, list := range []string{"containers", "initContainers", "ephemeralContainers"} {
+		items, err := listOf(spec[list])
+		if err != "" {
+			out = append(out, podImage{Field: base + "." + list, Bad: base + "." + list + " " + err})
+			continue
+		}
+		for i, it := range items {
+			field := fmt.Sprintf("%s.%s[%d]", base, list, i)
+			c, isMap := it.(map[string]any)
+			if !isMap {
+				out = append(out, podImage{Field: field, Bad: fmt.Sprintf("%s is %s, not an object", field, jsonType(it))})
+				continue
+			}
+			img, present := c["image"]
+			add(field+".image", img, present)
+		}
+	}
+	vols, err := listOf(spec["volumes"])
+	if err != "" {
+		return append(out, podImage{Field: base + ".volumes", Bad: base + ".volumes " + err})
+	}
+	for i, it := range vols {
+		v, _ := it.(map[string]any)
+		src, _ := v["image"].(map[string]any)
+		if src == nil {
+			continue
+		}
+		ref, present := src["reference"]
+		add(fmt.Sprintf("%s.volumes[%d].image.reference", base, i), ref, present)
+	}
+	return out
+}
+
+// nested is the object at path, nil when a step is absent; bad says a
+// step is not an object.
+func nested(obj map[string]any, path []string) (m map[string]any, where, bad string) {
+	m = obj
+	for i, k := range path {
+		v, ok := m[k]
+		if !ok || v == nil {
+			return nil, "", ""
+		}
+		next, isMap := v.(map[string]any)
+		if !isMap {
+			where = strings.Join(path[:i+1], ".")
+			return nil, where, fmt.Sprintf("%s is %s, not an object", where, jsonType(v))
+		}
+		m = next
+	}
+	return m, "", ""
+}
+
+func listOf(v any) ([]any, string) {
+	if v == nil {
+		return nil, ""
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Sprintf("is %s, not a list", jsonType(v))
+	}
+	return l, ""
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	case nil:
+		return "null"
+	default:
+		return "a number"
+	}
 }
 
 type rule struct {
@@ -277,5 +439,18 @@ func claimed(obj runtime.Object) (object, error) {
 		return o, fmt.Errorf("is not a Kubernetes object: %s", FirstLine(err))
 	}
 	o.Aggregates = u.Object["aggregationRule"] != nil
+	o.Images = podImages(o.group(), o.Kind, u.Object)
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		if ls, ok := md["labels"].(map[string]any); ok {
+			for k, v := range ls {
+				if v, ok := v.(string); ok {
+					if o.Labels == nil {
+						o.Labels = map[string]string{}
+					}
+					o.Labels[k] = v
+				}
+			}
+		}
+	}
 	return o, nil
 }

@@ -101,9 +101,10 @@ type ImageClaim struct {
 	// (distribution's normalised form: docker.io/library/nginx:1.25).
 	Reference string `json:"reference"`
 	Registry  string `json:"registry"`
-	// Carried says a component of the package lists it, so zarf carries
-	// it into the air gap; a used image that is not carried cannot be
-	// pulled there.
+	// Carried says a component of the package lists it, or lists an
+	// image zarf pushes to the same place of its registry (the same
+	// digest), so zarf carries it into the air gap; a used image that is
+	// not carried cannot be pulled there.
 	Carried bool `json:"carried"`
 	// Components are those whose zarf.yaml images list it.
 	Components []string `json:"components"`
@@ -213,7 +214,13 @@ type RBACClaim struct {
 	// package ships it (nil when it does not).
 	Role       string  `json:"role"`
 	RoleOrigin *Origin `json:"role_origin,omitempty"`
-	Rules      []Rule  `json:"rules"`
+	// Builtin says the package does not ship the role and Rules are
+	// those Kubernetes gives it (cluster-admin, admin, edit, view,
+	// system:auth-delegator and the other roles its API server makes at
+	// start, admin, edit and view with the rules they aggregate in a
+	// cluster that added none).
+	Builtin bool   `json:"builtin"`
+	Rules   []Rule `json:"rules"`
 	// Wildcard says a rule grants "*" (verbs, resources, API groups or
 	// non-resource URLs).
 	Wildcard bool `json:"wildcard"`
