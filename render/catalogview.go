@@ -287,9 +287,14 @@ func rbacView(r facts.RBACClaim) claimView {
 	if wildcard(r) {
 		v.Flag = flagWildcard
 	}
-	if r.RoleOrigin != nil {
+	if r.Builtin {
+		v.Details = append(v.Details, "role built into Kubernetes, with the rules its API server gives it")
+	}
+	switch {
+	case r.RoleOrigin != nil:
 		v.Details = append(v.Details, "role shipped as "+originText(*r.RoleOrigin))
-	} else {
+	case r.Builtin:
+	default:
 		v.Details = append(v.Details, "role not shipped by the package")
 	}
 	for _, x := range r.Rules {

@@ -220,6 +220,29 @@ data: {ca.crt: shared}
 `,
 }
 
+// migrationImage runs a migration Job, from another registry, only when
+// an old Deployment exists.
+var migrationImage = map[string]string{
+	"templates/app.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: demo}
+spec:
+  selector: {matchLabels: {app: demo}}
+  template:
+    metadata: {labels: {app: demo}}
+    spec: {containers: [{name: app, image: "registry.example/demo/app:1.0"}]}
+{{- if lookup "apps/v1" "Deployment" .Release.Namespace "demo-legacy" }}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: demo-migrate}
+spec:
+  template:
+    spec: {restartPolicy: Never, containers: [{name: migrate, image: "quay.io/demo/migrate:1.0"}]}
+{{- end }}
+`,
+}
+
 // generatedPassword makes a Secret only when the cluster has none (a
 // password kept across upgrades): the release's namespace is written
 // either way.
@@ -276,6 +299,9 @@ func TestALookupAffectsTheClaimKindsItsAnswerChanges(t *testing.T) {
 		{name: "a ClusterRole created and bound only when the cluster has none",
 			files: sharedRole, lookups: []facts.Lookup{{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "shared-reader"}},
 			affects: []string{facts.ClaimClusterScoped, facts.ClaimClusterRBAC}, reason: "its cluster_scoped, cluster_rbac claims differ"},
+		{name: "a migration Job whose image is used only when an old Deployment exists",
+			files: migrationImage, lookups: []facts.Lookup{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "demo", Name: "demo-legacy"}},
+			affects: []string{facts.ClaimImages}, reason: "its images claims differ"},
 		{name: "a ConfigMap copied into every namespace the cluster holds",
 			files: everyNamespace, lookups: []facts.Lookup{{APIVersion: "v1", Kind: "Namespace"}},
 			affects: []string{facts.ClaimNamespaces}, reason: "its namespaces claims differ"},
