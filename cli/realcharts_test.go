@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// realCharts are the packages of testdata/bundles/realcharts (real public
+// charts packaged by the real zarf CLI), each with its exact policy in
+// testdata/sources/realcharts/<name>/policy.yaml.
+const (
+	realChartsDir     = "../testdata/bundles/realcharts"
+	realChartsSources = "../testdata/sources/realcharts"
+)
+
+// planOneRealChart plans one archive of realChartsDir alone (its two
+// metrics-server packages make the same objects) with a policy file.
+func planOneRealChart(t *testing.T, archive, policy string) planDoc {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(realChartsDir, archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, archive), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "plan", dir, "-o", "json", "--architecture", "amd64", "--policy", policy)
+	var doc planDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("exit %d, stdout is not one JSON object: %v\n%s%s", code, err, out, stderr)
+	}
+	if (code == ExitOK) == doc.Failed {
+		t.Fatalf("exit %d with failed=%v", code, doc.Failed)
+	}
+	return doc
+}
+
+// realChartPolicy is a policy.yaml's allowed lists, by field.
+func realChartPolicy(t *testing.T, pkg string) (path string, allowed map[string]any) {
+	t.Helper()
+	path = filepath.Join(realChartsSources, pkg, "policy.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Allowed map[string]any `yaml:"allowed"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return path, doc.Allowed
+}
+
+// realChartPolicies are the packages and their archives.
+var realChartPolicies = []struct{ pkg, archive string }{
+	{"cert-manager", "zarf-package-cert-manager-amd64-1.21.1.tar.zst"},
+	{"metrics-server", "zarf-package-metrics-server-amd64-3.13.1.tar.zst"},
+	{"metrics-server-helm-tls", "zarf-package-metrics-server-helm-tls-amd64-3.13.1.tar.zst"},
+}
+
+// Each entry of a real chart's policy is needed: without it, the plan
+// is refused for the claim it allowed, named in a policy error. (With
+// the test below, the policy is the exact one.)
+func TestEachEntryOfARealChartsPolicyIsNeeded(t *testing.T) {
+	// What the violation of a field's entry says, by field.
+	claimOf := []struct {
+		field string
+		claim func(entry string) string
+	}{
+		{"namespaces", func(e string) string { return "claims namespace " + e + " through" }},
+		{"crd_groups", func(e string) string { return " of group " + e + " through" }},
+		{"cluster_scoped_kinds", func(e string) string { return "claims cluster-scoped kind " + e + " through" }},
+		{"registries", func(e string) string { return "claims registry " + e + " (image" }},
+	}
+	for _, rc := range realChartPolicies {
+		_, allowed := realChartPolicy(t, rc.pkg)
+		for _, f := range claimOf {
+			field, claim := f.field, f.claim
+			list, ok := allowed[field].([]any)
+			if !ok {
+				t.Fatalf("%s: allowed.%s is not a list: %v", rc.pkg, field, allowed[field])
+			}
+			for i, e := range list {
+				entry := e.(string)
+				t.Run(rc.pkg+" without "+field+" "+entry, func(t *testing.T) {
+					less := map[string]any{}
+					for k, v := range allowed {
+						less[k] = v
+					}
+					rest := append(append([]any{}, list[:i]...), list[i+1:]...)
+					less[field] = rest
+					b, err := yaml.Marshal(map[string]any{"apiVersion": "colonel-byte.dev/v1alpha1", "kind": "MaximalPolicy", "allowed": less})
+					if err != nil {
+						t.Fatal(err)
+					}
+					p := filepath.Join(t.TempDir(), "policy.yaml")
+					if err := os.WriteFile(p, b, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					doc := planOneRealChart(t, rc.archive, p)
+					if !doc.Failed {
+						t.Fatalf("planned without %s %s in the policy; want it refused", field, entry)
+					}
+					want := claim(entry)
+					for _, e := range doc.Errors {
+						if e.Kind == "policy" && strings.Contains(e.Message, want) {
+							return
+						}
+					}
+					t.Errorf("no policy error contains %q: %+v", want, doc.Errors)
+				})
+			}
+		}
+	}
+}
+
+// A real chart passes its exact policy: planned, with no error.
+func TestRealChartsPassTheirExactPolicies(t *testing.T) {
+	for _, rc := range realChartPolicies {
+		if !passesToday[rc.pkg] {
+			continue
+		}
+		t.Run(rc.pkg, func(t *testing.T) {
+			path, _ := realChartPolicy(t, rc.pkg)
+			doc := planOneRealChart(t, rc.archive, path)
+			if doc.Failed || len(doc.Packages) != 1 || doc.Packages[0].Name != rc.pkg {
+				t.Errorf("failed=%v %q, errors %+v; want %s planned within its exact policy", doc.Failed, doc.Msg, doc.Errors, rc.pkg)
+			}
+		})
+	}
+}
+
+// passesToday are the real charts TestRealChartsPassTheirExactPolicies
+// holds to their exact policy.
+var passesToday = map[string]bool{"cert-manager": true}
