@@ -4,21 +4,38 @@
 # here (README.md says what is kept and what is trimmed). It is not run by
 # the fixture build: run it by hand to check or refresh the copies.
 #
-#   testdata/sources/realcharts/vendor.sh METRICS_SERVER_GIT_DIR CERT_MANAGER_GIT_DIR
+#   testdata/sources/realcharts/vendor.sh METRICS_SERVER_GIT_DIR CERT_MANAGER_GIT_DIR KYVERNO_GIT_DIR
 #
 # Each argument is the git directory (a bare clone, or a clone's .git) of
-# https://github.com/kubernetes-sigs/metrics-server and
-# https://github.com/cert-manager/cert-manager, holding the commits.
+# https://github.com/kubernetes-sigs/metrics-server,
+# https://github.com/cert-manager/cert-manager and
+# https://github.com/kyverno/kyverno, holding the commits.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-ms_git=$1 cm_git=$2
+ms_git=$1 cm_git=$2 ky_git=$3
 
 # metrics-server: Helm chart 3.13.1 (tag metrics-server-helm-chart-3.13.1).
 ms_commit=842dcc8c42f22cc19f10c7d5f2d32a9f4b6013b0
 # cert-manager: v1.21.1 (tag v1.21.1).
 cm_commit=24e33194fb39488eff2bbf10c6dc640f407cad44
 cm_version=v1.21.1
+# kyverno: Helm chart 3.9.0 (tag kyverno-chart-3.9.0).
+ky_commit=ee97ce09538b09b6f1b03853cc41a62654d6a58f
 
+# trim_schemas replaces each openAPIV3Schema of a CRD template (stdin)
+# by an open object schema.
+trim_schemas() {
+  awk '
+    skip && match($0, /^ */) && RLENGTH <= indent && $0 !~ /^ *$/ { skip = 0 }
+    skip { next }
+    /^ *openAPIV3Schema:$/ {
+      match($0, /^ */); indent = RLENGTH; print
+      pad = sprintf("%*s", indent + 2, "")
+      print pad "type: object"
+      print pad "x-kubernetes-preserve-unknown-fields: true"
+      skip = 1; next }
+    { print }'
+}
 show() { git --git-dir="$1" show "$2:$3"; }
 files() { git --git-dir="$1" ls-tree -r --name-only "$2" -- "$3"; }
 
@@ -58,18 +75,47 @@ for f in $(files "$cm_git" "$cm_commit" deploy/charts/cert-manager); do
           n = split(key, lines, "\n"); for (i = 1; i <= n; i++) print "    " lines[i] }' > "$out/$rel"
       ;;
     templates/crd-*.yaml)
-      show "$cm_git" "$cm_commit" "$f" | awk '
-        skip && match($0, /^ */) && RLENGTH <= indent && $0 !~ /^ *$/ { skip = 0 }
-        skip { next }
-        /^ *openAPIV3Schema:$/ {
-          match($0, /^ */); indent = RLENGTH; print
-          pad = sprintf("%*s", indent + 2, "")
-          print pad "type: object"
-          print pad "x-kubernetes-preserve-unknown-fields: true"
-          skip = 1; next }
-        { print }' > "$out/$rel"
+      show "$cm_git" "$cm_commit" "$f" | trim_schemas > "$out/$rel"
       ;;
     *) show "$cm_git" "$cm_commit" "$f" > "$out/$rel" ;;
   esac
 done
 show "$cm_git" "$cm_commit" LICENSE > "$here/cert-manager/LICENSE"
+
+# kyverno: the chart directory as its release packages it (its
+# .helmignore leaves out ci/ and README.md.gotmpl), without the READMEs,
+# and with two trims: every CRD's openAPIV3Schema, as for cert-manager
+# (~3.3 MiB), and the three dependencies fetched from other repositories
+# when the chart is released (kyverno-api, openreports, reports-server),
+# taken out of Chart.yaml and Chart.lock, so that the in-tree crds and
+# grafana subcharts are its only ones. (kyverno-api holds the
+# policies.kyverno.io CRDs, installed by default; openreports and
+# reports-server are off by default.)
+out=$here/kyverno/chart
+rm -rf "$out" && mkdir -p "$out"
+for f in $(files "$ky_git" "$ky_commit" charts/kyverno); do
+  rel=${f#charts/kyverno/}
+  case $rel in README.md | README.md.gotmpl | ci/* | charts/*/README.md) continue ;; esac
+  mkdir -p "$out/$(dirname "$rel")"
+  case $rel in
+    Chart.yaml | Chart.lock)
+      # Each dependency is a list item of three or four lines; drop the
+      # ones with a repository.
+      show "$ky_git" "$ky_commit" "$f" | awk '
+        /^dependencies:/ { deps = 1; print; next }
+        deps && /^[^ -]/ { flush(); deps = 0 }
+        !deps { print; next }
+        /^ *- / { flush() }
+        { item = item $0 "\n"; if ($0 ~ /repository: *"?[a-z]/) remote = 1 }
+        END { flush() }
+        function flush() { if (item != "" && !remote) printf "%s", item; item = ""; remote = 0 }' |
+        # The lock's digest of what remains, as Helm computes it
+        # (resolver.HashReq: sha256 of the JSON of both lists; checked on
+        # the upstream files, it gives their digest).
+        sed -e "s/^digest: sha256:f20b04d6c8741b0cab6ed36a1b210b8a3dd6ff61081f5b667eb0e486698374f7\$/digest: sha256:4dfa700a8381704aa5019170feef54e4343da00eae6c9d5ea9ac2e949a3ad845/" > "$out/$rel"
+      ;;
+    charts/crds/templates/*/*.yaml) show "$ky_git" "$ky_commit" "$f" | trim_schemas > "$out/$rel" ;;
+    *) show "$ky_git" "$ky_commit" "$f" > "$out/$rel" ;;
+  esac
+done
+show "$ky_git" "$ky_commit" LICENSE > "$here/kyverno/LICENSE"
