@@ -63,6 +63,7 @@ var realChartPolicies = []struct{ pkg, archive string }{
 	{"cert-manager", "zarf-package-cert-manager-amd64-1.21.1.tar.zst"},
 	{"metrics-server", "zarf-package-metrics-server-amd64-3.13.1.tar.zst"},
 	{"metrics-server-helm-tls", "zarf-package-metrics-server-helm-tls-amd64-3.13.1.tar.zst"},
+	{"kyverno", "zarf-package-kyverno-amd64-3.9.0.tar.zst"},
 }
 
 // Each entry of a real chart's policy is needed: without it, the plan
@@ -81,6 +82,16 @@ func TestEachEntryOfARealChartsPolicyIsNeeded(t *testing.T) {
 	}
 	for _, rc := range realChartPolicies {
 		_, allowed := realChartPolicy(t, rc.pkg)
+		// A policy that allows wildcards must need to: with false, the
+		// plan is refused for one.
+		if allowed["cluster_rbac_wildcards"] == true {
+			t.Run(rc.pkg+" without cluster_rbac_wildcards", func(t *testing.T) {
+				doc := planOneRealChart(t, rc.archive, lessPolicy(t, allowed, "cluster_rbac_wildcards", false))
+				if !policyRefused(doc, "claims a cluster-wide RBAC wildcard (ClusterRole ") {
+					t.Errorf("no policy error for a cluster-wide wildcard: failed=%v %+v", doc.Failed, doc.Errors)
+				}
+			})
+		}
 		for _, f := range claimOf {
 			field, claim := f.field, f.claim
 			list, ok := allowed[field].([]any)
@@ -90,35 +101,43 @@ func TestEachEntryOfARealChartsPolicyIsNeeded(t *testing.T) {
 			for i, e := range list {
 				entry := e.(string)
 				t.Run(rc.pkg+" without "+field+" "+entry, func(t *testing.T) {
-					less := map[string]any{}
-					for k, v := range allowed {
-						less[k] = v
+					doc := planOneRealChart(t, rc.archive, lessPolicy(t, allowed, field, append(append([]any{}, list[:i]...), list[i+1:]...)))
+					if want := claim(entry); !policyRefused(doc, want) {
+						t.Errorf("no policy error contains %q: failed=%v %+v", want, doc.Failed, doc.Errors)
 					}
-					rest := append(append([]any{}, list[:i]...), list[i+1:]...)
-					less[field] = rest
-					b, err := yaml.Marshal(map[string]any{"apiVersion": "colonel-byte.dev/v1alpha1", "kind": "MaximalPolicy", "allowed": less})
-					if err != nil {
-						t.Fatal(err)
-					}
-					p := filepath.Join(t.TempDir(), "policy.yaml")
-					if err := os.WriteFile(p, b, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					doc := planOneRealChart(t, rc.archive, p)
-					if !doc.Failed {
-						t.Fatalf("planned without %s %s in the policy; want it refused", field, entry)
-					}
-					want := claim(entry)
-					for _, e := range doc.Errors {
-						if e.Kind == "policy" && strings.Contains(e.Message, want) {
-							return
-						}
-					}
-					t.Errorf("no policy error contains %q: %+v", want, doc.Errors)
 				})
 			}
 		}
 	}
+}
+
+// lessPolicy writes a policy of allowed with field set to v.
+func lessPolicy(t *testing.T, allowed map[string]any, field string, v any) string {
+	t.Helper()
+	less := map[string]any{}
+	for k, x := range allowed {
+		less[k] = x
+	}
+	less[field] = v
+	b, err := yaml.Marshal(map[string]any{"apiVersion": "colonel-byte.dev/v1alpha1", "kind": "MaximalPolicy", "allowed": less})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// policyRefused says the plan failed with a policy error containing want.
+func policyRefused(doc planDoc, want string) bool {
+	for _, e := range doc.Errors {
+		if e.Kind == "policy" && strings.Contains(e.Message, want) {
+			return doc.Failed
+		}
+	}
+	return false
 }
 
 // A real chart passes its exact policy: planned, with no error.
