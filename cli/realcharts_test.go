@@ -141,21 +141,50 @@ func policyRefused(doc planDoc, want string) bool {
 }
 
 // A real chart passes its exact policy: planned, with no error.
+//
+// WIP: this fails today for three of the four, only because of unknown
+// claims that a policy counts against every bounded field (issue 32,
+// "Unknowns that mean something"):
+//   - metrics-server: the binding of the built-in ClusterRole
+//     system:auth-delegator is an unknown of kind rbac, which
+//     cluster_rbac_wildcards: false refuses (a built-in role's rules are
+//     known: it grants no wildcard);
+//   - metrics-server-helm-tls: that, and its template's lookup of the
+//     previous install's Secret (an unknown of kind render, refused by
+//     every bounded field; a Secret's lookup affects no claim kind);
+//   - kyverno: its validate.yaml's lookup of its own Deployment, guarding
+//     a fail (unknown of kind render, refused by every bounded field).
+//     Its four aggregating ClusterRoles and three bindings of the
+//     built-in view role are unknowns of kind rbac too, not bounded by
+//     its policy (cluster_rbac_wildcards: true).
 func TestRealChartsPassTheirExactPolicies(t *testing.T) {
 	for _, rc := range realChartPolicies {
-		if !passesToday[rc.pkg] {
-			continue
-		}
 		t.Run(rc.pkg, func(t *testing.T) {
 			path, _ := realChartPolicy(t, rc.pkg)
 			doc := planOneRealChart(t, rc.archive, path)
 			if doc.Failed || len(doc.Packages) != 1 || doc.Packages[0].Name != rc.pkg {
-				t.Errorf("failed=%v %q, errors %+v; want %s planned within its exact policy", doc.Failed, doc.Msg, doc.Errors, rc.pkg)
+				t.Errorf("failed=%v %q; want %s planned within its exact policy", doc.Failed, doc.Msg, rc.pkg)
+				for _, e := range doc.Errors {
+					t.Logf("%s: %s", e.Kind, e.Message)
+				}
 			}
 		})
 	}
 }
 
-// passesToday are the real charts TestRealChartsPassTheirExactPolicies
-// holds to their exact policy.
-var passesToday = map[string]bool{"cert-manager": true}
+// A policy of "*" in every field bounds nothing (issue 32: "a `*` field
+// is no bound"): every real chart passes it.
+//
+// WIP: fails today for metrics-server-helm-tls and kyverno, whose lookup
+// unknowns (kind render) count against any bounded field, "*" included.
+func TestRealChartsPassAPolicyOfStars(t *testing.T) {
+	stars := lessPolicy(t, map[string]any{"namespaces": []any{"*"}, "crd_groups": []any{"*"}, "cluster_scoped_kinds": []any{"*"}, "registries": []any{"*"}}, "cluster_rbac_wildcards", true)
+	for _, rc := range realChartPolicies {
+		t.Run(rc.pkg, func(t *testing.T) {
+			doc := planOneRealChart(t, rc.archive, stars)
+			if doc.Failed || len(doc.Packages) != 1 {
+				t.Errorf("failed=%v %q; want %s planned within a policy of stars", doc.Failed, doc.Msg, rc.pkg)
+			}
+		})
+	}
+}
