@@ -21,11 +21,12 @@ set -euo pipefail
 zarf=${ZARF:-.tools/bin/zarf}
 go=${GO:-go}
 registry_pid=
-hold_pid=
 stop_registry() {
-  if [ -n "$registry_pid" ]; then kill "$registry_pid" 2>/dev/null || true; wait "$registry_pid" 2>/dev/null || true; fi
-  if [ -n "$hold_pid" ]; then kill "$hold_pid" 2>/dev/null || true; exec {hold}<&-; fi
-  registry_pid= hold_pid=
+  if [ -n "$registry_pid" ]; then
+    exec 7>&-
+    kill "$registry_pid" 2>/dev/null || true; wait "$registry_pid" 2>/dev/null || true
+  fi
+  registry_pid=
 }
 trap stop_registry EXIT
 start_registry() { # $1: a registry-images file
@@ -33,13 +34,14 @@ start_registry() { # $1: a registry-images file
   ready=$(mktemp -u)
   while read -r ref; do [ -n "$ref" ] && args+=(-image "$ref"); done < "$1"
   "$go" build -o "${ready}.bin" ./testdata/registry
-  # A sleep holds the registry's stdin open (it exits when that closes);
-  # it is stopped with the registry, and its stderr is not the script's,
-  # which a caller piping the script (`... 2>&1 | tail`) would wait on.
-  exec {hold}< <(exec sleep 3600 2>/dev/null)
-  hold_pid=$!
-  "${ready}.bin" -ready "$ready" "${args[@]}" <&"$hold" &
+  # Its standard input is a FIFO this script holds open (fd 7): closed
+  # when the script ends, however it ends, so the registry ends with it,
+  # and nothing is left behind holding the script's output open.
+  mkfifo "${ready}.in"
+  "${ready}.bin" -ready "$ready" "${args[@]}" < "${ready}.in" &
   registry_pid=$!
+  exec 7> "${ready}.in"
+  rm -f "${ready}.in"
   for _ in $(seq 1 300); do [ -f "$ready" ] && break; kill -0 "$registry_pid" || exit 1; sleep 0.1; done
   [ -f "$ready" ] || { echo "the fixture registry did not start"; exit 1; }
   rm -f "$ready" "${ready}.bin"
