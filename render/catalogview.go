@@ -92,6 +92,9 @@ func packageViewOf(i int, p service.CatalogPackage) packageView {
 			if len(m.Files) > 0 {
 				s += ": " + strings.Join(m.Files, ", ")
 			}
+			for _, n := range m.Notes {
+				s += "; note: " + n
+			}
 			cv.Manifests = append(cv.Manifests, s)
 		}
 		v.Components = append(v.Components, cv)

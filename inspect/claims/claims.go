@@ -106,8 +106,9 @@ func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Co
 				if !ok {
 					continue
 				}
-				c.manifest(zc.Name, file, m.Namespace, zarfRendered(b), helmDocuments)
+				c.manifest(zc.Name, file, m.Namespace, zarfRendered(b), false)
 			}
+			man.Notes = c.takeNotInstalled()
 			if m.Namespace != "" {
 				c.writes(m.Namespace, facts.Origin{Component: cname, File: "manifests/" + text(m.Name)})
 			}
@@ -159,6 +160,10 @@ type collector struct {
 	images   map[string]*imageUse
 	// imageUses counts the images workloads name, to maxImageUses.
 	imageUses int
+	// notInstalled are the objects Helm never creates when zarf deploys
+	// (neverInstalled), each with why, for the note of the chart or
+	// manifest that holds them.
+	notInstalled []string
 }
 
 type pendingObject struct {
@@ -316,14 +321,28 @@ func (c *collector) namespace(ns string, o facts.Origin, created bool) {
 	n.Objects = append(n.Objects, o)
 }
 
-// manifest reads one file of objects, cut into documents by split, that
-// deploy into defaultNS when they name no namespace.
-func (c *collector) manifest(component, file, defaultNS string, b []byte, split splitter) {
+// manifest reads one file of objects that deploy into defaultNS when
+// they name no namespace: a template Helm renders (cut by its
+// SplitManifests, and an object it never creates left out:
+// neverInstalled), or, crds set, a chart's crds/ file, which Helm
+// installs as it is (cut by Kubernetes' YAML reader).
+func (c *collector) manifest(component, file, defaultNS string, b []byte, crds bool) {
+	split := helmDocuments
+	if crds {
+		split = kubeDocuments
+	}
 	objs, err := decodeObjects(b, split)
 	if err != nil {
 		c.unknown(facts.UnknownContents, text(file), text(file)+" "+err.Error(), facts.Origin{Component: text(component), File: text(file)})
 	}
 	for _, o := range objs {
+		if !crds {
+			origin := facts.Origin{Component: text(component), File: text(file), Kind: text(o.Kind), Name: text(o.Metadata.Name), Namespace: text(o.Metadata.Namespace)}
+			if why := neverInstalled(o.Annotations); why != "" {
+				c.notInstalled = append(c.notInstalled, origin.Object()+" from "+text(file)+" ("+why+")")
+				continue
+			}
+		}
 		c.object(component, file, defaultNS, o)
 	}
 }
@@ -553,12 +572,9 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 			c.overBudget(zc.Name, "its rendered files from "+text(f)+" on were not read", origin)
 			break
 		}
-		split := helmDocuments
-		if isCRDFile(f) {
-			split = kubeDocuments
-		}
-		c.manifest(component, file+": "+f, zc.Namespace, r.Files[f], split)
+		c.manifest(component, file+": "+f, zc.Namespace, r.Files[f], isCRDFile(f))
 	}
+	out.Notes = append(out.Notes, c.takeNotInstalled()...)
 	return out, nil
 }
 
@@ -613,4 +629,15 @@ func texts(ss []string) []string {
 		out[i] = text(s)
 	}
 	return out
+}
+
+// takeNotInstalled is the note on the objects of a chart or manifest
+// Helm never creates when zarf deploys it, if any, and forgets them.
+func (c *collector) takeNotInstalled() []string {
+	if len(c.notInstalled) == 0 {
+		return nil
+	}
+	note := text(fmt.Sprintf("%d object(s) not claimed, as Helm never creates them when zarf deploys: %s", len(c.notInstalled), strings.Join(c.notInstalled, "; ")))
+	c.notInstalled = nil
+	return []string{note}
 }

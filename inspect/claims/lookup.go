@@ -169,11 +169,7 @@ func (c *collector) renderClaims(component, file, namespace string, files map[st
 		if !c.renderBy.IsZero() && time.Now().After(c.renderBy) {
 			return facts.Claims{}, false
 		}
-		split := helmDocuments
-		if isCRDFile(f) {
-			split = kubeDocuments
-		}
-		sub.manifest(component, file+": "+f, namespace, files[f], split)
+		sub.manifest(component, file+": "+f, namespace, files[f], isCRDFile(f))
 	}
 	sub.finish()
 	return sub.claims, true

@@ -78,6 +78,9 @@ type object struct {
 	// leniently: a label of another type, which Kubernetes refuses, is
 	// left out, not the object).
 	Labels map[string]string `json:"-"`
+	// Annotations are its metadata.annotations whose values are
+	// strings, read as the labels are.
+	Annotations map[string]string `json:"-"`
 }
 
 // podImage is one image a workload's pod template names, at Field
@@ -441,16 +444,24 @@ func claimed(obj runtime.Object) (object, error) {
 	o.Aggregates = u.Object["aggregationRule"] != nil
 	o.Images = podImages(o.group(), o.Kind, u.Object)
 	if md, ok := u.Object["metadata"].(map[string]any); ok {
-		if ls, ok := md["labels"].(map[string]any); ok {
-			for k, v := range ls {
-				if v, ok := v.(string); ok {
-					if o.Labels == nil {
-						o.Labels = map[string]string{}
-					}
-					o.Labels[k] = v
-				}
-			}
-		}
+		o.Labels = stringsOf(md["labels"])
+		o.Annotations = stringsOf(md["annotations"])
 	}
 	return o, nil
+}
+
+// stringsOf is the entries of a decoded map whose values are strings
+// (nil when there are none, or it is not a map).
+func stringsOf(v any) map[string]string {
+	m, _ := v.(map[string]any)
+	var out map[string]string
+	for k, v := range m {
+		if v, ok := v.(string); ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }

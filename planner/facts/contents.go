@@ -49,6 +49,8 @@ type Manifest struct {
 	Namespace string `json:"namespace,omitempty"`
 	// Files are the manifest files in the component, in order.
 	Files []string `json:"files"`
+	// Notes say what of them is not claimed, and why.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Claims are what a package's objects do to a cluster beyond their own
@@ -351,6 +353,7 @@ func (c *Contents) Validate() error {
 		for _, m := range comp.Manifests {
 			check(m.Name, m.Namespace)
 			check(m.Files...)
+			check(m.Notes...)
 		}
 	}
 	cl := c.Claims
