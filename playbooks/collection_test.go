@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
 )
 
@@ -131,7 +133,7 @@ func TestArm64RendererRendersUnderQemu(t *testing.T) {
 	if !ok || build == "" || build == "dev" {
 		t.Fatalf("the arm64 daemon says %q; want its build", version)
 	}
-	if len(frames) != 3 || string(frames[0]) != `{"hello":1,"build":"`+build+`"}` || string(frames[1]) != `{"ack":true}` {
+	if len(frames) != 3 || string(frames[0]) != `{"hello":`+strconv.Itoa(renderproc.Protocol)+`,"build":"`+build+`"}` || string(frames[1]) != `{"ack":true}` {
 		t.Fatalf("the arm64 renderer answered %q; want a hello of build %s", out, build)
 	}
 	var answer struct {
