@@ -55,9 +55,6 @@ metadata: {name: cm}
 // A second render past what is left of the renderer's time is stopped
 // in the renderer, which answers the first and serves no more.
 func TestASecondRenderPastItsTimeIsStoppedAndRetiresTheRenderer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("takes claims.RenderTimeout")
-	}
 	r := renderproc.New(renderer)
 	r.Timeout = claims.RenderTimeout + 20*time.Second
 	defer r.Close()
