@@ -44,8 +44,9 @@ import (
 // refuses chart file names that are not UTF-8; 6: images and their
 // registries normalised as the container tools read them, docker.io; 7:
 // images used by workloads, host files and actions, what each unknown
-// claim affects.)
-const Schema = 7
+// claim affects; 8: the ClusterRoles a package ships, and the rules of
+// an aggregating role it binds gathered from them.)
+const Schema = 8
 
 // EnvDir overrides the default cache directory.
 const EnvDir = kept.EnvDir

@@ -140,23 +140,13 @@ func policyRefused(doc planDoc, want string) bool {
 	return false
 }
 
-// A real chart passes its exact policy: planned, with no error.
-//
-// WIP: this fails today for three of the four, only because of unknown
-// claims that a policy counts against every bounded field (issue 32,
-// "Unknowns that mean something"):
-//   - metrics-server: the binding of the built-in ClusterRole
-//     system:auth-delegator is an unknown of kind rbac, which
-//     cluster_rbac_wildcards: false refuses (a built-in role's rules are
-//     known: it grants no wildcard);
-//   - metrics-server-helm-tls: that, and its template's lookup of the
-//     previous install's Secret (an unknown of kind render, refused by
-//     every bounded field; a Secret's lookup affects no claim kind);
-//   - kyverno: its validate.yaml's lookup of its own Deployment, guarding
-//     a fail (unknown of kind render, refused by every bounded field).
-//     Its four aggregating ClusterRoles and three bindings of the
-//     built-in view role are unknowns of kind rbac too, not bounded by
-//     its policy (cluster_rbac_wildcards: true).
+// A real chart passes its exact policy: planned, with no error. Each
+// needs an unknown to mean what it means (issue 32): metrics-server
+// binds the built-in system:auth-delegator, whose rules are known;
+// metrics-server-helm-tls looks up its previous install's Secret, which
+// changes no claim; kyverno looks up its own Deployment to guard a
+// fail, and its four aggregating roles are unknown only for
+// cluster_rbac, which its policy does not bound.
 func TestRealChartsPassTheirExactPolicies(t *testing.T) {
 	for _, rc := range realChartPolicies {
 		t.Run(rc.pkg, func(t *testing.T) {
@@ -173,10 +163,8 @@ func TestRealChartsPassTheirExactPolicies(t *testing.T) {
 }
 
 // A policy of "*" in every field bounds nothing (issue 32: "a `*` field
-// is no bound"): every real chart passes it.
-//
-// WIP: fails today for metrics-server-helm-tls and kyverno, whose lookup
-// unknowns (kind render) count against any bounded field, "*" included.
+// is no bound"): every real chart passes it, lookups and aggregating
+// roles included.
 func TestRealChartsPassAPolicyOfStars(t *testing.T) {
 	stars := lessPolicy(t, map[string]any{"namespaces": []any{"*"}, "crd_groups": []any{"*"}, "cluster_scoped_kinds": []any{"*"}, "registries": []any{"*"}}, "cluster_rbac_wildcards", true)
 	for _, rc := range realChartPolicies {

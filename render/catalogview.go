@@ -111,7 +111,7 @@ func packageViewOf(i int, p service.CatalogPackage) packageView {
 		{"requires capabilities", rq.Capabilities},
 		{"requires Kubernetes", nonEmpty(rq.Kubernetes)},
 	}
-	v.Claims = claimViews(p.Claims)
+	v.Claims = append(claimViews(p.Claims), roleViews(p.ClusterRoles)...)
 	return v
 }
 
@@ -300,10 +300,47 @@ func rbacView(r facts.RBACClaim) claimView {
 	default:
 		v.Details = append(v.Details, "role not shipped by the package")
 	}
+	if len(r.Aggregated) > 0 {
+		v.Details = append(v.Details, "rules aggregated from ClusterRole "+strings.Join(r.Aggregated, ", "))
+	}
+	if r.Cluster != "" {
+		v.Details = append(v.Details, "rules resolved against the ClusterRoles of cluster "+r.Cluster)
+	}
 	for _, x := range r.Rules {
 		v.Details = append(v.Details, "rule: "+ruleText(x))
 	}
 	return v
+}
+
+// roleViews are the ClusterRoles a package ships, as aggregation reads
+// them: their labels, the selectors of a role that aggregates others,
+// their rules (an aggregating role's as shipped, which the cluster
+// replaces).
+func roleViews(roles []facts.ClusterRole) []claimView {
+	var out []claimView
+	for _, r := range roles {
+		v := claimView{Claim: "ClusterRole shipped", Value: r.Name, Objects: []string{originText(r.Origin)}}
+		if len(r.Labels) > 0 {
+			v.Details = append(v.Details, "labels "+strings.Join(r.Labels, ", "))
+		}
+		if r.Aggregates {
+			v.Details = append(v.Details, "aggregates the rules of every other ClusterRole one of its selectors selects")
+		}
+		for _, s := range r.Selectors {
+			if s == "" {
+				s = "(empty: every ClusterRole)"
+			}
+			v.Details = append(v.Details, "selector "+s)
+		}
+		for _, x := range r.Rules {
+			if x.Wildcard() {
+				v.Flag = flagWildcard
+			}
+			v.Details = append(v.Details, "rule: "+ruleText(x))
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // ruleText is a rule as Rule.String writes it, with every list it

@@ -57,6 +57,9 @@ type CatalogPackage struct {
 	Provides facts.Provides `json:"provides"`
 	Requires facts.Requires `json:"requires"`
 	Claims   facts.Claims   `json:"claims"`
+	// ClusterRoles are the ClusterRoles it ships, as aggregation reads
+	// them.
+	ClusterRoles []facts.ClusterRole `json:"cluster_roles"`
 	// Warnings are its ContentWarnings (where the declared and the
 	// shipped disagree, images not carried) and a signature that does
 	// not verify.
@@ -97,7 +100,7 @@ func CatalogFrom(abs string, d *inspect.Directory, signer Signer) *Catalog {
 	for _, c := range d.Candidates {
 		p := CatalogPackage{Name: c.Name, Version: c.Version, Architecture: c.Architecture, Flavor: c.Flavor, Description: c.Description,
 			Path: c.Path, SHA256: c.SHA256, Size: c.Size, Signed: c.Signature != nil && c.Signature.Format != facts.SignatureMissing,
-			Components: []facts.Component{}, Warnings: []string{}}
+			Components: []facts.Component{}, ClusterRoles: []facts.ClusterRole{}, Warnings: []string{}}
 		if signer.Key != nil {
 			switch err := signer.Memo.Verify(signer.Key, c.Signature); {
 			case err == nil:
@@ -113,6 +116,9 @@ func CatalogFrom(abs string, d *inspect.Directory, signer Signer) *Catalog {
 		}
 		if c.Contents != nil {
 			p.Components, p.Claims = c.Contents.Components, c.Contents.Claims
+			if c.Contents.ClusterRoles != nil {
+				p.ClusterRoles = c.Contents.ClusterRoles
+			}
 		} else {
 			p.Warnings = append(p.Warnings, "its contents were not read (an entry of an older cache); run zarf-planner cache drop and read it again")
 		}
@@ -131,7 +137,35 @@ func CatalogFrom(abs string, d *inspect.Directory, signer Signer) *Catalog {
 // image a workload uses that the package does not carry
 // (UncarriedImages). Nothing when the contents are unknown.
 func ContentWarnings(p *facts.Prerequisites, c *facts.Contents) []string {
-	return append(DeclaredVsShipped(p, c), UncarriedImages(c)...)
+	return slices.Concat(DeclaredVsShipped(p, c), UncarriedImages(c), ClusterResolvedRoles(c))
+}
+
+// ClusterResolvedRoles says, of each cluster-wide binding a cluster-mode
+// plan resolved against the cluster's ClusterRoles (RBACClaim.Cluster),
+// where its rules came from: the roles an aggregating role gathered
+// them from, or the cluster's role of a name the package does not ship.
+// Offline claims say nothing here.
+func ClusterResolvedRoles(c *facts.Contents) []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	for _, b := range c.Claims.ClusterRBAC {
+		if b.Cluster == "" {
+			continue
+		}
+		grants := fmt.Sprintf("%d rules", len(b.Rules))
+		if slices.ContainsFunc(b.Rules, facts.Rule.Wildcard) {
+			grants += ", a wildcard among them"
+		}
+		switch {
+		case len(b.Aggregated) > 0:
+			out = append(out, fmt.Sprintf("ClusterRole %s, bound cluster-wide by %s, aggregates in cluster %s the rules of ClusterRole %s (%s)", b.Role, b.Binding.Object(), b.Cluster, strings.Join(b.Aggregated, ", "), grants))
+		case b.RoleOrigin == nil:
+			out = append(out, fmt.Sprintf("ClusterRole %s, bound cluster-wide by %s, is not shipped by the package: its rules are those cluster %s holds (%s)", b.Role, b.Binding.Object(), b.Cluster, grants))
+		}
+	}
+	return out
 }
 
 // UncarriedImages warns about each image a workload of the package uses

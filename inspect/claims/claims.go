@@ -125,6 +125,7 @@ func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Co
 	}
 	c.finish()
 	contents.Claims = c.claims
+	contents.ClusterRoles = c.clusterRoles()
 	return contents, nil
 }
 
@@ -133,6 +134,7 @@ type roleDef struct {
 	origin     facts.Origin
 	rules      []facts.Rule
 	aggregates bool
+	selectors  []string
 	// labels are its metadata.labels (those that are strings), by which
 	// a built-in role may aggregate it.
 	labels map[string]string
@@ -367,7 +369,7 @@ func (c *collector) object(component, file, defaultNS string, o object) {
 		c.namespace(o.Metadata.Name, origin, true)
 		return
 	case group == "rbac.authorization.k8s.io" && o.Kind == "ClusterRole":
-		r := &roleDef{origin: origin, aggregates: o.Aggregates, labels: o.Labels}
+		r := &roleDef{origin: origin, aggregates: o.Aggregates, selectors: o.Selectors, labels: o.Labels}
 		for _, x := range o.Rules {
 			r.rules = append(r.rules, facts.Rule{APIGroups: texts(x.APIGroups), Resources: texts(x.Resources), ResourceNames: texts(x.ResourceNames), NonResourceURLs: texts(x.NonResourceURLs), Verbs: texts(x.Verbs)})
 		}
@@ -428,8 +430,14 @@ func (c *collector) finish() {
 		case r.aggregates:
 			ro := r.origin
 			claim.RoleOrigin = &ro
-			claim.Rules = r.rules
-			c.unknownOf(affectsRBAC, facts.UnknownRBAC, "ClusterRole/"+text(b.role), "it aggregates the rules of other ClusterRoles, which only the cluster knows", r.origin)
+			why := "it aggregates the rules of other ClusterRoles: those of the roles the package ships and Kubernetes makes that it selects are listed, those of any other role of the cluster it selects only the cluster knows"
+			if agg, err := c.aggregated(b.role); err != nil {
+				claim.Rules = r.rules
+				why = "it aggregates the rules of other ClusterRoles, and " + err.Error()
+			} else {
+				claim.Rules, claim.Aggregated = agg.Rules, agg.From
+			}
+			c.unknownOf(affectsRBAC, facts.UnknownRBAC, "ClusterRole/"+text(b.role), why, r.origin)
 		default:
 			ro := r.origin
 			claim.RoleOrigin = &ro

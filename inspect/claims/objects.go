@@ -14,6 +14,7 @@ import (
 
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -60,8 +61,13 @@ type object struct {
 	// Rules of a ClusterRole.
 	Rules []rule `json:"rules"`
 	// Aggregates says a ClusterRole has an aggregationRule (not null),
-	// which lets the cluster fill in its rules.
-	Aggregates bool `json:"-"`
+	// which lets the cluster fill in its rules; Selectors are its
+	// clusterRoleSelectors as Kubernetes writes them (labels.Selector).
+	Aggregates      bool     `json:"-"`
+	Selectors       []string `json:"-"`
+	AggregationRule *struct {
+		ClusterRoleSelectors []metav1.LabelSelector `json:"clusterRoleSelectors"`
+	} `json:"aggregationRule"`
 	// RoleRef and Subjects of a ClusterRoleBinding.
 	RoleRef struct {
 		Kind string `json:"kind"`
@@ -442,6 +448,15 @@ func claimed(obj runtime.Object) (object, error) {
 		return o, fmt.Errorf("is not a Kubernetes object: %s", FirstLine(err))
 	}
 	o.Aggregates = u.Object["aggregationRule"] != nil
+	if o.AggregationRule != nil {
+		for i := range o.AggregationRule.ClusterRoleSelectors {
+			sel, err := metav1.LabelSelectorAsSelector(&o.AggregationRule.ClusterRoleSelectors[i])
+			if err != nil {
+				return o, fmt.Errorf("is not a ClusterRole Kubernetes accepts: its aggregationRule.clusterRoleSelectors[%d]: %s", i, FirstLine(err))
+			}
+			o.Selectors = append(o.Selectors, sel.String())
+		}
+	}
 	o.Images = podImages(o.group(), o.Kind, u.Object)
 	if md, ok := u.Object["metadata"].(map[string]any); ok {
 		o.Labels = stringsOf(md["labels"])

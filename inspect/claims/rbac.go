@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/rbac"
 )
 
 // aggregation is how a built-in ClusterRole aggregates others: the
@@ -66,7 +67,42 @@ func (c *collector) builtinRules(name string) []facts.Rule {
 	return rules
 }
 
-func sameRule(a, b facts.Rule) bool {
-	return slices.Equal(a.APIGroups, b.APIGroups) && slices.Equal(a.Resources, b.Resources) && slices.Equal(a.ResourceNames, b.ResourceNames) &&
-		slices.Equal(a.NonResourceURLs, b.NonResourceURLs) && slices.Equal(a.Verbs, b.Verbs)
+func sameRule(a, b facts.Rule) bool { return rbac.Equal(a, b) }
+
+// clusterRoles are the ClusterRoles the package ships, by name, as
+// Contents holds them.
+func (c *collector) clusterRoles() []facts.ClusterRole {
+	out := []facts.ClusterRole{}
+	for _, n := range slices.Sorted(maps.Keys(c.roles)) {
+		out = append(out, c.roles[n].clusterRole(n))
+	}
+	return out
+}
+
+func (r *roleDef) clusterRole(name string) facts.ClusterRole {
+	rules := r.rules
+	if rules == nil {
+		rules = []facts.Rule{}
+	}
+	return facts.ClusterRole{Name: text(name), Origin: r.origin, Labels: texts(rbac.Labels(r.labels)), Rules: rules,
+		Aggregates: r.aggregates, Selectors: texts(r.selectors)}
+}
+
+// aggregated is the role name of the package's as aggregation settles
+// it among the package's roles and those Kubernetes makes (with the
+// rules builtinRules gives them, and the labels builtinAggregations
+// knows): what it holds in a cluster that adds no role of its own.
+func (c *collector) aggregated(name string) (rbac.Resolved, error) {
+	var all []facts.ClusterRole
+	for _, n := range slices.Sorted(maps.Keys(builtinRoles)) {
+		all = append(all, facts.ClusterRole{Name: n, Labels: rbac.Labels(builtinAggregations[n].Labels), Rules: c.builtinRules(n)})
+	}
+	for _, n := range slices.Sorted(maps.Keys(c.roles)) {
+		all = append(all, c.roles[n].clusterRole(n))
+	}
+	got, err := rbac.Resolve(all)
+	if err != nil {
+		return rbac.Resolved{}, err
+	}
+	return got[name], nil
 }

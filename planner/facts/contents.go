@@ -13,6 +13,27 @@ import (
 type Contents struct {
 	Components []Component `json:"components"`
 	Claims     Claims      `json:"claims"`
+	// ClusterRoles are the ClusterRoles the package ships, as the
+	// aggregation of roles reads them (their labels, rules and
+	// aggregationRule): what a cluster-mode plan resolves its bindings
+	// of aggregated roles with, against the cluster's own.
+	ClusterRoles []ClusterRole `json:"cluster_roles"`
+}
+
+// ClusterRole is a ClusterRole as Kubernetes' aggregation of roles reads
+// it.
+type ClusterRole struct {
+	Name   string `json:"name"`
+	Origin Origin `json:"origin"`
+	// Labels are its metadata.labels, each "key=value", sorted.
+	Labels []string `json:"labels"`
+	Rules  []Rule   `json:"rules"`
+	// Aggregates says it has an aggregationRule: its rules are those of
+	// every other ClusterRole one of Selectors selects (each a label
+	// selector as Kubernetes writes it: "a=b,c in (d,e)"), replaced by
+	// the cluster as they change.
+	Aggregates bool     `json:"aggregates"`
+	Selectors  []string `json:"selectors,omitempty"`
 }
 
 // Component is one component of a package, as zarf.yaml lists it.
@@ -228,6 +249,13 @@ type RBACClaim struct {
 	Wildcard bool `json:"wildcard"`
 	// Subjects are who is granted them ("ServiceAccount gadgets/gadgets-controller").
 	Subjects []string `json:"subjects"`
+	// Aggregated are the ClusterRoles whose rules Rules gathers, when
+	// the role aggregates others (sorted).
+	Aggregated []string `json:"aggregated,omitempty"`
+	// Cluster is the cluster whose ClusterRoles the rules were resolved
+	// against (a cluster-mode plan's); empty when they are the archive's
+	// alone.
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // Rule is one RBAC policy rule.
@@ -343,6 +371,15 @@ func (c *Contents) Validate() error {
 		}
 	}
 	origin := func(o Origin) { check(o.Component, o.File, o.APIVersion, o.Kind, o.Name, o.Namespace) }
+	rules := func(rs []Rule) {
+		for _, r := range rs {
+			check(r.APIGroups...)
+			check(r.Resources...)
+			check(r.ResourceNames...)
+			check(r.NonResourceURLs...)
+			check(r.Verbs...)
+		}
+	}
 	for _, comp := range c.Components {
 		check(comp.Name, comp.Description)
 		check(comp.Images...)
@@ -375,15 +412,17 @@ func (c *Contents) Validate() error {
 		if x.RoleOrigin != nil {
 			origin(*x.RoleOrigin)
 		}
-		check(x.Role)
+		check(x.Role, x.Cluster)
 		check(x.Subjects...)
-		for _, r := range x.Rules {
-			check(r.APIGroups...)
-			check(r.Resources...)
-			check(r.ResourceNames...)
-			check(r.NonResourceURLs...)
-			check(r.Verbs...)
-		}
+		check(x.Aggregated...)
+		rules(x.Rules)
+	}
+	for _, x := range c.ClusterRoles {
+		check(x.Name)
+		origin(x.Origin)
+		check(x.Labels...)
+		check(x.Selectors...)
+		rules(x.Rules)
 	}
 	for _, x := range cl.Registries {
 		check(x.Registry)
