@@ -105,7 +105,14 @@ func (p *Policy) Check(pkg string, c *facts.Contents) []Violation {
 		for _, b := range cl.ClusterRBAC {
 			for _, r := range b.Rules {
 				if r.Wildcard() {
-					add(fmt.Sprintf("a cluster-wide RBAC wildcard (ClusterRole %s grants %s)", b.Role, r), b.Binding, "forbidden by "+s.where(p.File))
+					how := ""
+					if len(b.Aggregated) > 0 {
+						how += ", aggregated from ClusterRole " + strings.Join(b.Aggregated, ", ")
+					}
+					if b.Cluster != "" {
+						how += ", as cluster " + b.Cluster + " resolves it"
+					}
+					add(fmt.Sprintf("a cluster-wide RBAC wildcard (ClusterRole %s grants %s%s)", b.Role, r, how), b.Binding, "forbidden by "+s.where(p.File))
 				}
 			}
 		}

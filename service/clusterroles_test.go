@@ -1,0 +1,187 @@
+package service
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
+	"github.com/colonel-byte/zarf-planner/planner"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+)
+
+// kyverno is the real kyverno chart packaged by the real zarf CLI
+// (testdata/sources/realcharts/kyverno): its four controllers' roles
+// aggregate every ClusterRole labelled for them.
+const kyverno = "zarf-package-kyverno-amd64-3.9.0.tar.zst"
+
+// realChartDir is a new directory holding one archive of the real
+// charts' bundle.
+func realChartDir(t *testing.T, archive string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "bundles", "realcharts", archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, archive), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Against the test API server, kyverno's aggregating roles are resolved
+// from the cluster's ClusterRoles: no longer unknown, each names what it
+// aggregated and the cluster; a role of the cluster labelled for the
+// admission controller joins its rules, so a wildcard it grants is
+// refused by a policy that forbids wildcards, naming it, where offline
+// the same policy refuses the unknown roles instead.
+func TestKyvernosAggregatedRolesResolveAgainstTheCluster(t *testing.T) {
+	c := clustertest.Start(t)
+	cl, err := cluster.Kube{Kubeconfig: c.Kubeconfig}.Clients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := realChartDir(t, kyverno)
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte("apiVersion: colonel-byte.dev/v1alpha1\nkind: MaximalPolicy\nallowed:\n  cluster_rbac_wildcards: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	live := options.Request{Plan: options.Plan{Mode: options.ModeCluster}, Cluster: options.Cluster{Kubeconfig: c.Kubeconfig}}
+
+	read, early, err := Read(context.Background(), NewRequest(dir, live, options.CLICaller))
+	if err != nil || early != nil {
+		t.Fatalf("read: %v %+v", err, early)
+	}
+	contents := read.Directory.Candidates[0].Contents
+	for _, u := range contents.Claims.Unknown {
+		if u.Kind == facts.UnknownRBAC {
+			t.Errorf("in cluster mode, still unknown: %s: %s", u.Subject, u.Reason)
+		}
+	}
+	var admission *facts.RBACClaim
+	for i, b := range contents.Claims.ClusterRBAC {
+		if b.Cluster == "" {
+			t.Errorf("binding of %s was not resolved against the cluster", b.Role)
+		}
+		if b.Role == "kyverno:admission-controller" {
+			admission = &contents.Claims.ClusterRBAC[i]
+		}
+	}
+	if admission == nil || !slices.Equal(admission.Aggregated, []string{"kyverno:admission-controller:core"}) || len(admission.Rules) != 13 {
+		t.Fatalf("admission controller's binding %+v; want the 13 rules of kyverno:admission-controller:core", admission)
+	}
+	res := read.Decide()
+	if res.Failed {
+		t.Fatalf("without a policy: %s", res.Msg)
+	}
+	want := "ClusterRole kyverno:admission-controller, bound cluster-wide by ClusterRoleBinding/kyverno:admission-controller, aggregates in cluster "
+	if !slices.ContainsFunc(res.Plan.Warnings, func(w string) bool { return strings.Contains(w, want) }) {
+		t.Errorf("warnings %q lack %q", res.Plan.Warnings, want)
+	}
+	// The read of the archive itself is unchanged: offline, the roles
+	// are unknown again.
+	off := planOf(t, dir, options.Request{Read: options.Read{Policy: pol}})
+	if !off.Failed || !slices.ContainsFunc(off.Errors, func(p planner.Problem) bool {
+		return strings.Contains(p.Message, "claims what cannot be known from the archive (ClusterRole/kyverno:admission-controller: it aggregates")
+	}) {
+		t.Errorf("offline with wildcards forbidden: %+v; want the unknown admission-controller role refused", off.Errors)
+	}
+
+	// A third party's role labelled for kyverno's admission controller,
+	// granting everything.
+	grab := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "grab-all", Labels: map[string]string{
+		"app.kubernetes.io/component": "admission-controller", "app.kubernetes.io/instance": "kyverno", "app.kubernetes.io/part-of": "kyverno"}},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}}
+	if _, err := cl.Kube.RbacV1().ClusterRoles().Create(context.Background(), grab, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	live.Read.Policy = pol
+	res = planOf(t, dir, live)
+	if !res.Failed {
+		t.Fatalf("planned %+v; want the grabbed wildcard refused", res.Plan.Packages)
+	}
+	var refused bool
+	for _, p := range res.Errors {
+		if p.Kind != planner.KindPolicy {
+			t.Errorf("problem %+v; want only policy ones", p)
+		}
+		if strings.Contains(p.Message, "cannot be known from the archive (ClusterRole/") {
+			t.Errorf("in cluster mode a role is still refused as unknown: %s", p.Message)
+		}
+		refused = refused || strings.Contains(p.Message, "ClusterRole kyverno:admission-controller grants verbs [*] on resources [*] of groups [*], aggregated from ClusterRole grab-all, kyverno:admission-controller:core, as cluster ")
+	}
+	if !refused {
+		t.Errorf("problems %+v; want the admission controller's wildcard, aggregated from grab-all, refused", res.Errors)
+	}
+
+	// A planner that may read everything it reads but ClusterRoles
+	// plans with the archive's roles, unknown, and says why.
+	kc := c.UserKubeconfig(t, "no-roles")
+	reader := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "reads-all-but-roles"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"", "apps", "apiextensions.k8s.io", "storage.k8s.io", "admissionregistration.k8s.io", "apiregistration.k8s.io", "batch", "policy", "networking.k8s.io"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterrolebindings", "roles", "rolebindings"}, Verbs: []string{"get", "list", "watch"}},
+		{NonResourceURLs: []string{"*"}, Verbs: []string{"get"}},
+	}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "no-roles"}, RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: reader.Name},
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: "no-roles"}}}
+	if _, err := cl.Kube.RbacV1().ClusterRoles().Create(context.Background(), reader, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Kube.RbacV1().ClusterRoleBindings().Create(context.Background(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	restricted := options.Request{Plan: options.Plan{Mode: options.ModeCluster}, Cluster: options.Cluster{Kubeconfig: kc}}
+	res = planOf(t, dir, restricted)
+	if res.Failed {
+		t.Fatalf("without leave to list ClusterRoles: %s", res.Msg)
+	}
+	if !slices.ContainsFunc(res.Plan.Warnings, func(w string) bool {
+		return strings.Contains(w, "were not resolved against the cluster's ClusterRoles") && strings.Contains(w, "forbidden")
+	}) {
+		t.Errorf("warnings %q; want one saying the ClusterRoles could not be listed", res.Plan.Warnings)
+	}
+}
+
+// A binding of a role the package does not ship takes the cluster's
+// rules when the cluster holds it, and stays unknown, saying so, when it
+// does not.
+func TestABindingOfARoleOnlyTheClusterHoldsTakesItsRules(t *testing.T) {
+	ext := facts.ClusterRole{Name: "ops-reader", Rules: []facts.Rule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get"}}}}
+	cand := func() facts.Candidate {
+		return facts.Candidate{Name: "p", Version: "1.0.0", Path: "/d/p.tar.zst", Contents: &facts.Contents{
+			Claims: facts.Claims{
+				ClusterRBAC: []facts.RBACClaim{{Role: "ops-reader", Rules: []facts.Rule{}, Binding: facts.Origin{Kind: "ClusterRoleBinding", Name: "b"}}},
+				Unknown:     []facts.UnknownClaim{{Kind: facts.UnknownRBAC, Subject: "ClusterRole/ops-reader", Reason: "not shipped"}, {Kind: facts.UnknownRender, Subject: "chart c"}},
+			}}}
+	}
+	orig := cand()
+	got, warnings := resolveRoles([]facts.Candidate{orig}, "lab", []facts.ClusterRole{ext})
+	b := got[0].Contents.Claims.ClusterRBAC[0]
+	if len(warnings) != 0 || b.Cluster != "lab" || len(b.Rules) != 1 || b.Aggregated != nil {
+		t.Errorf("binding %+v, warnings %q", b, warnings)
+	}
+	if u := got[0].Contents.Claims.Unknown; len(u) != 1 || u[0].Kind != facts.UnknownRender {
+		t.Errorf("unknowns %+v; want the render one alone", u)
+	}
+	if len(orig.Contents.Claims.Unknown) != 2 || orig.Contents.Claims.ClusterRBAC[0].Cluster != "" {
+		t.Errorf("the candidate given was changed: %+v", orig.Contents.Claims)
+	}
+	if w := ClusterResolvedRoles(got[0].Contents); len(w) != 1 || !strings.Contains(w[0], "is not shipped by the package: its rules are those cluster lab holds (1 rules)") {
+		t.Errorf("warnings %q", w)
+	}
+
+	got, _ = resolveRoles([]facts.Candidate{cand()}, "lab", nil)
+	u := got[0].Contents.Claims.Unknown
+	if len(u) != 2 || !strings.HasSuffix(u[0].Reason, "cluster lab holds no ClusterRole ops-reader either: the binding grants nothing until one is made") {
+		t.Errorf("unknowns %+v", u)
+	}
+}
