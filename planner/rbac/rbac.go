@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -55,30 +56,70 @@ func Labels(m map[string]string) []string {
 // an aggregationRule selector with no labels and no expressions.
 func Aggregate(role facts.ClusterRole, roles []facts.ClusterRole) (rules []facts.Rule, from []string, err error) {
 	byName := slices.SortedFunc(slices.Values(roles), func(a, b facts.ClusterRole) int { return cmp.Compare(a.Name, b.Name) })
-	rules = []facts.Rule{}
-	seen := map[string]bool{}
+	sets := make([]labels.Set, len(byName))
+	for i, r := range byName {
+		sets[i] = Set(r.Labels)
+	}
+	picked, err := selected(role, byName, sets)
+	if err != nil {
+		return nil, nil, err
+	}
+	rules, from = gather(picked, func(i int) []facts.Rule { return byName[i].Rules }, byName)
+	return rules, from, nil
+}
+
+// selected are the indexes into byName (sorted by name, with their label
+// sets) of the roles role's selectors select, selector by selector.
+func selected(role facts.ClusterRole, byName []facts.ClusterRole, sets []labels.Set) ([]int, error) {
+	var out []int
 	for _, s := range role.Selectors {
 		sel, err := labels.Parse(s)
 		if err != nil {
-			return nil, nil, fmt.Errorf("ClusterRole %s: its aggregationRule selector %q: %w", role.Name, s, err)
+			return nil, fmt.Errorf("ClusterRole %s: its aggregationRule selector %q: %w", role.Name, s, err)
 		}
-		for _, r := range byName {
-			if r.Name == role.Name || !sel.Matches(Set(r.Labels)) {
-				continue
+		for i, r := range byName {
+			if r.Name != role.Name && sel.Matches(sets[i]) {
+				out = append(out, i)
 			}
-			if !seen[r.Name] {
-				seen[r.Name] = true
-				from = append(from, r.Name)
-			}
-			for _, x := range r.Rules {
-				if !slices.ContainsFunc(rules, func(y facts.Rule) bool { return Equal(x, y) }) {
-					rules = append(rules, x)
-				}
+		}
+	}
+	return out, nil
+}
+
+// gather is the rules of the roles picked, in order, each once, and
+// their names (sorted, each once).
+func gather(picked []int, rulesOf func(int) []facts.Rule, byName []facts.ClusterRole) ([]facts.Rule, []string) {
+	rules := []facts.Rule{}
+	var from []string
+	seenRule := map[string]bool{}
+	seenRole := map[int]bool{}
+	for _, i := range picked {
+		if !seenRole[i] {
+			seenRole[i] = true
+			from = append(from, byName[i].Name)
+		}
+		for _, x := range rulesOf(i) {
+			if k := ruleKey(x); !seenRule[k] {
+				seenRule[k] = true
+				rules = append(rules, x)
 			}
 		}
 	}
 	slices.Sort(from)
-	return rules, from, nil
+	return rules, from
+}
+
+// ruleKey is a rule as one string: two rules have the same key when
+// Equal says they are the same.
+func ruleKey(r facts.Rule) string {
+	var b strings.Builder
+	for _, l := range [][]string{r.APIGroups, r.Resources, r.ResourceNames, r.NonResourceURLs, r.Verbs} {
+		for _, s := range l {
+			b.WriteString(strconv.Quote(s))
+		}
+		b.WriteByte('|')
+	}
+	return b.String()
 }
 
 // Resolved is a role with the rules the controller settles it on.
@@ -88,51 +129,73 @@ type Resolved struct {
 	From []string
 }
 
-// Resolve settles roles as the controller does, run until nothing
-// changes: each round, every aggregating role takes the rules Aggregate
-// gives it among the roles as the round before left them. A later role
-// of a name replaces an earlier one (a package's role replaces the
-// cluster's of its name). Roles that aggregate in a cycle may not
-// settle: after as many rounds as there are roles, that is an error, as
-// is a selector Kubernetes cannot parse. The roles come back by name.
+// Resolve settles roles as the controller does when it has run until
+// nothing changes: every aggregating role holds the rules Aggregate
+// gives it among the roles as they are settled. Which role selects
+// which depends on labels and selectors alone, which aggregation never
+// changes, so each role is settled once, after the aggregating roles it
+// selects. A later role of a name replaces an earlier one (a package's
+// role replaces the cluster's of its name). Aggregating roles that
+// select each other in a cycle hold rules that depend on the order the
+// controller happened to take them in: that is an error, as is a
+// selector Kubernetes cannot parse. The roles come back by name.
 func Resolve(roles []facts.ClusterRole) (map[string]Resolved, error) {
-	cur := map[string]Resolved{}
+	last := map[string]facts.ClusterRole{}
 	for _, r := range roles {
-		r.Rules = slices.Clone(r.Rules)
-		cur[r.Name] = Resolved{ClusterRole: r}
+		last[r.Name] = r
 	}
-	for round := 0; round <= len(cur); round++ {
-		list := make([]facts.ClusterRole, 0, len(cur))
-		for _, r := range cur {
-			list = append(list, r.ClusterRole)
-		}
-		next := map[string]Resolved{}
-		changed := false
-		for name, r := range cur {
-			if !r.Aggregates {
-				next[name] = r
-				continue
-			}
-			rules, from, err := Aggregate(r.ClusterRole, list)
-			if err != nil {
-				return nil, err
-			}
-			if !slices.EqualFunc(rules, r.Rules, Equal) || !slices.Equal(from, r.From) {
-				changed = true
-			}
-			r.Rules, r.From = rules, from
-			next[name] = r
-		}
-		cur = next
-		if !changed {
-			return cur, nil
-		}
+	byName := slices.SortedFunc(maps.Values(last), func(a, b facts.ClusterRole) int { return cmp.Compare(a.Name, b.Name) })
+	sets := make([]labels.Set, len(byName))
+	for i, r := range byName {
+		sets[i] = Set(r.Labels)
 	}
-	var cyc []string
-	for _, n := range slices.Sorted(maps.Keys(cur)) {
-		if cur[n].Aggregates {
-			cyc = append(cyc, n)
+	picks := make([][]int, len(byName))
+	for i, r := range byName {
+		if !r.Aggregates {
+			continue
 		}
+		p, err := selected(r, byName, sets)
+		if err != nil {
+			return nil, err
+		}
+		picks[i] = p
 	}
-	return nil, fmt.Errorf("the aggregated ClusterRoles %s do not settle: they aggregate each other in a cycle", strings.Join(cyc, ", "))
+	const (
+		unsettled = iota
+		settling
+		settled
+	)
+	state := make([]int, len(byName))
+	out := make([]Resolved, len(byName))
+	var settle func(i int) error
+	settle = func(i int) error {
+		switch state[i] {
+		case settled:
+			return nil
+		case settling:
+			return fmt.Errorf("the aggregated ClusterRole %s selects, through others, itself: roles that aggregate each other in a cycle hold rules that depend on the order the cluster took them in", byName[i].Name)
+		}
+		state[i] = settling
+		r := Resolved{ClusterRole: byName[i]}
+		if r.Aggregates {
+			for _, j := range picks[i] {
+				if err := settle(j); err != nil {
+					return err
+				}
+			}
+			r.Rules, r.From = gather(picks[i], func(j int) []facts.Rule { return out[j].Rules }, byName)
+		} else {
+			r.Rules = slices.Clone(r.Rules)
+		}
+		out[i], state[i] = r, settled
+		return nil
+	}
+	res := make(map[string]Resolved, len(byName))
+	for i := range byName {
+		if err := settle(i); err != nil {
+			return nil, err
+		}
+		res[byName[i].Name] = out[i]
+	}
+	return res, nil
 }

@@ -1,6 +1,7 @@
 package rbac
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -114,10 +115,10 @@ func TestALaterRoleReplacesAnEarlierOfItsName(t *testing.T) {
 	}
 }
 
-func TestRolesAggregatingEachOtherWithRulesDoNotSettle(t *testing.T) {
+func TestRolesAggregatingEachOtherAreAnError(t *testing.T) {
 	a := facts.ClusterRole{Name: "a", Labels: []string{"n=a"}, Aggregates: true, Selectors: []string{"n=b"}, Rules: []facts.Rule{rule("get", "a")}}
 	b := facts.ClusterRole{Name: "b", Labels: []string{"n=b"}, Aggregates: true, Selectors: []string{"n=a"}, Rules: []facts.Rule{rule("get", "b")}}
-	if _, err := Resolve([]facts.ClusterRole{a, b}); err == nil || !strings.Contains(err.Error(), "a, b") {
+	if _, err := Resolve([]facts.ClusterRole{a, b}); err == nil || !strings.Contains(err.Error(), "ClusterRole a selects, through others, itself") {
 		t.Errorf("err %v", err)
 	}
 }
@@ -130,5 +131,24 @@ func TestLabelsRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(map[string]string(Set(ls)), m) {
 		t.Errorf("set %v", Set(ls))
+	}
+}
+
+// A chain as long as the roles a cluster may hold settles, each role
+// holding the one rule at its end.
+func TestALongChainSettles(t *testing.T) {
+	const n = 4096
+	roles := []facts.ClusterRole{{Name: "r0000", Labels: []string{"to=r0001"}, Rules: []facts.Rule{rule("get", "end")}}}
+	for i := 1; i < n; i++ {
+		name := fmt.Sprintf("r%04d", i)
+		roles = append(roles, facts.ClusterRole{Name: name, Labels: []string{fmt.Sprintf("to=r%04d", i+1)}, Aggregates: true, Selectors: []string{"to=" + name}})
+	}
+	got, err := Resolve(roles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := got[fmt.Sprintf("r%04d", n-1)]
+	if !reflect.DeepEqual(last.Rules, []facts.Rule{rule("get", "end")}) || !reflect.DeepEqual(last.From, []string{fmt.Sprintf("r%04d", n-2)}) {
+		t.Errorf("the end of the chain holds %v from %v", last.Rules, last.From)
 	}
 }
