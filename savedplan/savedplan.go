@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/planner/rbac"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
@@ -433,7 +435,47 @@ func compareCluster(saved, now *facts.Cluster) []string {
 			}
 		}
 	}
+	diffs = append(diffs, compareRoles(where, saved, now)...)
 	return diffs
+}
+
+// compareRoles says how the cluster's ClusterRoles, which its
+// cluster-wide bindings were resolved against, changed: whether they
+// were read, and each role made, removed or changed (labels, rules,
+// aggregation) since.
+func compareRoles(where string, saved, now *facts.Cluster) []string {
+	if (saved.ClusterRoles == nil) != (now.ClusterRoles == nil) {
+		read := map[bool]string{true: "read", false: "not read"}
+		return []string{fmt.Sprintf("%s: its ClusterRoles were %s when the plan was saved and are %s now", where, read[saved.ClusterRoles != nil], read[now.ClusterRoles != nil])}
+	}
+	byName := func(rs []facts.ClusterRole) map[string]facts.ClusterRole {
+		m := map[string]facts.ClusterRole{}
+		for _, r := range rs {
+			m[r.Name] = r
+		}
+		return m
+	}
+	was, is := byName(saved.ClusterRoles), byName(now.ClusterRoles)
+	var diffs []string
+	for _, n := range slices.Sorted(maps.Keys(was)) {
+		r, ok := is[n]
+		switch {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("%s: ClusterRole %s was there when the plan was saved and is gone", where, n))
+		case !sameRole(was[n], r):
+			diffs = append(diffs, fmt.Sprintf("%s: ClusterRole %s changed (its labels, rules or aggregation) since the plan was saved", where, n))
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(is)) {
+		if _, ok := was[n]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s: ClusterRole %s is there now and was not when the plan was saved", where, n))
+		}
+	}
+	return diffs
+}
+
+func sameRole(a, b facts.ClusterRole) bool {
+	return slices.Equal(a.Labels, b.Labels) && a.Aggregates == b.Aggregates && slices.Equal(a.Selectors, b.Selectors) && slices.EqualFunc(a.Rules, b.Rules, rbac.Equal)
 }
 
 func health(p facts.InstalledPackage) string {

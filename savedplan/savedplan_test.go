@@ -3,6 +3,7 @@ package savedplan
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,6 +116,32 @@ func TestCompareClusters(t *testing.T) {
 	now.Cluster = nil
 	if d := Compare(saved, now, options.ModuleCaller); len(d) != 1 || !strings.Contains(d[0], "this request reads no cluster") {
 		t.Errorf("standalone replay of a cluster plan: %v", d)
+	}
+}
+
+// The ClusterRoles a plan's bindings were resolved against: each made,
+// removed or changed since is a difference, and so is reading them on
+// one side only; the same roles in the same order are none.
+func TestCompareClusterRoles(t *testing.T) {
+	role := func(name string, verb string) facts.ClusterRole {
+		return facts.ClusterRole{Name: name, Labels: []string{"a=b"}, Rules: []facts.Rule{{Resources: []string{"pods"}, Verbs: []string{verb}}}}
+	}
+	saved, now := doc(), doc()
+	saved.Cluster = &facts.Cluster{Name: "c", ClusterRoles: []facts.ClusterRole{role("kept", "get"), role("changed", "get"), role("gone", "get")}}
+	now.Cluster = &facts.Cluster{Name: "c", ClusterRoles: []facts.ClusterRole{role("kept", "get"), role("changed", "list"), role("new", "get")}}
+	got := Compare(saved, now, options.ModuleCaller)
+	want := []string{"cluster c: ClusterRole changed changed (its labels, rules or aggregation) since the plan was saved",
+		"cluster c: ClusterRole gone was there when the plan was saved and is gone", "cluster c: ClusterRole new is there now and was not when the plan was saved"}
+	if !slices.Equal(got, want) {
+		t.Errorf("differences %q; want %q", got, want)
+	}
+	now.Cluster.ClusterRoles = slices.Clone(saved.Cluster.ClusterRoles)
+	if d := Compare(saved, now, options.ModuleCaller); len(d) != 0 {
+		t.Errorf("the same roles differ: %q", d)
+	}
+	now.Cluster.ClusterRoles = nil
+	if d := Compare(saved, now, options.ModuleCaller); len(d) != 1 || !strings.Contains(d[0], "its ClusterRoles were read when the plan was saved and are not read now") {
+		t.Errorf("roles not read now: %q", d)
 	}
 }
 

@@ -1,42 +1,32 @@
 package service
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
-	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/rbac"
 )
 
-// clusterRoles reads the live cluster's ClusterRoles when a candidate
-// binds one cluster-wide, and resolves every such binding against them
-// (resolveRoles). A cluster that does not let the planner list its
-// ClusterRoles, or holds more than it reads, leaves the bindings as the
-// archives say them, with a warning; any other failure to read it is an
-// error.
-func (s ClusterSource) clusterRoles(ctx context.Context, cands []facts.Candidate) ([]facts.Candidate, []string, error) {
-	if !slices.ContainsFunc(cands, func(c facts.Candidate) bool { return c.Contents != nil && len(c.Contents.Claims.ClusterRBAC) > 0 }) {
-		return cands, nil, nil
+// bindingsAgainst resolves, when a candidate binds a role
+// cluster-wide, its bindings against the ClusterRoles of the cluster c
+// (a live cluster's facts, or a saved snapshot's) with resolveRoles. A
+// cluster whose ClusterRoles were not read (the planner may not list
+// them, there are too many, a snapshot saved before snapshots held
+// them) leaves the bindings as the archives say them, with a warning.
+func bindingsAgainst(c *facts.Cluster, cands []facts.Candidate) ([]facts.Candidate, []string) {
+	if c == nil || !slices.ContainsFunc(cands, func(c facts.Candidate) bool { return c.Contents != nil && len(c.Contents.Claims.ClusterRBAC) > 0 }) {
+		return cands, nil
 	}
-	cl, err := s.clients()
-	if err != nil {
-		return nil, nil, err
+	if c.ClusterRoles == nil {
+		why := c.ClusterRolesUnread
+		if why == "" {
+			why = "it holds none (a snapshot saved by an earlier zarf-planner: save it again)"
+		}
+		return cands, []string{fmt.Sprintf("the cluster-wide bindings of roles the packages do not ship, or that aggregate others, were not resolved against the ClusterRoles of %s: %s", c.Where(), why)}
 	}
-	roles, err := cl.ClusterRoles(ctx)
-	switch {
-	case apierrors.IsForbidden(err), errors.Is(err, cluster.ErrTooManyClusterRoles):
-		return cands, []string{fmt.Sprintf("the cluster-wide bindings of roles the packages do not ship, or that aggregate others, were not resolved against the cluster's ClusterRoles: %v", err)}, nil
-	case err != nil:
-		return nil, nil, err
-	}
-	out, warnings := resolveRoles(cands, cl.Name, roles)
-	return out, warnings, nil
+	return resolveRoles(cands, c.Name, c.ClusterRoles)
 }
 
 // resolveRoles resolves each candidate's cluster-wide bindings against

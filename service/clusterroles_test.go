@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,6 +124,45 @@ func TestKyvernosAggregatedRolesResolveAgainstTheCluster(t *testing.T) {
 		t.Errorf("problems %+v; want the admission controller's wildcard, aggregated from grab-all, refused", res.Errors)
 	}
 
+	// A snapshot of the cluster carries its ClusterRoles: planned from
+	// it, offline, the same wildcard is refused, named; a snapshot
+	// without them (an earlier zarf-planner's) leaves the roles
+	// unknown and says why.
+	snap, err := cl.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.ClusterRoles) < 50 || snap.ClusterRolesUnread != "" {
+		t.Fatalf("the snapshot holds %d ClusterRoles (%q)", len(snap.ClusterRoles), snap.ClusterRolesUnread)
+	}
+	file := filepath.Join(t.TempDir(), "snapshot.json")
+	b, err := json.Marshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res = planOf(t, dir, options.Request{Snapshot: file, Read: options.Read{Policy: pol}})
+	if !res.Failed || !slices.ContainsFunc(res.Errors, func(p planner.Problem) bool {
+		return strings.Contains(p.Message, "aggregated from ClusterRole grab-all, kyverno:admission-controller:core, as cluster ")
+	}) {
+		t.Errorf("from the snapshot: %+v; want grab-all's wildcard refused", res.Errors)
+	}
+	snap.ClusterRoles = nil
+	if b, err = json.Marshal(snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res = planOf(t, dir, options.Request{Snapshot: file})
+	if res.Failed || !slices.ContainsFunc(res.Plan.Warnings, func(w string) bool {
+		return strings.Contains(w, "were not resolved against the ClusterRoles of cluster ") && strings.Contains(w, "it holds none (a snapshot saved by an earlier zarf-planner: save it again)")
+	}) {
+		t.Errorf("from a snapshot without roles: %s %q", res.Msg, res.Warnings)
+	}
+
 	// A planner that may read everything it reads but ClusterRoles
 	// plans with the archive's roles, unknown, and says why.
 	kc := c.UserKubeconfig(t, "no-roles")
@@ -145,7 +185,7 @@ func TestKyvernosAggregatedRolesResolveAgainstTheCluster(t *testing.T) {
 		t.Fatalf("without leave to list ClusterRoles: %s", res.Msg)
 	}
 	if !slices.ContainsFunc(res.Plan.Warnings, func(w string) bool {
-		return strings.Contains(w, "were not resolved against the cluster's ClusterRoles") && strings.Contains(w, "forbidden")
+		return strings.Contains(w, "were not resolved against the ClusterRoles of cluster ") && strings.Contains(w, "forbidden")
 	}) {
 		t.Errorf("warnings %q; want one saying the ClusterRoles could not be listed", res.Plan.Warnings)
 	}

@@ -192,8 +192,9 @@ func (req Request) Files() []options.File {
 
 // Read does a plan's reading: the cluster's facts in cluster mode, the
 // directory's archives, and then, against a live cluster, who owns the
-// objects the archives would create and the cluster's ClusterRoles their
-// cluster-wide bindings are resolved against (clusterRoles). It returns early, a failure to read, when the
+// objects the archives would create. In cluster mode the archives'
+// cluster-wide bindings are resolved against the cluster's ClusterRoles
+// (bindingsAgainst). It returns early, a failure to read, when the
 // plan ends there; an error only when ctx ends.
 func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error) {
 	if req.Cluster.Snapshot != "" && req.Options.Mode == "" {
@@ -268,14 +269,10 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 			}
 			return nil, withCounts(ownershipFailure(req, err), dir.Counts), nil
 		}
+	}
+	if req.Options.Mode == options.ModeCluster {
 		var warnings []string
-		if dir.Candidates, warnings, err = req.Cluster.clusterRoles(ctx, dir.Candidates); err != nil {
-			if ctx.Err() != nil {
-				return nil, nil, ctx.Err()
-			}
-			msg := fmt.Sprintf("cannot resolve the packages' cluster-wide role bindings against the cluster: %v", err)
-			return nil, withCounts(fail(msg, []planner.Problem{{Kind: planner.KindCluster, Packages: []string{}, Message: err.Error()}}, req.Warnings, nil), dir.Counts), nil
-		}
+		dir.Candidates, warnings = bindingsAgainst(req.Options.Cluster, dir.Candidates)
 		dir.Warnings = append(dir.Warnings, warnings...)
 	}
 	return &Prepared{Request: req, Directory: dir, Key: key, Policy: pol, Ownership: own, Contents: contents}, nil, nil

@@ -124,8 +124,10 @@ func NewClients(cfg *rest.Config, name string) (*Clients, error) {
 
 // Snapshot reads, without changing anything, what planning needs from a
 // cluster: its version, node architectures, Established CRDs, storage
-// classes, CSI drivers, Active namespaces and zarf's deployed packages
-// with their health. A package is healthy only when every required
+// classes, CSI drivers, Active namespaces, zarf's deployed packages
+// with their health, and its ClusterRoles (ClusterRoles; a list the
+// planner may not make, or too many roles, is said in
+// ClusterRolesUnread instead). A package is healthy only when every required
 // component is Succeeded at the package's current generation (zarf's
 // observedGeneration equals its generation). Errors name the cluster and,
 // for a refused list, the permission the planner needs.
@@ -206,6 +208,17 @@ func (cl *Clients) Snapshot(ctx context.Context) (*facts.Cluster, error) {
 			continue
 		}
 		c.Packages = append(c.Packages, p)
+	}
+	// A planner not let list ClusterRoles, or a cluster of more than it
+	// reads, still plans: the bindings they would resolve stay as the
+	// archives say them (ClusterRolesUnread).
+	switch roles, err := cl.ClusterRoles(ctx); {
+	case err == nil:
+		c.ClusterRoles = roles
+	case apierrors.IsForbidden(err), errors.Is(err, ErrTooManyClusterRoles):
+		c.ClusterRolesUnread = err.Error()
+	default:
+		return nil, err
 	}
 	for _, l := range [][]string{c.NodeArchitectures, c.CRDs, c.StorageClasses, c.CSIDrivers, c.Namespaces} {
 		slices.Sort(l)

@@ -22,6 +22,13 @@ type Cluster struct {
 	// Capabilities are provided by installed packages (their documents'
 	// provides.capabilities, when known).
 	Capabilities []string `json:"capabilities,omitempty"`
+	// ClusterRoles are its ClusterRoles as aggregation reads them (by
+	// name): a package's cluster-wide bindings of roles it does not
+	// ship, or that aggregate others, are resolved against them. Nil
+	// when they were not read; ClusterRolesUnread then says why (empty
+	// in a snapshot saved before snapshots held them).
+	ClusterRoles       []ClusterRole `json:"cluster_roles,omitempty"`
+	ClusterRolesUnread string        `json:"cluster_roles_unread,omitempty"`
 }
 
 // InstalledPackage is a Zarf package deployed on the cluster.
