@@ -225,3 +225,44 @@ func TestABindingOfARoleOnlyTheClusterHoldsTakesItsRules(t *testing.T) {
 		t.Errorf("unknowns %+v", u)
 	}
 }
+
+// A role known offline (view, built in) that cannot be settled against
+// the cluster's roles (they aggregate in a cycle there) is unknown in
+// cluster mode, and a zarf variable's role is left for zarf to name.
+func TestABuiltInRoleTheClusterCannotSettleIsUnknown(t *testing.T) {
+	cand := facts.Candidate{Name: "p", Version: "1.0.0", Path: "/d/p.tar.zst", Contents: &facts.Contents{Claims: facts.Claims{
+		ClusterRBAC: []facts.RBACClaim{
+			{Role: "view", Builtin: true, Rules: []facts.Rule{{Verbs: []string{"get"}}}, Binding: facts.Origin{Kind: "ClusterRoleBinding", Name: "b"}},
+			{Role: "###ZARF_VAR_ROLE###", Rules: []facts.Rule{}, Binding: facts.Origin{Kind: "ClusterRoleBinding", Name: "z"}},
+		},
+		Unknown: []facts.UnknownClaim{{Kind: facts.UnknownRBAC, Subject: "ClusterRole/###ZARF_VAR_ROLE###", Reason: "not shipped"}},
+	}}}
+	roles := []facts.ClusterRole{
+		{Name: "view", Labels: []string{"n=view"}, Aggregates: true, Selectors: []string{"n=loop"}},
+		{Name: "loop", Labels: []string{"n=loop"}, Aggregates: true, Selectors: []string{"n=view"}},
+	}
+	got, _ := resolveRoles([]facts.Candidate{cand}, "lab", roles)
+	u := got[0].Contents.Claims.Unknown
+	if len(u) != 2 || u[0].Reason != "not shipped" || u[1].Subject != "ClusterRole/view" || !strings.Contains(u[1].Reason, "against the ClusterRoles of cluster lab it cannot be settled") ||
+		!slices.Equal(u[1].Affects, []string{facts.ClaimClusterRBAC}) {
+		t.Errorf("unknowns %+v", u)
+	}
+	if b := got[0].Contents.Claims.ClusterRBAC; b[0].Cluster != "" || b[1].Cluster != "" {
+		t.Errorf("bindings %+v; want neither resolved", b)
+	}
+}
+
+// The cluster's ClusterRoles stay in the plan's cluster facts only when
+// a package binds a role cluster-wide (a saved plan records them then
+// alone), and the facts given are not changed.
+func TestTheClustersRolesAreKeptOnlyWhenAPackageBindsOne(t *testing.T) {
+	c := &facts.Cluster{Name: "lab", ClusterRoles: []facts.ClusterRole{{Name: "view"}}}
+	binds := []facts.Candidate{{Contents: &facts.Contents{Claims: facts.Claims{ClusterRBAC: []facts.RBACClaim{{Role: "view"}}}}}}
+	if got := withoutUnusedRoles(c, binds); got != c {
+		t.Errorf("a package binds a role: the roles were dropped")
+	}
+	got := withoutUnusedRoles(c, []facts.Candidate{{Contents: &facts.Contents{}}})
+	if got.ClusterRoles != nil || len(c.ClusterRoles) != 1 || got.Name != "lab" {
+		t.Errorf("no package binds a role: kept %v (given %v)", got.ClusterRoles, c.ClusterRoles)
+	}
+}

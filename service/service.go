@@ -274,6 +274,7 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 		var warnings []string
 		dir.Candidates, warnings = bindingsAgainst(req.Options.Cluster, dir.Candidates)
 		dir.Warnings = append(dir.Warnings, warnings...)
+		req.Options.Cluster = withoutUnusedRoles(req.Options.Cluster, dir.Candidates)
 	}
 	return &Prepared{Request: req, Directory: dir, Key: key, Policy: pol, Ownership: own, Contents: contents}, nil, nil
 }

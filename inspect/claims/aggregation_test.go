@@ -98,8 +98,8 @@ metadata: {name: b}
 roleRef: {kind: ClusterRole, name: like-admin}
 `)
 	b := c.Claims.ClusterRBAC[0]
-	if !slices.Equal(b.Aggregated, []string{"edit"}) {
-		t.Fatalf("aggregated %v; want edit (the built-in role labelled aggregate-to-admin)", b.Aggregated)
+	if !slices.Equal(b.Aggregated, []string{"edit", "system:aggregate-to-admin"}) {
+		t.Fatalf("aggregated %v; want edit and system:aggregate-to-admin (the built-in roles labelled aggregate-to-admin)", b.Aggregated)
 	}
 	if !slices.ContainsFunc(b.Rules, func(r facts.Rule) bool { return slices.Equal(r.Resources, []string{"widgets"}) }) || len(b.Rules) < 10 {
 		t.Errorf("rules %v; want edit's, with mine's through view", b.Rules)
@@ -120,4 +120,75 @@ aggregationRule: {clusterRoleSelectors: [{matchExpressions: [{key: a, operator: 
 		}
 	}
 	t.Errorf("unknowns %+v; want one naming aggregationRule.clusterRoleSelectors[0]", c.Claims.Unknown)
+}
+
+// Kubernetes' own roles carry their labels: a role selecting every
+// bootstrap role reaches cluster-admin's wildcard, as it would in a
+// cluster.
+func TestARoleSelectingTheBootstrapRolesGetsClusterAdminsWildcard(t *testing.T) {
+	c := withManifest(t, `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: sneaky}
+aggregationRule: {clusterRoleSelectors: [{matchLabels: {kubernetes.io/bootstrapping: rbac-defaults}}]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: b}
+roleRef: {kind: ClusterRole, name: sneaky}
+`)
+	b := c.Claims.ClusterRBAC[0]
+	if !b.Wildcard || !slices.Contains(b.Aggregated, "cluster-admin") {
+		t.Errorf("binding %+v; want cluster-admin's wildcard aggregated", b)
+	}
+}
+
+// A role of the package labelled to join view, and itself aggregating
+// another, adds to view what it aggregates, not its own (empty) rules.
+func TestARoleAggregatedIntoViewBringsWhatItAggregates(t *testing.T) {
+	c := withManifest(t, `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: joins-view, labels: {rbac.authorization.k8s.io/aggregate-to-view: "true"}}
+aggregationRule: {clusterRoleSelectors: [{matchLabels: {example.com/part: "yes"}}]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: part, labels: {example.com/part: "yes"}}
+rules: [{apiGroups: [example.com], resources: [gizmos], verbs: [watch]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: b}
+roleRef: {kind: ClusterRole, name: view}
+`)
+	b := c.Claims.ClusterRBAC[0]
+	if !b.Builtin || !slices.ContainsFunc(b.Rules, func(r facts.Rule) bool { return slices.Equal(r.Resources, []string{"gizmos"}) }) || !slices.Contains(b.Aggregated, "joins-view") {
+		t.Errorf("view %+v; want part's rule through joins-view", b)
+	}
+}
+
+// A role whose name is not printable as it is could be taken for
+// another: it is not among the package's roles, and a binding of it is
+// unknown, naming the binding, with no rules claimed.
+func TestARoleNameThatIsNotPrintableIsNotMatched(t *testing.T) {
+	c := withManifest(t, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: \"evil\\u0001\"}\nrules: [{apiGroups: [\"*\"], resources: [\"*\"], verbs: [\"*\"]}]\n---\n"+
+		"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: b}\nroleRef: {kind: ClusterRole, name: \"evil\\u0001\"}\n")
+	if len(c.Claims.ClusterRBAC) != 0 || len(c.ClusterRoles) != 0 {
+		t.Errorf("bindings %+v, roles %+v; want none matched", c.Claims.ClusterRBAC, c.ClusterRoles)
+	}
+	if !slices.ContainsFunc(c.Claims.Unknown, func(u facts.UnknownClaim) bool {
+		return u.Kind == facts.UnknownRBAC && strings.HasPrefix(u.Subject, "ClusterRoleBinding/b") && slices.Equal(u.Affects, []string{facts.ClaimClusterRBAC})
+	}) {
+		t.Errorf("unknowns %+v; want the binding's", c.Claims.Unknown)
+	}
+}
+
+// An aggregationRule with no selectors is refused, as the API server
+// refuses it.
+func TestAnAggregationRuleWithoutSelectorsIsNamed(t *testing.T) {
+	c := withManifest(t, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: r}\naggregationRule: {}\n")
+	if !slices.ContainsFunc(c.Claims.Unknown, func(u facts.UnknownClaim) bool {
+		return strings.Contains(u.Reason, "aggregationRule holds no clusterRoleSelectors")
+	}) {
+		t.Errorf("unknowns %+v", c.Claims.Unknown)
+	}
 }

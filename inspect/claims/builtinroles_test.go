@@ -29,7 +29,7 @@ var updateBuiltin = flag.Bool("update-builtin", false, "rewrite builtinroles.go 
 // controller (kube-controller-manager, which the test cluster does not
 // run) fills them: the rules of every other role its selectors match, by
 // role name, each rule once.
-func servedRoles(t *testing.T) (map[string][]facts.Rule, map[string]claims.Aggregation) {
+func servedRoles(t *testing.T) (map[string][]facts.Rule, map[string]claims.Aggregation, map[string]map[string]string) {
 	c := clustertest.Start(t)
 	list, err := c.Client.RbacV1().ClusterRoles().List(context.Background(), metav1.ListOptions{})
 	if err != nil {
@@ -79,6 +79,12 @@ func servedRoles(t *testing.T) (map[string][]facts.Rule, map[string]claims.Aggre
 		}
 		agg[r.Name] = a
 	}
+	labelled := map[string]map[string]string{}
+	for _, r := range roles {
+		if len(r.Labels) > 0 {
+			labelled[r.Name] = r.Labels
+		}
+	}
 	out := map[string][]facts.Rule{}
 	for _, r := range roles {
 		var fr []facts.Rule
@@ -87,7 +93,7 @@ func servedRoles(t *testing.T) (map[string][]facts.Rule, map[string]claims.Aggre
 		}
 		out[r.Name] = fr
 	}
-	return out, agg
+	return out, agg, labelled
 }
 
 func matches(t *testing.T, sels []metav1.LabelSelector, l map[string]string) bool {
@@ -108,12 +114,15 @@ func matches(t *testing.T, sels []metav1.LabelSelector, l map[string]string) boo
 // version .tools/bin holds) serves: the same roles, the same rules.
 // With -update-builtin it rewrites builtinroles.go from them.
 func TestBuiltinRolesAreThoseTheAPIServerMakes(t *testing.T) {
-	served, agg := servedRoles(t)
+	served, agg, labelled := servedRoles(t)
 	if *updateBuiltin {
-		writeBuiltin(t, served, agg)
+		writeBuiltin(t, served, agg, labelled)
 	}
 	if !reflect.DeepEqual(claims.BuiltinAggregations, agg) {
 		t.Errorf("aggregations: got %+v; want %+v", claims.BuiltinAggregations, agg)
+	}
+	if !reflect.DeepEqual(claims.BuiltinLabels, labelled) {
+		t.Errorf("labels: got %+v; want %+v", claims.BuiltinLabels, labelled)
 	}
 	table := claims.BuiltinRoles
 	if got, want := slices.Sorted(maps.Keys(table)), slices.Sorted(maps.Keys(served)); !slices.Equal(got, want) {
@@ -141,7 +150,7 @@ func ruleStrings(rs []facts.Rule) []string {
 	return out
 }
 
-func writeBuiltin(t *testing.T, served map[string][]facts.Rule, agg map[string]claims.Aggregation) {
+func writeBuiltin(t *testing.T, served map[string][]facts.Rule, agg map[string]claims.Aggregation, labelled map[string]map[string]string) {
 	var b bytes.Buffer
 	v, err := os.ReadFile("../../testdata/tools/kube-apiserver/go.mod")
 	if err != nil {
@@ -192,6 +201,14 @@ var builtinAggregations = map[string]aggregation{
 `)
 	for _, name := range slices.Sorted(maps.Keys(agg)) {
 		fmt.Fprintf(&b, "%q: {Selectors: %#v, Labels: %#v},\n", name, agg[name].Selectors, agg[name].Labels)
+	}
+	fmt.Fprintf(&b, "}\n\n")
+	fmt.Fprintf(&b, `// builtinLabels are the labels of the built-in roles (those that have
+// any), by which a role that aggregates others selects them.
+var builtinLabels = map[string]map[string]string{
+`)
+	for _, name := range slices.Sorted(maps.Keys(labelled)) {
+		fmt.Fprintf(&b, "%q: %#v,\n", name, labelled[name])
 	}
 	fmt.Fprintf(&b, "}\n")
 	src, err := format.Source(b.Bytes())

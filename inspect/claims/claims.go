@@ -41,6 +41,7 @@ import (
 	"github.com/zarf-dev/zarf/src/api/v1alpha1"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/rbac"
 )
 
 // Component is what inspect kept of one component tarball
@@ -158,8 +159,11 @@ type collector struct {
 	crdScope map[string]string // group/Kind → Namespaced or Cluster
 	roles    map[string]*roleDef
 	bindings []binding
-	ns       map[string]*facts.NamespaceClaim
-	images   map[string]*imageUse
+	// universe is the package's roles among Kubernetes' own (settle).
+	universe    *rbac.Universe
+	universeErr error
+	ns          map[string]*facts.NamespaceClaim
+	images      map[string]*imageUse
 	// imageUses counts the images workloads name, to maxImageUses.
 	imageUses int
 	// notInstalled are the objects Helm never creates when zarf deploys
@@ -373,7 +377,12 @@ func (c *collector) object(component, file, defaultNS string, o object) {
 		for _, x := range o.Rules {
 			r.rules = append(r.rules, facts.Rule{APIGroups: texts(x.APIGroups), Resources: texts(x.Resources), ResourceNames: texts(x.ResourceNames), NonResourceURLs: texts(x.NonResourceURLs), Verbs: texts(x.Verbs)})
 		}
-		c.roles[o.Metadata.Name] = r
+		// A name that is not shown as it is (text) could be taken for
+		// another role's: such a role is claimed as an object only, and
+		// a binding of it is unknown.
+		if text(o.Metadata.Name) == o.Metadata.Name {
+			c.roles[o.Metadata.Name] = r
+		}
 	case group == "rbac.authorization.k8s.io" && o.Kind == "ClusterRoleBinding":
 		b := binding{origin: origin, role: o.RoleRef.Name}
 		for _, s := range o.Subjects {
@@ -418,20 +427,32 @@ func (c *collector) finish() {
 		}
 	}
 	for _, b := range c.bindings {
-		claim := facts.RBACClaim{Binding: b.origin, Role: text(b.role), Rules: []facts.Rule{}, Subjects: b.subjects}
+		if text(b.role) != b.role {
+			c.unknownOf(affectsRBAC, facts.UnknownRBAC, b.origin.Object(), "it binds cluster-wide the ClusterRole "+text(b.role)+", a name that is not printable as it is: which role that is, and its rules, cannot be told for certain", b.origin)
+			continue
+		}
+		claim := facts.RBACClaim{Binding: b.origin, Role: b.role, Rules: []facts.Rule{}, Subjects: b.subjects}
 		r := c.roles[b.role]
 		_, isBuiltin := builtinRoles[b.role]
 		switch {
 		case r == nil && isBuiltin:
 			claim.Builtin = true
-			claim.Rules = c.builtinRules(b.role)
+			if got, err := c.settle(b.role); err != nil {
+				claim.Rules = slices.Clone(builtinRoles[b.role])
+				c.unknownOf(affectsRBAC, facts.UnknownRBAC, "ClusterRole/"+b.role, "the roles it aggregates cannot be settled: "+err.Error(), b.origin)
+			} else {
+				claim.Rules = got.Rules
+				if got.Aggregates {
+					claim.Aggregated = got.From
+				}
+			}
 		case r == nil:
 			c.unknownOf(affectsRBAC, facts.UnknownRBAC, "ClusterRole/"+text(b.role), "bound cluster-wide by "+b.origin.Object()+" but not shipped by the package, nor one Kubernetes makes: its rules are the cluster's", b.origin)
 		case r.aggregates:
 			ro := r.origin
 			claim.RoleOrigin = &ro
 			why := "it aggregates the rules of other ClusterRoles: those of the roles the package ships and Kubernetes makes that it selects are listed, those of any other role of the cluster it selects only the cluster knows"
-			if agg, err := c.aggregated(b.role); err != nil {
+			if agg, err := c.settle(b.role); err != nil {
 				claim.Rules = r.rules
 				why = "it aggregates the rules of other ClusterRoles, and " + err.Error()
 			} else {

@@ -18,3 +18,6 @@ type Aggregation = aggregation
 
 // BuiltinAggregations are the built-in roles that aggregate others.
 var BuiltinAggregations = builtinAggregations
+
+// BuiltinLabels are the labels of the built-in roles.
+var BuiltinLabels = builtinLabels

@@ -449,6 +449,9 @@ func claimed(obj runtime.Object) (object, error) {
 	}
 	o.Aggregates = u.Object["aggregationRule"] != nil
 	if o.AggregationRule != nil {
+		if len(o.AggregationRule.ClusterRoleSelectors) == 0 {
+			return o, errors.New("is not a ClusterRole Kubernetes accepts: its aggregationRule holds no clusterRoleSelectors (at least one is required)")
+		}
 		for i := range o.AggregationRule.ClusterRoleSelectors {
 			sel, err := metav1.LabelSelectorAsSelector(&o.AggregationRule.ClusterRoleSelectors[i])
 			if err != nil {

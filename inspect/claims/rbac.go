@@ -3,6 +3,9 @@ package claims
 import (
 	"maps"
 	"slices"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/rbac"
@@ -17,57 +20,30 @@ type aggregation struct {
 	Labels    map[string]string
 }
 
-// selects says one of the selectors matches labels.
-func (a aggregation) selects(labels map[string]string) bool {
-	for _, sel := range a.Selectors {
-		match := len(sel) > 0
-		for k, v := range sel {
-			match = match && labels[k] == v
-		}
-		if match {
-			return true
-		}
-	}
-	return false
-}
-
-// builtinRules are the rules a ClusterRoleBinding of the built-in role
-// name binds: Kubernetes' own, and, for a role that aggregates others,
-// those of every ClusterRole the package ships that it aggregates
-// (directly, or through a built-in role it aggregates: a role labelled
-// aggregate-to-view reaches view, edit and admin). Each rule once.
-func (c *collector) builtinRules(name string) []facts.Rule {
-	rules := slices.Clone(builtinRoles[name])
-	reached := map[string]bool{name: true}
-	queue := []string{name}
-	for len(queue) > 0 {
-		r := queue[0]
-		queue = queue[1:]
-		a, ok := builtinAggregations[r]
-		if !ok {
-			continue
-		}
-		for _, other := range slices.Sorted(maps.Keys(builtinAggregations)) {
-			if !reached[other] && a.selects(builtinAggregations[other].Labels) {
-				reached[other] = true
-				queue = append(queue, other)
-			}
-		}
-		for _, n := range slices.Sorted(maps.Keys(c.roles)) {
-			if !a.selects(c.roles[n].labels) {
-				continue
-			}
-			for _, x := range c.roles[n].rules {
-				if !slices.ContainsFunc(rules, func(y facts.Rule) bool { return sameRule(x, y) }) {
-					rules = append(rules, x)
+// builtinClusterRoles are the roles Kubernetes makes as aggregation
+// reads them: their labels and rules, and the selectors of those that
+// aggregate others (admin, edit, view).
+var builtinClusterRoles = sync.OnceValue(func() []facts.ClusterRole {
+	var out []facts.ClusterRole
+	for _, name := range slices.Sorted(maps.Keys(builtinRoles)) {
+		r := facts.ClusterRole{Name: name, Labels: rbac.Labels(builtinLabels[name]), Rules: builtinRoles[name]}
+		if a, ok := builtinAggregations[name]; ok {
+			r.Aggregates = true
+			for _, ml := range a.Selectors {
+				sel, err := metav1.LabelSelectorAsSelector(&metav1.LabelSelector{MatchLabels: ml})
+				if err != nil {
+					// The table is Kubernetes' own, tested against
+					// its API server: a selector it refuses leaves the
+					// role aggregating nothing, as the controller would.
+					continue
 				}
+				r.Selectors = append(r.Selectors, sel.String())
 			}
 		}
+		out = append(out, r)
 	}
-	return rules
-}
-
-func sameRule(a, b facts.Rule) bool { return rbac.Equal(a, b) }
+	return out
+})
 
 // clusterRoles are the ClusterRoles the package ships, by name, as
 // Contents holds them.
@@ -79,30 +55,30 @@ func (c *collector) clusterRoles() []facts.ClusterRole {
 	return out
 }
 
+// clusterRole is the role as Contents holds it. Its name is printable
+// (collect keeps no other), and so are its selectors (Kubernetes'
+// selector syntax, of validated keys and values).
 func (r *roleDef) clusterRole(name string) facts.ClusterRole {
 	rules := r.rules
 	if rules == nil {
 		rules = []facts.Rule{}
 	}
-	return facts.ClusterRole{Name: text(name), Origin: r.origin, Labels: texts(rbac.Labels(r.labels)), Rules: rules,
-		Aggregates: r.aggregates, Selectors: texts(r.selectors)}
+	return facts.ClusterRole{Name: name, Origin: r.origin, Labels: texts(rbac.Labels(r.labels)), Rules: rules,
+		Aggregates: r.aggregates, Selectors: slices.Clone(r.selectors)}
 }
 
-// aggregated is the role name of the package's as aggregation settles
-// it among the package's roles and those Kubernetes makes (with the
-// rules builtinRules gives them, and the labels builtinAggregations
-// knows): what it holds in a cluster that adds no role of its own.
-func (c *collector) aggregated(name string) (rbac.Resolved, error) {
-	var all []facts.ClusterRole
-	for _, n := range slices.Sorted(maps.Keys(builtinRoles)) {
-		all = append(all, facts.ClusterRole{Name: n, Labels: rbac.Labels(builtinAggregations[n].Labels), Rules: c.builtinRules(n)})
+// settle is the role name as aggregation settles it among the package's
+// roles and those Kubernetes makes: what it holds in a cluster that adds
+// no role of its own (the universe is made once per package).
+func (c *collector) settle(name string) (rbac.Resolved, error) {
+	if c.universe == nil && c.universeErr == nil {
+		roles := slices.Clone(builtinClusterRoles())
+		roles = append(roles, c.clusterRoles()...)
+		c.universe, c.universeErr = rbac.NewUniverse(roles)
 	}
-	for _, n := range slices.Sorted(maps.Keys(c.roles)) {
-		all = append(all, c.roles[n].clusterRole(n))
+	if c.universeErr != nil {
+		return rbac.Resolved{}, c.universeErr
 	}
-	got, err := rbac.Resolve(all)
-	if err != nil {
-		return rbac.Resolved{}, err
-	}
-	return got[name], nil
+	r, _, err := c.universe.Settle(name)
+	return r, err
 }

@@ -305,5 +305,11 @@ func DecodeSnapshot(path string, b []byte) (*facts.Cluster, error) {
 	if c.Name == "" {
 		c.Name = "snapshot " + filepath.Base(path)
 	}
+	roles, err := Sanitize(c.ClusterRoles)
+	if err != nil {
+		return nil, fmt.Errorf("the saved snapshot %s: cluster_roles: %w; save it again from a cluster that holds fewer", path, err)
+	}
+	c.ClusterRoles = roles
+	c.ClusterRolesUnread = facts.Printable(c.ClusterRolesUnread)
 	return &c, nil
 }

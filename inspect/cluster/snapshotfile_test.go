@@ -12,6 +12,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
@@ -104,5 +105,26 @@ current-context: ctx
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%s still blocked on a FIFO certificate after 5 s", name)
 		}
+	}
+}
+
+// A saved snapshot's ClusterRoles are held to what a live read keeps:
+// names that are not printable left out, every other string made
+// printable, and more roles than are read refused, naming the field.
+func TestASnapshotsClusterRolesAreHeldAsALiveReadsAre(t *testing.T) {
+	doc := `{"name":"lab","cluster_roles":[{"name":"evil\u0001","origin":{},"labels":[],"rules":[],"aggregates":false},` +
+		`{"name":"ok","origin":{"kind":"Forged"},"labels":["a=\u001b[31m"],"rules":[{"verbs":["get\u0007"]}],"aggregates":false}]}`
+	c, err := cluster.DecodeSnapshot("s.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.ClusterRoles) != 1 || c.ClusterRoles[0].Name != "ok" || c.ClusterRoles[0].Origin.Kind != "ClusterRole" ||
+		facts.Printable(c.ClusterRoles[0].Labels[0]) != c.ClusterRoles[0].Labels[0] || facts.Printable(c.ClusterRoles[0].Rules[0].Verbs[0]) != c.ClusterRoles[0].Rules[0].Verbs[0] {
+		t.Errorf("roles %+v", c.ClusterRoles)
+	}
+	defer cluster.SetClusterRoleBounds(500, 1, cluster.MaxClusterRoleRules)()
+	two := `{"name":"lab","cluster_roles":[{"name":"a","origin":{},"labels":[],"rules":[],"aggregates":false},{"name":"b","origin":{},"labels":[],"rules":[],"aggregates":false}]}`
+	if _, err := cluster.DecodeSnapshot("s.json", []byte(two)); err == nil || !strings.Contains(err.Error(), "cluster_roles") {
+		t.Errorf("err %v", err)
 	}
 }

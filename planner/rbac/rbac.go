@@ -8,6 +8,7 @@ package rbac
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -18,6 +19,24 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
+
+// Bounds of a Universe: an archive is hostile, and a cluster's roles
+// are read from outside the planner.
+const (
+	// MaxSelectors bounds the aggregation selectors of a universe's
+	// roles together (each role's distinct ones): each is matched
+	// against every role once. Real clusters hold a few dozen.
+	MaxSelectors = 1024
+	// MaxRules bounds the rules one role settles on.
+	MaxRules = 4096
+	// Budget bounds the rules a universe's walks read together, for
+	// every role asked of it (a hundred bindings of admin read some
+	// 15,000).
+	Budget = 1 << 18
+)
+
+// ErrBudget says a universe read as many rules as Budget allows.
+var ErrBudget = fmt.Errorf("settling them reads more than %d rules", Budget)
 
 // Equal says a and b are the same rule, as the controller compares them
 // (an empty list and none alike).
@@ -46,67 +65,168 @@ func Labels(m map[string]string) []string {
 	return out
 }
 
-// Aggregate is what the controller makes of role's rules among roles:
-// for each of its selectors in turn, every other role it selects, in
-// name order, each rule not yet gathered. It returns the rules and the
-// names of every role a selector selected (sorted, each once), whether
-// or not it added a rule not already there. A selector Kubernetes
-// cannot parse is an error (the controller leaves such a role as it
-// is). An empty selector ("") selects every role, as Kubernetes reads
-// an aggregationRule selector with no labels and no expressions.
-func Aggregate(role facts.ClusterRole, roles []facts.ClusterRole) (rules []facts.Rule, from []string, err error) {
-	byName := slices.SortedFunc(slices.Values(roles), func(a, b facts.ClusterRole) int { return cmp.Compare(a.Name, b.Name) })
-	sets := make([]labels.Set, len(byName))
-	for i, r := range byName {
-		sets[i] = Set(r.Labels)
-	}
-	picked, err := selected(role, byName, sets)
-	if err != nil {
-		return nil, nil, err
-	}
-	rules, from = gather(picked, func(i int) []facts.Rule { return byName[i].Rules }, byName)
-	return rules, from, nil
+// Resolved is a role with the rules the controller settles it on.
+type Resolved struct {
+	facts.ClusterRole
+	// From are the roles an aggregating role's selectors select (sorted):
+	// those it takes its rules from.
+	From []string
 }
 
-// selected are the indexes into byName (sorted by name, with their label
-// sets) of the roles role's selectors select, selector by selector.
-func selected(role facts.ClusterRole, byName []facts.ClusterRole, sets []labels.Set) ([]int, error) {
+// Universe is a set of ClusterRoles, by name, that roles are settled
+// among: a cluster's, with a package's replacing those of their names.
+// Who selects whom depends on labels and selectors alone, which
+// aggregation never changes, so a role is settled by one walk: its
+// selectors' roles in order, each aggregating one walked in turn, each
+// rule kept once. That is the controller's fixpoint: a rule seen twice
+// is seen first where the controller keeps it.
+type Universe struct {
+	byName []facts.ClusterRole
+	index  map[string]int
+	sets   []labels.Set
+	picks  map[int][]int
+	budget int
+}
+
+// NewUniverse is the universe of roles, a later role of a name replacing
+// an earlier one. More than MaxSelectors selectors is an error.
+func NewUniverse(roles []facts.ClusterRole) (*Universe, error) {
+	last := map[string]facts.ClusterRole{}
+	for _, r := range roles {
+		last[r.Name] = r
+	}
+	u := &Universe{byName: slices.SortedFunc(maps.Values(last), func(a, b facts.ClusterRole) int { return cmp.Compare(a.Name, b.Name) }),
+		index: map[string]int{}, picks: map[int][]int{}, budget: Budget}
+	selectors := 0
+	u.sets = make([]labels.Set, len(u.byName))
+	for i, r := range u.byName {
+		u.index[r.Name] = i
+		u.sets[i] = Set(r.Labels)
+		if r.Aggregates {
+			selectors += len(slices.Compact(slices.Sorted(slices.Values(r.Selectors))))
+		}
+	}
+	if selectors > MaxSelectors {
+		return nil, fmt.Errorf("their aggregationRules hold %d selectors, more than the %d the planner matches", selectors, MaxSelectors)
+	}
+	return u, nil
+}
+
+// Has says the universe holds a role of that name.
+func (u *Universe) Has(name string) bool {
+	_, ok := u.index[name]
+	return ok
+}
+
+// Settle is the role of that name as the controller settles it (ok
+// false when the universe holds none). An error says it cannot be
+// known: it reaches a selector Kubernetes cannot parse, a cycle of
+// aggregating roles (whose rules would depend on the order the
+// controller took them in), more than MaxRules rules, or the end of the
+// universe's Budget.
+func (u *Universe) Settle(name string) (_ Resolved, ok bool, _ error) {
+	i, ok := u.index[name]
+	if !ok {
+		return Resolved{}, false, nil
+	}
+	r := Resolved{ClusterRole: u.byName[i]}
+	r.Rules = slices.Clone(r.Rules)
+	if !r.Aggregates {
+		return r, true, nil
+	}
+	picked, err := u.picked(i)
+	if err != nil {
+		return Resolved{}, true, err
+	}
+	for _, j := range picked {
+		r.From = append(r.From, u.byName[j].Name)
+	}
+	slices.Sort(r.From)
+	w := walk{u: u, onPath: map[int]bool{i: true}, done: map[int]bool{i: true}, seen: map[string]bool{}, rules: []facts.Rule{}}
+	if err := w.gather(picked); err != nil {
+		return Resolved{}, true, fmt.Errorf("ClusterRole %s: %w", name, err)
+	}
+	r.Rules = w.rules
+	return r, true, nil
+}
+
+// walk gathers the rules of one role's settling.
+type walk struct {
+	u      *Universe
+	onPath map[int]bool
+	done   map[int]bool
+	seen   map[string]bool
+	rules  []facts.Rule
+}
+
+func (w *walk) gather(picked []int) error {
+	for _, j := range picked {
+		if w.onPath[j] {
+			return fmt.Errorf("it selects, through ClusterRole %s, itself or a role that selects it: roles that aggregate each other in a cycle hold rules that depend on the order the cluster took them in", w.u.byName[j].Name)
+		}
+		if w.done[j] {
+			// Every rule it holds was seen the first time.
+			continue
+		}
+		r := w.u.byName[j]
+		if r.Aggregates {
+			sub, err := w.u.picked(j)
+			if err != nil {
+				return err
+			}
+			w.onPath[j] = true
+			if err := w.gather(sub); err != nil {
+				return err
+			}
+			w.onPath[j] = false
+			w.done[j] = true
+			continue
+		}
+		w.done[j] = true
+		for _, x := range r.Rules {
+			if w.u.budget--; w.u.budget < 0 {
+				return ErrBudget
+			}
+			if k := ruleKey(x); !w.seen[k] {
+				w.seen[k] = true
+				if len(w.rules) == MaxRules {
+					return fmt.Errorf("it aggregates more than %d rules", MaxRules)
+				}
+				w.rules = append(w.rules, x)
+			}
+		}
+	}
+	return nil
+}
+
+// picked are the roles role i's selectors select, selector by selector,
+// each role by name and once, itself never (remembered).
+func (u *Universe) picked(i int) ([]int, error) {
+	if p, ok := u.picks[i]; ok {
+		return p, nil
+	}
+	r := u.byName[i]
 	var out []int
-	for _, s := range role.Selectors {
+	in := map[int]bool{}
+	done := map[string]bool{}
+	for _, s := range r.Selectors {
+		if done[s] {
+			continue
+		}
+		done[s] = true
 		sel, err := labels.Parse(s)
 		if err != nil {
-			return nil, fmt.Errorf("ClusterRole %s: its aggregationRule selector %q: %w", role.Name, s, err)
+			return nil, fmt.Errorf("ClusterRole %s: its aggregationRule selector %s: %w", r.Name, strconv.Quote(s), err)
 		}
-		for i, r := range byName {
-			if r.Name != role.Name && sel.Matches(sets[i]) {
-				out = append(out, i)
+		for j := range u.byName {
+			if j != i && !in[j] && sel.Matches(u.sets[j]) {
+				in[j] = true
+				out = append(out, j)
 			}
 		}
 	}
+	u.picks[i] = out
 	return out, nil
-}
-
-// gather is the rules of the roles picked, in order, each once, and
-// their names (sorted, each once).
-func gather(picked []int, rulesOf func(int) []facts.Rule, byName []facts.ClusterRole) ([]facts.Rule, []string) {
-	rules := []facts.Rule{}
-	var from []string
-	seenRule := map[string]bool{}
-	seenRole := map[int]bool{}
-	for _, i := range picked {
-		if !seenRole[i] {
-			seenRole[i] = true
-			from = append(from, byName[i].Name)
-		}
-		for _, x := range rulesOf(i) {
-			if k := ruleKey(x); !seenRule[k] {
-				seenRule[k] = true
-				rules = append(rules, x)
-			}
-		}
-	}
-	slices.Sort(from)
-	return rules, from
 }
 
 // ruleKey is a rule as one string: two rules have the same key when
@@ -122,80 +242,5 @@ func ruleKey(r facts.Rule) string {
 	return b.String()
 }
 
-// Resolved is a role with the rules the controller settles it on.
-type Resolved struct {
-	facts.ClusterRole
-	// From are the roles an aggregating role's rules came from (sorted).
-	From []string
-}
-
-// Resolve settles roles as the controller does when it has run until
-// nothing changes: every aggregating role holds the rules Aggregate
-// gives it among the roles as they are settled. Which role selects
-// which depends on labels and selectors alone, which aggregation never
-// changes, so each role is settled once, after the aggregating roles it
-// selects. A later role of a name replaces an earlier one (a package's
-// role replaces the cluster's of its name). Aggregating roles that
-// select each other in a cycle hold rules that depend on the order the
-// controller happened to take them in: that is an error, as is a
-// selector Kubernetes cannot parse. The roles come back by name.
-func Resolve(roles []facts.ClusterRole) (map[string]Resolved, error) {
-	last := map[string]facts.ClusterRole{}
-	for _, r := range roles {
-		last[r.Name] = r
-	}
-	byName := slices.SortedFunc(maps.Values(last), func(a, b facts.ClusterRole) int { return cmp.Compare(a.Name, b.Name) })
-	sets := make([]labels.Set, len(byName))
-	for i, r := range byName {
-		sets[i] = Set(r.Labels)
-	}
-	picks := make([][]int, len(byName))
-	for i, r := range byName {
-		if !r.Aggregates {
-			continue
-		}
-		p, err := selected(r, byName, sets)
-		if err != nil {
-			return nil, err
-		}
-		picks[i] = p
-	}
-	const (
-		unsettled = iota
-		settling
-		settled
-	)
-	state := make([]int, len(byName))
-	out := make([]Resolved, len(byName))
-	var settle func(i int) error
-	settle = func(i int) error {
-		switch state[i] {
-		case settled:
-			return nil
-		case settling:
-			return fmt.Errorf("the aggregated ClusterRole %s selects, through others, itself: roles that aggregate each other in a cycle hold rules that depend on the order the cluster took them in", byName[i].Name)
-		}
-		state[i] = settling
-		r := Resolved{ClusterRole: byName[i]}
-		if r.Aggregates {
-			for _, j := range picks[i] {
-				if err := settle(j); err != nil {
-					return err
-				}
-			}
-			r.Rules, r.From = gather(picks[i], func(j int) []facts.Rule { return out[j].Rules }, byName)
-		} else {
-			r.Rules = slices.Clone(r.Rules)
-		}
-		out[i], state[i] = r, settled
-		return nil
-	}
-	res := make(map[string]Resolved, len(byName))
-	for i := range byName {
-		if err := settle(i); err != nil {
-			return nil, err
-		}
-		res[byName[i].Name] = out[i]
-	}
-	return res, nil
-}
+// IsBudget says err is a universe's end of Budget.
+func IsBudget(err error) bool { return errors.Is(err, ErrBudget) }

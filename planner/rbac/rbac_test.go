@@ -3,6 +3,7 @@ package rbac
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,7 +27,21 @@ func selector(t *testing.T, ls metav1.LabelSelector) string {
 	return sel.String()
 }
 
-func TestAggregateGathersSelectorBySelectorRoleByRoleInNameOrderEachRuleOnce(t *testing.T) {
+// settle is name settled among roles, which must succeed.
+func settle(t *testing.T, name string, roles ...facts.ClusterRole) Resolved {
+	t.Helper()
+	u, err := NewUniverse(roles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok, err := u.Settle(name)
+	if err != nil || !ok {
+		t.Fatalf("settling %s: ok %v, %v", name, ok, err)
+	}
+	return r
+}
+
+func TestSelectorBySelectorRoleByRoleInNameOrderEachRuleOnce(t *testing.T) {
 	a := facts.ClusterRole{Name: "a", Labels: []string{"agg=x"}, Rules: []facts.Rule{rule("get", "pods"), rule("list", "pods")}}
 	b := facts.ClusterRole{Name: "b", Labels: []string{"agg=x", "tier=2"}, Rules: []facts.Rule{rule("list", "pods"), rule("get", "secrets")}}
 	c := facts.ClusterRole{Name: "c", Labels: []string{"other=y"}, Rules: []facts.Rule{rule("delete", "nodes")}}
@@ -35,69 +50,72 @@ func TestAggregateGathersSelectorBySelectorRoleByRoleInNameOrderEachRuleOnce(t *
 			selector(t, metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "other", Operator: metav1.LabelSelectorOpExists}}}),
 			selector(t, metav1.LabelSelector{MatchLabels: map[string]string{"agg": "x"}}),
 		}}
-	rules, from, err := Aggregate(top, []facts.ClusterRole{b, top, c, a})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := settle(t, "top", b, top, c, a)
 	// The role's own rule is replaced; c first (the first selector),
 	// then a and b by name; b's list pods is a's.
 	want := []facts.Rule{rule("delete", "nodes"), rule("get", "pods"), rule("list", "pods"), rule("get", "secrets")}
-	if !reflect.DeepEqual(rules, want) {
-		t.Errorf("rules %v, want %v", rules, want)
+	if !reflect.DeepEqual(got.Rules, want) {
+		t.Errorf("rules %v, want %v", got.Rules, want)
 	}
-	if !reflect.DeepEqual(from, []string{"a", "b", "c"}) {
-		t.Errorf("from %v", from)
+	if !reflect.DeepEqual(got.From, []string{"a", "b", "c"}) {
+		t.Errorf("from %v", got.From)
+	}
+	if plain := settle(t, "a", a, top); !reflect.DeepEqual(plain.Rules, a.Rules) || plain.From != nil {
+		t.Errorf("a role that aggregates nothing settles on %+v", plain)
 	}
 }
 
 func TestAnEmptySelectorSelectsEveryRoleAsKubernetesReadsIt(t *testing.T) {
-	s := selector(t, metav1.LabelSelector{})
-	all := facts.ClusterRole{Name: "all", Aggregates: true, Selectors: []string{s}}
+	all := facts.ClusterRole{Name: "all", Aggregates: true, Selectors: []string{selector(t, metav1.LabelSelector{})}}
 	admin := facts.ClusterRole{Name: "cluster-admin", Rules: []facts.Rule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}}
-	rules, from, err := Aggregate(all, []facts.ClusterRole{all, admin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rules) != 1 || !rules[0].Wildcard() || !reflect.DeepEqual(from, []string{"cluster-admin"}) {
-		t.Errorf("an empty selector gathered %v from %v", rules, from)
+	got := settle(t, "all", all, admin)
+	if len(got.Rules) != 1 || !got.Rules[0].Wildcard() || !reflect.DeepEqual(got.From, []string{"cluster-admin"}) {
+		t.Errorf("an empty selector gathered %v from %v", got.Rules, got.From)
 	}
 }
 
 func TestAggregatingNothingIsNoRules(t *testing.T) {
 	r := facts.ClusterRole{Name: "r", Aggregates: true, Rules: []facts.Rule{rule("get", "pods")}, Selectors: []string{"none=here"}}
-	rules, from, err := Aggregate(r, []facts.ClusterRole{r})
-	if err != nil || len(rules) != 0 || from != nil || rules == nil {
-		t.Errorf("got %v %v %v, want no rules (not nil) from none", rules, from, err)
+	got := settle(t, "r", r)
+	if got.Rules == nil || len(got.Rules) != 0 || got.From != nil {
+		t.Errorf("got %+v; want no rules (not nil) from none", got)
 	}
 }
 
-func TestASelectorKubernetesRefusesIsAnError(t *testing.T) {
-	r := facts.ClusterRole{Name: "r", Aggregates: true, Selectors: []string{"a in (("}}
-	if _, _, err := Aggregate(r, nil); err == nil || !strings.Contains(err.Error(), "ClusterRole r") {
+func TestASelectorKubernetesRefusesIsAnErrorOfTheRolesThatReachIt(t *testing.T) {
+	bad := facts.ClusterRole{Name: "bad", Aggregates: true, Selectors: []string{"a in (("}}
+	other := facts.ClusterRole{Name: "other", Labels: []string{"x=1"}}
+	u, err := NewUniverse([]facts.ClusterRole{bad, other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := u.Settle("bad"); err == nil || !strings.Contains(err.Error(), "ClusterRole bad") {
 		t.Errorf("err %v", err)
 	}
+	if _, ok, err := u.Settle("other"); !ok || err != nil {
+		t.Errorf("a role that does not reach it: %v %v", ok, err)
+	}
+	if _, ok, err := u.Settle("missing"); ok || err != nil {
+		t.Errorf("a role the universe lacks: %v %v", ok, err)
+	}
 }
 
-func TestResolveSettlesChainsAsTheControllerWould(t *testing.T) {
+func TestChainsSettleAsTheControllerWould(t *testing.T) {
 	// view <- leaf; edit aggregates view's (labelled aggregate-to-edit);
 	// admin aggregates edit's: leaf's rule reaches admin through two
 	// roles, in whatever order the roles are given.
 	leaf := facts.ClusterRole{Name: "leaf", Labels: []string{"to-view=true"}, Rules: []facts.Rule{rule("get", "widgets")}}
 	view := facts.ClusterRole{Name: "view", Labels: []string{"to-edit=true"}, Aggregates: true, Selectors: []string{"to-view=true"}}
 	edit := facts.ClusterRole{Name: "edit", Labels: []string{"to-admin=true"}, Aggregates: true, Selectors: []string{"to-edit=true"}, Rules: []facts.Rule{rule("stale", "rule")}}
-	admin := facts.ClusterRole{Name: "admin", Aggregates: true, Selectors: []string{"to-admin=true"}}
+	admin := facts.ClusterRole{Name: "admin", Aggregates: true, Selectors: []string{"to-admin=true", "to-view=true"}}
 	for _, order := range [][]facts.ClusterRole{{leaf, view, edit, admin}, {admin, edit, view, leaf}} {
-		got, err := Resolve(order)
-		if err != nil {
-			t.Fatal(err)
-		}
 		for _, n := range []string{"view", "edit", "admin"} {
-			if !reflect.DeepEqual(got[n].Rules, []facts.Rule{rule("get", "widgets")}) {
-				t.Errorf("%s settled on %v", n, got[n].Rules)
+			if got := settle(t, n, order...); !reflect.DeepEqual(got.Rules, []facts.Rule{rule("get", "widgets")}) {
+				t.Errorf("%s settled on %v", n, got.Rules)
 			}
 		}
-		if !reflect.DeepEqual(got["admin"].From, []string{"edit"}) || !reflect.DeepEqual(got["leaf"].Rules, leaf.Rules) {
-			t.Errorf("admin from %v; leaf %v", got["admin"].From, got["leaf"].Rules)
+		if got := settle(t, "admin", order...); !reflect.DeepEqual(got.From, []string{"edit", "leaf"}) {
+			t.Errorf("admin from %v", got.From)
 		}
 	}
 }
@@ -106,20 +124,86 @@ func TestALaterRoleReplacesAnEarlierOfItsName(t *testing.T) {
 	cl := facts.ClusterRole{Name: "x", Labels: []string{"agg=1"}, Rules: []facts.Rule{rule("get", "old")}}
 	pkg := facts.ClusterRole{Name: "x", Labels: []string{"agg=1"}, Rules: []facts.Rule{rule("get", "new")}}
 	top := facts.ClusterRole{Name: "top", Aggregates: true, Selectors: []string{"agg=1"}}
-	got, err := Resolve([]facts.ClusterRole{cl, top, pkg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got["top"].Rules, []facts.Rule{rule("get", "new")}) {
-		t.Errorf("top %v", got["top"].Rules)
+	if got := settle(t, "top", cl, top, pkg); !reflect.DeepEqual(got.Rules, []facts.Rule{rule("get", "new")}) {
+		t.Errorf("top %v", got.Rules)
 	}
 }
 
-func TestRolesAggregatingEachOtherAreAnError(t *testing.T) {
-	a := facts.ClusterRole{Name: "a", Labels: []string{"n=a"}, Aggregates: true, Selectors: []string{"n=b"}, Rules: []facts.Rule{rule("get", "a")}}
-	b := facts.ClusterRole{Name: "b", Labels: []string{"n=b"}, Aggregates: true, Selectors: []string{"n=a"}, Rules: []facts.Rule{rule("get", "b")}}
-	if _, err := Resolve([]facts.ClusterRole{a, b}); err == nil || !strings.Contains(err.Error(), "ClusterRole a selects, through others, itself") {
+func TestRolesAggregatingEachOtherAreAnErrorOfThoseThatReachTheCycle(t *testing.T) {
+	a := facts.ClusterRole{Name: "a", Labels: []string{"n=a"}, Aggregates: true, Selectors: []string{"n=b"}}
+	b := facts.ClusterRole{Name: "b", Labels: []string{"n=b"}, Aggregates: true, Selectors: []string{"n=a"}}
+	apart := facts.ClusterRole{Name: "apart", Aggregates: true, Selectors: []string{"n=c"}}
+	c := facts.ClusterRole{Name: "c", Labels: []string{"n=c"}, Rules: []facts.Rule{rule("get", "c")}}
+	u, err := NewUniverse([]facts.ClusterRole{a, b, apart, c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := u.Settle("a"); err == nil || !strings.Contains(err.Error(), "in a cycle") {
 		t.Errorf("err %v", err)
+	}
+	if r, _, err := u.Settle("apart"); err != nil || len(r.Rules) != 1 {
+		t.Errorf("a role apart from the cycle: %+v %v", r, err)
+	}
+}
+
+func TestTooManySelectorsIsAnError(t *testing.T) {
+	var roles []facts.ClusterRole
+	for i := range MaxSelectors + 1 {
+		roles = append(roles, facts.ClusterRole{Name: fmt.Sprint(i), Aggregates: true, Selectors: []string{fmt.Sprintf("n=%d", i), fmt.Sprintf("n=%d", i)}})
+	}
+	if _, err := NewUniverse(roles); err == nil || !strings.Contains(err.Error(), "selectors") {
+		t.Errorf("err %v", err)
+	}
+	// The same selector twice counts once.
+	if _, err := NewUniverse(roles[:MaxSelectors]); err != nil {
+		t.Errorf("at the bound: %v", err)
+	}
+}
+
+func TestARoleOfMoreThanMaxRulesIsAnError(t *testing.T) {
+	part := facts.ClusterRole{Name: "part", Labels: []string{"p=1"}}
+	for i := range MaxRules + 1 {
+		part.Rules = append(part.Rules, rule("get", fmt.Sprint(i)))
+	}
+	top := facts.ClusterRole{Name: "top", Aggregates: true, Selectors: []string{"p=1"}}
+	u, err := NewUniverse([]facts.ClusterRole{part, top})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := u.Settle("top"); err == nil || !strings.Contains(err.Error(), "more than 4096 rules") {
+		t.Errorf("err %v", err)
+	}
+}
+
+// A chain of roles, each bound, with a rule of its own at every link:
+// every link settles on the rules below it, and the universe's walks
+// together read no more than Budget rules, past which they say so.
+func TestAChainWithRulesAtEveryLinkIsBounded(t *testing.T) {
+	const n = MaxSelectors
+	var roles []facts.ClusterRole
+	for i := range n {
+		name := fmt.Sprintf("r%04d", i)
+		r := facts.ClusterRole{Name: name, Labels: []string{fmt.Sprintf("to=r%04d", i+1)}}
+		if i > 0 {
+			r.Aggregates, r.Selectors = true, []string{"to=" + name}
+		}
+		// Its own rule, in a role its selector selects too.
+		roles = append(roles, r, facts.ClusterRole{Name: fmt.Sprintf("own%04d", i), Labels: []string{"to=" + name}, Rules: []facts.Rule{rule("get", name)}})
+	}
+	u, err := NewUniverse(roles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := u.Settle("r0010")
+	if err != nil || len(r.Rules) != 10 || !slices.Equal(r.From, []string{"own0010", "r0009"}) {
+		t.Fatalf("r0010: %d rules from %v, %v", len(r.Rules), r.From, err)
+	}
+	var budget error
+	for i := n - 1; i > 0 && budget == nil; i-- {
+		_, _, budget = u.Settle(fmt.Sprintf("r%04d", i))
+	}
+	if !IsBudget(budget) {
+		t.Errorf("the universe's walks read %d rules or more without saying so: %v", Budget, budget)
 	}
 }
 
@@ -131,24 +215,5 @@ func TestLabelsRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(map[string]string(Set(ls)), m) {
 		t.Errorf("set %v", Set(ls))
-	}
-}
-
-// A chain as long as the roles a cluster may hold settles, each role
-// holding the one rule at its end.
-func TestALongChainSettles(t *testing.T) {
-	const n = 4096
-	roles := []facts.ClusterRole{{Name: "r0000", Labels: []string{"to=r0001"}, Rules: []facts.Rule{rule("get", "end")}}}
-	for i := 1; i < n; i++ {
-		name := fmt.Sprintf("r%04d", i)
-		roles = append(roles, facts.ClusterRole{Name: name, Labels: []string{fmt.Sprintf("to=r%04d", i+1)}, Aggregates: true, Selectors: []string{"to=" + name}})
-	}
-	got, err := Resolve(roles)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := got[fmt.Sprintf("r%04d", n-1)]
-	if !reflect.DeepEqual(last.Rules, []facts.Rule{rule("get", "end")}) || !reflect.DeepEqual(last.From, []string{fmt.Sprintf("r%04d", n-2)}) {
-		t.Errorf("the end of the chain holds %v from %v", last.Rules, last.From)
 	}
 }
