@@ -44,8 +44,9 @@ import (
 // refuses chart file names that are not UTF-8; 6: images and their
 // registries normalised as the container tools read them, docker.io; 7:
 // images used by workloads, host files and actions, what each unknown
-// claim affects.)
-const Schema = 7
+// claim affects; 8: charts say the cluster they were rendered against
+// and their lookups, and a lookup its answer.)
+const Schema = 8
 
 // EnvDir overrides the default cache directory.
 const EnvDir = kept.EnvDir

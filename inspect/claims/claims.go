@@ -563,7 +563,13 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 	}
 	out.Rendered = true
 	out.Notes = append(out.Notes, texts(r.Notes)...)
-	if r.Cluster {
+	switch {
+	case r.Cluster && r.Asked:
+		// Rendered once with the cluster's answers: what it claims there
+		// is known, and its lookups are listed with those answers.
+		out.RenderedAgainst = text(r.Against)
+		out.Lookups = askedLookups(r.Lookups)
+	case r.Cluster:
 		// What its lookups can change: lookup.go.
 		c.lookupUnknown(component, file, zc.Name, zc.Namespace, r, origin)
 	}
