@@ -129,9 +129,11 @@ func CatalogFrom(abs string, d *inspect.Directory, signer Signer) *Catalog {
 // contents, and what a plan warns about each package it plans: where
 // the declared and the shipped disagree (DeclaredVsShipped), and every
 // image a workload uses that the package does not carry
-// (UncarriedImages). Nothing when the contents are unknown.
+// (UncarriedImages), and what each chart rendered against a cluster
+// looked up there (LookupWarnings). Nothing when the contents are
+// unknown.
 func ContentWarnings(p *facts.Prerequisites, c *facts.Contents) []string {
-	return append(DeclaredVsShipped(p, c), UncarriedImages(c)...)
+	return append(append(DeclaredVsShipped(p, c), UncarriedImages(c)...), LookupWarnings(c)...)
 }
 
 // UncarriedImages warns about each image a workload of the package uses

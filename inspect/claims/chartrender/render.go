@@ -16,6 +16,7 @@ import (
 	"strings"
 	"text/template"
 	"time"
+	"unicode"
 
 	"github.com/Masterminds/sprig/v3"
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -81,7 +82,7 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 		var why string
 		again, err := renderWith(ctx, req, Found, rec, left, func(msg string) {
 			if !refused {
-				refused, why = true, claims.FirstLine(errors.New(msg))
+				refused, why = true, failReason(msg)
 			}
 		})
 		var bad *claims.ChartError
@@ -129,9 +130,20 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 // caller, from a cluster.
 const askedNote = "its templates call lookup, which reads the cluster: rendered with the cluster's answers (read-only, metadata only)"
 
-// renderAsked renders req once, its lookups answered by req.Asking.
+// renderAsked renders req once, its lookups answered by req.Asking. A
+// template that calls fail fails it with fail's message (its first line
+// that says something), as Helm's install would fail.
 func renderAsked(ctx context.Context, req claims.ChartRequest, rec *Recorder) (claims.Rendered, error) {
-	r, err := RenderWith(ctx, req, req.Asking, rec, claims.RenderTimeout)
+	var why string
+	r, err := renderWith(ctx, req, req.Asking, rec, claims.RenderTimeout, func(msg string) {
+		if why == "" {
+			why = failReason(msg)
+		}
+	})
+	var bad *claims.ChartError
+	if errors.As(err, &bad) && why != "" && !bad.Abandoned {
+		return claims.Rendered{}, &claims.ChartError{Reason: "a template calls fail: " + why}
+	}
 	if err != nil {
 		return r, err
 	}
@@ -142,6 +154,19 @@ func renderAsked(ctx context.Context, req claims.ChartRequest, rec *Recorder) (c
 		}
 	}
 	return r, nil
+}
+
+// failReason is the first line of a fail message that says something
+// (a letter or digit), without the frame a chart may draw around it
+// ("| An earlier installation was detected |"), printable and cut short.
+func failReason(msg string) string {
+	for _, line := range strings.Split(msg, "\n") {
+		t := strings.Trim(line, " \t|+-=*#")
+		if strings.IndexFunc(t, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+			return claims.FirstLine(errors.New(t))
+		}
+	}
+	return claims.FirstLine(errors.New(msg))
 }
 
 // absentNote is the note of a chart whose lookups were answered that
