@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -127,16 +129,38 @@ func AnswerSummary(answer map[string]any, err error) string {
 // Ask is next with every request's lookups answered by asking (the
 // cluster named cluster): each request says Ask, and a rendering whose
 // lookups were asked (Rendered.Asked) says it was rendered against
-// cluster (Rendered.Against). A Memo does not remember such renders:
-// their answers are the cluster's of the moment.
+// cluster (Rendered.Against), each of its lookups with the summary of
+// its answer (AnswerSummary) where the renderer gave none. A Memo does
+// not remember such renders: their answers are the cluster's of the
+// moment.
 func Ask(next Renderer, asking Asking, cluster string) Renderer {
 	return RenderFunc(func(ctx context.Context, req ChartRequest) (Rendered, error) {
-		req.Ask, req.Asking = true, asking
+		var mu sync.Mutex
+		answers := map[facts.Lookup]string{}
+		req.Ask = true
+		req.Asking = AskingFunc(func(ctx context.Context, l facts.Lookup) (map[string]any, error) {
+			m, err := asking.Lookup(ctx, l)
+			mu.Lock()
+			answers[CleanLookup(l)] = AnswerSummary(m, err)
+			mu.Unlock()
+			return m, err
+		})
 		r, err := next.Render(ctx, req)
-		if err == nil && r.Asked {
-			r.Against = cluster
+		if err != nil || !r.Asked {
+			return r, err
 		}
-		return r, err
+		r.Against = cluster
+		mu.Lock()
+		defer mu.Unlock()
+		lookups := slices.Clone(r.Lookups)
+		for i, l := range lookups {
+			if l.Answer == "" {
+				l.Answer = answers[CleanLookup(l)]
+				lookups[i] = l
+			}
+		}
+		r.Lookups = lookups
+		return r, nil
 	})
 }
 
