@@ -134,7 +134,7 @@ func chartText(ch facts.Chart) string {
 		more = append(more, "not rendered")
 	}
 	if ch.RenderedAgainst != "" {
-		more = append(more, "rendered against cluster "+ch.RenderedAgainst)
+		more = append(more, "lookups answered by cluster "+ch.RenderedAgainst)
 	}
 	if len(more) > 0 {
 		s += " (" + strings.Join(more, ", ") + ")"

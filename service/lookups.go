@@ -92,9 +92,9 @@ func lookupFailureAll(req Request, msg string) *Result {
 }
 
 // LookupWarnings are one warning per chart of the contents that was
-// rendered against a cluster (facts.Chart.RenderedAgainst): what its
-// templates looked up there, each with the cluster's answer, so an
-// operator sees what a chart asked of the cluster.
+// rendered against a cluster (facts.Chart.RenderedAgainst), or could
+// not be: what its templates looked up there, each with the cluster's
+// answer, so an operator sees what a chart asked of the cluster.
 func LookupWarnings(c *facts.Contents) []string {
 	if c == nil {
 		return nil
@@ -108,6 +108,10 @@ func LookupWarnings(c *facts.Contents) []string {
 			asked := make([]string, 0, len(ch.Lookups))
 			for _, l := range ch.Lookups {
 				asked = append(asked, fmt.Sprintf("%s (%s)", l, l.Answer))
+			}
+			if !ch.Rendered {
+				out = append(out, fmt.Sprintf("chart %s of component %s could not be rendered against cluster %s; before it failed, its templates looked up: %s", ch.Name, comp.Name, ch.RenderedAgainst, strings.Join(asked, ", ")))
+				continue
 			}
 			out = append(out, fmt.Sprintf("chart %s of component %s was rendered against cluster %s; its templates looked up: %s", ch.Name, comp.Name, ch.RenderedAgainst, strings.Join(asked, ", ")))
 		}

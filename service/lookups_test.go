@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -184,6 +185,51 @@ func TestAPolicyRefusingALookupOfflineHoldsTheClustersAnswer(t *testing.T) {
 		if strings.Contains(p.Message, "lookup") {
 			t.Errorf("a problem of the lookup remains: %s", p.Message)
 		}
+	}
+}
+
+// A chart that reads a looked-up Secret's data (metrics-server's, to
+// reuse its certificate) cannot be rendered against the cluster once the
+// Secret exists: the planner never hands a chart a Secret's data, so
+// the template breaks, as it would on a Secret without data. The chart
+// is an unknown claim, and still lists what it asked of the cluster.
+func TestAChartReadingASecretsDataIsNotRenderedAgainstTheCluster(t *testing.T) {
+	c := clustertest.Start(t)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "metrics-server", Namespace: "kube-system"}, Data: map[string][]byte{"tls.crt": []byte("hunter2-cert"), "tls.key": []byte("hunter2-key")}}
+	if _, err := c.Client.CoreV1().Secrets("kube-system").Create(context.Background(), secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	live := options.Request{Plan: options.Plan{Mode: options.ModeCluster}, Cluster: options.Cluster{Kubeconfig: c.Kubeconfig}}
+	read, early, err := Read(context.Background(), NewRequest(realChartDir(t, "zarf-package-metrics-server-helm-tls-amd64-3.13.1.tar.zst"), live, options.CLICaller))
+	if err != nil || early != nil {
+		t.Fatalf("reading in cluster mode: %v %+v", err, early)
+	}
+	contents := read.Directory.Candidates[0].Contents
+	ch := contents.Components[0].Charts[0]
+	want := facts.Lookup{APIVersion: "v1", Kind: "Secret", Namespace: "kube-system", Name: "metrics-server", Answer: "exists"}
+	if ch.Rendered || ch.RenderedAgainst == "" || len(ch.Lookups) != 1 || ch.Lookups[0] != want {
+		t.Errorf("chart %+v; want it not rendered, against the cluster, with %+v", ch, want)
+	}
+	var reasons []string
+	for _, u := range contents.Claims.Unknown {
+		reasons = append(reasons, u.Reason)
+	}
+	if !containsPart(reasons, "it could not be rendered: rendering: template: metrics-server/templates/apiservice.yaml") || !containsPart(reasons, "index of untyped nil") {
+		t.Errorf("unknowns %q; want the chart's, saying its template broke on the data it was not given", reasons)
+	}
+	b, err := json.Marshal(contents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "hunter2") {
+		t.Errorf("the contents hold the Secret's data: %s", b)
+	}
+	res := read.Decide()
+	if res.Failed {
+		t.Fatalf("%s", res.Msg)
+	}
+	if w := "chart metrics-server of component metrics-server could not be rendered against cluster " + ch.RenderedAgainst + "; before it failed, its templates looked up: v1/Secret kube-system/metrics-server (exists)"; !containsPart(res.Plan.Warnings, w) {
+		t.Errorf("warnings %q lack %q", res.Plan.Warnings, w)
 	}
 }
 

@@ -66,12 +66,17 @@ func TestAChartAskedOfAClusterClaimsWhatItsAnswersMake(t *testing.T) {
 		t.Errorf("with the role in the cluster: lookups %+v, RBAC %+v, cluster-scoped %+v, unknowns %+v; want no claim of it", ch.Lookups, exists.Claims.ClusterRBAC, exists.Claims.ClusterScoped, exists.Claims.Unknown)
 	}
 
-	// Helm's refusal fails the render: the chart is not rendered.
 	refused := askedChart(t, claims.AskingFunc(func(context.Context, facts.Lookup) (map[string]any, error) {
 		return nil, claims.ChartErrorf("cluster prod does not serve API version rbac.authorization.k8s.io/v1")
 	}))
-	if ch := refused.Components[0].Charts[0]; ch.Rendered || len(refused.Claims.Unknown) != 1 || !strings.Contains(refused.Claims.Unknown[0].Reason, "does not serve API version") {
+	// Helm's refusal fails the render: the chart is not rendered, and
+	// lists what it asked, with the refusal.
+	ch = refused.Components[0].Charts[0]
+	if ch.Rendered || len(refused.Claims.Unknown) != 1 || !strings.Contains(refused.Claims.Unknown[0].Reason, "does not serve API version") {
 		t.Errorf("a refused lookup: chart %+v, unknowns %+v", ch, refused.Claims.Unknown)
+	}
+	if ch.RenderedAgainst != "prod" || len(ch.Lookups) != 1 || ch.Lookups[0].Answer != "error: cluster prod does not serve API version rbac.authorization.k8s.io/v1" {
+		t.Errorf("a refused lookup: chart against %q, lookups %+v; want prod and the refusal", ch.RenderedAgainst, ch.Lookups)
 	}
 }
 

@@ -146,12 +146,29 @@ func Ask(next Renderer, asking Asking, cluster string) Renderer {
 			return m, err
 		})
 		r, err := next.Render(ctx, req)
+		mu.Lock()
+		defer mu.Unlock()
+		var bad *ChartError
+		if errors.As(err, &bad) && len(bad.Lookups)+len(answers) > 0 {
+			// The renderer's own account of its answers, when it gives
+			// one (an answer it could not take says so), else this one.
+			asked := &ChartError{Reason: bad.Reason, Abandoned: bad.Abandoned, Against: cluster, Lookups: slices.Clone(bad.Lookups)}
+			if len(asked.Lookups) == 0 {
+				for l, a := range answers {
+					l.Answer = a
+					asked.Lookups = append(asked.Lookups, l)
+				}
+			}
+			slices.SortFunc(asked.Lookups, compareLookup)
+			if len(asked.Lookups) > MaxLookups {
+				asked.Lookups = asked.Lookups[:MaxLookups]
+			}
+			return r, asked
+		}
 		if err != nil || !r.Asked {
 			return r, err
 		}
 		r.Against = cluster
-		mu.Lock()
-		defer mu.Unlock()
 		lookups := slices.Clone(r.Lookups)
 		for i, l := range lookups {
 			if l.Answer == "" {
@@ -239,6 +256,12 @@ type ChartError struct {
 	// template past its timeout in this process): the process must not
 	// render again.
 	Abandoned bool
+	// Lookups are what its templates asked the cluster Against before
+	// the render failed, each with its answer: set by Ask, so a chart
+	// that cannot be rendered against a cluster still lists what it
+	// asked of it.
+	Lookups []facts.Lookup
+	Against string
 }
 
 func (e *ChartError) Error() string { return e.Reason }

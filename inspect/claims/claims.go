@@ -552,6 +552,12 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 	var bad *ChartError
 	if errors.As(err, &bad) {
 		c.unknown(facts.UnknownRender, "chart "+text(zc.Name), "it could not be rendered: "+text(bad.Reason), origin)
+		if bad.Against != "" {
+			// Rendered against a cluster, it failed: what it asked
+			// of the cluster is listed still, with the answers.
+			out.RenderedAgainst = text(bad.Against)
+			out.Lookups = askedLookups(bad.Lookups)
+		}
 		return out, nil
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && budget.Err() != nil {

@@ -44,7 +44,8 @@ type Chart struct {
 	// answers its templates' lookups were rendered with, in cluster
 	// mode: then no unknown claim stands for its lookups, and Lookups
 	// lists them with their answers. Empty when it was rendered without
-	// a cluster.
+	// a cluster. A chart that could not be rendered against the cluster
+	// (Rendered false) still names it, and lists what it asked.
 	RenderedAgainst string `json:"rendered_against,omitempty"`
 	// Lookups are the objects its templates asked the cluster for when
 	// it was rendered against one (RenderedAgainst), each with what the

@@ -181,6 +181,9 @@ func TestAHugeAnswerFailsTheRender(t *testing.T) {
 	if !errors.As(err, &bad) || !strings.Contains(bad.Reason, fmt.Sprintf("more than the %d the renderer takes", renderproc.MaxLookupAnswer)) || !strings.Contains(bad.Reason, "v1/Secret demo/huge") {
 		t.Fatalf("a huge answer gave %v", err)
 	}
+	if len(bad.Lookups) != 1 || !strings.HasPrefix(bad.Lookups[0].Answer, "error: the cluster's answer to its lookup of v1/Secret demo/huge is ") {
+		t.Errorf("the failed render's lookups %+v; want the huge one, refused", bad.Lookups)
+	}
 	// The renderer is healthy: it answered.
 	if n := len(children(t)); n != 1 {
 		t.Fatalf("%d renderer processes; want the one kept", n)

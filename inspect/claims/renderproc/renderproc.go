@@ -53,6 +53,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -543,6 +544,18 @@ func (x *exchange) ask(ctx context.Context, q facts.Lookup) (map[string]any, err
 	}
 }
 
+// asked are the lookups the exchange answered, each with its answer's
+// summary, sorted; nil when none was.
+func (x *exchange) asked() []facts.Lookup {
+	var out []facts.Lookup
+	for l, a := range x.answers {
+		l.Answer = a
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b facts.Lookup) int { return strings.Compare(a.String(), b.String()) })
+	return out
+}
+
 // answered sets the answer of each of r's lookups from what the
 // exchange answered; a lookup the child answered itself (one no object
 // can match: claims.CleanLookup changes it) is absent.
@@ -621,7 +634,7 @@ func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration, ask
 			}
 			return claims.Rendered{}, false, fmt.Errorf("the chart renderer failed while rendering (%s)", why)
 		case res.a.ChartError != "":
-			return claims.Rendered{}, !res.a.Retire, &claims.ChartError{Reason: res.a.ChartError}
+			return claims.Rendered{}, !res.a.Retire, &claims.ChartError{Reason: res.a.ChartError, Lookups: x.asked()}
 		case res.a.Rendered == nil:
 			return claims.Rendered{}, false, errors.New("the chart renderer answered neither a rendering nor an error")
 		case res.a.Rendered.Asked != (ask.asking != nil) || (res.a.Rendered.Asked && res.a.Rendered.Found != nil):
