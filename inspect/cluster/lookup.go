@@ -63,7 +63,7 @@ func (cl *Clients) Lookup(ctx context.Context, l facts.Lookup) (map[string]any, 
 	if err != nil || l.APIVersion == "" {
 		return nil, claims.ChartErrorf("cluster %s does not serve API version %s (Helm's lookup of %s fails)", cl.Name, facts.Quote(l.APIVersion), what)
 	}
-	for _, s := range []string{l.Namespace, l.Name} {
+	for _, s := range []string{gv.Group, gv.Version, l.Namespace, l.Name} {
 		if s == "" {
 			continue
 		}

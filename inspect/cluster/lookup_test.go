@@ -114,6 +114,7 @@ func TestLookupsOfARealCluster(t *testing.T) {
 	for l, reason := range map[facts.Lookup]string{
 		{APIVersion: "example.com/v9", Kind: "Gadget", Namespace: "default", Name: "g"}: "does not serve API version example.com/v9",
 		{APIVersion: "v1", Kind: "Secret", Namespace: "default", Name: "a/b"}:           "which no request can carry",
+		{APIVersion: "../v1", Kind: "Secret", Namespace: "default", Name: "x"}:          "which no request can carry",
 	} {
 		if _, err := cl.Lookup(ctx, l); !errors.As(err, &bad) || !strings.Contains(bad.Reason, reason) {
 			t.Errorf("%s: %v; want Helm's refusal saying %q", l, err, reason)

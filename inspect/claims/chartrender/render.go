@@ -141,7 +141,9 @@ func renderAsked(ctx context.Context, req claims.ChartRequest, rec *Recorder) (c
 		}
 	})
 	var bad *claims.ChartError
-	if errors.As(err, &bad) && why != "" && !bad.Abandoned {
+	// An abandoned render may still call fail: why is read only of a
+	// render that ended.
+	if errors.As(err, &bad) && !bad.Abandoned && why != "" {
 		return claims.Rendered{}, &claims.ChartError{Reason: "a template calls fail: " + why}
 	}
 	if err != nil {
