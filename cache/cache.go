@@ -45,8 +45,10 @@ import (
 // registries normalised as the container tools read them, docker.io; 7:
 // images used by workloads, host files and actions, what each unknown
 // claim affects; 8: the ClusterRoles a package ships, and the rules of
-// an aggregating role it binds gathered from them.)
-const Schema = 8
+// an aggregating role it binds gathered from them; 9: charts say the
+// cluster they were rendered against and their lookups, and a lookup its
+// answer.)
+const Schema = 9
 
 // EnvDir overrides the default cache directory.
 const EnvDir = kept.EnvDir

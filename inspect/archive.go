@@ -224,6 +224,20 @@ func Inspect(ctx context.Context, file string, limits Limits) (Archive, error) {
 	return inspectIn(ctx, nil, file, limits)
 }
 
+// InspectAsking is Inspect with every lookup of the archive's charts'
+// templates answered by asking, read-only from the cluster named
+// cluster (claims.Ask): each chart whose templates call lookup is
+// rendered once with the cluster's answers and says so
+// (facts.Chart.RenderedAgainst, Lookups), instead of an unknown claim.
+// It never goes through a cache (Inspect does not): what it reads is
+// the cluster's of the moment. An Asking that cannot ask the cluster
+// fails it with an error wrapping ErrChartRenderer and the
+// *claims.AskError.
+func InspectAsking(ctx context.Context, file string, limits Limits, asking claims.Asking, cluster string) (Archive, error) {
+	limits.Charts = claims.Ask(limits.charts(), asking, cluster)
+	return Inspect(ctx, file, limits)
+}
+
 // inspectIn is Inspect of a file directly inside the open directory dir
 // (nil: none is open), which it opens relative to dir's descriptor.
 func inspectIn(ctx context.Context, dir *os.File, file string, limits Limits) (Archive, error) {

@@ -133,11 +133,17 @@ func chartText(ch facts.Chart) string {
 	if !ch.Rendered {
 		more = append(more, "not rendered")
 	}
+	if ch.RenderedAgainst != "" {
+		more = append(more, "lookups answered by cluster "+ch.RenderedAgainst)
+	}
 	if len(more) > 0 {
 		s += " (" + strings.Join(more, ", ") + ")"
 	}
 	for _, n := range ch.Notes {
 		s += "; note: " + n
+	}
+	for _, l := range ch.Lookups {
+		s += "; lookup: " + lookupText(l)
 	}
 	return s
 }
@@ -376,19 +382,14 @@ func orNobody(subjects []string) string {
 	return strings.Join(subjects, ", ")
 }
 
-// lookupText is a Helm lookup: "v1/Secret gadgets/tls", or a list:
-// "v1/Secret in gadgets (a list)".
+// lookupText is a Helm lookup (facts.Lookup.String): "v1/Secret
+// gadgets/tls", or a list: "v1/Secret in gadgets (a list)"; with the
+// cluster's answer when it has one: "v1/Secret gadgets/tls: exists".
 func lookupText(l facts.Lookup) string {
-	s := l.APIVersion + "/" + l.Kind
-	switch {
-	case l.Name != "" && l.Namespace != "":
-		return s + " " + l.Namespace + "/" + l.Name
-	case l.Name != "":
-		return s + " " + l.Name
-	case l.Namespace != "":
-		return s + " in " + l.Namespace + " (a list)"
+	if l.Answer != "" {
+		return l.String() + ": " + l.Answer
 	}
-	return s + " (a list, every namespace)"
+	return l.String()
 }
 
 func quoteCoreGroup(g string) string {

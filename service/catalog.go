@@ -135,9 +135,12 @@ func CatalogFrom(abs string, d *inspect.Directory, signer Signer) *Catalog {
 // contents, and what a plan warns about each package it plans: where
 // the declared and the shipped disagree (DeclaredVsShipped), and every
 // image a workload uses that the package does not carry
-// (UncarriedImages). Nothing when the contents are unknown.
+// (UncarriedImages), where the rules of the bindings resolved against a
+// cluster's ClusterRoles came from (ClusterResolvedRoles), and what each
+// chart rendered against a cluster looked up there (LookupWarnings).
+// Nothing when the contents are unknown.
 func ContentWarnings(p *facts.Prerequisites, c *facts.Contents) []string {
-	return slices.Concat(DeclaredVsShipped(p, c), UncarriedImages(c), ClusterResolvedRoles(c))
+	return slices.Concat(DeclaredVsShipped(p, c), UncarriedImages(c), ClusterResolvedRoles(c), LookupWarnings(c))
 }
 
 // ClusterResolvedRoles says, of each cluster-wide binding a cluster-mode

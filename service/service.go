@@ -261,6 +261,10 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 		}
 		return nil, fail(fmt.Sprintf("cannot plan %s: %v", req.Path, err), nil, req.Warnings, nil), nil
 	}
+	// Charts that look the cluster up are rendered against it (lookups.go).
+	if early, err := req.askCluster(ctx, live, dir); early != nil || err != nil {
+		return nil, early, err
+	}
 	var own *facts.Ownership
 	if live {
 		if own, err = req.Cluster.ownership(ctx, dir.Candidates); err != nil {

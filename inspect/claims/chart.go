@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -55,6 +57,128 @@ type ChartRequest struct {
 	Values    [][]byte `json:"values,omitempty"`
 	Release   string   `json:"release"`
 	Namespace string   `json:"namespace"`
+	// Ask says its templates' lookups are answered by the renderer's
+	// caller, from a cluster, and the chart rendered once with those
+	// answers (Rendered.Asked), not twice without a cluster. A Renderer
+	// sets it from Asking, which answers them; Asking does not cross the
+	// renderer's wire.
+	Ask    bool   `json:"ask,omitempty"`
+	Asking Asking `json:"-"`
+}
+
+// Asking answers the lookups of a chart's templates from a cluster, as
+// Helm's lookup does against the API server: the object (its
+// unstructured content), or when l.Name is empty a list of them (a map
+// holding "items"), or an empty map when there is none. Only what a
+// claim needs may be in an answer: apiVersion, kind, and the metadata
+// name, namespace, labels, annotations and ownerReferences; never an
+// object's data, spec or status.
+//
+// A *ChartError is Helm's own refusal to look the object up (its kind's
+// API version is not served, say): the render fails with it, as Helm's
+// would, and the chart is reported as not rendered. Any other error
+// says the cluster could not be asked: the render is abandoned and the
+// renderer's caller gets the error (not a *ChartError), never a
+// rendering made without that answer.
+type Asking interface {
+	Lookup(ctx context.Context, l facts.Lookup) (map[string]any, error)
+}
+
+// AskingFunc adapts a function to an Asking.
+type AskingFunc func(ctx context.Context, l facts.Lookup) (map[string]any, error)
+
+// Lookup calls f.
+func (f AskingFunc) Lookup(ctx context.Context, l facts.Lookup) (map[string]any, error) {
+	return f(ctx, l)
+}
+
+// AskError is a lookup an Asking could not answer (any error of it but
+// a *ChartError): the failure of the renderer's caller to ask the
+// cluster, not the chart's. The render it was asked for is abandoned.
+type AskError struct {
+	Lookup facts.Lookup
+	Err    error
+}
+
+func (e *AskError) Error() string {
+	return fmt.Sprintf("asking the cluster for its lookup of %s: %v", e.Lookup, e.Err)
+}
+
+func (e *AskError) Unwrap() error { return e.Err }
+
+// AnswerSummary is what Lookup.Answer says of an Asking's answer: the
+// number of objects of a list ("3 objects", "1 object"), "exists" for
+// an object, "absent" for an empty map, or "error: " and the error's
+// first line.
+func AnswerSummary(answer map[string]any, err error) string {
+	if err != nil {
+		return "error: " + cut(FirstLine(err), MaxLookupText)
+	}
+	if len(answer) == 0 {
+		return "absent"
+	}
+	if items, ok := answer["items"].([]any); ok {
+		if len(items) == 1 {
+			return "1 object"
+		}
+		return fmt.Sprintf("%d objects", len(items))
+	}
+	return "exists"
+}
+
+// Ask is next with every request's lookups answered by asking (the
+// cluster named cluster): each request says Ask, and a rendering whose
+// lookups were asked (Rendered.Asked) says it was rendered against
+// cluster (Rendered.Against), each of its lookups with the summary of
+// its answer (AnswerSummary) where the renderer gave none. A Memo does
+// not remember such renders: their answers are the cluster's of the
+// moment.
+func Ask(next Renderer, asking Asking, cluster string) Renderer {
+	return RenderFunc(func(ctx context.Context, req ChartRequest) (Rendered, error) {
+		var mu sync.Mutex
+		answers := map[facts.Lookup]string{}
+		req.Ask = true
+		req.Asking = AskingFunc(func(ctx context.Context, l facts.Lookup) (map[string]any, error) {
+			m, err := asking.Lookup(ctx, l)
+			mu.Lock()
+			answers[CleanLookup(l)] = AnswerSummary(m, err)
+			mu.Unlock()
+			return m, err
+		})
+		r, err := next.Render(ctx, req)
+		mu.Lock()
+		defer mu.Unlock()
+		var bad *ChartError
+		if errors.As(err, &bad) && len(bad.Lookups)+len(answers) > 0 {
+			// The renderer's own account of its answers, when it gives
+			// one (an answer it could not take says so), else this one.
+			asked := &ChartError{Reason: bad.Reason, Abandoned: bad.Abandoned, Against: cluster, Lookups: slices.Clone(bad.Lookups)}
+			if len(asked.Lookups) == 0 {
+				for l, a := range answers {
+					l.Answer = a
+					asked.Lookups = append(asked.Lookups, l)
+				}
+			}
+			slices.SortFunc(asked.Lookups, compareLookup)
+			if len(asked.Lookups) > MaxLookups {
+				asked.Lookups = asked.Lookups[:MaxLookups]
+			}
+			return r, asked
+		}
+		if err != nil || !r.Asked {
+			return r, err
+		}
+		r.Against = cluster
+		lookups := slices.Clone(r.Lookups)
+		for i, l := range lookups {
+			if l.Answer == "" {
+				l.Answer = answers[CleanLookup(l)]
+				lookups[i] = l
+			}
+		}
+		r.Lookups = lookups
+		return r, nil
+	})
 }
 
 // Rendered is one chart's manifests, by their file in the chart
@@ -75,6 +199,13 @@ type Rendered struct {
 	// The collector compares the claims of both renders to say what the
 	// lookups can change (the unknown's Affects).
 	Found *FoundRender `json:"found,omitempty"`
+	// Asked says its lookups were answered by the caller (the request's
+	// Ask): it was rendered once, with the cluster's answers, and each
+	// of its Lookups holds its Answer; Found is nil.
+	Asked bool `json:"asked,omitempty"`
+	// Against is the cluster whose answers an Asked render used, set by
+	// Ask; it does not cross the wire.
+	Against string `json:"-"`
 	// Abandoned says a render still runs where it was abandoned (the
 	// second render past its time in the renderer's process): that
 	// process must not render again. It does not cross the wire.
@@ -125,6 +256,12 @@ type ChartError struct {
 	// template past its timeout in this process): the process must not
 	// render again.
 	Abandoned bool
+	// Lookups are what its templates asked the cluster Against before
+	// the render failed, each with its answer: set by Ask, so a chart
+	// that cannot be rendered against a cluster still lists what it
+	// asked of it.
+	Lookups []facts.Lookup
+	Against string
 }
 
 func (e *ChartError) Error() string { return e.Reason }

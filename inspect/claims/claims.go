@@ -581,6 +581,12 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 	var bad *ChartError
 	if errors.As(err, &bad) {
 		c.unknown(facts.UnknownRender, "chart "+text(zc.Name), "it could not be rendered: "+text(bad.Reason), origin)
+		if bad.Against != "" {
+			// Rendered against a cluster, it failed: what it asked
+			// of the cluster is listed still, with the answers.
+			out.RenderedAgainst = text(bad.Against)
+			out.Lookups = askedLookups(bad.Lookups)
+		}
 		return out, nil
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && budget.Err() != nil {
@@ -592,7 +598,13 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 	}
 	out.Rendered = true
 	out.Notes = append(out.Notes, texts(r.Notes)...)
-	if r.Cluster {
+	switch {
+	case r.Cluster && r.Asked:
+		// Rendered once with the cluster's answers: what it claims there
+		// is known, and its lookups are listed with those answers.
+		out.RenderedAgainst = text(r.Against)
+		out.Lookups = askedLookups(r.Lookups)
+	case r.Cluster:
 		// What its lookups can change: lookup.go.
 		c.lookupUnknown(component, file, zc.Name, zc.Namespace, r, origin)
 	}

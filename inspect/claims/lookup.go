@@ -67,6 +67,27 @@ func CleanLookups(ls []facts.Lookup) (out []facts.Lookup, dropped int) {
 	return out, dropped
 }
 
+// askedLookups are the lookups of a render asked of a cluster, as
+// CleanLookups leaves them, each with its answer (printable and cut
+// too); a lookup no answer was recorded for says so.
+func askedLookups(ls []facts.Lookup) []facts.Lookup {
+	out, _ := CleanLookups(ls)
+	byKey := map[facts.Lookup]string{}
+	for _, l := range ls {
+		byKey[CleanLookup(l)] = lookupText(l.Answer)
+	}
+	for i := range out {
+		out[i].Answer = byKey[out[i]]
+		if out[i].Answer == "" {
+			out[i].Answer = "not answered"
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 // CleanLookup is one lookup's strings, printable and cut at
 // MaxLookupText bytes.
 func CleanLookup(l facts.Lookup) facts.Lookup {

@@ -94,8 +94,13 @@ func Key(req ChartRequest) [sha256.Size]byte {
 	return [sha256.Size]byte(h.Sum(nil))
 }
 
-// Render answers from memory, or renders with the Memo's renderer.
+// Render answers from memory, or renders with the Memo's renderer. A
+// request whose lookups are asked of a cluster (ChartRequest.Ask) is
+// rendered each time, never remembered.
 func (m *Memo) Render(ctx context.Context, req ChartRequest) (Rendered, error) {
+	if req.Ask || req.Asking != nil {
+		return m.next.Render(ctx, req)
+	}
 	key := memoKey(Key(req))
 	for {
 		m.mu.Lock()

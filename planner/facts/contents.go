@@ -61,6 +61,17 @@ type Chart struct {
 	// rendering could not know (the cluster's state, deploy-time values).
 	Rendered bool     `json:"rendered"`
 	Notes    []string `json:"notes,omitempty"`
+	// RenderedAgainst is the cluster (its kubeconfig context) whose
+	// answers its templates' lookups were rendered with, in cluster
+	// mode: then no unknown claim stands for its lookups, and Lookups
+	// lists them with their answers. Empty when it was rendered without
+	// a cluster. A chart that could not be rendered against the cluster
+	// (Rendered false) still names it, and lists what it asked.
+	RenderedAgainst string `json:"rendered_against,omitempty"`
+	// Lookups are the objects its templates asked the cluster for when
+	// it was rendered against one (RenderedAgainst), each with what the
+	// cluster answered (Lookup.Answer).
+	Lookups []Lookup `json:"lookups,omitempty"`
 }
 
 // Manifest is a set of raw manifests a component deploys (zarf deploys
@@ -356,6 +367,26 @@ type Lookup struct {
 	Kind       string `json:"kind"`
 	Namespace  string `json:"namespace,omitempty"`
 	Name       string `json:"name,omitempty"`
+	// Answer summarises what the cluster answered, when the chart was
+	// rendered against one (Chart.RenderedAgainst): "absent", "exists",
+	// "3 objects", or "error: …". Empty offline.
+	Answer string `json:"answer,omitempty"`
+}
+
+// String writes the lookup as "v1/Secret gadgets/tls", a list as
+// "v1/Secret in gadgets (a list)" or "v1/Secret (a list, every
+// namespace)", without its answer.
+func (l Lookup) String() string {
+	s := l.APIVersion + "/" + l.Kind
+	switch {
+	case l.Name != "" && l.Namespace != "":
+		return s + " " + l.Namespace + "/" + l.Name
+	case l.Name != "":
+		return s + " " + l.Name
+	case l.Namespace != "":
+		return s + " in " + l.Namespace + " (a list)"
+	}
+	return s + " (a list, every namespace)"
 }
 
 // Validate holds every string of the contents to what inspect writes:
@@ -384,8 +415,11 @@ func (c *Contents) Validate() error {
 		check(comp.Name, comp.Description)
 		check(comp.Images...)
 		for _, ch := range comp.Charts {
-			check(ch.Name, ch.Version, ch.Namespace, ch.ReleaseName, ch.Source)
+			check(ch.Name, ch.Version, ch.Namespace, ch.ReleaseName, ch.Source, ch.RenderedAgainst)
 			check(ch.Notes...)
+			for _, l := range ch.Lookups {
+				check(l.APIVersion, l.Kind, l.Namespace, l.Name, l.Answer)
+			}
 		}
 		for _, m := range comp.Manifests {
 			check(m.Name, m.Namespace)
@@ -447,7 +481,7 @@ func (c *Contents) Validate() error {
 		check(x.Affects...)
 		origin(x.Origin)
 		for _, l := range x.Lookups {
-			check(l.APIVersion, l.Kind, l.Namespace, l.Name)
+			check(l.APIVersion, l.Kind, l.Namespace, l.Name, l.Answer)
 		}
 	}
 	if bad != "" {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"text/template"
 	"time"
+	"unicode"
 
 	"github.com/Masterminds/sprig/v3"
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -52,9 +53,17 @@ const maxRange = 100000
 // is returned too (Rendered.Found), with every lookup of either render
 // (Rendered.Lookups): the collector compares what the two claim. Both
 // renders share RenderTimeout and MaxRendered.
+//
+// A request whose lookups are asked (req.Asking, set by the renderer's
+// wire from req.Ask) is rendered once, its lookups answered by
+// req.Asking, and says so (Rendered.Asked): what it claims is what the
+// answers make it claim, so there is no second render to compare.
 func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, error) {
 	began := time.Now()
 	rec := NewRecorder()
+	if req.Asking != nil {
+		return renderAsked(ctx, req, rec)
+	}
 	r, err := RenderWith(ctx, req, Absent, rec, claims.RenderTimeout)
 	if err != nil || !r.Cluster {
 		return r, err
@@ -73,7 +82,7 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 		var why string
 		again, err := renderWith(ctx, req, Found, rec, left, func(msg string) {
 			if !refused {
-				refused, why = true, claims.FirstLine(errors.New(msg))
+				refused, why = true, failReason(msg)
 			}
 		})
 		var bad *claims.ChartError
@@ -116,6 +125,55 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 	}
 	return r, nil
 }
+
+// askedNote is the note of a chart whose lookups were answered by the
+// caller, from a cluster.
+const askedNote = "its templates call lookup, which reads the cluster: rendered with the cluster's answers (read-only, metadata only)"
+
+// renderAsked renders req once, its lookups answered by req.Asking. A
+// template that calls fail fails it with fail's message (its first line
+// that says something), as Helm's install would fail.
+func renderAsked(ctx context.Context, req claims.ChartRequest, rec *Recorder) (claims.Rendered, error) {
+	var why string
+	r, err := renderWith(ctx, req, req.Asking, rec, claims.RenderTimeout, func(msg string) {
+		if why == "" {
+			why = failReason(msg)
+		}
+	})
+	var bad *claims.ChartError
+	// An abandoned render may still call fail: why is read only of a
+	// render that ended.
+	if errors.As(err, &bad) && !bad.Abandoned && why != "" {
+		return claims.Rendered{}, &claims.ChartError{Reason: "a template calls fail: " + why}
+	}
+	if err != nil {
+		return r, err
+	}
+	r.Asked = true
+	for i, n := range r.Notes {
+		if n == absentNote {
+			r.Notes[i] = askedNote
+		}
+	}
+	return r, nil
+}
+
+// failReason is the first line of a fail message that says something
+// (a letter or digit), without the frame a chart may draw around it
+// ("| An earlier installation was detected |"), printable and cut short.
+func failReason(msg string) string {
+	for _, line := range strings.Split(msg, "\n") {
+		t := strings.Trim(line, " \t|+-=*#")
+		if strings.IndexFunc(t, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+			return claims.FirstLine(errors.New(t))
+		}
+	}
+	return claims.FirstLine(errors.New(msg))
+}
+
+// absentNote is the note of a chart whose lookups were answered that
+// their objects do not exist.
+const absentNote = "its templates call lookup, which reads the cluster: rendered as if the cluster held none of the objects it looks up"
 
 // RenderWith renders a chart archive once, as Render does, with every
 // lookup answered by answers, within timeout. Its lookups are recorded
@@ -252,7 +310,7 @@ func renderWith(ctx context.Context, req claims.ChartRequest, answers Answerer, 
 		r.Notes = append(r.Notes, "its templates read .Capabilities: rendered with Helm's default capabilities, not the cluster's")
 	}
 	if r.Cluster {
-		r.Notes = append(r.Notes, "its templates call lookup, which reads the cluster: rendered as if the cluster held none of the objects it looks up")
+		r.Notes = append(r.Notes, absentNote)
 	}
 	if rec.lookups(&r) {
 		r.Notes = append(r.Notes, tooManyLookups)

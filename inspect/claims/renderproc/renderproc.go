@@ -21,13 +21,28 @@
 // while it is healthy; it exits when its stdin closes.
 //
 // A chart's lookups are answered inside the child, from no cluster
-// (chartrender.Absent, then chartrender.Found for its second render).
-// Answering them from a cluster would add frames from the child to its
-// caller, which alone reads the cluster (the child holds no
-// credentials), behind the same chartrender.Answerer.
+// (chartrender.Absent, then chartrender.Found for its second render),
+// unless the request asks that its caller answer them
+// (claims.ChartRequest.Ask, with the claims.Asking that answers). Then
+// the child holds no credentials still: each distinct lookup its
+// templates make is a frame {"lookup": …} to its caller, which answers
+// it on the child's stdin with {"answer": {…}} (the object, a list, or
+// {} when there is none) or {"answer_error": "…"} (Helm's lookup fails
+// with it), and the chart renders once with those answers. The child
+// asks at most MaxLookupQuestions distinct lookups per render (a render
+// past that fails, the chart's fault, naming the bound) and takes
+// answers of at most MaxLookupAnswer bytes; the caller answers each
+// within LookupAnswerTimeout, and the whole render, its questions
+// included, stays within the render's timeout. The caller answers only
+// a request that asked, and each lookup only once: any other question
+// is the renderer's failure, as a garbled frame is. An Asking that
+// cannot ask the cluster (any error but a *claims.ChartError) ends the
+// render and fails it as the caller's, not the chart's: no rendering is
+// made without an answer.
 package renderproc
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -38,8 +53,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,8 +75,22 @@ const Binary = "zarf-planner-render"
 
 // Protocol is the version of the frames; a child says it in its hello.
 // 2: an answer holds the chart's lookups and its second render
-// (claims.Rendered.Lookups, Found).
-const Protocol = 2
+// (claims.Rendered.Lookups, Found). 3: a request may ask its caller to
+// answer its lookups (claims.ChartRequest.Ask): question and answer
+// frames during its render.
+const Protocol = 3
+
+// Bounds of the lookups a child asks of its caller.
+const (
+	// MaxLookupQuestions caps the distinct lookups one render asks its
+	// caller (claims.MaxLookups: every one is listed with its answer).
+	MaxLookupQuestions = claims.MaxLookups
+	// MaxLookupAnswer caps one answer frame to the child.
+	MaxLookupAnswer = 1 << 20
+	// LookupAnswerTimeout is how long the caller's Asking may take to
+	// answer one lookup (Runner.AskTimeout when set).
+	LookupAnswerTimeout = 5 * time.Second
+)
 
 // Bounds of the child processes and their frames.
 const (
@@ -108,6 +139,9 @@ type request struct {
 // cannot be rendered, and whether the child must not be reused).
 type answer struct {
 	Hello int `json:"hello,omitempty"`
+	// Lookup is a question of an asked render (Protocol 3): the caller
+	// answers it with a reply frame.
+	Lookup *facts.Lookup `json:"lookup,omitempty"`
 	// Build is the hello's build (buildinfo.ID): a renderer is used only
 	// by a daemon of its own build, whose cache keeps what it renders.
 	Build      string           `json:"build,omitempty"`
@@ -120,6 +154,14 @@ type answer struct {
 	Retire bool `json:"retire,omitempty"`
 }
 
+// reply is the caller's answer to a child's lookup: the object or list
+// (an empty object when there is none), or the error Helm's lookup
+// fails with.
+type reply struct {
+	Answer      json.RawMessage `json:"answer,omitempty"`
+	AnswerError string          `json:"answer_error,omitempty"`
+}
+
 // Runner renders charts in renderer processes. It is safe for concurrent
 // use; Close ends its idle children and starts no more.
 type Runner struct {
@@ -129,6 +171,9 @@ type Runner struct {
 	// Timeout is how long one render may take (claims.RenderTimeout
 	// when zero), its process's start excluded.
 	Timeout time.Duration
+	// AskTimeout is how long a request's Asking may take to answer one
+	// lookup (LookupAnswerTimeout when zero).
+	AskTimeout time.Duration
 
 	mu     sync.Mutex
 	idle   []*child
@@ -173,6 +218,7 @@ func (r *Runner) Render(ctx context.Context, req claims.ChartRequest) (claims.Re
 	if values > maxValues {
 		return claims.Rendered{}, claims.ChartErrorf("its values files are %d bytes, more than the %d allowed", values, maxValues)
 	}
+	req.Ask = req.Asking != nil
 	frame, err := json.Marshal(request{Chart: req})
 	if err != nil {
 		return claims.Rendered{}, err
@@ -190,7 +236,7 @@ func (r *Runner) Render(ctx context.Context, req claims.ChartRequest) (claims.Re
 		if err != nil {
 			return claims.Rendered{}, err
 		}
-		out, healthy, err := c.do(ctx, frame, r.timeout())
+		out, healthy, err := c.do(ctx, frame, r.timeout(), asker{asking: req.Asking, timeout: cmp.Or(r.AskTimeout, LookupAnswerTimeout)})
 		if healthy {
 			r.put(c)
 		} else {
@@ -409,10 +455,126 @@ func (e *earlyError) Error() string {
 	return "the chart renderer ended before it took the chart: " + e.why
 }
 
-// do sends one request and reads its acknowledgement and answer, killing
-// the child when the answer has not come within timeout or ctx ends.
+// asker is a request's Asking (nil: the request did not ask), with how
+// long it may take to answer one lookup.
+type asker struct {
+	asking  claims.Asking
+	timeout time.Duration
+}
+
+// exchange is one asked render's questions and answers, as the caller
+// sees them.
+type exchange struct {
+	asker
+	// answers are the summaries of the answers given, by lookup.
+	answers map[facts.Lookup]string
+	// inFlight is the lookup the Asking is answering now, if any.
+	inFlight atomic.Pointer[facts.Lookup]
+}
+
+// answer answers one question of the child: a reply frame to write, or
+// the error that ends the render (the renderer's failure, or the
+// Asking's: *claims.AskError).
+func (x *exchange) answer(ctx context.Context, q facts.Lookup) ([]byte, error) {
+	switch {
+	case x.asking == nil:
+		return nil, errors.New("it asked a lookup of a chart whose lookups it was to answer itself")
+	case claims.CleanLookup(q) != q:
+		return nil, fmt.Errorf("it asked a lookup that is not printable or longer than %d bytes", claims.MaxLookupText)
+	case len(x.answers) >= MaxLookupQuestions:
+		return nil, fmt.Errorf("it asked more than the %d lookups a render may ask", MaxLookupQuestions)
+	}
+	if _, ok := x.answers[q]; ok {
+		return nil, fmt.Errorf("it asked the lookup of %s twice", q)
+	}
+	x.inFlight.Store(&q)
+	defer x.inFlight.Store(nil)
+	m, err := x.ask(ctx, q)
+	var bad *claims.ChartError
+	switch {
+	case errors.As(err, &bad):
+		// Helm's lookup fails with it: so does the render.
+		x.answers[q] = claims.AnswerSummary(nil, err)
+		return json.Marshal(reply{AnswerError: bad.Reason})
+	case err != nil:
+		return nil, &claims.AskError{Lookup: q, Err: err}
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return nil, &claims.AskError{Lookup: q, Err: err}
+	}
+	frame, err := json.Marshal(reply{Answer: body})
+	if err != nil {
+		return nil, &claims.AskError{Lookup: q, Err: err}
+	}
+	if len(frame) > MaxLookupAnswer {
+		why := fmt.Errorf("the cluster's answer to its lookup of %s is %d bytes, more than the %d the renderer takes", q, len(frame), MaxLookupAnswer)
+		x.answers[q] = claims.AnswerSummary(nil, why)
+		return json.Marshal(reply{AnswerError: why.Error()})
+	}
+	x.answers[q] = claims.AnswerSummary(m, nil)
+	return frame, nil
+}
+
+// ask calls the Asking within the exchange's timeout, whether or not
+// the Asking heeds its context.
+func (x *exchange) ask(ctx context.Context, q facts.Lookup) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(ctx, x.timeout)
+	defer cancel()
+	type result struct {
+		m   map[string]any
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		m, err := x.asking.Lookup(ctx, q)
+		done <- result{m, err}
+	}()
+	select {
+	case res := <-done:
+		if res.err != nil && ctx.Err() != nil && !errors.As(res.err, new(*claims.ChartError)) {
+			return nil, fmt.Errorf("no answer within %s: %w", x.timeout, res.err)
+		}
+		return res.m, res.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("no answer within %s", x.timeout)
+	}
+}
+
+// asked are the lookups the exchange answered, each with its answer's
+// summary, sorted; nil when none was.
+func (x *exchange) asked() []facts.Lookup {
+	var out []facts.Lookup
+	for l, a := range x.answers {
+		l.Answer = a
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b facts.Lookup) int { return strings.Compare(a.String(), b.String()) })
+	return out
+}
+
+// answered sets the answer of each of r's lookups from what the
+// exchange answered; a lookup the child answered itself (one no object
+// can match: claims.CleanLookup changes it) is absent.
+func (x *exchange) answered(r *claims.Rendered) {
+	for i, l := range r.Lookups {
+		l.Answer = ""
+		if a, ok := x.answers[l]; ok {
+			r.Lookups[i].Answer = a
+		} else {
+			r.Lookups[i].Answer = "absent (no object can be so named)"
+		}
+	}
+}
+
+// do sends one request and reads its acknowledgement and answer,
+// answering the lookups the child asks meanwhile with ask, killing the
+// child when the answer has not come within timeout or ctx ends.
 // healthy says the child answered and may serve again.
-func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration) (_ claims.Rendered, healthy bool, _ error) {
+func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration, ask asker) (_ claims.Rendered, healthy bool, _ error) {
 	type result struct {
 		a     answer
 		acked bool
@@ -421,6 +583,9 @@ func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration) (_ 
 	c.stderr.reset()
 	began := time.Now()
 	defer func() { c.busy += time.Since(began) }()
+	x := &exchange{asker: ask, answers: map[facts.Lookup]string{}}
+	askCtx, cancelAsk := context.WithCancel(ctx)
+	defer cancelAsk()
 	done := make(chan result, 1)
 	go func() {
 		var res result
@@ -437,14 +602,29 @@ func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration) (_ 
 			return
 		}
 		res.acked = true
-		res.a, res.err = readAnswer(c.out, MaxAnswer)
+		for {
+			res.a, res.err = readAnswer(c.out, MaxAnswer)
+			if res.err != nil || res.a.Lookup == nil {
+				break
+			}
+			var b []byte
+			if b, res.err = x.answer(askCtx, *res.a.Lookup); res.err != nil {
+				break
+			}
+			if res.err = writeFrame(c.in, b); res.err != nil {
+				break
+			}
+		}
 		done <- res
 	}()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
 	case res := <-done:
+		var asked *claims.AskError
 		switch {
+		case errors.As(res.err, &asked):
+			return claims.Rendered{}, false, asked
 		case res.err != nil && !res.acked:
 			return claims.Rendered{}, false, &earlyError{why: c.death(res.err)}
 		case res.err != nil:
@@ -454,21 +634,34 @@ func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration) (_ 
 			}
 			return claims.Rendered{}, false, fmt.Errorf("the chart renderer failed while rendering (%s)", why)
 		case res.a.ChartError != "":
-			return claims.Rendered{}, !res.a.Retire, &claims.ChartError{Reason: res.a.ChartError}
+			return claims.Rendered{}, !res.a.Retire, &claims.ChartError{Reason: res.a.ChartError, Lookups: x.asked()}
 		case res.a.Rendered == nil:
 			return claims.Rendered{}, false, errors.New("the chart renderer answered neither a rendering nor an error")
+		case res.a.Rendered.Asked != (ask.asking != nil) || (res.a.Rendered.Asked && res.a.Rendered.Found != nil):
+			return claims.Rendered{}, false, fmt.Errorf("the chart renderer answered a rendering whose lookups were asked (%v), or that holds a second render (%v), for a request that asked them (%v)", res.a.Rendered.Asked, res.a.Rendered.Found != nil, ask.asking != nil)
+		}
+		r := *res.a.Rendered
+		if r.Asked {
+			x.answered(&r)
 		}
 		// A rendering whose second render was abandoned retires its
 		// child too (claims.Rendered.Abandoned).
-		return *res.a.Rendered, !res.a.Retire, nil
+		return r, !res.a.Retire, nil
 	case <-timer.C:
+		inFlight := x.inFlight.Load()
+		cancelAsk()
 		c.kill()
 		res := <-done
 		if !res.acked {
 			return claims.Rendered{}, false, fmt.Errorf("the chart renderer did not take the chart within %s", timeout)
 		}
+		if inFlight != nil {
+			// The cluster's slowness, not the chart's.
+			return claims.Rendered{}, false, &claims.AskError{Lookup: *inFlight, Err: fmt.Errorf("no answer before the render's %s were over", timeout)}
+		}
 		return claims.Rendered{}, false, claims.ChartErrorf("its templates took longer than %s", timeout)
 	case <-ctx.Done():
+		cancelAsk()
 		c.kill()
 		<-done
 		return claims.Rendered{}, false, ctx.Err()

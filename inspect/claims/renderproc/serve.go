@@ -8,6 +8,8 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -15,6 +17,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
@@ -74,6 +77,7 @@ func Limit() error {
 // timeout still running) it answers, then serves no more: it returns
 // when in ends (its caller ends its process).
 func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.ChartRequest) (claims.Rendered, error)) error {
+	out = &lockedWriter{w: out}
 	if err := writeAnswer(out, answer{Hello: Protocol, Build: buildinfo.ID}); err != nil {
 		return err
 	}
@@ -92,8 +96,21 @@ func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.Char
 		if err := writeAnswer(out, answer{Ack: true}); err != nil {
 			return err
 		}
+		var w *wire
+		if req.Chart.Ask {
+			w = &wire{in: in, out: out, asked: map[facts.Lookup]asked{}}
+			req.Chart.Asking = w
+		}
 		var a answer
 		r, err := render(context.Background(), req.Chart)
+		if w != nil {
+			// A render abandoned past its time may still call lookup:
+			// it asks nothing more.
+			w.done.Store(true)
+			if broken := w.failed(); broken != nil {
+				return fmt.Errorf("asking its caller a chart's lookup: %w", broken)
+			}
+		}
 		var bad *claims.ChartError
 		switch {
 		case errors.As(err, &bad):
@@ -119,7 +136,7 @@ func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.Char
 		// renderer was kept for the next chart).
 		r, a = claims.Rendered{}, answer{}
 		debug.FreeOSMemory()
-		if err := writeFrame(out, b); err != nil {
+		if err := lockedWrite(out, b); err != nil {
 			return err
 		}
 		b = nil
@@ -138,5 +155,131 @@ func writeAnswer(w io.Writer, a answer) error {
 	if err != nil {
 		return err
 	}
+	return lockedWrite(w, b)
+}
+
+// lockedWriter is the child's answers, written a whole frame at a time:
+// a render abandoned past its time may ask a lookup while the answer is
+// written.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) { return l.w.Write(p) }
+
+// lockedWrite writes frame b whole to w, under w's lock when it is a
+// *lockedWriter.
+func lockedWrite(w io.Writer, b []byte) error {
+	if l, ok := w.(*lockedWriter); ok {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return writeFrame(l.w, b)
+	}
 	return writeFrame(w, b)
+}
+
+// wire is the Asking of an asked render inside the child: each distinct
+// lookup is a question to the caller, its answer kept for the render's
+// other calls (each call decodes its own copy: a template may change
+// the map it is given). It asks at most MaxLookupQuestions; a lookup
+// that no object could match (claims.CleanLookup changes it: not
+// printable, or longer than a name may be) is answered absent without
+// asking. A frame that cannot be written or read breaks it: the render
+// fails and the child ends (Serve), the renderer's failure.
+type wire struct {
+	in   io.Reader
+	out  io.Writer
+	done atomic.Bool
+
+	mu        sync.Mutex
+	asked     map[facts.Lookup]asked
+	questions int
+	broken    error
+}
+
+// asked is one lookup's answer: the object's JSON, or Helm's error.
+type asked struct {
+	answer []byte
+	err    string
+}
+
+// tooManyQuestions fails the render of a chart that asks more than
+// MaxLookupQuestions lookups.
+var tooManyQuestions = fmt.Sprintf("its templates look up more than %d objects in the cluster, the most the renderer asks of one render", MaxLookupQuestions)
+
+// Lookup answers one lookup, asking the caller the first time.
+func (w *wire) Lookup(_ context.Context, l facts.Lookup) (map[string]any, error) {
+	if w.done.Load() {
+		return nil, errors.New("the render has ended")
+	}
+	if claims.CleanLookup(l) != l {
+		return map[string]any{}, nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broken != nil {
+		return nil, w.broken
+	}
+	a, ok := w.asked[l]
+	if !ok {
+		if w.questions >= MaxLookupQuestions {
+			return nil, errors.New(tooManyQuestions)
+		}
+		w.questions++
+		var err error
+		if a, err = w.ask(l); err != nil {
+			w.broken = err
+			return nil, err
+		}
+		w.asked[l] = a
+	}
+	if a.err != "" {
+		return nil, errors.New(a.err)
+	}
+	m := map[string]any{}
+	if err := strictjson.Unmarshal("the caller's answer", a.answer, &m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+// ask sends one question and reads its reply.
+func (w *wire) ask(l facts.Lookup) (asked, error) {
+	b, err := json.Marshal(answer{Lookup: &l})
+	if err != nil {
+		return asked{}, err
+	}
+	if err := lockedWrite(w.out, b); err != nil {
+		return asked{}, err
+	}
+	b, err = readFrame(w.in, MaxLookupAnswer)
+	if err != nil {
+		return asked{}, fmt.Errorf("reading the answer: %w", err)
+	}
+	var r reply
+	if err := strictjson.Unmarshal("the caller's answer", b, &r); err != nil {
+		return asked{}, err
+	}
+	if r.AnswerError != "" {
+		return asked{err: r.AnswerError}, nil
+	}
+	if len(r.Answer) == 0 {
+		return asked{}, errors.New("the caller's answer holds neither an answer nor an error")
+	}
+	return asked{answer: r.Answer}, nil
+}
+
+// failed is why the wire broke, if it did.
+func (w *wire) failed() error {
+	if !w.mu.TryLock() {
+		// A lookup of an abandoned render still waits for its answer:
+		// the wire is not known to be broken.
+		return nil
+	}
+	defer w.mu.Unlock()
+	return w.broken
 }
