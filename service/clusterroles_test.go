@@ -19,26 +19,6 @@ import (
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
-// kyverno is the real kyverno chart packaged by the real zarf CLI
-// (testdata/sources/realcharts/kyverno): its four controllers' roles
-// aggregate every ClusterRole labelled for them.
-const kyverno = "zarf-package-kyverno-amd64-3.9.0.tar.zst"
-
-// realChartDir is a new directory holding one archive of the real
-// charts' bundle.
-func realChartDir(t *testing.T, archive string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "bundles", "realcharts", archive))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, archive), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 // Against the test API server, kyverno's aggregating roles are resolved
 // from the cluster's ClusterRoles: no longer unknown, each names what it
 // aggregated and the cluster; a role of the cluster labelled for the

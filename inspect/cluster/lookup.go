@@ -35,8 +35,8 @@ var _ claims.Asking = (*Clients)(nil)
 // against the cluster, but with the object's metadata alone: the
 // answer holds apiVersion, kind and metadata name, namespace, labels,
 // annotations (never kubectl's last-applied-configuration, which holds
-// the whole object) and ownerReferences, and nothing else: no data,
-// spec or status. Objects are read with the metadata client, so a
+// the whole object) and ownerReferences, and an empty data, spec and
+// status (objectAnswer), never the object's own. Objects are read with the metadata client, so a
 // Secret's data is never fetched at all. A lookup with a name GETs the
 // object; one without LISTs them (in its namespace, or every namespace
 // when it names none), in pages, at most MaxLookupItems.
@@ -190,5 +190,10 @@ func objectAnswer(apiVersion, kind string, m metav1.ObjectMeta) map[string]any {
 		}
 		meta["ownerReferences"] = owners
 	}
-	return map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": meta}
+	// An empty data, spec and status, as the offline second render's
+	// least object has (chartrender.Found): a template that reads a key
+	// of them (a chart reusing a previous Secret's certificate) reads
+	// nothing rather than breaking, and what it would have read is
+	// never handed to it.
+	return map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": meta, "data": map[string]any{}, "spec": map[string]any{}, "status": map[string]any{}}
 }
