@@ -54,7 +54,14 @@ func Confine() error {
 // Limit bounds the calling process as a renderer must be bounded: its
 // address space to RenderMemory and its CPU time to RenderCPU (never
 // raising a lower bound it already has). The renderer calls it first.
+// It also gives the Go runtime a soft limit of half that address space
+// (debug.SetMemoryLimit): its collector works harder as the heap nears
+// it instead of letting garbage grow the heap (whose address space is
+// never given back) until an allocation fails, so whether a chart that
+// holds a few hundred MB renders does not depend on how busy the
+// machine is.
 func Limit() error {
+	debug.SetMemoryLimit(RenderMemory / 2)
 	for _, l := range []struct {
 		res int
 		max uint64
