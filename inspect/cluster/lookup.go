@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -67,7 +67,7 @@ func (cl *Clients) Lookup(ctx context.Context, l facts.Lookup) (map[string]any, 
 		if s == "" {
 			continue
 		}
-		if bad := path.IsValidPathSegmentName(s); len(bad) > 0 {
+		if bad := content.IsPathSegmentName(s); len(bad) > 0 {
 			return nil, claims.ChartErrorf("its lookup of %s names %s, which no request can carry (%s)", what, facts.Quote(s), strings.Join(bad, "; "))
 		}
 	}
