@@ -230,8 +230,7 @@ func serveUntilDone(ctx context.Context, t *tracker, srv *server, idle time.Dura
 	tick := time.NewTicker(min(idle/4, time.Second))
 	defer tick.Stop()
 	drain := func() {
-		t.startDraining()
-		unpublish()
+		t.startDraining(unpublish)
 		t.waitIdle()
 		srv.shutdown()
 	}
@@ -252,9 +251,8 @@ func serveUntilDone(ctx context.Context, t *tracker, srv *server, idle time.Dura
 			drain()
 			return nil
 		case <-tick.C:
-			if t.idleFor() >= idle && t.drainIfIdle(idle) {
+			if t.idleFor() >= idle && t.drainIfIdle(idle, unpublish) {
 				log.Info("exiting after idle timeout", "idle", idle.String())
-				unpublish()
 				srv.shutdown()
 				return nil
 			}
@@ -356,21 +354,26 @@ func (t *tracker) idleFor() time.Duration {
 }
 
 // drainIfIdle starts draining only if still idle, so a request that arrived
-// since the check is not refused.
-func (t *tracker) drainIfIdle(idle time.Duration) bool {
+// since the check is not refused; see startDraining for unpublish.
+func (t *tracker) drainIfIdle(idle time.Duration, unpublish func()) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.inflight > 0 || time.Since(t.last) < idle {
 		return false
 	}
+	unpublish()
 	t.draining = true
 	return true
 }
 
-// startDraining refuses every new request from now on.
-func (t *tracker) startDraining() {
+// startDraining refuses every new request from now on. unpublish runs
+// first, under the same lock that admits requests, so no caller is told
+// Draining while the state file still names this daemon (it would find
+// the same daemon again instead of starting the next one).
+func (t *tracker) startDraining(unpublish func()) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	unpublish()
 	t.draining = true
 }
 
