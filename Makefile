@@ -310,6 +310,7 @@ host-deps:
 	command -v ssh >/dev/null || need="$$need openssh-client"; \
 	command -v qemu-aarch64-static >/dev/null || need="$$need qemu-user-static"; \
 	command -v chromium >/dev/null || need="$$need chromium"; \
+	[ -x /usr/bin/docker-registry ] || need="$$need docker-registry"; \
 	if [ -n "$$need" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 			echo "apt-get install$$need"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need; \

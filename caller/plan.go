@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
@@ -41,9 +42,9 @@ func NewPlan(dir string, o options.Request, who options.Caller, given func(name 
 	if err := options.Check(&o, who); err != nil {
 		return nil, &ArgError{err}
 	}
-	abs, err := filepath.Abs(dir)
+	abs, err := Source(dir)
 	if err != nil {
-		return nil, fmt.Errorf("resolving %s: %w", dir, err)
+		return nil, err
 	}
 	if err := Resolve(&o); err != nil {
 		return nil, err
@@ -139,7 +140,9 @@ func (p *Plan) Kept() (doc []byte, failed, ok bool) {
 	if req.Page || req.Save || len(req.SavedPlan) > 0 || o.PlanFile != "" || o.RequireApprovals > 0 || len(o.ApprovalKeys) > 0 {
 		return nil, false, false
 	}
-	if !o.UseCache || o.Mode == options.ModeCluster || o.Snapshot != "" {
+	// A registry's tags move without a trace on this host: a plan of one
+	// is never answered from a kept plan.
+	if !o.UseCache || o.Mode == options.ModeCluster || o.Snapshot != "" || strings.HasPrefix(req.Path, RegistryScheme) {
 		return nil, false, false
 	}
 	dir := o.CacheDir
@@ -159,6 +162,24 @@ func (p *Plan) Kept() (doc []byte, failed, ok bool) {
 		return nil, false, false
 	}
 	return store.Load(key)
+}
+
+// RegistryScheme starts a registry source (oci://HOST/NAMESPACE, or one
+// package's oci://HOST/NAMESPACE/NAME:TAG or @sha256:…), which goes to
+// the daemon as given; anything else is a directory.
+const RegistryScheme = "oci://"
+
+// Source is where a request plans from, as the daemon is given it: a
+// directory made absolute, or a registry source as it is.
+func Source(p string) (string, error) {
+	if strings.HasPrefix(p, RegistryScheme) {
+		return p, nil
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("resolving %s: %w", p, err)
+	}
+	return abs, nil
 }
 
 // Written says what Write wrote (or, with dryRun, would write).

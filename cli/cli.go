@@ -100,11 +100,15 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-// checkDir makes a directory argument (what, for the message) that names
+// checkDir makes a directory argument (what, for the message; a
+// registry source, oci://, is left to the read) that names
 // nothing, or names what is not a directory, a usage error (exit 2):
 // nothing was planned. Anything else, a directory it may not read, is the
 // plan's to report.
 func checkDir(dir, what string) error {
+	if strings.HasPrefix(dir, "oci://") {
+		return nil // a registry source: the read reports what it holds
+	}
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -74,6 +76,8 @@ func flagValue(kind options.Kind, field any) pflag.Value {
 		return (*boolValue)(field.(*bool))
 	case options.Int:
 		return (*intValue)(field.(*int))
+	case options.Duration:
+		return (*secondsValue)(field.(*int))
 	case options.List, options.PathList:
 		return &listValue{p: field.(*[]string)}
 	case options.StringMap:
@@ -120,6 +124,28 @@ func (i *intValue) Set(v string) error {
 	return err
 }
 func (i *intValue) Type() string { return "int" }
+
+// secondsValue is an option of whole seconds given as a Go duration
+// (options.WholeSeconds: rounded up, never 0).
+type secondsValue int
+
+func (s *secondsValue) String() string { return (time.Duration(*s) * time.Second).String() }
+func (s *secondsValue) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return err
+	}
+	n, err := options.WholeSeconds(d)
+	if err != nil {
+		return err
+	}
+	if n > math.MaxInt32 {
+		return fmt.Errorf("%s is too long", v)
+	}
+	*s = secondsValue(n)
+	return nil
+}
+func (s *secondsValue) Type() string { return "duration" }
 
 // listValue is a list given as comma-separated values, repeatable.
 type listValue struct {

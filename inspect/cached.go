@@ -104,6 +104,10 @@ type Counts struct {
 	Read int `json:"read"`
 	// Stored outcomes were added to the cache.
 	Stored int `json:"stored"`
+	// RegistryRequests and RegistryBytes are the requests made to a
+	// registry source and the bytes it sent (0 for a directory).
+	RegistryRequests int64 `json:"registry_requests,omitempty"`
+	RegistryBytes    int64 `json:"registry_bytes,omitempty"`
 }
 
 // Add accumulates counts.
@@ -113,6 +117,8 @@ func (c *Counts) Add(o Counts) {
 	c.ContentHits += o.ContentHits
 	c.Read += o.Read
 	c.Stored += o.Stored
+	c.RegistryRequests += o.RegistryRequests
+	c.RegistryBytes += o.RegistryBytes
 }
 
 // Fingerprinting stats an archive candidate and, for a split package, its

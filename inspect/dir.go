@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
+	"github.com/colonel-byte/zarf-planner/inspect/registry"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/privdir"
 )
@@ -82,6 +83,8 @@ type Options struct {
 	// Progress, when set, is told after each archive (from any goroutine,
 	// one call at a time).
 	Progress func(Progress)
+	// Registry says how to reach the registry of a registry source.
+	Registry registry.Options
 }
 
 // Progress says how far a ReadDir has come.

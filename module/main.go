@@ -346,9 +346,9 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
 		return 1
 	}
-	dir, err := filepath.Abs(str(args["path"]))
+	dir, err := caller.Source(str(args["path"]))
 	if err != nil {
-		return fail("resolving path %s: %v", args["path"], err)
+		return fail("path: %v", err)
 	}
 	o, err := specs.PlanOptions(args)
 	if err != nil {

@@ -13,11 +13,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/savedplan"
@@ -88,6 +90,15 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 	writeSaved(t, dir, savedWith, savedFile)
 	saveTo := filepath.Join(tmp, "save-to.json")
 	reportHTML := filepath.Join(tmp, "plan.html")
+	// The example published to real registries: one over plain HTTP (and
+	// behind a proxy that holds the catalog 3 s), one over TLS with a CA
+	// of its own, for the registry options.
+	plain := registrytest.Start(t, registrytest.Options{})
+	plain.Publish(t, "ns", registrytest.Archives(t, exampleDir)...)
+	slow := "oci://" + plain.Slow(t, "/_catalog", 3*time.Second) + "/ns"
+	secure := registrytest.Start(t, registrytest.Options{TLS: true})
+	secure.Publish(t, "ns", registrytest.Archives(t, exampleDir)...)
+	tlsNS := "oci://" + secure.Host + "/ns"
 
 	samples := map[string]sample{
 		"public_key":         {value: pub, dir: signed},
@@ -130,6 +141,12 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 				t.Errorf("a replay listing a key that did not sign:\n%.800s", got)
 			}
 		}},
+		// Each changes a failure to reach the registry into a plan.
+		"plain_http":               {value: true, dir: "oci://" + plain.Host + "/ns"},
+		"insecure_skip_tls_verify": {value: true, dir: tlsNS},
+		"registry_ca_file":         {value: secure.CA, dir: tlsNS},
+		// A catalog held 3 s fails a 1 s timeout, not the default.
+		"registry_timeout": {value: 1, dir: slow, with: map[string]any{"plain_http": true}},
 		"architecture":     {value: "arm64"},
 		"flavor":           {value: "hardened"},
 		"select":           {value: map[string]string{"any-group": "init"}},
@@ -323,6 +340,9 @@ func flags(o options.Option, v any) []string {
 		}
 		return out
 	case int:
+		if o.Kind == options.Duration { // a Go duration on the CLI
+			return []string{flag, strconv.Itoa(x) + "s"}
+		}
 		return []string{flag, strconv.Itoa(x)}
 	case map[string]int:
 		var out []string

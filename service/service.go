@@ -17,12 +17,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/colonel-byte/zarf-planner/approval"
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/inspect/registry"
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
@@ -254,7 +256,7 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 		}
 		return nil, fail(fmt.Sprintf("cannot plan %s: %s: %v", req.Path, name, err), nil, req.Warnings, nil), nil
 	}
-	dir, err := inspect.ReadDir(ctx, req.Path, inspect.Options{Cache: req.Cache, Limits: req.readLimits()})
+	dir, err := inspect.ReadSource(ctx, req.Path, inspect.Options{Cache: req.Cache, Limits: req.readLimits(), Registry: RegistryOptions(req.Read)})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -591,6 +593,12 @@ type InvalidArchive struct {
 	Package string `json:"package"`
 	Field   string `json:"field,omitempty"`
 	Error   string `json:"error"`
+}
+
+// RegistryOptions are how the read options reach the registry of an
+// oci:// source.
+func RegistryOptions(r options.Read) registry.Options {
+	return registry.Options{PlainHTTP: r.PlainHTTP, InsecureSkipTLSVerify: r.InsecureSkipTLSVerify, CAFile: r.RegistryCAFile, Timeout: time.Duration(r.RegistryTimeout) * time.Second}
 }
 
 // readLimits are the server's limits with the request's inflation.

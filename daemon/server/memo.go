@@ -14,6 +14,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/inspect/registry"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/render"
 	"github.com/colonel-byte/zarf-planner/service"
@@ -178,7 +179,8 @@ func (m *Memo) keep(key memoKey, d memoDoc, store PlanStore) {
 // request is not answered from a memo (no memo, no cache, cluster-aware)
 // or the directory or a file it names cannot be read.
 func (m *Memo) stampOf(req service.Request) (k memoKey, archives int, ok bool) {
-	if m == nil || req.Cache == nil || req.Options.Mode == options.ModeCluster || req.Cluster.Snapshot != "" {
+	// A registry source has no stamp: its tags move where no stat sees.
+	if m == nil || req.Cache == nil || req.Options.Mode == options.ModeCluster || req.Cluster.Snapshot != "" || registry.IsSource(req.Path) {
 		return memoKey{}, 0, false
 	}
 	k, archives, err := kept.PlanKey(kept.Question{

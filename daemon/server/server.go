@@ -25,6 +25,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/inspect/registry"
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/render"
@@ -286,7 +287,7 @@ func (d *Server) count(c inspect.Counts) {
 
 // Plan answers a plan request.
 func (d *Server) Plan(ctx context.Context, req *contract.PlanRequest) (*contract.PlanAnswer, error) {
-	if !filepath.IsAbs(req.Path) {
+	if !filepath.IsAbs(req.Path) && !registry.IsSource(req.Path) {
 		b, err := service.Failed(fmt.Sprintf("path %q must be absolute when sent to the daemon", req.Path)).JSON()
 		if err != nil {
 			return nil, err

@@ -53,6 +53,7 @@ var kinds = map[options.Kind][2]string{
 	options.Path:      {ansible.TypePath, ""},
 	options.Bool:      {ansible.TypeBool, ""},
 	options.Int:       {ansible.TypeInt, ""},
+	options.Duration:  {ansible.TypeInt, ""},
 	options.List:      {ansible.TypeList, ansible.TypeStr},
 	options.PathList:  {ansible.TypeList, ansible.TypePath},
 	options.StringMap: {ansible.TypeDict, ansible.TypeStr},

@@ -93,7 +93,13 @@ type Read struct {
 	// PublicKey and RequireSignatures check who built the archives.
 	PublicKey         string `json:"public_key,omitempty" type:"path" content:"64KiB" help:"A cosign public key (PEM, as zarf tools gen-key writes cosign.pub). Every signed archive's signature (zarf.bundle.sig, or a legacy zarf.yaml.sig) must verify with it, as zarf package deploy --key checks, or the plan fails naming the archive; an unsigned archive is a warning."`
 	RequireSignatures bool   `json:"require_signatures,omitempty" help:"Fail the plan on any archive that is not signed by public_key (which this requires), before anything is deployed."`
-	Policy            string `json:"policy,omitempty" type:"path" content:"1MiB" help:"A maximal policy (YAML, schema docs/policy.schema.json): what packages may claim (allowed) and may not (denied, which wins) on the cluster and the deploying host: namespaces, CRD groups, cluster-scoped kinds, image registries and images not carried, cluster-wide RBAC wildcards, onDeploy and onRemove actions and their commands, host file paths. The plan fails, naming each package, claim, object and policy line, when a package it would deploy claims beyond it; an unknown claim only when a field bounds a kind it may affect."`
+	// PlainHTTP, InsecureSkipTLSVerify, RegistryCAFile and
+	// RegistryTimeout reach the registry of a registry source (oci://).
+	PlainHTTP             bool   `json:"plain_http,omitempty" help:"Reach the registry of an oci:// source over plain HTTP, as zarf's --plain-http (never needed for a directory)."`
+	InsecureSkipTLSVerify bool   `json:"insecure_skip_tls_verify,omitempty" help:"Do not check the TLS certificate of the registry of an oci:// source, as zarf's --insecure-skip-tls-verify."`
+	RegistryCAFile        string `json:"registry_ca_file,omitempty" type:"path" help:"A PEM bundle of CAs trusted, beside the system's, for the registry of an oci:// source."`
+	RegistryTimeout       int    `json:"registry_timeout,omitempty" type:"seconds" default:"30" help:"How long the registry of an oci:// source may stay silent (before answering, or in the middle of a body) before the read fails naming it; 429 and 5xx answers are retried with backoff first."`
+	Policy                string `json:"policy,omitempty" type:"path" content:"1MiB" help:"A maximal policy (YAML, schema docs/policy.schema.json): what packages may claim (allowed) and may not (denied, which wins) on the cluster and the deploying host: namespaces, CRD groups, cluster-scoped kinds, image registries and images not carried, cluster-wide RBAC wildcards, onDeploy and onRemove actions and their commands, host file paths. The plan fails, naming each package, claim, object and policy line, when a package it would deploy claims beyond it; an unknown claim only when a field bounds a kind it may affect."`
 }
 
 // Integrity policies.
@@ -153,10 +159,14 @@ type Kind string
 
 // Kinds.
 const (
-	String    Kind = "str"
-	Path      Kind = "path"
-	Bool      Kind = "bool"
-	Int       Kind = "int"
+	String Kind = "str"
+	Path   Kind = "path"
+	Bool   Kind = "bool"
+	Int    Kind = "int"
+	// Duration is a duration in whole seconds (an int field tagged
+	// type:"seconds"): whole seconds for a module and on the wire, a Go
+	// duration on the CLI (docs/vocabulary.md's duration rule).
+	Duration  Kind = "seconds"
 	List      Kind = "list"       // of strings
 	PathList  Kind = "path_list"  // of paths
 	StringMap Kind = "string_map" // string → string
@@ -205,7 +215,7 @@ func (o Option) DefaultValue() any {
 	case Bool:
 		b, _ := strconv.ParseBool(o.Default)
 		return b
-	case Int:
+	case Int, Duration:
 		n, _ := strconv.Atoi(o.Default)
 		return n
 	}
@@ -324,6 +334,9 @@ func kindOf(f reflect.StructField) Kind {
 	case reflect.Bool:
 		return Bool
 	case reflect.Int:
+		if f.Tag.Get("type") == "seconds" {
+			return Duration
+		}
 		return Int
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.String && f.Tag.Get("type") == "path" {

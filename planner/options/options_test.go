@@ -32,7 +32,7 @@ func TestDeclarations(t *testing.T) {
 			if _, err := strconv.ParseBool(o.Default); o.Default != "" && err != nil {
 				t.Errorf("option %s has default %q, not a bool", o.Name, o.Default)
 			}
-		case Int:
+		case Int, Duration:
 			if _, err := strconv.Atoi(o.Default); o.Default != "" && err != nil {
 				t.Errorf("option %s has default %q, not an int", o.Name, o.Default)
 			}

@@ -1,0 +1,397 @@
+package inspect
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/colonel-byte/zarf-planner/buildinfo"
+	"github.com/colonel-byte/zarf-planner/inspect/registry"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+)
+
+// titleAnnotation names the file of the package a layer holds, as zarf
+// publishes it.
+const titleAnnotation = ocispec.AnnotationTitle
+
+// registryWorkers is how many packages of a registry are read at once:
+// the reads wait on the network, not on the CPU.
+const registryWorkers = 8
+
+// ReadSource is ReadDir of a directory, or of a registry source
+// (oci://HOST/NAMESPACE, or one package's oci://HOST/NAMESPACE/NAME:TAG
+// or @sha256:…): see ReadRegistry.
+func ReadSource(ctx context.Context, source string, opts Options) (*Directory, error) {
+	if registry.IsSource(source) {
+		return ReadRegistry(ctx, source, opts)
+	}
+	return ReadDir(ctx, source, opts)
+}
+
+// ReadRegistry reads every Zarf package a registry source names, as
+// ReadDir reads a directory's archives: each repository at or under the
+// namespace, each of its tags, each architecture of a tag's index, is a
+// candidate whose path is its reference pinned by digest
+// (oci://HOST/REPO@sha256:…). Of a package it fetches the manifest,
+// zarf.yaml, checksums.txt, the signature, documentation.tar and the
+// component tarballs, never an image layer, and checks each against its
+// digest and checksums.txt as zarf does. An outcome is cached by the
+// manifest's digest, which names every byte of it: a warm read lists and
+// resolves, and fetches no blob. A registry that cannot be listed or
+// answers a resolve with an error fails the read (a package silently
+// left out would change the plan); a package whose bytes fail a check
+// is unusable, as an archive would be.
+func ReadRegistry(ctx context.Context, source string, opts Options) (*Directory, error) {
+	src, err := registry.Parse(source)
+	if err != nil {
+		return nil, err
+	}
+	c, err := registry.New(src.Registry, opts.Registry)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Limits.Budget == nil {
+		opts.Limits.Budget = NewBudget(0)
+	}
+	d := &Directory{Candidates: []facts.Candidate{}, Invalid: []*InvalidError{}, Unusable: []FileNote{}, Ignored: []FileNote{}, Warnings: []string{}}
+	targets, err := listTargets(ctx, c, src, d)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]inspected, len(targets))
+	paths := make([]string, len(targets))
+	for i, t := range targets {
+		paths[i] = t.Pinned(c.Host())
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var progressMu sync.Mutex
+	progress := Progress{Total: len(targets)}
+	for range min(registryWorkers, max(len(targets), 1)) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(targets) {
+					return
+				}
+				results[i] = readTargetGuarded(ctx, c, targets[i], opts)
+				if opts.Progress != nil {
+					progressMu.Lock()
+					progress.Done++
+					opts.Progress(progress)
+					progressMu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, r := range results {
+		if errors.Is(r.err, ErrChartRenderer) || errors.Is(r.err, errRegistry) {
+			return nil, r.err
+		}
+	}
+	d.add(paths, results)
+	d.Counts.RegistryRequests, d.Counts.RegistryBytes = c.Calls(), c.Fetched()
+	return d, nil
+}
+
+// errRegistry marks a registry's failure to answer (not a fault of a
+// package's bytes): it fails the whole read.
+var errRegistry = errors.New("the registry failed")
+
+type registryError struct{ err error }
+
+func (e registryError) Error() string { return e.err.Error() }
+func (e registryError) Unwrap() []error {
+	return []error{errRegistry, e.err}
+}
+
+// listTargets resolves a source to its manifests, one per package and
+// architecture, in repository, tag and architecture order, each digest
+// once (the first tag naming it keeps it).
+func listTargets(ctx context.Context, c *registry.Client, src registry.Source, d *Directory) ([]registry.Target, error) {
+	type named struct{ repo, ref string }
+	var refs []named
+	if src.Reference != "" {
+		refs = append(refs, named{src.Namespace, src.Reference})
+	} else {
+		repos, err := c.Repositories(ctx, src.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		tags := make([][]string, len(repos))
+		errs := make([]error, len(repos))
+		forEach(ctx, len(repos), func(i int) { tags[i], errs[i] = c.Tags(ctx, repos[i]) })
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		for i, r := range repos {
+			for _, t := range tags[i] {
+				refs = append(refs, named{r, t})
+			}
+		}
+		if len(refs) == 0 {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("%s holds no tagged repository: nothing to plan from", facts.Printable(src.String())))
+		}
+	}
+	found := make([][]registry.Target, len(refs))
+	errs := make([]error, len(refs))
+	forEach(ctx, len(refs), func(i int) { found[i], errs[i] = c.Resolve(ctx, refs[i].repo, refs[i].ref) })
+	var out []registry.Target
+	seen := map[string]bool{}
+	for i, ts := range found {
+		if err := errs[i]; err != nil {
+			if errors.Is(err, registry.ErrNotPackage) || errors.Is(err, registry.ErrIntegrity) || errors.Is(err, registry.ErrLimit) {
+				d.Unusable = append(d.Unusable, FileNote{Path: facts.Printable(registry.Source{Registry: c.Host(), Namespace: refs[i].repo, Reference: refs[i].ref}.String()), Kind: UnusableKind(fromRegistry(err)), Reason: facts.Printable(err.Error())})
+				continue
+			}
+			return nil, err
+		}
+		slices.SortStableFunc(ts, func(a, b registry.Target) int { return strings.Compare(a.Architecture, b.Architecture) })
+		for _, t := range ts {
+			if t.Architecture == "skeleton" {
+				d.Ignored = append(d.Ignored, FileNote{Path: facts.Printable(t.Pinned(c.Host())), Reason: "a skeleton package (zarf's components to import, not a package to deploy)"})
+				continue
+			}
+			if seen[t.Descriptor.Digest.String()] {
+				continue
+			}
+			seen[t.Descriptor.Digest.String()] = true
+			out = append(out, t)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// forEach runs f for 0..n-1, registryWorkers at a time.
+func forEach(ctx context.Context, n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(registryWorkers, max(n, 1)) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// fromRegistry maps a registry package's sentinel onto this package's.
+func fromRegistry(err error) error {
+	switch {
+	case errors.Is(err, registry.ErrIntegrity):
+		return fmt.Errorf("%w: %w", ErrIntegrity, err)
+	case errors.Is(err, registry.ErrLimit):
+		return fmt.Errorf("%w: %w", ErrLimit, err)
+	case errors.Is(err, registry.ErrNotPackage):
+		return fmt.Errorf("%w: %w", ErrNotZarfPackage, err)
+	}
+	return registryError{err}
+}
+
+// readTargetGuarded is readTarget with a panic turned into the package's
+// own error, as inspectGuarded does for an archive.
+func readTargetGuarded(ctx context.Context, c *registry.Client, t registry.Target, opts Options) (r inspected) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = inspected{err: fmt.Errorf("%w: %s: an internal error of zarf-planner (build %s) while reading it: %v; please report it", ErrUnreadable, facts.Printable(t.Pinned(c.Host())), buildinfo.ID, facts.Printable(fmt.Sprint(p)))}
+		}
+	}()
+	r.counts.Archives++
+	pinned := t.Pinned(c.Host())
+	if opts.Cache != nil {
+		if o, ok := opts.Cache.LookupContent(t.Descriptor.Digest.Encoded()); ok {
+			r.counts.Hits++
+			r.a, r.err = o.result(pinned)
+			return r
+		}
+	}
+	r.counts.Read++
+	r.a, r.err = readTarget(ctx, c, t, opts.Limits)
+	r.a.Candidate.Path = pinned
+	if opts.Cache != nil {
+		if o, ok := outcomeOf(r.a, r.err); ok {
+			fp := Fingerprint{Path: pinned, Files: []FileStat{{Name: pinned, Size: t.Descriptor.Size}}}
+			if opts.Cache.Store(fp, o) == nil {
+				r.counts.Stored++
+			}
+		}
+	}
+	return r
+}
+
+// readTarget reads one published package: its manifest, then the layers
+// a plan reads, each verified as it streams, then what an archive's
+// members decide (decide, describe) with the manifest's digest as the
+// package's sha256.
+func readTarget(ctx context.Context, c *registry.Client, t registry.Target, limits Limits) (Archive, error) {
+	name := c.Host() + "/" + t.Repository + "@" + t.Descriptor.Digest.String()
+	if t.Tag != "" {
+		name = c.Host() + "/" + t.Repository + ":" + t.Tag
+		if t.Architecture != "" {
+			name += " (" + t.Architecture + ")"
+		}
+	}
+	name = facts.Printable(name)
+	sum := t.Descriptor.Digest.Encoded()
+	m, _, err := c.Manifest(ctx, t)
+	if err != nil {
+		return Archive{Candidate: facts.Candidate{SHA256: sum}}, fromRegistry(err)
+	}
+	if m.Config.MediaType != registry.ZarfConfigMediaType {
+		return Archive{Candidate: facts.Candidate{SHA256: sum}}, fmt.Errorf("%w: %s: its config is a %s, not zarf's %s", ErrNotZarfPackage, name, facts.Quote(m.Config.MediaType), registry.ZarfConfigMediaType)
+	}
+	layers := map[string]ocispec.Descriptor{}
+	var size int64
+	for _, l := range m.Layers {
+		size += l.Size
+		title := l.Annotations[titleAnnotation]
+		if title == "" {
+			continue
+		}
+		if !cleanPath(title) || path.Clean(title) != title {
+			return Archive{Candidate: facts.Candidate{SHA256: sum}}, fmt.Errorf("%w: %s: a layer is titled %s, not a clean path inside a package; refused as tampered", ErrIntegrity, name, facts.Quote(title))
+		}
+		if _, dup := layers[title]; dup {
+			return Archive{Candidate: facts.Candidate{SHA256: sum}}, fmt.Errorf("%w: %s holds %s twice; refused as tampered", ErrIntegrity, name, facts.Quote(title))
+		}
+		layers[title] = l
+	}
+	h := limits.Budget.hold()
+	defer h.release()
+	var mem members
+	titles := make([]string, 0, len(layers))
+	for title := range layers {
+		titles = append(titles, title)
+	}
+	slices.Sort(titles)
+	for _, title := range titles {
+		l := layers[title]
+		limit, keep := kept[title]
+		component, isComponent := componentTarball(title)
+		if !keep && !isComponent {
+			continue // images, SBOMs: never fetched
+		}
+		if keep && l.Size > limit {
+			return Archive{Candidate: facts.Candidate{SHA256: sum}}, fmt.Errorf("%w: %s: %s is %d bytes, more than the %d allowed", ErrLimit, name, title, l.Size, limit)
+		}
+		if err := ctx.Err(); err != nil {
+			return Archive{}, err
+		}
+		rc, err := c.Blob(ctx, t.Repository, l)
+		if err != nil {
+			return Archive{Candidate: facts.Candidate{SHA256: sum}}, fromRegistry(err)
+		}
+		if keep {
+			err = func() error {
+				if err := h.take(ctx, l.Size, title+" of "+name); err != nil {
+					return err
+				}
+				b, err := io.ReadAll(rc)
+				if err != nil {
+					return err
+				}
+				switch title {
+				case "zarf.yaml":
+					mem.zarfYAML = b
+				case "documentation.tar":
+					mem.docTar = b
+				case "checksums.txt":
+					mem.checksums = b
+				case "zarf.bundle.sig":
+					mem.bundleSig = b
+				case "zarf.yaml.sig":
+					mem.legacySig = b
+				}
+				return nil
+			}()
+		} else {
+			err = mem.walkComponent(ctx, rc, &tar.Header{Name: title, Size: l.Size}, component, name, h)
+			if err == nil {
+				_, err = io.Copy(io.Discard, rc) // the rest, so the digest is checked
+			}
+		}
+		rc.Close()
+		if err != nil {
+			if errors.Is(err, ErrLimit) || errors.Is(err, ErrIntegrity) || ctx.Err() != nil {
+				return Archive{Candidate: facts.Candidate{SHA256: sum}}, err
+			}
+			return Archive{Candidate: facts.Candidate{SHA256: sum}}, fromRegistry(fmt.Errorf("%s: %s: %w", name, title, err))
+		}
+	}
+	right, err := limits.Budget.parsing(ctx)
+	defer right.release()
+	if err != nil {
+		return Archive{}, err
+	}
+	cand, pkg, err := decide(name, mem, sum)
+	cand.Size = size
+	if err != nil {
+		return Archive{Candidate: cand}, err
+	}
+	if err := checkLayers(name, mem.checksums, layers); err != nil {
+		return Archive{Candidate: cand}, err
+	}
+	if t.Architecture != "" && cand.Architecture != t.Architecture {
+		return Archive{Candidate: cand}, fmt.Errorf("%w: %s: the index says architecture %s, zarf.yaml says %s; refused as tampered", ErrIntegrity, name, facts.Quote(t.Architecture), facts.Quote(cand.Architecture))
+	}
+	return Archive{Candidate: cand}, describe(ctx, name, mem, pkg, &cand, right.renderer(limits.charts()))
+}
+
+// checkLayers holds the manifest to checksums.txt (whose own sum zarf.yaml
+// holds, checked by decide), as zarf does when it pulls: every file
+// checksums.txt lists is a layer of that digest, and every layer besides
+// zarf.yaml, checksums.txt and the signatures is listed. So an image
+// layer is checked without being fetched: its digest is its sum.
+func checkLayers(name string, checksums []byte, layers map[string]ocispec.Descriptor) error {
+	listed := map[string]bool{}
+	for line := range bytes.Lines(checksums) {
+		sum, file, ok := strings.Cut(strings.TrimSpace(string(line)), " ")
+		if !ok {
+			continue
+		}
+		file = strings.TrimSpace(file)
+		if listed[file] {
+			return fmt.Errorf("%w: %s: checksums.txt lists %s twice; refused as tampered", ErrIntegrity, name, facts.Quote(file))
+		}
+		listed[file] = true
+		l, ok := layers[file]
+		if !ok {
+			return fmt.Errorf("%w: %s: checksums.txt lists %s, which the manifest holds no layer of; publish the package again", ErrIntegrity, name, facts.Quote(file))
+		}
+		if l.Digest.Encoded() != sum {
+			return fmt.Errorf("%w: %s: the layer of %s is %s, checksums.txt says sha256 %s; refused as tampered", ErrIntegrity, name, facts.Quote(file), l.Digest, facts.Quote(sum))
+		}
+	}
+	for title := range layers {
+		switch title {
+		case "zarf.yaml", "checksums.txt", "zarf.yaml.sig", "zarf.bundle.sig":
+			continue
+		}
+		if !listed[title] {
+			return fmt.Errorf("%w: %s: the layer %s is not listed in checksums.txt; refused as tampered", ErrIntegrity, name, facts.Quote(title))
+		}
+	}
+	return nil
+}

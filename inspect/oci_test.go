@@ -1,0 +1,218 @@
+package inspect_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/cache"
+	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/inspect/registry"
+	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+)
+
+func referenceStack(t *testing.T) string {
+	return filepath.Join(registrytest.Root(), "examples", "bundles", "reference-stack")
+}
+
+// comparable is a candidate without what names where it was read from.
+func comparable(t *testing.T, c facts.Candidate) string {
+	t.Helper()
+	c.Path, c.SHA256, c.Size = "", "", 0
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A namespace zarf published a directory's archives to reads as the
+// directory: the same packages, prerequisites and contents, each found
+// at its reference pinned by digest; the images are never fetched, and
+// a warm read fetches no blob and no manifest.
+func TestARegistryReadsAsTheDirectoryItWasPublishedFrom(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	dir := referenceStack(t)
+	reg.Publish(t, "ns", registrytest.Archives(t, dir)...)
+	ctx := context.Background()
+	want, err := inspect.ReadDir(ctx, dir, inspect.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cache.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	opts := inspect.Options{Cache: c, Registry: registry.Options{PlainHTTP: true}}
+	got, err := inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Candidates) != len(want.Candidates) || len(got.Unusable) != 0 || len(got.Invalid) != 0 {
+		t.Fatalf("read %d candidates (unusable %v, invalid %v); the directory holds %d", len(got.Candidates), got.Unusable, got.Invalid, len(want.Candidates))
+	}
+	byName := map[string]facts.Candidate{}
+	for _, c := range got.Candidates {
+		byName[c.Name] = c
+	}
+	var archiveBytes int64
+	for _, w := range want.Candidates {
+		archiveBytes += w.Size
+		g, ok := byName[w.Name]
+		if !ok {
+			t.Errorf("%s is not read from the registry", w.Name)
+			continue
+		}
+		if comparable(t, g) != comparable(t, w) {
+			t.Errorf("%s from the registry:\n%s\nfrom the directory:\n%s", w.Name, comparable(t, g), comparable(t, w))
+		}
+		if want := "oci://" + reg.Host + "/ns/" + w.Name + "@sha256:" + g.SHA256; g.Path != want {
+			t.Errorf("%s is at %s; want %s", w.Name, g.Path, want)
+		}
+		if g.Contents == nil {
+			t.Errorf("%s has no contents: its component layers were not read", w.Name)
+		}
+	}
+	if got.Counts.Read != len(want.Candidates) || got.Counts.Stored != len(want.Candidates) || got.Counts.RegistryBytes == 0 {
+		t.Errorf("cold counts %+v", got.Counts)
+	}
+	// Warm: one catalog, one tag list and one index per package; no
+	// manifest, no blob.
+	warm, err := inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(len(want.Candidates))
+	if warm.Counts.Hits != len(want.Candidates) || warm.Counts.Read != 0 || warm.Counts.RegistryRequests != 1+2*n {
+		t.Errorf("warm counts %+v; want %d hits, nothing read, %d requests", warm.Counts, n, 1+2*n)
+	}
+	if warm.Counts.RegistryBytes >= got.Counts.RegistryBytes/2 {
+		t.Errorf("a warm read fetched %d bytes, a cold one %d", warm.Counts.RegistryBytes, got.Counts.RegistryBytes)
+	}
+	for i := range warm.Candidates {
+		if warm.Candidates[i].Path != got.Candidates[i].Path || comparable(t, warm.Candidates[i]) != comparable(t, got.Candidates[i]) {
+			t.Errorf("warm read differs at %d: %s", i, warm.Candidates[i].Path)
+		}
+	}
+	// One package by tag, by digest.
+	one, err := inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns/init:0.1.0", opts)
+	if err != nil || len(one.Candidates) != 1 || one.Candidates[0].Name != "init" {
+		t.Fatalf("by tag: %v %+v", err, one)
+	}
+	pinned, err := inspect.ReadSource(ctx, one.Candidates[0].Path, opts)
+	if err != nil || len(pinned.Candidates) != 1 || pinned.Candidates[0].Path != one.Candidates[0].Path {
+		t.Fatalf("by digest: %v %+v", err, pinned)
+	}
+}
+
+// A blob the registry serves with other bytes than its digest's makes the
+// package unusable for integrity, naming it; the others are planned.
+func TestABlobThatIsNotItsDigestIsRefused(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	dir := referenceStack(t)
+	reg.Publish(t, "ns", filepath.Join(dir, "zarf-package-init-amd64-0.1.0.tar.zst"), filepath.Join(dir, "zarf-package-app-fluxcd-amd64-2.4.0.tar.zst"))
+	ctx := context.Background()
+	opts := inspect.Options{Registry: registry.Options{PlainHTTP: true}}
+	d, err := inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns/init:0.1.0", opts)
+	if err != nil || len(d.Candidates) != 1 {
+		t.Fatal(err)
+	}
+	// The zarf.yaml layer's stored bytes, changed in place (same length).
+	c, err := registry.New(reg.Host, registry.Options{PlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := c.Resolve(ctx, "ns/init", "0.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := c.Manifest(ctx, ts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range m.Layers {
+		if l.Annotations["org.opencontainers.image.title"] == "zarf.yaml" {
+			p := reg.Blob(l.Digest.String())
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b = []byte(strings.Replace(string(b), "name: init", "name: evil", 1))
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	d, err = inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Candidates) != 1 || d.Candidates[0].Name != "app-fluxcd" || len(d.Unusable) != 1 {
+		t.Fatalf("candidates %v unusable %v", d.Candidates, d.Unusable)
+	}
+	u := d.Unusable[0]
+	if u.Kind != inspect.UnusableIntegrity || !strings.Contains(u.Reason, "hash to sha256:") || !strings.Contains(u.Path, "/ns/init@sha256:") {
+		t.Errorf("unusable %+v", u)
+	}
+}
+
+// A registry behind basic auth is read with the login of the Docker
+// config file; without one the read fails saying how to log in.
+func TestARegistryLoginComesFromTheDockerConfigFile(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{User: "planner", Password: "s3cret"})
+	reg.Publish(t, "ns", filepath.Join(referenceStack(t), "zarf-package-init-amd64-0.1.0.tar.zst"))
+	ctx := context.Background()
+	empty := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(empty, []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns", inspect.Options{Registry: registry.Options{PlainHTTP: true, DockerConfig: empty}})
+	if err == nil || !strings.Contains(err.Error(), "asks for a login") || !strings.Contains(err.Error(), "zarf tools registry login "+reg.Host) {
+		t.Errorf("without a login: %v", err)
+	}
+	d, err := inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns", inspect.Options{Registry: registry.Options{PlainHTTP: true, DockerConfig: reg.DockerConfig}})
+	if err != nil || len(d.Candidates) != 1 {
+		t.Fatalf("with the login: %v %+v", err, d)
+	}
+	t.Setenv("DOCKER_CONFIG", filepath.Dir(reg.DockerConfig))
+	if d, err = inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns", inspect.Options{Registry: registry.Options{PlainHTTP: true}}); err != nil || len(d.Candidates) != 1 {
+		t.Fatalf("with DOCKER_CONFIG: %v %+v", err, d)
+	}
+}
+
+// A registry that accepts the connection and then says nothing fails the
+// read within its timeout (and oras' retries), naming the registry; one
+// that speaks TLS-less HTTP to a TLS client is told apart.
+func TestAStalledRegistryFailsWithinItsTimeout(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold := make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-hold })}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { close(hold); _ = srv.Close() })
+	start := time.Now()
+	_, err = inspect.ReadSource(context.Background(), "oci://"+l.Addr().String()+"/ns", inspect.Options{Registry: registry.Options{PlainHTTP: true, Timeout: time.Second, Retries: 1}})
+	took := time.Since(start)
+	if err == nil || !errors.Is(err, registry.ErrStalled) || !strings.Contains(err.Error(), "did not answer within 1s") || !strings.Contains(err.Error(), l.Addr().String()) {
+		t.Errorf("a stalled registry: %v", err)
+	}
+	if took > 15*time.Second {
+		t.Errorf("a stalled registry took %s to fail with a 1s timeout", took)
+	}
+	reg := registrytest.Start(t, registrytest.Options{})
+	_, err = inspect.ReadSource(context.Background(), "oci://"+reg.Host+"/ns", inspect.Options{Registry: registry.Options{Retries: -1}})
+	if err == nil || !strings.Contains(err.Error(), "plain_http") {
+		t.Errorf("an HTTP registry read over TLS: %v", err)
+	}
+}

@@ -1,0 +1,597 @@
+// Package registry reads what zarf publishes to an OCI registry, and only
+// that: the repositories under a namespace and their tags (page by page,
+// bounded), a tag or digest resolved to the manifest of each architecture,
+// a manifest, and a blob streamed and checked against its digest. It
+// speaks to the registry through oras-go, zarf's own client: the Docker
+// config file and its credential helpers for logins, oras' retry with
+// backoff on 429 and 5xx, plain HTTP only when asked. It knows nothing of
+// what a Zarf package means (package inspect does).
+package registry
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	orasreg "oras.land/oras-go/v2/registry"
+	"oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/credentials"
+	"oras.land/oras-go/v2/registry/remote/errcode"
+	"oras.land/oras-go/v2/registry/remote/retry"
+)
+
+// Scheme starts every registry source.
+const Scheme = "oci://"
+
+// Bounds on what a registry may make a read cost.
+const (
+	// MaxManifest is the largest manifest or index read (a package of
+	// many images lists one layer per image blob).
+	MaxManifest = 4 << 20
+	// MaxRepositories and MaxTags bound a listing, and MaxPages the
+	// pages a registry may split one listing into.
+	MaxRepositories = 100_000
+	MaxTags         = 10_000
+	MaxPages        = 1_000
+	// PageSize is the page asked for when listing.
+	PageSize = 1000
+	// MaxPlatforms bounds the manifests of one index.
+	MaxPlatforms = 64
+)
+
+// DefaultTimeout is how long the registry may stay silent: to answer a
+// request, or in the middle of a body.
+const DefaultTimeout = 30 * time.Second
+
+// ZarfConfigMediaType is the config media type of a package zarf
+// publishes; a manifest with another is not a Zarf package.
+const ZarfConfigMediaType = "application/vnd.zarf.config.v1+json"
+
+// IsSource reports whether s names a registry source rather than a
+// directory.
+func IsSource(s string) bool { return strings.HasPrefix(s, Scheme) }
+
+// Source is a parsed registry source: a namespace (every repository at or
+// under it, every tag of each), or one reference (a tag or a digest).
+type Source struct {
+	// Registry is host[:port].
+	Registry string
+	// Namespace is the repository path of a namespace source, or the
+	// repository of a reference.
+	Namespace string
+	// Reference is the tag or digest of a reference source ("" for a
+	// namespace).
+	Reference string
+}
+
+// String is the source as given, in its canonical form.
+func (s Source) String() string {
+	switch {
+	case s.Reference == "":
+		return Scheme + s.Registry + "/" + s.Namespace
+	case strings.HasPrefix(s.Reference, "sha256:"):
+		return Scheme + s.Registry + "/" + s.Namespace + "@" + s.Reference
+	}
+	return Scheme + s.Registry + "/" + s.Namespace + ":" + s.Reference
+}
+
+// Parse reads oci://HOST[:PORT]/NAMESPACE, oci://HOST/NAMESPACE/NAME:TAG
+// or oci://HOST/NAMESPACE/NAME@sha256:HEX, held to the distribution
+// spec's grammar (oras' parser).
+func Parse(s string) (Source, error) {
+	if !IsSource(s) {
+		return Source{}, fmt.Errorf("%q is not a registry source (oci://HOST/NAMESPACE)", s)
+	}
+	rest := strings.TrimPrefix(s, Scheme)
+	host, repo, ok := strings.Cut(rest, "/")
+	if !ok || repo == "" {
+		return Source{}, fmt.Errorf("%q names a registry but no namespace: give oci://%s/NAMESPACE", s, host)
+	}
+	ref, err := orasreg.ParseReference(rest)
+	if err != nil {
+		return Source{}, fmt.Errorf("%q is not a registry source: %w", s, err)
+	}
+	src := Source{Registry: ref.Registry, Namespace: ref.Repository, Reference: ref.Reference}
+	if src.Registry != host {
+		return Source{}, fmt.Errorf("%q: the registry %q does not read back as itself", s, host)
+	}
+	if d, err := ref.Digest(); err == nil {
+		if d.Algorithm() != digest.SHA256 {
+			return Source{}, fmt.Errorf("%q: only sha256 digests are read", s)
+		}
+	}
+	return src, nil
+}
+
+// Options say how to reach a registry: zarf's own flags (plain_http,
+// insecure_skip_tls_verify), a CA bundle, and how long it may stay
+// silent.
+type Options struct {
+	PlainHTTP             bool
+	InsecureSkipTLSVerify bool
+	// CAFile is a PEM bundle trusted beside the system's roots.
+	CAFile string
+	// Timeout bounds each silence of the registry (0: DefaultTimeout).
+	Timeout time.Duration
+	// Retries is how many times a request is retried on 429, 5xx or a
+	// network error, with backoff (0: oras' default, 5; <0: none).
+	Retries int
+	// DockerConfig is the Docker config file that holds logins (""
+	// : $DOCKER_CONFIG/config.json, else ~/.docker/config.json).
+	DockerConfig string
+}
+
+// Client reads one registry. It counts every byte the registry sends.
+type Client struct {
+	reg     *remote.Registry
+	opts    Options
+	host    string
+	fetched atomic.Int64
+	calls   atomic.Int64
+}
+
+// New is a client of the registry host with these options.
+func New(host string, o Options) (*Client, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.Proxy = http.ProxyFromEnvironment
+	base.ResponseHeaderTimeout = o.Timeout
+	base.TLSHandshakeTimeout = o.Timeout
+	base.DialContext = (&net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second}).DialContext
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.InsecureSkipTLSVerify} //nolint:gosec // the operator's insecure_skip_tls_verify, zarf's flag
+	if o.CAFile != "" {
+		pem, err := os.ReadFile(o.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading the registry CA bundle: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("the registry CA bundle %s holds no PEM certificate", o.CAFile)
+		}
+		tc.RootCAs = pool
+	}
+	base.TLSClientConfig = tc
+	c := &Client{opts: o, host: host}
+	rt := retry.NewTransport(&counting{base: base, c: c})
+	if o.Retries != 0 {
+		rt.Policy = func() retry.Policy {
+			return &retry.GenericPolicy{Retryable: retry.DefaultPredicate, Backoff: retry.DefaultBackoff, MinWait: 200 * time.Millisecond, MaxWait: 3 * time.Second, MaxRetry: max(o.Retries, 0)}
+		}
+	}
+	var store credentials.Store
+	var err error
+	if o.DockerConfig != "" {
+		store, err = credentials.NewStore(o.DockerConfig, credentials.StoreOptions{})
+	} else {
+		store, err = credentials.NewStoreFromDocker(credentials.StoreOptions{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the Docker config file for registry logins: %w", err)
+	}
+	reg, err := remote.NewRegistry(host)
+	if err != nil {
+		return nil, fmt.Errorf("registry %q: %w", host, err)
+	}
+	reg.PlainHTTP = o.PlainHTTP
+	reg.RepositoryListPageSize = PageSize
+	reg.TagListPageSize = PageSize
+	reg.TagListMaxPages = MaxPages
+	reg.MaxMetadataBytes = MaxManifest
+	reg.Client = &auth.Client{
+		Client:     &http.Client{Transport: rt},
+		Header:     http.Header{"User-Agent": {"zarf-planner"}},
+		Cache:      auth.NewCache(),
+		Credential: credentials.Credential(store),
+	}
+	reg.ManifestMediaTypes = []string{ocispec.MediaTypeImageIndex, ocispec.MediaTypeImageManifest}
+	c.reg = reg
+	return c, nil
+}
+
+// Fetched is how many bytes the registry has sent this client (bodies
+// of every answer, errors and retries included), and Calls how many
+// requests it made.
+func (c *Client) Fetched() int64 { return c.fetched.Load() }
+
+// Calls is the number of HTTP requests made.
+func (c *Client) Calls() int64 { return c.calls.Load() }
+
+// Host is the registry's host[:port].
+func (c *Client) Host() string { return c.host }
+
+// Repositories lists the repositories at or under namespace, in name
+// order, page by page within MaxPages and MaxRepositories.
+func (c *Client) Repositories(ctx context.Context, namespace string) ([]string, error) {
+	var out []string
+	pages, total := 0, 0
+	ctx, stop := c.listing(ctx)
+	defer stop()
+	err := c.reg.Repositories(ctx, "", func(repos []string) error {
+		if pages++; pages > MaxPages {
+			return fmt.Errorf("the registry's catalog runs past %d pages; refused", MaxPages)
+		}
+		if total += len(repos); total > MaxRepositories {
+			return fmt.Errorf("the registry lists more than %d repositories; refused", MaxRepositories)
+		}
+		for _, r := range repos {
+			if r == namespace || strings.HasPrefix(r, namespace+"/") {
+				out = append(out, r)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, c.explain("listing the repositories of "+Scheme+c.host+" (the catalog API, /v2/_catalog)", err,
+			"a registry that lists no repositories to this user (ghcr.io, many Harbor projects) is planned from references: give oci://"+c.host+"/"+namespace+"/NAME:TAG")
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// Tags lists the tags of a repository, in name order, within MaxTags.
+func (c *Client) Tags(ctx context.Context, repository string) ([]string, error) {
+	repo, err := c.reg.Repository(ctx, repository)
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := c.listing(ctx)
+	defer stop()
+	var out []string
+	err = repo.Tags(ctx, "", func(tags []string) error {
+		if len(out)+len(tags) > MaxTags {
+			return fmt.Errorf("%s has more than %d tags; refused", repository, MaxTags)
+		}
+		out = append(out, tags...)
+		return nil
+	})
+	if err != nil {
+		return nil, c.explain("listing the tags of "+Scheme+c.host+"/"+repository, err, "")
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// Target is one manifest a reference resolved to: a package of one
+// architecture.
+type Target struct {
+	Repository string
+	// Tag is the tag it was found under ("" when named by digest).
+	Tag string
+	// Descriptor is the manifest's, from the index (or the manifest
+	// itself when the reference names one).
+	Descriptor ocispec.Descriptor
+	// Architecture is the index's platform architecture ("" when the
+	// reference names a manifest).
+	Architecture string
+}
+
+// Pinned is the target's reference by digest: what deploys it.
+func (t Target) Pinned(host string) string {
+	return Scheme + host + "/" + t.Repository + "@" + t.Descriptor.Digest.String()
+}
+
+// Resolve resolves a tag or digest of repository to its manifests: the
+// index's, one per platform, or the manifest it names.
+func (c *Client) Resolve(ctx context.Context, repository, reference string) ([]Target, error) {
+	shown := Scheme + c.host + "/" + repository + ":" + reference
+	tag := reference
+	if strings.HasPrefix(reference, "sha256:") {
+		shown, tag = Scheme+c.host+"/"+repository+"@"+reference, ""
+	}
+	repo, err := c.reg.Repository(ctx, repository)
+	if err != nil {
+		return nil, err
+	}
+	sctx, stop := c.silence(ctx)
+	defer stop()
+	desc, rc, err := repo.FetchReference(sctx, reference)
+	if err != nil {
+		return nil, c.explain("resolving "+shown, err, "")
+	}
+	defer rc.Close()
+	if desc.Size > MaxManifest || desc.Size < 0 {
+		return nil, fmt.Errorf("%w: %s: the manifest is %d bytes, more than the %d allowed", ErrLimit, shown, desc.Size, MaxManifest)
+	}
+	b, err := readVerified(rc, desc, c.opts.Timeout)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", shown, c.explainRead(err))
+	}
+	switch desc.MediaType {
+	case ocispec.MediaTypeImageIndex:
+		var idx ocispec.Index
+		if err := json.Unmarshal(b, &idx); err != nil {
+			return nil, fmt.Errorf("%w: %s: the index is not JSON an OCI index: %v", ErrIntegrity, shown, err)
+		}
+		if len(idx.Manifests) > MaxPlatforms {
+			return nil, fmt.Errorf("%w: %s: the index lists %d manifests, more than the %d allowed", ErrLimit, shown, len(idx.Manifests), MaxPlatforms)
+		}
+		var out []Target
+		for _, m := range idx.Manifests {
+			if m.MediaType != ocispec.MediaTypeImageManifest || m.Digest.Validate() != nil || m.Digest.Algorithm() != digest.SHA256 {
+				continue
+			}
+			arch := ""
+			if m.Platform != nil {
+				arch = m.Platform.Architecture
+			}
+			out = append(out, Target{Repository: repository, Tag: tag, Descriptor: ocispec.Descriptor{MediaType: m.MediaType, Digest: m.Digest, Size: m.Size}, Architecture: arch})
+		}
+		return out, nil
+	case ocispec.MediaTypeImageManifest:
+		return []Target{{Repository: repository, Tag: tag, Descriptor: ocispec.Descriptor{MediaType: desc.MediaType, Digest: desc.Digest, Size: desc.Size}}}, nil
+	}
+	return nil, fmt.Errorf("%w: %s is a %s, neither an OCI index nor an OCI manifest", ErrNotPackage, shown, quote(desc.MediaType))
+}
+
+// Manifest fetches a target's manifest and checks its bytes against its
+// digest; raw is what the registry sent.
+func (c *Client) Manifest(ctx context.Context, t Target) (m ocispec.Manifest, raw []byte, err error) {
+	shown := t.Pinned(c.host)
+	if t.Descriptor.Size > MaxManifest || t.Descriptor.Size < 0 {
+		return m, nil, fmt.Errorf("%w: %s: the manifest is %d bytes, more than the %d allowed", ErrLimit, shown, t.Descriptor.Size, MaxManifest)
+	}
+	repo, err := c.reg.Repository(ctx, t.Repository)
+	if err != nil {
+		return m, nil, err
+	}
+	sctx, stop := c.silence(ctx)
+	defer stop()
+	rc, err := repo.Manifests().Fetch(sctx, t.Descriptor)
+	if err != nil {
+		return m, nil, c.explain("fetching the manifest "+shown, err, "")
+	}
+	defer rc.Close()
+	raw, err = readVerified(rc, t.Descriptor, c.opts.Timeout)
+	if err != nil {
+		return m, nil, fmt.Errorf("%s: %w", shown, c.explainRead(err))
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return m, nil, fmt.Errorf("%w: %s: the manifest is not an OCI manifest: %v", ErrIntegrity, shown, err)
+	}
+	if m.MediaType != "" && m.MediaType != ocispec.MediaTypeImageManifest {
+		return m, nil, fmt.Errorf("%w: %s says it is a %s, the index said an OCI manifest", ErrIntegrity, shown, quote(m.MediaType))
+	}
+	return m, raw, nil
+}
+
+// Blob opens a blob of repository: its reader ends with an error
+// wrapping ErrIntegrity when the bytes are not the descriptor's (too many,
+// too few, another digest), and one wrapping ErrStalled when the
+// registry stays silent longer than the timeout.
+func (c *Client) Blob(ctx context.Context, repository string, d ocispec.Descriptor) (io.ReadCloser, error) {
+	if d.Digest.Validate() != nil || d.Digest.Algorithm() != digest.SHA256 {
+		return nil, fmt.Errorf("%w: layer digest %s is not a sha256 digest", ErrIntegrity, quote(string(d.Digest)))
+	}
+	repo, err := c.reg.Repository(ctx, repository)
+	if err != nil {
+		return nil, err
+	}
+	sctx, stop := context.WithCancel(ctx) // the body's silences are bounded by verifying
+	rc, err := repo.Blobs().Fetch(sctx, d)
+	if err != nil {
+		stop()
+		return nil, c.explain("fetching the blob "+d.Digest.String()+" of "+Scheme+c.host+"/"+repository, err, "")
+	}
+	return &verifying{rc: rc, want: d, h: sha256.New(), stop: stop, timeout: c.opts.Timeout, c: c}, nil
+}
+
+// Errors the reads wrap.
+var (
+	// ErrIntegrity: the registry sent bytes other than their digest's.
+	ErrIntegrity = errors.New("integrity")
+	// ErrLimit: a bound on what a registry may send was passed.
+	ErrLimit = errors.New("limit")
+	// ErrNotPackage: the reference names something zarf did not publish.
+	ErrNotPackage = errors.New("not a zarf package")
+	// ErrStalled: the registry stayed silent past the timeout.
+	ErrStalled = errors.New("stalled")
+)
+
+// silence bounds a metadata answer (an index, a manifest) whole: it must
+// come within the timeout, headers and body (the transport's
+// ResponseHeaderTimeout bounds each attempt's headers too).
+func (c *Client) silence(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.opts.Timeout)
+}
+
+// listing bounds a whole listing, every page of it: ten silences.
+func (c *Client) listing(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, 10*c.opts.Timeout)
+}
+
+// readVerified reads a whole manifest and checks it against d.
+func readVerified(rc io.Reader, d ocispec.Descriptor, timeout time.Duration) ([]byte, error) {
+	v := &verifying{rc: io.NopCloser(rc), want: d, h: sha256.New(), stop: func() {}, timeout: timeout}
+	b, err := io.ReadAll(v)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// verifying reads a body of known digest and size, failing on the first
+// byte too many, on a short body, on another digest, and on a silence
+// past the timeout.
+type verifying struct {
+	rc      io.ReadCloser
+	want    ocispec.Descriptor
+	h       hash.Hash
+	n       int64
+	stop    func()
+	timeout time.Duration
+	c       *Client
+	done    bool
+}
+
+func (v *verifying) Read(p []byte) (int, error) {
+	if v.done {
+		return 0, io.EOF
+	}
+	if room := v.want.Size - v.n + 1; int64(len(p)) > room {
+		p = p[:room]
+	}
+	type result struct {
+		n   int
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		n, err := v.rc.Read(p)
+		ch <- result{n, err}
+	}()
+	var r result
+	select {
+	case r = <-ch:
+	case <-time.After(v.timeout):
+		v.stop()
+		_ = v.rc.Close()
+		<-ch
+		return 0, fmt.Errorf("%w: the registry sent nothing for %s in the middle of %s", ErrStalled, v.timeout, v.want.Digest)
+	}
+	v.h.Write(p[:r.n])
+	v.n += int64(r.n)
+	if v.n > v.want.Size {
+		return 0, fmt.Errorf("%w: %s is longer than the %d bytes its descriptor says", ErrIntegrity, v.want.Digest, v.want.Size)
+	}
+	if errors.Is(r.err, io.EOF) {
+		if v.n != v.want.Size {
+			return r.n, fmt.Errorf("%w: %s ended after %d of the %d bytes its descriptor says", ErrIntegrity, v.want.Digest, v.n, v.want.Size)
+		}
+		if got := "sha256:" + hex.EncodeToString(v.h.Sum(nil)); got != v.want.Digest.String() {
+			return r.n, fmt.Errorf("%w: the registry sent bytes that hash to %s for %s", ErrIntegrity, got, v.want.Digest)
+		}
+		v.done = true
+		return r.n, io.EOF
+	}
+	if r.err != nil {
+		return r.n, r.err
+	}
+	return r.n, nil
+}
+
+func (v *verifying) Close() error {
+	v.stop()
+	return v.rc.Close()
+}
+
+// counting counts the requests made and the body bytes received.
+type counting struct {
+	base http.RoundTripper
+	c    *Client
+}
+
+func (t *counting) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.c.calls.Add(1)
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	resp.Body = &countedBody{ReadCloser: resp.Body, n: &t.c.fetched}
+	return resp, nil
+}
+
+type countedBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b *countedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+// explain is a registry error with what was being done, the registry's
+// answer and what to do.
+func (c *Client) explain(doing string, err error, hint string) error {
+	var er *errcode.ErrorResponse
+	var ue x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var rh tls.RecordHeaderError
+	var ne net.Error
+	switch {
+	case errors.As(err, &er):
+		answer := fmt.Sprintf("the registry answered %d %s", er.StatusCode, http.StatusText(er.StatusCode))
+		if len(er.Errors) > 0 {
+			answer += ": " + quote(er.Errors.Error())
+		}
+		switch er.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			hint = "log in to " + c.host + " with `zarf tools registry login` or `docker login`, which write the Docker config file (" + c.configShown() + "), or use an account allowed to pull"
+		case http.StatusNotFound:
+			if hint == "" {
+				hint = "check the name; `zarf package publish` names a package oci://HOST/NAMESPACE/NAME:VERSION"
+			}
+		case http.StatusTooManyRequests:
+			hint = "the registry kept refusing after retries with backoff; try again later"
+		}
+		return withHint(fmt.Errorf("%s: %s", doing, answer), hint)
+	case errors.Is(err, auth.ErrBasicCredentialNotFound):
+		return withHint(fmt.Errorf("%s: the registry asks for a login and the Docker config file has none for %s", doing, c.host), "log in with `zarf tools registry login "+c.host+"` or `docker login "+c.host+"`")
+	case errors.As(err, &ue), errors.As(err, &he):
+		return withHint(fmt.Errorf("%s: the registry's TLS certificate is not trusted: %v", doing, err), "give the registry's CA bundle (registry_ca_file), or insecure_skip_tls_verify to skip the check")
+	case errors.As(err, &rh):
+		return withHint(fmt.Errorf("%s: the registry does not speak TLS", doing), "give plain_http to reach it over HTTP")
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return withHint(fmt.Errorf("%w: %s: the registry did not answer within %s", ErrStalled, doing, c.opts.Timeout), "check the registry, or give a longer registry_timeout")
+	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return withHint(fmt.Errorf("%s: the registry speaks plain HTTP", doing), "give plain_http if that registry is meant to be reached without TLS")
+	}
+	return withHint(fmt.Errorf("%s: %w", doing, err), hint)
+}
+
+func (c *Client) explainRead(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("%w: the registry did not finish its answer within %s", ErrStalled, c.opts.Timeout)
+	}
+	return err
+}
+
+func (c *Client) configShown() string {
+	if c.opts.DockerConfig != "" {
+		return c.opts.DockerConfig
+	}
+	if d := os.Getenv("DOCKER_CONFIG"); d != "" {
+		return d + "/config.json"
+	}
+	return "~/.docker/config.json"
+}
+
+func withHint(err error, hint string) error {
+	if hint == "" {
+		return err
+	}
+	return fmt.Errorf("%w; %s", err, hint)
+}
+
+// quote is s quoted as Go quotes it, so a registry's text cannot break
+// the lines of a report.
+func quote(s string) string {
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}

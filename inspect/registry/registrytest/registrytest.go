@@ -1,0 +1,273 @@
+// Package registrytest is test support (never imported by product code):
+// a real OCI registry, Debian's docker-registry (Distribution 2.8), started
+// on the loopback with its own storage, optionally behind basic auth, and
+// packages published to it by the real zarf CLI.
+package registrytest
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Binary is where make host-deps installs Distribution.
+const Binary = "/usr/bin/docker-registry"
+
+// Registry is a running registry.
+type Registry struct {
+	// Host is 127.0.0.1:PORT.
+	Host string
+	// Storage is its filesystem storage root.
+	Storage string
+	// DockerConfig is a Docker config file holding the login of an
+	// authenticated registry ("" for an open one).
+	DockerConfig string
+	// CA is the PEM file of the CA of a TLS registry.
+	CA   string
+	tls  bool
+	root string
+}
+
+// Options of a registry.
+type Options struct {
+	// User and Password, when set, put it behind basic auth (htpasswd).
+	User, Password string
+	// TLS serves HTTPS with a certificate for 127.0.0.1 from a CA of its
+	// own (Registry.CA).
+	TLS bool
+}
+
+// Start starts a registry for the test; it is stopped when the test ends.
+func Start(t testing.TB, o Options) *Registry {
+	t.Helper()
+	if _, err := os.Stat(Binary); err != nil {
+		t.Fatalf("the tests need Distribution's registry at %s: run make host-deps (apt-get install docker-registry)", Binary)
+	}
+	root := t.TempDir()
+	r := &Registry{Storage: filepath.Join(root, "data"), root: root}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Host = l.Addr().String()
+	_ = l.Close()
+	auth := ""
+	if o.User != "" {
+		h, err := bcrypt.GenerateFromPassword([]byte(o.Password), bcrypt.MinCost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw := filepath.Join(root, "htpasswd")
+		if err := os.WriteFile(pw, []byte(o.User+":"+string(h)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		auth = fmt.Sprintf("auth:\n  htpasswd:\n    realm: test\n    path: %s\n", pw)
+		cfg := map[string]any{"auths": map[string]any{r.Host: map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte(o.User + ":" + o.Password))}}}
+		b, _ := json.Marshal(cfg)
+		r.DockerConfig = filepath.Join(root, "docker", "config.json")
+		if err := os.MkdirAll(filepath.Dir(r.DockerConfig), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(r.DockerConfig, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tlsConfig, scheme := "", "http"
+	if o.TLS {
+		r.tls, scheme = true, "https"
+		cert, key := r.certificates(t)
+		tlsConfig = fmt.Sprintf("  tls:\n    certificate: %s\n    key: %s\n", cert, key)
+	}
+	config := fmt.Sprintf("version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n%s%s", r.Storage, r.Host, tlsConfig, auth)
+	cfgPath := filepath.Join(root, "config.yml")
+	if err := os.WriteFile(cfgPath, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logf, err := os.Create(filepath.Join(root, "registry.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(Binary, "serve", cfgPath)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = logf.Close()
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	probe := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // only to see it is up
+	for {
+		resp, err := probe.Get(scheme + "://" + r.Host + "/v2/")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(logf.Name())
+			t.Fatalf("the registry did not start on %s: %v\n%s", r.Host, err, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return r
+}
+
+// Zarf is the zarf CLI make tools builds, found from the test's package
+// directory upwards.
+func Zarf(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		p := filepath.Join(dir, ".tools", "bin", "zarf")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			t.Fatal("no .tools/bin/zarf above the test: run make tools")
+		}
+		dir = up
+	}
+}
+
+// Publish publishes archives to oci://HOST/namespace with zarf package
+// publish --plain-http (and the registry's login when it has one).
+func (r *Registry) Publish(t testing.TB, namespace string, archives ...string) {
+	t.Helper()
+	zarf := Zarf(t)
+	home := filepath.Join(r.root, "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range archives {
+		transport := "--plain-http"
+		if r.tls {
+			transport = "--insecure-skip-tls-verify"
+		}
+		cmd := exec.Command(zarf, "package", "publish", a, "oci://"+r.Host+"/"+namespace, transport, "--no-color", "--log-level", "warn")
+		cmd.Env = append(os.Environ(), "HOME="+home)
+		if r.DockerConfig != "" {
+			cmd.Env = append(cmd.Env, "DOCKER_CONFIG="+filepath.Dir(r.DockerConfig))
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("zarf package publish %s: %v\n%s", filepath.Base(a), err, out)
+		}
+	}
+}
+
+// certificates writes a CA (r.CA) and a certificate it signed for
+// 127.0.0.1, and returns the certificate's and its key's files.
+func (r *Registry) certificates(t testing.TB) (cert, key string) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "registrytest CA"}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &leafKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(leafKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, typ string, der []byte) string {
+		p := filepath.Join(r.root, name)
+		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	r.CA = write("ca.pem", "CERTIFICATE", caDER)
+	return write("cert.pem", "CERTIFICATE", leafDER), write("key.pem", "EC PRIVATE KEY", keyDER)
+}
+
+// Blob is the stored file of a blob, for a test to tamper with.
+func (r *Registry) Blob(digest string) string {
+	hex := strings.TrimPrefix(digest, "sha256:")
+	return filepath.Join(r.Storage, "docker", "registry", "v2", "blobs", "sha256", hex[:2], hex, "data")
+}
+
+// Archives are the archives of a bundle directory (its *.tar.zst).
+func Archives(t testing.TB, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*.tar.zst"))
+	if err != nil || len(m) == 0 {
+		t.Fatalf("no archives in %s (%v)", dir, err)
+	}
+	return m
+}
+
+// Root is the module root, found from the caller's source file.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+}
+
+// Slow is a proxy in front of r that holds every answer to a request
+// whose path ends with suffix for delay before passing it on; it returns
+// the proxy's host:port (plain HTTP to a plain registry).
+func (r *Registry) Slow(t testing.TB, suffix string, delay time.Duration) string {
+	t.Helper()
+	target, err := url.Parse("http://" + r.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if strings.HasSuffix(req.URL.Path, suffix) {
+			select {
+			case <-time.After(delay):
+			case <-req.Context().Done():
+				return
+			}
+		}
+		proxy.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
