@@ -318,19 +318,29 @@ func compareArchives(saved, now []Archive) []string {
 		n, ok := byName[name]
 		switch {
 		case !ok:
-			diffs = append(diffs, fmt.Sprintf("archive %s was removed (it held %s)", name, describe(s)))
+			diffs = append(diffs, fmt.Sprintf("%s %s was removed (it held %s)", what(s.Path), name, describe(s)))
 		case n.SHA256 != s.SHA256 || n.Size != s.Size:
-			diffs = append(diffs, fmt.Sprintf("archive %s was replaced: saved %s; now %s", name, describe(s), describe(n)))
+			diffs = append(diffs, fmt.Sprintf("%s %s was replaced: saved %s; now %s", what(s.Path), name, describe(s), describe(n)))
 		case n.State != s.State || n.Package != s.Package || n.Version != s.Version || n.Reason != s.Reason:
-			diffs = append(diffs, fmt.Sprintf("archive %s changed: saved %s (%s), now %s (%s)", name, s.State, why(s), n.State, why(n)))
+			diffs = append(diffs, fmt.Sprintf("%s %s changed: saved %s (%s), now %s (%s)", what(s.Path), name, s.State, why(s), n.State, why(n)))
 		}
 	}
 	for _, n := range now {
 		if name := filepath.Base(n.Path); !seen[name] {
-			diffs = append(diffs, fmt.Sprintf("archive %s was added (%s)", name, describe(n)))
+			diffs = append(diffs, fmt.Sprintf("%s %s was added (%s)", what(n.Path), name, describe(n)))
 		}
 	}
 	return diffs
+}
+
+// what a saved archive is called: an archive of a directory, or a
+// package published to a registry, named by its repository and digest
+// under the namespace (a tag moved shows as one removed, one added).
+func what(path string) string {
+	if strings.HasPrefix(path, "oci://") {
+		return "published package"
+	}
+	return "archive"
 }
 
 func ident(a Archive) string {

@@ -256,7 +256,7 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 		}
 		return nil, fail(fmt.Sprintf("cannot plan %s: %s: %v", req.Path, name, err), nil, req.Warnings, nil), nil
 	}
-	dir, err := inspect.ReadSource(ctx, req.Path, inspect.Options{Cache: req.Cache, Limits: req.readLimits(), Registry: RegistryOptions(req.Read)})
+	dir, err := inspect.ReadSource(ctx, req.Path, inspect.Options{Cache: req.Cache, Limits: req.readLimits(), Registry: RegistryOptions(req.Read, req.Options.Caller)})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -596,9 +596,9 @@ type InvalidArchive struct {
 }
 
 // RegistryOptions are how the read options reach the registry of an
-// oci:// source.
-func RegistryOptions(r options.Read) registry.Options {
-	return registry.Options{PlainHTTP: r.PlainHTTP, InsecureSkipTLSVerify: r.InsecureSkipTLSVerify, CAFile: r.RegistryCAFile, Timeout: time.Duration(r.RegistryTimeout) * time.Second}
+// oci:// source, its messages worded for who asks.
+func RegistryOptions(r options.Read, who options.Caller) registry.Options {
+	return registry.Options{PlainHTTP: r.PlainHTTP, InsecureSkipTLSVerify: r.InsecureSkipTLSVerify, CAFile: r.RegistryCAFile, Timeout: time.Duration(r.RegistryTimeout) * time.Second, Say: who.Option}
 }
 
 // readLimits are the server's limits with the request's inflation.

@@ -136,6 +136,9 @@ type Options struct {
 	// DockerConfig is the Docker config file that holds logins (""
 	// : $DOCKER_CONFIG/config.json, else ~/.docker/config.json).
 	DockerConfig string
+	// Say words an option's name as the caller gives it (--plain-http,
+	// option plain_http); nil: the name as it is.
+	Say func(name string) string
 }
 
 // Client reads one registry. It counts every byte the registry sends.
@@ -551,13 +554,13 @@ func (c *Client) explain(doing string, err error, hint string) error {
 	case errors.Is(err, auth.ErrBasicCredentialNotFound):
 		return withHint(fmt.Errorf("%s: the registry asks for a login and the Docker config file has none for %s", doing, c.host), "log in with `zarf tools registry login "+c.host+"` or `docker login "+c.host+"`")
 	case errors.As(err, &ue), errors.As(err, &he):
-		return withHint(fmt.Errorf("%s: the registry's TLS certificate is not trusted: %v", doing, err), "give the registry's CA bundle (registry_ca_file), or insecure_skip_tls_verify to skip the check")
+		return withHint(fmt.Errorf("%s: the registry's TLS certificate is not trusted: %v", doing, err), "give the registry's CA bundle ("+c.say("registry_ca_file")+"), or "+c.say("insecure_skip_tls_verify")+" to skip the check")
 	case errors.As(err, &rh):
-		return withHint(fmt.Errorf("%s: the registry does not speak TLS", doing), "give plain_http to reach it over HTTP")
+		return withHint(fmt.Errorf("%s: the registry does not speak TLS", doing), "give "+c.say("plain_http")+" to reach it over HTTP")
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return withHint(fmt.Errorf("%w: %s: the registry did not answer within %s", ErrStalled, doing, c.opts.Timeout), "check the registry, or give a longer registry_timeout")
+		return withHint(fmt.Errorf("%w: %s: the registry did not answer within %s", ErrStalled, doing, c.opts.Timeout), "check the registry, or give a longer "+c.say("registry_timeout"))
 	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
-		return withHint(fmt.Errorf("%s: the registry speaks plain HTTP", doing), "give plain_http if that registry is meant to be reached without TLS")
+		return withHint(fmt.Errorf("%s: the registry speaks plain HTTP", doing), "give "+c.say("plain_http")+" if that registry is meant to be reached without TLS")
 	}
 	return withHint(fmt.Errorf("%s: %w", doing, err), hint)
 }
@@ -568,6 +571,13 @@ func (c *Client) explainRead(err error) error {
 		return fmt.Errorf("%w: the registry did not finish its answer within %s", ErrStalled, c.opts.Timeout)
 	}
 	return err
+}
+
+func (c *Client) say(name string) string {
+	if c.opts.Say == nil {
+		return name
+	}
+	return c.opts.Say(name)
 }
 
 func (c *Client) configShown() string {

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
+)
+
+// A namespace the example was published to plans exactly as the example's
+// directory does, each item pinned by digest; a saved plan of it replays
+// until a tag moves to another package, and then is stale naming both.
+func TestARegistryPlansAsItsDirectoryAndASavedPlanSeesATagMove(t *testing.T) {
+	t.Setenv("ZARF_PLANNER_CACHE_DIR", t.TempDir())
+	state := filepath.Join(t.TempDir(), "state")
+	reg := registrytest.Start(t, registrytest.Options{})
+	dir := "../examples/bundles/reference-stack"
+	reg.Publish(t, "ns", registrytest.Archives(t, dir)...)
+	src := "oci://" + reg.Host + "/ns"
+	plan := func(args ...string) (int, planDoc, string) {
+		t.Helper()
+		code, out, stderr := run(t, append(args, "-o", "json", "--state-dir", state)...)
+		var doc planDoc
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("%v: stdout is not one JSON object: %v\n%s\n%s", args, err, out, stderr)
+		}
+		return code, doc, stderr
+	}
+	_, fromDir, _ := plan("plan", dir)
+	saved := filepath.Join(t.TempDir(), "saved.json")
+	code, fromReg, stderr := plan("plan", src, "--plain-http", "--save-to", saved)
+	if code != ExitOK || len(fromReg.Packages) != len(fromDir.Packages) {
+		t.Fatalf("exit %d, %d packages (the directory plans %d): %s", code, len(fromReg.Packages), len(fromDir.Packages), stderr)
+	}
+	for i, p := range fromReg.Packages {
+		d := fromDir.Packages[i]
+		if p.Name != d.Name || p.Version != d.Version || p.Level != d.Level || strings.Join(p.After, ",") != strings.Join(d.After, ",") {
+			t.Errorf("item %d from the registry is %s %s level %d after %v; from the directory %s %s level %d after %v", i, p.Name, p.Version, p.Level, p.After, d.Name, d.Version, d.Level, d.After)
+		}
+		if !strings.HasPrefix(p.Path, src+"/"+p.Name+"@sha256:") {
+			t.Errorf("item %s deploys from %s; want its reference pinned by digest", p.Name, p.Path)
+		}
+	}
+	if code, _, stderr := plan("verify-plan", saved, src, "--plain-http"); code != ExitOK {
+		t.Fatalf("replay before the tag moved: exit %d: %s", code, stderr)
+	}
+	// init:0.1.0 rebuilt with another description, published over the tag.
+	src2 := filepath.Join(t.TempDir(), "init")
+	if err := os.CopyFS(src2, os.DirFS("../examples/sources/reference-stack/init")); err != nil {
+		t.Fatal(err)
+	}
+	y, err := os.ReadFile(filepath.Join(src2, "zarf.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y = []byte(strings.Replace(string(y), "description:", "description: moved #", 1))
+	if err := os.WriteFile(filepath.Join(src2, "zarf.yaml"), y, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if b, err := exec.Command(registrytest.Zarf(t), "package", "create", src2, "--confirm", "--no-color", "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("zarf package create: %v\n%s", err, b)
+	}
+	reg.Publish(t, "ns", registrytest.Archives(t, out)...)
+	code, doc, _ := plan("verify-plan", saved, src, "--plain-http")
+	if code != ExitFailed || !doc.Failed {
+		t.Fatalf("replay after the tag moved: exit %d, %+v", code, doc)
+	}
+	var removed, added bool
+	for _, e := range doc.Errors {
+		removed = removed || (e.Kind == "stale" && strings.Contains(e.Message, "published package init@sha256:") && strings.Contains(e.Message, "was removed"))
+		added = added || (e.Kind == "stale" && strings.Contains(e.Message, "was added"))
+	}
+	if !removed || !added {
+		t.Errorf("a moved tag's replay: %+v", doc.Errors)
+	}
+}
+
+// A registry that cannot be reached is a failed plan (exit 1) that names
+// the registry and what to do, through the CLI as through the module.
+func TestARegistryFailureIsAFailedPlanThatSaysWhatToDo(t *testing.T) {
+	t.Setenv("ZARF_PLANNER_CACHE_DIR", t.TempDir())
+	reg := registrytest.Start(t, registrytest.Options{})
+	code, out, _ := run(t, "plan", "oci://"+reg.Host+"/ns", "-o", "json", "--state-dir", filepath.Join(t.TempDir(), "state"))
+	var doc planDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if code != ExitFailed || !doc.Failed || !strings.Contains(doc.Msg, reg.Host) || !strings.Contains(doc.Msg, "--plain-http") {
+		t.Errorf("exit %d: %+v", code, doc)
+	}
+}
