@@ -19,7 +19,7 @@ LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/buildinfo.ID=$(BUILD_ID
 export CGO_ENABLED := 0
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: all build tools fixtures demo test test-go vet gate venv proto clean bench-planner bench-inspect bench-cache bench-memory fuzz collection install-collection dist lint sanity molecule demo-cluster host-deps venv-oldest bench-collection bench-catalog bench-report docs-screenshots
+.PHONY: all build tools fixtures demo test test-go vet gate venv proto clean bench-planner bench-inspect bench-cache bench-memory fuzz collection install-collection dist lint sanity molecule demo-cluster host-deps venv-oldest bench-collection bench-catalog bench-registry bench-report docs-screenshots
 
 all: build
 
@@ -374,6 +374,12 @@ bench-cache: tools build
 # archives, one run. Results: docs/benchmarks.md.
 bench-catalog: build
 	python3 testdata/bench/catalog/bench.py
+
+# Planning from an OCI registry (issue 33): bytes fetched against zarf
+# package pull, cold against a directory, warm against a bare listing, on
+# 100 published packages with images. Results: docs/benchmarks.md.
+bench-registry: tools build
+	python3 testdata/bench/registry/bench.py
 
 # Regenerate the gRPC contract from contract/plannerpb/planner.proto.
 proto:

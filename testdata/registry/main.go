@@ -46,6 +46,7 @@ func main() {
 	var refs images
 	ready := flag.String("ready", "", "file to write once every image is pushed")
 	lifetime := flag.Duration("lifetime", 30*time.Minute, "exit after this long at the latest")
+	flag.Int64Var(&layerSize, "size", 1024, "bytes of each image's one layer")
 	flag.Var(&refs, "image", "an image to serve, as host:port/repository:tag on the loopback (repeatable)")
 	flag.Parse()
 	if err := run(refs, *ready, *lifetime); err != nil {
@@ -109,6 +110,9 @@ func run(refs []string, ready string, lifetime time.Duration) error {
 	return nil
 }
 
+// layerSize is the size of each image's layer (-size).
+var layerSize int64 = 1024
+
 // push pushes a small image of one pseudo-random layer, seeded by its
 // reference, built for linux/amd64.
 func push(ctx context.Context, r string) error {
@@ -118,7 +122,7 @@ func push(ctx context.Context, r string) error {
 	}
 	h := fnv.New64a()
 	h.Write([]byte(r))
-	img, err := random.Image(1024, 1, random.WithSource(rand.NewSource(int64(h.Sum64()))))
+	img, err := random.Image(layerSize, 1, random.WithSource(rand.NewSource(int64(h.Sum64()))))
 	if err != nil {
 		return err
 	}
