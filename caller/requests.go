@@ -65,20 +65,25 @@ type Warm struct {
 	Check bool
 	// Forget forgets the directories' archives instead of caching them.
 	Forget bool
+	// Registry is how the registry of a registry source is reached.
+	Registry contract.RegistryAccess
 }
 
 // Request is the wire request of the warm-up, every path made absolute
 // against the caller's working directory.
 func (w Warm) Request() (*contract.WarmRequest, error) {
-	req := &contract.WarmRequest{Prune: w.Prune, CheckMode: w.Check, Forget: w.Forget}
+	req := &contract.WarmRequest{Prune: w.Prune, CheckMode: w.Check, Forget: w.Forget, Registry: w.Registry}
+	var err error
+	if req.Registry.CAFile, err = absolute(w.Registry.CAFile); err != nil {
+		return nil, err
+	}
 	for _, p := range w.Paths {
-		abs, err := absolute(p)
+		abs, err := Source(p)
 		if err != nil {
 			return nil, err
 		}
 		req.Paths = append(req.Paths, abs)
 	}
-	var err error
 	if req.CacheDir, err = absolute(w.CacheDir); err != nil {
 		return nil, err
 	}
@@ -96,14 +101,19 @@ type Inspect struct {
 	Catalog   bool
 	Markdown  bool
 	PublicKey string
+	// Registry is how the registry of a registry source is reached.
+	Registry contract.RegistryAccess
 }
 
 // Request is the wire request of the inspection, every path made
 // absolute against the caller's working directory.
 func (in Inspect) Request() (*contract.InspectRequest, error) {
-	req := &contract.InspectRequest{UseCache: in.Cache.UseCache, Catalog: in.Catalog, Markdown: in.Markdown}
+	req := &contract.InspectRequest{UseCache: in.Cache.UseCache, Catalog: in.Catalog, Markdown: in.Markdown, Registry: in.Registry}
 	var err error
-	if req.Path, err = absolute(in.Path); err != nil {
+	if req.Registry.CAFile, err = absolute(in.Registry.CAFile); err != nil {
+		return nil, err
+	}
+	if req.Path, err = Source(in.Path); err != nil {
 		return nil, err
 	}
 	if req.CacheDir, err = absolute(in.Cache.CacheDir); err != nil {

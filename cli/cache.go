@@ -15,6 +15,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/caller/answer"
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -29,18 +30,21 @@ func newCache() *cobra.Command {
 
 func newCacheWarm() *cobra.Command {
 	var o options.Cache
+	var read options.Read
 	var stateDir string
 	var prune, check bool
 	var output string
 	cmd := &cobra.Command{
-		Use:   "warm DIR...",
+		Use:   "warm DIR|oci://HOST/NAMESPACE...",
 		Short: "Read every archive of the directories into the cache, before going air-gapped",
 		Long: "Reads each archive once and records what planning needs, so a later plan of an\n" +
-			"unchanged directory only stats its files. Uses the running daemon when there is\n" +
-			"one, else opens the cache itself.",
+			"unchanged directory only stats its files. Of a registry source (oci://HOST/NAMESPACE,\n" +
+			"or one oci://HOST/NAMESPACE/NAME:TAG) it caches each package's metadata by its\n" +
+			"manifest's digest, so a later plan of it fetches no manifest and no blob. Uses the\n" +
+			"running daemon when there is one, else opens the cache itself.",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return &UsageError{fmt.Errorf("expected one or more directories")}
+				return &UsageError{fmt.Errorf("expected one or more directories or registry sources")}
 			}
 			return nil
 		},
@@ -48,7 +52,7 @@ func newCacheWarm() *cobra.Command {
 			if output != "json" && output != "text" {
 				return &UsageError{fmt.Errorf("-o must be json or text, not %q", output)}
 			}
-			req, err := caller.Warm{Paths: args, CacheDir: o.CacheDir, Prune: prune, Check: check}.Request()
+			req, err := caller.Warm{Paths: args, CacheDir: o.CacheDir, Prune: prune, Check: check, Registry: contract.RegistryAccessOf(read, options.CLICaller)}.Request()
 			if err != nil {
 				return err
 			}
@@ -86,8 +90,10 @@ func newCacheWarm() *cobra.Command {
 		},
 	}
 	bind(cmd.Flags(), &o, "cache_dir")
+	options.SetDefaults(&read)
+	bind(cmd.Flags(), &read, "plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout")
 	registerStateDir(cmd, &stateDir)
-	cmd.Flags().BoolVar(&prune, "prune", false, "also forget cached archives that are no longer in the directories")
+	cmd.Flags().BoolVar(&prune, "prune", false, "also forget cached archives that are no longer in the directories (or no longer listed under a registry namespace)")
 	cmd.Flags().BoolVar(&check, "check", false, "report what would change; write nothing")
 	formatFlag(cmd.Flags(), &output, cacheOutputs, "", nil)
 	return cmd

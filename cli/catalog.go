@@ -10,6 +10,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/caller/answer"
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/render"
 )
@@ -21,7 +22,7 @@ func newCatalog() *cobra.Command {
 	var o options.Cache
 	var read options.Read
 	cmd := &cobra.Command{
-		Use:   "catalog DIR",
+		Use:   "catalog DIR|oci://HOST/NAMESPACE",
 		Short: "Describe every package of a directory: metadata, components, and the claims its contents make on a cluster",
 		Long: `Describe every package of a directory: name, version, architecture, flavor,
 description, size, signature, components (required or optional) with their
@@ -40,7 +41,7 @@ who signed what.`,
 			if err := checkDir(args[0], "DIR"); err != nil {
 				return err
 			}
-			req, err := caller.Inspect{Path: args[0], Cache: o, Catalog: true, PublicKey: read.PublicKey}.Request()
+			req, err := caller.Inspect{Path: args[0], Cache: o, Catalog: true, PublicKey: read.PublicKey, Registry: contract.RegistryAccessOf(read, options.CLICaller)}.Request()
 			if err != nil {
 				return err
 			}
@@ -77,7 +78,8 @@ who signed what.`,
 	formatFlag(cmd.Flags(), &output, catalogOutputs, " (html: one self-contained page, in the plan page's style)", formerText)
 	options.SetDefaults(&o)
 	bind(cmd.Flags(), &o)
-	bind(cmd.Flags(), &read, "public_key")
+	options.SetDefaults(&read)
+	bind(cmd.Flags(), &read, "public_key", "plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout")
 	registerStateDir(cmd, &stateDir)
 	return cmd
 }

@@ -16,8 +16,9 @@ import (
 func newInspect() *cobra.Command {
 	var output, stateDir string
 	var o options.Cache
+	var read options.Read
 	cmd := &cobra.Command{
-		Use:   "inspect DIR",
+		Use:   "inspect DIR|oci://HOST/NAMESPACE",
 		Short: "List every archive of a directory and what it declares, and every file left out and why",
 		Args:  exactArgs(1, "one directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -27,7 +28,7 @@ func newInspect() *cobra.Command {
 			if err := checkDir(args[0], "DIR"); err != nil {
 				return err
 			}
-			req, err := caller.Inspect{Path: args[0], Cache: o}.Request()
+			req, err := caller.Inspect{Path: args[0], Cache: o, Registry: contract.RegistryAccessOf(read, options.CLICaller)}.Request()
 			if err != nil {
 				return err
 			}
@@ -49,6 +50,8 @@ func newInspect() *cobra.Command {
 	formatFlag(cmd.Flags(), &output, inspectOutputs, "", formerText)
 	options.SetDefaults(&o)
 	bind(cmd.Flags(), &o)
+	options.SetDefaults(&read)
+	bind(cmd.Flags(), &read, "plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout")
 	registerStateDir(cmd, &stateDir)
 	return cmd
 }

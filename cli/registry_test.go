@@ -2,10 +2,15 @@ package cli
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
@@ -92,5 +97,108 @@ func TestARegistryFailureIsAFailedPlanThatSaysWhatToDo(t *testing.T) {
 	}
 	if code != ExitFailed || !doc.Failed || !strings.Contains(doc.Msg, reg.Host) || !strings.Contains(doc.Msg, "--plain-http") {
 		t.Errorf("exit %d: %+v", code, doc)
+	}
+}
+
+// A namespace is inspected and catalogued as its directory is, and warmed:
+// check mode lists each package and fetches no manifest or blob, the
+// warm-up caches each package once, and a plan afterwards lists the
+// registry and fetches no manifest by digest and no blob (a counting
+// proxy in front of the registry sees every request).
+func TestARegistryIsInspectedCataloguedAndWarmedAsItsDirectory(t *testing.T) {
+	t.Setenv("ZARF_PLANNER_CACHE_DIR", t.TempDir())
+	state := filepath.Join(t.TempDir(), "state")
+	reg := registrytest.Start(t, registrytest.Options{})
+	dir := "../examples/bundles/reference-stack"
+	reg.Publish(t, "ns", registrytest.Archives(t, dir)...)
+	var blobs, byDigest atomic.Int64
+	target, err := url.Parse("http://" + reg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/blobs/") {
+			blobs.Add(1)
+		}
+		if strings.Contains(r.URL.Path, "/manifests/sha256:") {
+			byDigest.Add(1)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	src := "oci://" + strings.TrimPrefix(srv.URL, "http://") + "/ns"
+
+	type listing struct {
+		Packages []struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+			Path    string `json:"path"`
+		} `json:"packages"`
+		Candidates []struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+			Path    string `json:"path"`
+		} `json:"candidates"`
+	}
+	read := func(args ...string) listing {
+		t.Helper()
+		code, out, stderr := run(t, append(args, "-o", "json", "--state-dir", state)...)
+		var l listing
+		if err := json.Unmarshal([]byte(out), &l); code != ExitOK || err != nil {
+			t.Fatalf("%v: exit %d (%v)\n%s\n%s", args, code, err, out, stderr)
+		}
+		return l
+	}
+	for _, cmd := range []string{"inspect", "catalog"} {
+		fromDir, fromReg := read(cmd, dir), read(cmd, src, "--plain-http")
+		d, r := append(fromDir.Packages, fromDir.Candidates...), append(fromReg.Packages, fromReg.Candidates...)
+		if len(d) != 6 || len(r) != len(d) {
+			t.Fatalf("%s: %d packages from the registry, %d from the directory", cmd, len(r), len(d))
+		}
+		for i := range d {
+			if r[i].Name != d[i].Name || r[i].Version != d[i].Version || !strings.HasPrefix(r[i].Path, src+"/"+r[i].Name+"@sha256:") {
+				t.Errorf("%s entry %d: %+v from the registry, %+v from the directory", cmd, i, r[i], d[i])
+			}
+		}
+	}
+
+	cacheDir := t.TempDir()
+	type warmed struct {
+		Added     []string `json:"added"`
+		Unchanged int      `json:"unchanged"`
+	}
+	warm := func(args ...string) warmed {
+		t.Helper()
+		code, out, stderr := run(t, append([]string{"cache", "warm", src, "--plain-http", "--cache-dir", cacheDir, "-o", "json", "--state-dir", state}, args...)...)
+		var w warmed
+		if err := json.Unmarshal([]byte(out), &w); code != ExitOK || err != nil {
+			t.Fatalf("cache warm %v: exit %d (%v)\n%s\n%s", args, code, err, out, stderr)
+		}
+		return w
+	}
+	blobs.Store(0)
+	byDigest.Store(0)
+	if w := warm("--check"); len(w.Added) != 6 || w.Unchanged != 0 || blobs.Load() != 0 || byDigest.Load() != 0 {
+		t.Fatalf("check mode: %+v, %d blobs and %d manifests by digest fetched", w, blobs.Load(), byDigest.Load())
+	}
+	if w := warm(); len(w.Added) != 6 || blobs.Load() == 0 {
+		t.Fatalf("the warm-up: %+v, %d blobs fetched", w, blobs.Load())
+	}
+	if w := warm(); len(w.Added) != 0 || w.Unchanged != 6 {
+		t.Fatalf("a second warm-up: %+v", w)
+	}
+	blobs.Store(0)
+	byDigest.Store(0)
+	code, out, stderr := run(t, "plan", src, "--plain-http", "--cache-dir", cacheDir, "-o", "json", "--state-dir", state)
+	var doc planDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitOK || len(doc.Packages) != 6 {
+		t.Fatalf("the plan after the warm-up: exit %d (%v): %s", code, err, stderr)
+	}
+	if blobs.Load() != 0 || byDigest.Load() != 0 {
+		t.Errorf("the plan after the warm-up fetched %d blobs and %d manifests by digest", blobs.Load(), byDigest.Load())
+	}
+	if code, _, stderr := run(t, "cache", "warm", src+"/init:0.1.0", "--plain-http", "--prune", "--cache-dir", cacheDir, "--state-dir", state); code == ExitOK || !strings.Contains(stderr, "prune the namespace") {
+		t.Errorf("prune of a tag: exit %d: %s", code, stderr)
 	}
 }

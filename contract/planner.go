@@ -73,6 +73,27 @@ type InspectRequest struct {
 	Catalog   bool
 	Markdown  bool
 	PublicKey string
+	// Registry is how the registry of a registry source is reached.
+	Registry RegistryAccess
+}
+
+// RegistryAccess is how the registry of a registry source (oci://) is
+// reached, as the plan options of those names say, and who asks (its
+// messages name the caller's options).
+type RegistryAccess struct {
+	PlainHTTP             bool
+	InsecureSkipTLSVerify bool
+	// CAFile is a PEM bundle (absolute) trusted beside the system's.
+	CAFile string
+	// TimeoutSeconds bounds each silence of the registry; 0 means the
+	// default.
+	TimeoutSeconds int
+	Caller         options.Caller
+}
+
+// RegistryAccessOf is the access the read options r give, for who.
+func RegistryAccessOf(r options.Read, who options.Caller) RegistryAccess {
+	return RegistryAccess{PlainHTTP: r.PlainHTTP, InsecureSkipTLSVerify: r.InsecureSkipTLSVerify, CAFile: r.RegistryCAFile, TimeoutSeconds: r.RegistryTimeout, Caller: who}
 }
 
 // Document is an answer that is one document: an inspection or a catalog.
@@ -92,6 +113,8 @@ type WarmRequest struct {
 	CacheDir string
 	// Forget forgets the paths' archives instead of caching them.
 	Forget bool
+	// Registry is how the registry of a registry source is reached.
+	Registry RegistryAccess
 }
 
 // WarmAnswer is what a warm-up did (server.Warmed's JSON), and whether it

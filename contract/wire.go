@@ -36,7 +36,7 @@ func (s *wireServer) Plan(ctx context.Context, m *plannerpb.PlanRequest) (*plann
 func (s *wireServer) Inspect(ctx context.Context, m *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
 	d, err := s.impl.Inspect(ctx, &InspectRequest{
 		Path: m.GetPath(), CacheDir: m.GetCacheDir(), UseCache: m.GetUseCache(),
-		Catalog: m.GetCatalog(), Markdown: m.GetMarkdown(), PublicKey: m.GetPublicKey(),
+		Catalog: m.GetCatalog(), Markdown: m.GetMarkdown(), PublicKey: m.GetPublicKey(), Registry: accessOf(m.GetRegistry()),
 	})
 	if err != nil {
 		return nil, err
@@ -47,6 +47,7 @@ func (s *wireServer) Inspect(ctx context.Context, m *plannerpb.InspectRequest) (
 func (s *wireServer) CacheWarm(ctx context.Context, m *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
 	a, err := s.impl.CacheWarm(ctx, &WarmRequest{
 		Paths: m.GetPaths(), Prune: m.GetPrune(), CheckMode: m.GetCheckMode(), CacheDir: m.GetCacheDir(), Forget: m.GetForget(),
+		Registry: accessOf(m.GetRegistry()),
 	})
 	if err != nil {
 		return nil, err
@@ -117,6 +118,7 @@ func (c *wireClient) Plan(ctx context.Context, req *PlanRequest) (*PlanAnswer, e
 func (c *wireClient) Inspect(ctx context.Context, req *InspectRequest) (*Document, error) {
 	r, err := c.rpc.Inspect(ctx, &plannerpb.InspectRequest{
 		Path: req.Path, CacheDir: req.CacheDir, UseCache: req.UseCache, Catalog: req.Catalog, Markdown: req.Markdown, PublicKey: req.PublicKey,
+		Registry: accessMessage(req.Registry),
 	})
 	if err != nil {
 		return nil, err
@@ -127,6 +129,7 @@ func (c *wireClient) Inspect(ctx context.Context, req *InspectRequest) (*Documen
 func (c *wireClient) CacheWarm(ctx context.Context, req *WarmRequest) (*WarmAnswer, error) {
 	r, err := c.rpc.CacheWarm(ctx, &plannerpb.CacheWarmRequest{
 		Paths: req.Paths, Prune: req.Prune, CheckMode: req.CheckMode, CacheDir: req.CacheDir, Forget: req.Forget,
+		Registry: accessMessage(req.Registry),
 	})
 	if err != nil {
 		return nil, err
@@ -166,4 +169,20 @@ func timeoutOf(n int64) time.Duration {
 		return 0
 	}
 	return d
+}
+
+// accessOf reads a registry access from the wire (nil: none given).
+func accessOf(m *plannerpb.RegistryAccess) RegistryAccess {
+	return RegistryAccess{
+		PlainHTTP: m.GetPlainHttp(), InsecureSkipTLSVerify: m.GetInsecureSkipTlsVerify(), CAFile: m.GetRegistryCaFile(),
+		TimeoutSeconds: int(min(max(m.GetRegistryTimeoutSeconds(), 0), 1<<31-1)), Caller: options.Caller(m.GetCaller()),
+	}
+}
+
+// accessMessage is a registry access for the wire.
+func accessMessage(a RegistryAccess) *plannerpb.RegistryAccess {
+	return &plannerpb.RegistryAccess{
+		PlainHttp: a.PlainHTTP, InsecureSkipTlsVerify: a.InsecureSkipTLSVerify, RegistryCaFile: a.CAFile,
+		RegistryTimeoutSeconds: int64(a.TimeoutSeconds), Caller: string(a.Caller),
+	}
 }

@@ -70,6 +70,9 @@ type Directory struct {
 	// Counts say how many archives came from the cache and how many were
 	// read.
 	Counts Counts
+	// Answered are the paths the cache answered for, Stored those whose
+	// outcome this read recorded in it, in path order.
+	Answered, Stored []string
 }
 
 // Options steer ReadDir.
@@ -274,6 +277,12 @@ func (d *Directory) add(files []string, results []inspected) {
 	for i, r := range results {
 		var inv *InvalidError
 		d.Counts.Add(r.counts)
+		if r.counts.Hits > 0 {
+			d.Answered = append(d.Answered, files[i])
+		}
+		if r.counts.Stored > 0 {
+			d.Stored = append(d.Stored, files[i])
+		}
 		d.Warnings = append(d.Warnings, r.a.Warnings...)
 		switch {
 		case r.err == nil:

@@ -108,6 +108,35 @@ func ReadRegistry(ctx context.Context, source string, opts Options) (*Directory,
 	return d, nil
 }
 
+// RegistryCached lists a registry source as ReadRegistry does and says,
+// of each package it names (pinned by digest), whether the cache already
+// holds its outcome, fetching no manifest and no blob: what a warm-up in
+// check mode reports.
+func RegistryCached(ctx context.Context, source string, opts Options) (cached, uncached []string, err error) {
+	src, err := registry.Parse(source)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := registry.New(src.Registry, opts.Registry)
+	if err != nil {
+		return nil, nil, err
+	}
+	targets, err := listTargets(ctx, c, src, &Directory{})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range targets {
+		if opts.Cache != nil {
+			if _, ok := opts.Cache.LookupContent(t.Descriptor.Digest.Encoded()); ok {
+				cached = append(cached, t.Pinned(c.Host()))
+				continue
+			}
+		}
+		uncached = append(uncached, t.Pinned(c.Host()))
+	}
+	return cached, uncached, nil
+}
+
 // errRegistry marks a registry's failure to answer (not a fault of a
 // package's bytes): it fails the whole read.
 var errRegistry = errors.New("the registry failed")

@@ -250,7 +250,7 @@ func warm(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	}
 	req, err := caller.Warm{
 		Paths: []string{str(args["path"])}, Prune: args["prune"].(bool), Check: inv.CheckMode,
-		CacheDir: str(args["cache_dir"]), Forget: str(args["state"]) == "absent",
+		CacheDir: str(args["cache_dir"]), Forget: str(args["state"]) == "absent", Registry: specs.RegistryAccess(args),
 	}.Request()
 	if err != nil {
 		return fail("%v", err)
@@ -297,7 +297,7 @@ func info(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	}
 	req, err := caller.Inspect{
 		Path: str(args["path"]), Cache: options.Cache{CacheDir: str(args["cache_dir"]), UseCache: args["use_cache"].(bool)},
-		Catalog: true, Markdown: args["markdown"].(bool), PublicKey: str(args["public_key"]),
+		Catalog: true, Markdown: args["markdown"].(bool), PublicKey: str(args["public_key"]), Registry: specs.RegistryAccess(args),
 	}.Request()
 	if err != nil {
 		return fail("%v", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -29,5 +30,77 @@ func TestTheModulePlansARegistryAndSaysWhyItCannot(t *testing.T) {
 	msg, _ := res["msg"].(string)
 	if failed, _ := res["failed"].(bool); !failed || !strings.Contains(msg, reg.Host) || !strings.Contains(msg, "option plain_http") {
 		t.Errorf("the module over TLS to a plain registry: failed=%v %q", res["failed"], msg)
+	}
+}
+
+// Through the modules, a registry source is catalogued as its directory
+// is, and cached: check mode lists what would be added and writes
+// nothing, the warm-up adds each package once, and state absent forgets
+// them; a registry the module cannot reach fails each task naming the
+// registry and the module's option.
+func TestTheCatalogAndCacheModulesReadARegistry(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	reg.Publish(t, "ns", registrytest.Archives(t, exampleDir)...)
+	src := "oci://" + reg.Host + "/ns"
+	state, cacheDir := stateDir(t), t.TempDir()
+	module := func(name string, args map[string]any) map[string]any {
+		t.Helper()
+		args["daemon_path"], args["state_dir"], args["_ansible_module_name"] = daemonBin, state, name
+		if _, ok := args["cache_dir"]; !ok {
+			args["cache_dir"] = cacheDir
+		}
+		res, _ := runModule(t, args)
+		return res
+	}
+	// The catalogs are read with a cache of their own: a catalog fills the
+	// cache as a warm-up does.
+	own := t.TempDir()
+	dir := module("zarf_bundle_catalog", map[string]any{"path": exampleDir, "cache_dir": own})
+	cat := module("zarf_bundle_catalog", map[string]any{"path": src, "plain_http": true, "cache_dir": own})
+	pkgs, _ := cat["packages"].([]any)
+	want, _ := dir["packages"].([]any)
+	if failed, _ := cat["failed"].(bool); failed || len(pkgs) != 6 || len(want) != 6 || cat["directory"] != src {
+		t.Fatalf("the catalog of %s: failed=%v %v, %d packages (the directory has %d)", src, cat["failed"], cat["msg"], len(pkgs), len(want))
+	}
+	for i, p := range pkgs {
+		got, w := p.(map[string]any), want[i].(map[string]any)
+		path, _ := got["path"].(string)
+		if got["name"] != w["name"] || got["version"] != w["version"] || !strings.HasPrefix(path, src+"/"+str(got["name"])+"@sha256:") ||
+			len(got["components"].([]any)) != len(w["components"].([]any)) || fmt.Sprint(got["claims"]) != fmt.Sprint(w["claims"]) {
+			t.Errorf("catalog entry %d from the registry differs from the directory's:\n%v\n%v", i, got, w)
+		}
+	}
+
+	added := func(res map[string]any) []any { a, _ := res["added"].([]any); return a }
+	check := module("zarf_bundle_cache", map[string]any{"path": src, "plain_http": true, "_ansible_check_mode": true})
+	if changed, _ := check["changed"].(bool); !changed || len(added(check)) != 6 {
+		t.Fatalf("check mode: %v", check)
+	}
+	if again := module("zarf_bundle_cache", map[string]any{"path": src, "plain_http": true, "_ansible_check_mode": true}); len(added(again)) != 6 {
+		t.Fatalf("check mode wrote to the cache: %v", again)
+	}
+	warm := module("zarf_bundle_cache", map[string]any{"path": src, "plain_http": true})
+	if changed, _ := warm["changed"].(bool); !changed || len(added(warm)) != 6 {
+		t.Fatalf("warm-up: %v", warm)
+	}
+	for _, a := range added(warm) {
+		if !strings.HasPrefix(str(a), src+"/") || !strings.Contains(str(a), "@sha256:") {
+			t.Errorf("added %v: want a reference pinned by digest", a)
+		}
+	}
+	if again := module("zarf_bundle_cache", map[string]any{"path": src, "plain_http": true}); again["changed"] != false || len(added(again)) != 0 || fmt.Sprint(again["unchanged"]) != "6" {
+		t.Fatalf("a second warm-up: %v", again)
+	}
+	gone := module("zarf_bundle_cache", map[string]any{"path": src, "state": "absent"})
+	if removed, _ := gone["removed"].([]any); gone["changed"] != true || len(removed) != 6 {
+		t.Fatalf("state absent: %v", gone)
+	}
+
+	for _, name := range []string{"zarf_bundle_catalog", "zarf_bundle_cache"} {
+		res := module(name, map[string]any{"path": src})
+		msg, _ := res["msg"].(string)
+		if failed, _ := res["failed"].(bool); !failed || !strings.Contains(msg, reg.Host) || !strings.Contains(msg, "option plain_http") {
+			t.Errorf("%s over TLS to a plain registry: failed=%v %q", name, res["failed"], msg)
+		}
 	}
 }

@@ -608,13 +608,14 @@ func (req *Request) readLimits() inspect.Limits {
 	return l
 }
 
-// Inspect reads a directory without planning, under limits; c may be nil.
-func Inspect(ctx context.Context, dir string, c inspect.Cache, limits inspect.Limits) (*Inspection, error) {
-	abs, err := filepath.Abs(dir)
+// Inspect reads a directory, or a registry source reached as reach says,
+// without planning, under limits; c may be nil.
+func Inspect(ctx context.Context, dir string, c inspect.Cache, limits inspect.Limits, reach registry.Options) (*Inspection, error) {
+	abs, err := sourcePath(dir)
 	if err != nil {
 		return nil, err
 	}
-	d, err := inspect.ReadDir(ctx, abs, inspect.Options{Cache: c, Limits: limits})
+	d, err := inspect.ReadSource(ctx, abs, inspect.Options{Cache: c, Limits: limits, Registry: reach})
 	if err != nil {
 		return nil, err
 	}
@@ -666,4 +667,12 @@ func DecodeResult(name string, b []byte) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Plan: &ok.Plan, Ignored: ok.Ignored, Approvals: ok.Approvals}, nil
+}
+
+// sourcePath is a directory made absolute, or a registry source as it is.
+func sourcePath(p string) (string, error) {
+	if registry.IsSource(p) {
+		return p, nil
+	}
+	return filepath.Abs(p)
 }

@@ -24,9 +24,91 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// RegistryAccess is how the registry of a registry source (oci://) is
+// reached, with zarf's flag names; unused for a directory.
+type RegistryAccess struct {
+	state                 protoimpl.MessageState `protogen:"open.v1"`
+	PlainHttp             bool                   `protobuf:"varint,1,opt,name=plain_http,json=plainHttp,proto3" json:"plain_http,omitempty"`
+	InsecureSkipTlsVerify bool                   `protobuf:"varint,2,opt,name=insecure_skip_tls_verify,json=insecureSkipTlsVerify,proto3" json:"insecure_skip_tls_verify,omitempty"`
+	// A PEM bundle (absolute path) of CAs trusted beside the system's.
+	RegistryCaFile string `protobuf:"bytes,3,opt,name=registry_ca_file,json=registryCaFile,proto3" json:"registry_ca_file,omitempty"`
+	// How long the registry may stay silent; 0 means 30 s.
+	RegistryTimeoutSeconds int64 `protobuf:"varint,4,opt,name=registry_timeout_seconds,json=registryTimeoutSeconds,proto3" json:"registry_timeout_seconds,omitempty"`
+	// Who asks, "module" or "cli": messages name its options.
+	Caller        string `protobuf:"bytes,5,opt,name=caller,proto3" json:"caller,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegistryAccess) Reset() {
+	*x = RegistryAccess{}
+	mi := &file_planner_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegistryAccess) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegistryAccess) ProtoMessage() {}
+
+func (x *RegistryAccess) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegistryAccess.ProtoReflect.Descriptor instead.
+func (*RegistryAccess) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *RegistryAccess) GetPlainHttp() bool {
+	if x != nil {
+		return x.PlainHttp
+	}
+	return false
+}
+
+func (x *RegistryAccess) GetInsecureSkipTlsVerify() bool {
+	if x != nil {
+		return x.InsecureSkipTlsVerify
+	}
+	return false
+}
+
+func (x *RegistryAccess) GetRegistryCaFile() string {
+	if x != nil {
+		return x.RegistryCaFile
+	}
+	return ""
+}
+
+func (x *RegistryAccess) GetRegistryTimeoutSeconds() int64 {
+	if x != nil {
+		return x.RegistryTimeoutSeconds
+	}
+	return 0
+}
+
+func (x *RegistryAccess) GetCaller() string {
+	if x != nil {
+		return x.Caller
+	}
+	return ""
+}
+
 type InspectRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Directory holding the archives; absolute.
+	// Directory holding the archives, absolute; or a registry source
+	// (oci://HOST/NAMESPACE, or oci://HOST/NAMESPACE/NAME:TAG or @sha256:…).
 	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// Cache directory; empty means the daemon's default.
 	CacheDir string `protobuf:"bytes,2,opt,name=cache_dir,json=cacheDir,proto3" json:"cache_dir,omitempty"`
@@ -42,14 +124,16 @@ type InspectRequest struct {
 	Markdown bool `protobuf:"varint,5,opt,name=markdown,proto3" json:"markdown,omitempty"`
 	// With catalog: a cosign public key (absolute path) to check each
 	// package's signature with, so the catalog says who signed what.
-	PublicKey     string `protobuf:"bytes,6,opt,name=public_key,json=publicKey,proto3" json:"public_key,omitempty"`
+	PublicKey string `protobuf:"bytes,6,opt,name=public_key,json=publicKey,proto3" json:"public_key,omitempty"`
+	// How the registry of a registry source is reached.
+	Registry      *RegistryAccess `protobuf:"bytes,7,opt,name=registry,proto3" json:"registry,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *InspectRequest) Reset() {
 	*x = InspectRequest{}
-	mi := &file_planner_proto_msgTypes[0]
+	mi := &file_planner_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -61,7 +145,7 @@ func (x *InspectRequest) String() string {
 func (*InspectRequest) ProtoMessage() {}
 
 func (x *InspectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[0]
+	mi := &file_planner_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -74,7 +158,7 @@ func (x *InspectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectRequest.ProtoReflect.Descriptor instead.
 func (*InspectRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{0}
+	return file_planner_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *InspectRequest) GetPath() string {
@@ -119,6 +203,13 @@ func (x *InspectRequest) GetPublicKey() string {
 	return ""
 }
 
+func (x *InspectRequest) GetRegistry() *RegistryAccess {
+	if x != nil {
+		return x.Registry
+	}
+	return nil
+}
+
 type InspectResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The JSON document `zarf-planner inspect -o json` (or, for a catalog
@@ -130,7 +221,7 @@ type InspectResponse struct {
 
 func (x *InspectResponse) Reset() {
 	*x = InspectResponse{}
-	mi := &file_planner_proto_msgTypes[1]
+	mi := &file_planner_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -142,7 +233,7 @@ func (x *InspectResponse) String() string {
 func (*InspectResponse) ProtoMessage() {}
 
 func (x *InspectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[1]
+	mi := &file_planner_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -155,7 +246,7 @@ func (x *InspectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectResponse.ProtoReflect.Descriptor instead.
 func (*InspectResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{1}
+	return file_planner_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *InspectResponse) GetResult() []byte {
@@ -167,7 +258,8 @@ func (x *InspectResponse) GetResult() []byte {
 
 type CacheWarmRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Directories whose archives to cache; absolute.
+	// Directories whose archives to cache, absolute; or registry sources,
+	// whose packages' metadata to cache.
 	Paths []string `protobuf:"bytes,1,rep,name=paths,proto3" json:"paths,omitempty"`
 	// Drop cache entries of archives no longer under the paths.
 	Prune bool `protobuf:"varint,2,opt,name=prune,proto3" json:"prune,omitempty"`
@@ -176,14 +268,16 @@ type CacheWarmRequest struct {
 	// Cache directory; empty means the daemon's default.
 	CacheDir string `protobuf:"bytes,4,opt,name=cache_dir,json=cacheDir,proto3" json:"cache_dir,omitempty"`
 	// Forget the paths' archives instead of caching them (state: absent).
-	Forget        bool `protobuf:"varint,5,opt,name=forget,proto3" json:"forget,omitempty"`
+	Forget bool `protobuf:"varint,5,opt,name=forget,proto3" json:"forget,omitempty"`
+	// How the registry of a registry source is reached.
+	Registry      *RegistryAccess `protobuf:"bytes,6,opt,name=registry,proto3" json:"registry,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CacheWarmRequest) Reset() {
 	*x = CacheWarmRequest{}
-	mi := &file_planner_proto_msgTypes[2]
+	mi := &file_planner_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -195,7 +289,7 @@ func (x *CacheWarmRequest) String() string {
 func (*CacheWarmRequest) ProtoMessage() {}
 
 func (x *CacheWarmRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[2]
+	mi := &file_planner_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -208,7 +302,7 @@ func (x *CacheWarmRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheWarmRequest.ProtoReflect.Descriptor instead.
 func (*CacheWarmRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{2}
+	return file_planner_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CacheWarmRequest) GetPaths() []string {
@@ -246,6 +340,13 @@ func (x *CacheWarmRequest) GetForget() bool {
 	return false
 }
 
+func (x *CacheWarmRequest) GetRegistry() *RegistryAccess {
+	if x != nil {
+		return x.Registry
+	}
+	return nil
+}
+
 type CacheWarmResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The JSON document of the result (added, removed, stats).
@@ -257,7 +358,7 @@ type CacheWarmResponse struct {
 
 func (x *CacheWarmResponse) Reset() {
 	*x = CacheWarmResponse{}
-	mi := &file_planner_proto_msgTypes[3]
+	mi := &file_planner_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -269,7 +370,7 @@ func (x *CacheWarmResponse) String() string {
 func (*CacheWarmResponse) ProtoMessage() {}
 
 func (x *CacheWarmResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[3]
+	mi := &file_planner_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -282,7 +383,7 @@ func (x *CacheWarmResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheWarmResponse.ProtoReflect.Descriptor instead.
 func (*CacheWarmResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{3}
+	return file_planner_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CacheWarmResponse) GetResult() []byte {
@@ -318,7 +419,7 @@ type WaitRequest struct {
 
 func (x *WaitRequest) Reset() {
 	*x = WaitRequest{}
-	mi := &file_planner_proto_msgTypes[4]
+	mi := &file_planner_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -330,7 +431,7 @@ func (x *WaitRequest) String() string {
 func (*WaitRequest) ProtoMessage() {}
 
 func (x *WaitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[4]
+	mi := &file_planner_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -343,7 +444,7 @@ func (x *WaitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitRequest.ProtoReflect.Descriptor instead.
 func (*WaitRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{4}
+	return file_planner_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *WaitRequest) GetBarrier() []byte {
@@ -392,7 +493,7 @@ type WaitResponse struct {
 
 func (x *WaitResponse) Reset() {
 	*x = WaitResponse{}
-	mi := &file_planner_proto_msgTypes[5]
+	mi := &file_planner_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -404,7 +505,7 @@ func (x *WaitResponse) String() string {
 func (*WaitResponse) ProtoMessage() {}
 
 func (x *WaitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[5]
+	mi := &file_planner_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -417,7 +518,7 @@ func (x *WaitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitResponse.ProtoReflect.Descriptor instead.
 func (*WaitResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{5}
+	return file_planner_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *WaitResponse) GetResult() []byte {
@@ -465,7 +566,7 @@ type PlanRequest struct {
 
 func (x *PlanRequest) Reset() {
 	*x = PlanRequest{}
-	mi := &file_planner_proto_msgTypes[6]
+	mi := &file_planner_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -477,7 +578,7 @@ func (x *PlanRequest) String() string {
 func (*PlanRequest) ProtoMessage() {}
 
 func (x *PlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[6]
+	mi := &file_planner_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -490,7 +591,7 @@ func (x *PlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
 func (*PlanRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{6}
+	return file_planner_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PlanRequest) GetPath() string {
@@ -564,7 +665,7 @@ type PlanResponse struct {
 
 func (x *PlanResponse) Reset() {
 	*x = PlanResponse{}
-	mi := &file_planner_proto_msgTypes[7]
+	mi := &file_planner_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -576,7 +677,7 @@ func (x *PlanResponse) String() string {
 func (*PlanResponse) ProtoMessage() {}
 
 func (x *PlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[7]
+	mi := &file_planner_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -589,7 +690,7 @@ func (x *PlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
 func (*PlanResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{7}
+	return file_planner_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PlanResponse) GetResult() []byte {
@@ -628,7 +729,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_planner_proto_msgTypes[8]
+	mi := &file_planner_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -640,7 +741,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[8]
+	mi := &file_planner_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -653,7 +754,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{8}
+	return file_planner_proto_rawDescGZIP(), []int{9}
 }
 
 type StatusResponse struct {
@@ -684,7 +785,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_planner_proto_msgTypes[9]
+	mi := &file_planner_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -696,7 +797,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[9]
+	mi := &file_planner_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -709,7 +810,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{9}
+	return file_planner_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *StatusResponse) GetPid() int64 {
@@ -793,7 +894,14 @@ var File_planner_proto protoreflect.FileDescriptor
 
 const file_planner_proto_rawDesc = "" +
 	"\n" +
-	"\rplanner.proto\x12\x0ezarfplanner.v1\"\xb3\x01\n" +
+	"\rplanner.proto\x12\x0ezarfplanner.v1\"\xe4\x01\n" +
+	"\x0eRegistryAccess\x12\x1d\n" +
+	"\n" +
+	"plain_http\x18\x01 \x01(\bR\tplainHttp\x127\n" +
+	"\x18insecure_skip_tls_verify\x18\x02 \x01(\bR\x15insecureSkipTlsVerify\x12(\n" +
+	"\x10registry_ca_file\x18\x03 \x01(\tR\x0eregistryCaFile\x128\n" +
+	"\x18registry_timeout_seconds\x18\x04 \x01(\x03R\x16registryTimeoutSeconds\x12\x16\n" +
+	"\x06caller\x18\x05 \x01(\tR\x06caller\"\xef\x01\n" +
 	"\x0eInspectRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1b\n" +
 	"\tcache_dir\x18\x02 \x01(\tR\bcacheDir\x12\x1b\n" +
@@ -801,16 +909,18 @@ const file_planner_proto_rawDesc = "" +
 	"\acatalog\x18\x04 \x01(\bR\acatalog\x12\x1a\n" +
 	"\bmarkdown\x18\x05 \x01(\bR\bmarkdown\x12\x1d\n" +
 	"\n" +
-	"public_key\x18\x06 \x01(\tR\tpublicKey\")\n" +
+	"public_key\x18\x06 \x01(\tR\tpublicKey\x12:\n" +
+	"\bregistry\x18\a \x01(\v2\x1e.zarfplanner.v1.RegistryAccessR\bregistry\")\n" +
 	"\x0fInspectResponse\x12\x16\n" +
-	"\x06result\x18\x01 \x01(\fR\x06result\"\x92\x01\n" +
+	"\x06result\x18\x01 \x01(\fR\x06result\"\xce\x01\n" +
 	"\x10CacheWarmRequest\x12\x14\n" +
 	"\x05paths\x18\x01 \x03(\tR\x05paths\x12\x14\n" +
 	"\x05prune\x18\x02 \x01(\bR\x05prune\x12\x1d\n" +
 	"\n" +
 	"check_mode\x18\x03 \x01(\bR\tcheckMode\x12\x1b\n" +
 	"\tcache_dir\x18\x04 \x01(\tR\bcacheDir\x12\x16\n" +
-	"\x06forget\x18\x05 \x01(\bR\x06forget\"E\n" +
+	"\x06forget\x18\x05 \x01(\bR\x06forget\x12:\n" +
+	"\bregistry\x18\x06 \x01(\v2\x1e.zarfplanner.v1.RegistryAccessR\bregistry\"E\n" +
 	"\x11CacheWarmResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x18\n" +
 	"\achanged\x18\x02 \x01(\bR\achanged\"\xa2\x01\n" +
@@ -876,35 +986,38 @@ func file_planner_proto_rawDescGZIP() []byte {
 	return file_planner_proto_rawDescData
 }
 
-var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_planner_proto_goTypes = []any{
-	(*InspectRequest)(nil),    // 0: zarfplanner.v1.InspectRequest
-	(*InspectResponse)(nil),   // 1: zarfplanner.v1.InspectResponse
-	(*CacheWarmRequest)(nil),  // 2: zarfplanner.v1.CacheWarmRequest
-	(*CacheWarmResponse)(nil), // 3: zarfplanner.v1.CacheWarmResponse
-	(*WaitRequest)(nil),       // 4: zarfplanner.v1.WaitRequest
-	(*WaitResponse)(nil),      // 5: zarfplanner.v1.WaitResponse
-	(*PlanRequest)(nil),       // 6: zarfplanner.v1.PlanRequest
-	(*PlanResponse)(nil),      // 7: zarfplanner.v1.PlanResponse
-	(*StatusRequest)(nil),     // 8: zarfplanner.v1.StatusRequest
-	(*StatusResponse)(nil),    // 9: zarfplanner.v1.StatusResponse
+	(*RegistryAccess)(nil),    // 0: zarfplanner.v1.RegistryAccess
+	(*InspectRequest)(nil),    // 1: zarfplanner.v1.InspectRequest
+	(*InspectResponse)(nil),   // 2: zarfplanner.v1.InspectResponse
+	(*CacheWarmRequest)(nil),  // 3: zarfplanner.v1.CacheWarmRequest
+	(*CacheWarmResponse)(nil), // 4: zarfplanner.v1.CacheWarmResponse
+	(*WaitRequest)(nil),       // 5: zarfplanner.v1.WaitRequest
+	(*WaitResponse)(nil),      // 6: zarfplanner.v1.WaitResponse
+	(*PlanRequest)(nil),       // 7: zarfplanner.v1.PlanRequest
+	(*PlanResponse)(nil),      // 8: zarfplanner.v1.PlanResponse
+	(*StatusRequest)(nil),     // 9: zarfplanner.v1.StatusRequest
+	(*StatusResponse)(nil),    // 10: zarfplanner.v1.StatusResponse
 }
 var file_planner_proto_depIdxs = []int32{
-	6, // 0: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
-	0, // 1: zarfplanner.v1.Planner.Inspect:input_type -> zarfplanner.v1.InspectRequest
-	2, // 2: zarfplanner.v1.Planner.CacheWarm:input_type -> zarfplanner.v1.CacheWarmRequest
-	4, // 3: zarfplanner.v1.Planner.Wait:input_type -> zarfplanner.v1.WaitRequest
-	8, // 4: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
-	7, // 5: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
-	1, // 6: zarfplanner.v1.Planner.Inspect:output_type -> zarfplanner.v1.InspectResponse
-	3, // 7: zarfplanner.v1.Planner.CacheWarm:output_type -> zarfplanner.v1.CacheWarmResponse
-	5, // 8: zarfplanner.v1.Planner.Wait:output_type -> zarfplanner.v1.WaitResponse
-	9, // 9: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
-	5, // [5:10] is the sub-list for method output_type
-	0, // [0:5] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	0,  // 0: zarfplanner.v1.InspectRequest.registry:type_name -> zarfplanner.v1.RegistryAccess
+	0,  // 1: zarfplanner.v1.CacheWarmRequest.registry:type_name -> zarfplanner.v1.RegistryAccess
+	7,  // 2: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
+	1,  // 3: zarfplanner.v1.Planner.Inspect:input_type -> zarfplanner.v1.InspectRequest
+	3,  // 4: zarfplanner.v1.Planner.CacheWarm:input_type -> zarfplanner.v1.CacheWarmRequest
+	5,  // 5: zarfplanner.v1.Planner.Wait:input_type -> zarfplanner.v1.WaitRequest
+	9,  // 6: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
+	8,  // 7: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
+	2,  // 8: zarfplanner.v1.Planner.Inspect:output_type -> zarfplanner.v1.InspectResponse
+	4,  // 9: zarfplanner.v1.Planner.CacheWarm:output_type -> zarfplanner.v1.CacheWarmResponse
+	6,  // 10: zarfplanner.v1.Planner.Wait:output_type -> zarfplanner.v1.WaitResponse
+	10, // 11: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
+	7,  // [7:12] is the sub-list for method output_type
+	2,  // [2:7] is the sub-list for method input_type
+	2,  // [2:2] is the sub-list for extension type_name
+	2,  // [2:2] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_planner_proto_init() }
@@ -918,7 +1031,7 @@ func file_planner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_planner_proto_rawDesc), len(file_planner_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -352,8 +352,13 @@ func withPage(req *contract.PlanRequest, o options.Request, resp *contract.PlanA
 
 // Inspect answers an inspect request.
 func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*contract.Document, error) {
-	if !filepath.IsAbs(req.Path) {
+	published := registry.IsSource(req.Path)
+	if !filepath.IsAbs(req.Path) && !published {
 		return nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", req.Path)
+	}
+	reach, err := registryOptions(req.Registry)
+	if err != nil {
+		return nil, err
 	}
 	var c inspect.Cache
 	var warnings []string
@@ -384,7 +389,9 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 		}
 		// First by the directory's stamp, as a plan is: an answer without
 		// looking up a single archive.
+		// A registry has no stamp: a tag can move where no stat sees it.
 		stamp, archives, stamped := memo.catalogStamp(req.Path, warnings, req.Markdown, signer)
+		stamped = stamped && !published
 		if stamped {
 			if doc, ok := memo.get(stamp); ok {
 				memo.hits.Add(1)
@@ -392,7 +399,7 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 				return &contract.Document{Result: doc.doc}, nil
 			}
 		}
-		dir, err := inspect.ReadDir(ctx, req.Path, inspect.Options{Cache: c, Limits: d.limits})
+		dir, err := inspect.ReadSource(ctx, req.Path, inspect.Options{Cache: c, Limits: d.limits, Registry: reach})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -412,7 +419,7 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 		}
 		return &contract.Document{Result: b}, nil
 	}
-	in, err := service.Inspect(ctx, req.Path, c, d.limits)
+	in, err := service.Inspect(ctx, req.Path, c, d.limits, reach)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -431,9 +438,13 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 // CacheWarm answers a warm-up (or forget) request.
 func (d *Server) CacheWarm(ctx context.Context, req *contract.WarmRequest) (*contract.WarmAnswer, error) {
 	for _, p := range req.Paths {
-		if !filepath.IsAbs(p) {
+		if !filepath.IsAbs(p) && !registry.IsSource(p) {
 			return nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", p)
 		}
+	}
+	reach, err := registryOptions(req.Registry)
+	if err != nil {
+		return nil, err
 	}
 	c, err := d.Cache(req.CacheDir)
 	if err != nil {
@@ -443,7 +454,7 @@ func (d *Server) CacheWarm(ctx context.Context, req *contract.WarmRequest) (*con
 	if req.Forget {
 		res, err = Forget(c, req.Paths, req.CheckMode)
 	} else {
-		res, err = Warm(ctx, c, req.Paths, WarmOptions{Prune: req.Prune, CheckMode: req.CheckMode, Progress: d.cfg.Progress, Limits: d.limits})
+		res, err = Warm(ctx, c, req.Paths, WarmOptions{Prune: req.Prune, CheckMode: req.CheckMode, Progress: d.cfg.Progress, Limits: d.limits, Registry: reach})
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -470,6 +481,9 @@ func (d *Server) CacheWarm(ctx context.Context, req *contract.WarmRequest) (*con
 // planned, and reported, when asked.
 func (d *Server) keepDefaultPlans(ctx context.Context, c *cache.Cache, cacheDir string, paths []string) {
 	for _, p := range paths {
+		if registry.IsSource(p) {
+			continue // a plan of a registry is never kept
+		}
 		o := options.Defaults()
 		o.CacheDir = cacheDir
 		r := service.NewRequest(p, o, options.ModuleCaller)
@@ -524,4 +538,17 @@ func (d *Server) Wait(ctx context.Context, req *contract.WaitRequest) (*contract
 // who the daemon is.
 func (d *Server) Status(context.Context) (*contract.Status, error) {
 	return &contract.Status{ArchivesRead: d.read.Load(), CacheHits: d.hits.Load(), ContentHits: d.contentHits.Load()}, nil
+}
+
+// registryOptions are how a request reaches the registry of a registry
+// source, its messages worded for who asks; its CA bundle must be an
+// absolute path, as every path sent to the daemon.
+func registryOptions(a contract.RegistryAccess) (registry.Options, error) {
+	if a.CAFile != "" && !filepath.IsAbs(a.CAFile) {
+		return registry.Options{}, status.Errorf(codes.InvalidArgument, "registry CA file %q must be absolute when sent to the daemon", a.CAFile)
+	}
+	if !a.Caller.Valid() {
+		return registry.Options{}, status.Errorf(codes.InvalidArgument, "caller %q is neither %s nor %s", a.Caller, options.ModuleCaller, options.CLICaller)
+	}
+	return service.RegistryOptions(options.Read{PlainHTTP: a.PlainHTTP, InsecureSkipTLSVerify: a.InsecureSkipTLSVerify, RegistryCAFile: a.CAFile, RegistryTimeout: a.TimeoutSeconds}, a.Caller), nil
 }

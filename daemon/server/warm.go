@@ -2,12 +2,15 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/inspect/registry"
 )
 
 // WarmOptions steer Warm.
@@ -21,6 +24,8 @@ type WarmOptions struct {
 	Progress func(inspect.Progress)
 	// Limits bound every read.
 	Limits inspect.Limits
+	// Registry is how the registry of a registry source is reached.
+	Registry registry.Options
 }
 
 // Warmed is what a warm-up or forget did (or, in check mode, would do).
@@ -41,6 +46,10 @@ func (w *Warmed) Changed() bool { return len(w.Added)+len(w.Removed) > 0 }
 func newWarmed(paths []string, check bool) (*Warmed, []string, error) {
 	w := &Warmed{Added: []string{}, Removed: []string{}, Unusable: []inspect.FileNote{}, CheckMode: check}
 	for _, p := range paths {
+		if registry.IsSource(p) {
+			w.Paths = append(w.Paths, p)
+			continue
+		}
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			return nil, nil, err
@@ -60,6 +69,12 @@ func Warm(ctx context.Context, c *cache.Cache, paths []string, opts WarmOptions)
 		return nil, err
 	}
 	for _, dir := range dirs {
+		if registry.IsSource(dir) {
+			if err := warmRegistry(ctx, c, dir, opts, w); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		files, err := inspect.CandidatePaths(dir)
 		if err != nil {
 			return nil, err
@@ -125,7 +140,12 @@ func Forget(c *cache.Cache, paths []string, check bool) (*Warmed, error) {
 		return nil, err
 	}
 	for _, dir := range dirs {
-		cached, err := c.Paths(dir)
+		var cached []string
+		if registry.IsSource(dir) {
+			cached, err = cachedUnder(c, dir)
+		} else {
+			cached, err = c.Paths(dir)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -138,4 +158,84 @@ func Forget(c *cache.Cache, paths []string, check bool) (*Warmed, error) {
 	}
 	w.Cache, err = c.Stats()
 	return w, err
+}
+
+// warmRegistry caches the outcome of every package a registry source
+// names, by its manifest's digest (a package the cache holds is not
+// fetched again); in check mode it lists the source and fetches no
+// manifest. With prune, the cached packages under a namespace that it no
+// longer lists are forgotten.
+func warmRegistry(ctx context.Context, c *cache.Cache, source string, opts WarmOptions, w *Warmed) error {
+	src, err := registry.Parse(source)
+	if err != nil {
+		return err
+	}
+	if opts.Prune && src.Reference != "" {
+		return fmt.Errorf("prune with %s: a tag or digest names one package, not what a namespace no longer holds; prune the namespace, oci://%s/NAMESPACE", source, src.Registry)
+	}
+	read := inspect.Options{Cache: c, Progress: opts.Progress, Limits: opts.Limits, Registry: opts.Registry}
+	var listed []string
+	if opts.CheckMode {
+		cached, uncached, err := inspect.RegistryCached(ctx, source, read)
+		if err != nil {
+			return err
+		}
+		w.Unchanged += len(cached)
+		w.Added = append(w.Added, uncached...)
+		listed = append(cached, uncached...)
+	} else {
+		d, err := inspect.ReadRegistry(ctx, source, read)
+		if err != nil {
+			return err
+		}
+		w.Counts.Add(d.Counts)
+		w.Unusable = append(w.Unusable, d.Unusable...)
+		w.Unchanged += len(d.Answered)
+		w.Added = append(w.Added, d.Stored...)
+		listed = append(slices.Clone(d.Answered), d.Stored...)
+	}
+	if !opts.Prune {
+		return nil
+	}
+	cached, err := cachedUnder(c, source)
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for _, p := range cached {
+		if !slices.Contains(listed, p) {
+			stale = append(stale, p)
+		}
+	}
+	if !opts.CheckMode {
+		if stale, err = c.Forget(stale); err != nil {
+			return err
+		}
+	}
+	w.Removed = append(w.Removed, stale...)
+	return nil
+}
+
+// cachedUnder are the cached packages of a registry source: every
+// repository at or under a namespace, or the repository of a tag or
+// digest (all of its packages: without the registry, which tag named
+// which is not known).
+func cachedUnder(c *cache.Cache, source string) ([]string, error) {
+	src, err := registry.Parse(source)
+	if err != nil {
+		return nil, err
+	}
+	all, err := c.Paths("")
+	if err != nil {
+		return nil, err
+	}
+	under := registry.Scheme + src.Registry + "/" + src.Namespace
+	var out []string
+	for _, p := range all {
+		rest, ok := strings.CutPrefix(p, under)
+		if ok && (strings.HasPrefix(rest, "@") || src.Reference == "" && strings.HasPrefix(rest, "/")) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }

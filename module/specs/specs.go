@@ -135,8 +135,35 @@ func Name(name string) string {
 // and the daemon's options.
 func planSpec() ansible.Spec {
 	opts := with(nil, declared(options.Request{}))
-	opts["path"] = ansible.Option{Type: ansible.TypePath, Required: true, Description: "Directory holding the Zarf package archives. Only files directly inside it are read."}
+	opts["path"] = ansible.Option{Type: ansible.TypePath, Required: true, Description: pathHelp}
 	return ansible.Spec{Options: opts}
+}
+
+// pathHelp describes the path of the modules that read packages.
+const pathHelp = "Directory holding the Zarf package archives (only files directly inside it are read), or a registry source - C(oci://HOST/NAMESPACE) (every package published under it) or one C(oci://HOST/NAMESPACE/NAME:TAG) or C(@sha256:DIGEST)."
+
+// registryOptions are the plan's options that reach the registry of a
+// registry source.
+func registryOptions() map[string]ansible.Option {
+	read := declared(options.Read{})
+	out := map[string]ansible.Option{}
+	for _, name := range []string{"plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout"} {
+		out[name] = read[name]
+	}
+	return out
+}
+
+// RegistryAccess is the registry access a cache or catalog module's
+// validated parameters give.
+func RegistryAccess(params map[string]any) contract.RegistryAccess {
+	a := contract.RegistryAccess{Caller: options.ModuleCaller}
+	a.PlainHTTP, _ = params["plain_http"].(bool)
+	a.InsecureSkipTLSVerify, _ = params["insecure_skip_tls_verify"].(bool)
+	a.CAFile, _ = params["registry_ca_file"].(string)
+	if n, ok := params["registry_timeout"].(int64); ok {
+		a.TimeoutSeconds = int(min(max(n, 0), 1<<31-1))
+	}
+	return a
 }
 
 func barrierSpec() ansible.Spec {
@@ -151,9 +178,10 @@ func barrierSpec() ansible.Spec {
 
 func cacheSpec() ansible.Spec {
 	opts := with([]string{"kubeconfig", "context"}, nil)
-	opts["path"] = ansible.Option{Type: ansible.TypePath, Required: true, Description: "Directory whose archives to cache (or forget)."}
-	opts["state"] = ansible.Option{Type: ansible.TypeStr, Default: "present", Choices: []string{"present", "absent"}, Description: "C(present) reads every archive not yet cached; C(absent) forgets the directory's archives."}
-	opts["prune"] = ansible.Option{Type: ansible.TypeBool, Default: false, Description: "With C(state=present), also forget cached archives that are no longer in the directory."}
+	opts["path"] = ansible.Option{Type: ansible.TypePath, Required: true, Description: "Directory whose archives to cache (or forget), or a registry source - C(oci://HOST/NAMESPACE) or one C(oci://HOST/NAMESPACE/NAME:TAG) - whose packages' metadata to cache by manifest digest, so that a plan of it later fetches no manifest and no blob."}
+	opts["state"] = ansible.Option{Type: ansible.TypeStr, Default: "present", Choices: []string{"present", "absent"}, Description: "C(present) reads every archive not yet cached; C(absent) forgets the directory's archives (of a registry source, every cached package of its namespace, or of the repository a tag names)."}
+	opts["prune"] = ansible.Option{Type: ansible.TypeBool, Default: false, Description: "With C(state=present), also forget cached archives that are no longer in the directory (or no longer listed under a registry namespace; refused for a tag or digest)."}
+	maps.Copy(opts, registryOptions())
 	return ansible.Spec{Options: opts}
 }
 
@@ -161,7 +189,8 @@ func cacheSpec() ansible.Spec {
 // plan options), markdown, and the daemon's options.
 func catalogSpec() ansible.Spec {
 	opts := with([]string{"kubeconfig", "context"}, nil)
-	opts["path"] = ansible.Option{Type: ansible.TypePath, Required: true, Description: "Directory holding the Zarf package archives. Only files directly inside it are read."}
+	opts["path"] = ansible.Option{Type: ansible.TypePath, Required: true, Description: pathHelp}
+	maps.Copy(opts, registryOptions())
 	opts["use_cache"] = declared(options.Cache{})["use_cache"]
 	// The plan's public_key, which here decides nothing: it says who signed.
 	key := declared(options.Read{})["public_key"]
