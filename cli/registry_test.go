@@ -2,15 +2,11 @@ package cli
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
@@ -111,23 +107,8 @@ func TestARegistryIsInspectedCataloguedAndWarmedAsItsDirectory(t *testing.T) {
 	reg := registrytest.Start(t, registrytest.Options{})
 	dir := "../examples/bundles/reference-stack"
 	reg.Publish(t, "ns", registrytest.Archives(t, dir)...)
-	var blobs, byDigest atomic.Int64
-	target, err := url.Parse("http://" + reg.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.Contains(r.URL.Path, "/blobs/") {
-			blobs.Add(1)
-		}
-		if strings.Contains(r.URL.Path, "/manifests/sha256:") {
-			byDigest.Add(1)
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	src := "oci://" + strings.TrimPrefix(srv.URL, "http://") + "/ns"
+	proxy := reg.Proxy(t)
+	src := "oci://" + proxy.Host + "/ns"
 
 	type listing struct {
 		Packages []struct {
@@ -177,28 +158,60 @@ func TestARegistryIsInspectedCataloguedAndWarmedAsItsDirectory(t *testing.T) {
 		}
 		return w
 	}
-	blobs.Store(0)
-	byDigest.Store(0)
-	if w := warm("--check"); len(w.Added) != 6 || w.Unchanged != 0 || blobs.Load() != 0 || byDigest.Load() != 0 {
-		t.Fatalf("check mode: %+v, %d blobs and %d manifests by digest fetched", w, blobs.Load(), byDigest.Load())
+	proxy.Reset()
+	if w := warm("--check"); len(w.Added) != 6 || w.Unchanged != 0 || proxy.Blobs.Load() != 0 || proxy.ByDigest.Load() != 0 {
+		t.Fatalf("check mode: %+v, %d blobs and %d manifests by digest fetched", w, proxy.Blobs.Load(), proxy.ByDigest.Load())
 	}
-	if w := warm(); len(w.Added) != 6 || blobs.Load() == 0 {
-		t.Fatalf("the warm-up: %+v, %d blobs fetched", w, blobs.Load())
+	if w := warm(); len(w.Added) != 6 || proxy.Blobs.Load() == 0 {
+		t.Fatalf("the warm-up: %+v, %d blobs fetched", w, proxy.Blobs.Load())
 	}
 	if w := warm(); len(w.Added) != 0 || w.Unchanged != 6 {
 		t.Fatalf("a second warm-up: %+v", w)
 	}
-	blobs.Store(0)
-	byDigest.Store(0)
+	proxy.Reset()
 	code, out, stderr := run(t, "plan", src, "--plain-http", "--cache-dir", cacheDir, "-o", "json", "--state-dir", state)
 	var doc planDoc
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitOK || len(doc.Packages) != 6 {
 		t.Fatalf("the plan after the warm-up: exit %d (%v): %s", code, err, stderr)
 	}
-	if blobs.Load() != 0 || byDigest.Load() != 0 {
-		t.Errorf("the plan after the warm-up fetched %d blobs and %d manifests by digest", blobs.Load(), byDigest.Load())
+	if proxy.Blobs.Load() != 0 || proxy.ByDigest.Load() != 0 {
+		t.Errorf("the plan after the warm-up fetched %d blobs and %d manifests by digest", proxy.Blobs.Load(), proxy.ByDigest.Load())
 	}
 	if code, _, stderr := run(t, "cache", "warm", src+"/init:0.1.0", "--plain-http", "--prune", "--cache-dir", cacheDir, "--state-dir", state); code == ExitOK || !strings.Contains(stderr, "prune the namespace") {
 		t.Errorf("prune of a tag: exit %d: %s", code, stderr)
+	}
+
+	// The gap closes: the registry is out of reach. Offline, the plan is
+	// the one planned online, and says as of when; without offline it
+	// fails naming the registry; a cache the source was never read into
+	// says to warm it.
+	proxy.Close()
+	type offlineDoc struct {
+		planDoc
+		Warnings []string `json:"warnings"`
+	}
+	plan := func(args ...string) (int, offlineDoc) {
+		t.Helper()
+		code, out, stderr := run(t, append([]string{"plan", src, "--plain-http", "-o", "json", "--state-dir", state}, args...)...)
+		var d offlineDoc
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatalf("plan %v: %v\n%s\n%s", args, err, out, stderr)
+		}
+		return code, d
+	}
+	code, off := plan("--offline", "--cache-dir", cacheDir)
+	if code != ExitOK || len(off.Packages) != len(doc.Packages) || !slices.ContainsFunc(off.Warnings, func(w string) bool { return strings.Contains(w, src+" read offline, as listed at ") }) {
+		t.Fatalf("the offline plan: exit %d: %+v", code, off)
+	}
+	for i, p := range off.Packages {
+		if q := doc.Packages[i]; p.Name != q.Name || p.Version != q.Version || p.Path != q.Path || p.Level != q.Level {
+			t.Errorf("offline item %d is %+v; online %+v", i, p, q)
+		}
+	}
+	if code, online := plan("--cache-dir", cacheDir); code != ExitFailed || !strings.Contains(online.Msg, proxy.Host) {
+		t.Errorf("a plan of a registry out of reach, not offline: exit %d: %s", code, online.Msg)
+	}
+	if code, never := plan("--offline", "--cache-dir", t.TempDir()); code != ExitFailed || !strings.Contains(never.Msg, "has no listing in the cache: run zarf-planner cache warm "+src) {
+		t.Errorf("offline with a cache never warmed: exit %d: %s", code, never.Msg)
 	}
 }

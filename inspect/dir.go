@@ -88,6 +88,9 @@ type Options struct {
 	Progress func(Progress)
 	// Registry says how to reach the registry of a registry source.
 	Registry registry.Options
+	// Offline reads a registry source from what the cache recorded of
+	// it (its listing and every package), reaching no registry.
+	Offline bool
 }
 
 // Progress says how far a ReadDir has come.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
@@ -56,6 +57,9 @@ func ReadRegistry(ctx context.Context, source string, opts Options) (*Directory,
 	if err != nil {
 		return nil, err
 	}
+	if opts.Offline {
+		return readOffline(src, opts)
+	}
 	c, err := registry.New(src.Registry, opts.Registry)
 	if err != nil {
 		return nil, err
@@ -68,6 +72,7 @@ func ReadRegistry(ctx context.Context, source string, opts Options) (*Directory,
 	if err != nil {
 		return nil, err
 	}
+	listing := Listing{Host: c.Host(), Targets: targets, Unusable: slices.Clone(d.Unusable), Ignored: slices.Clone(d.Ignored), Warnings: slices.Clone(d.Warnings)}
 	results := make([]inspected, len(targets))
 	paths := make([]string, len(targets))
 	for i, t := range targets {
@@ -105,6 +110,61 @@ func ReadRegistry(ctx context.Context, source string, opts Options) (*Directory,
 	}
 	d.add(paths, results)
 	d.Counts.RegistryRequests, d.Counts.RegistryBytes = c.Calls(), c.Fetched()
+	if lc, ok := opts.Cache.(ListingCache); ok && opts.Cache != nil {
+		_ = lc.StoreListing(src.String(), listing) // a listing not kept is one an offline read says is missing
+	}
+	return d, nil
+}
+
+// Listing is what a read of a registry source found by listing it: the
+// manifests it resolved to and the notes of the listing. The cache keeps
+// the last one of each source, for a read offline.
+type Listing struct {
+	// Recorded is when the listing was kept (set by the cache).
+	Recorded time.Time `json:"recorded"`
+	// Host is the registry's host as the client names it.
+	Host     string            `json:"host"`
+	Targets  []registry.Target `json:"targets"`
+	Unusable []FileNote        `json:"unusable"`
+	Ignored  []FileNote        `json:"ignored"`
+	Warnings []string          `json:"warnings"`
+}
+
+// ListingCache is a Cache that also keeps the last listing of each
+// registry source (package cache's does).
+type ListingCache interface {
+	StoreListing(source string, l Listing) error
+	Listing(source string) (Listing, bool)
+}
+
+// readOffline reads a registry source from the cache alone: the last
+// listing a read of it kept, and each package's outcome by its manifest's
+// digest. What is missing fails the read, saying how to record it; what
+// is found is said to be as of the listing's time.
+func readOffline(src registry.Source, opts Options) (*Directory, error) {
+	source := facts.Printable(src.String())
+	lc, ok := opts.Cache.(ListingCache)
+	if !ok || opts.Cache == nil {
+		return nil, fmt.Errorf("%s cannot be read offline without the cache: give the cache a warm-up filled (use_cache, cache_dir), or leave offline out", source)
+	}
+	l, ok := lc.Listing(src.String())
+	if !ok {
+		return nil, fmt.Errorf("%s has no listing in the cache: run zarf-planner cache warm %s (or zarf_bundle_cache) with this cache while the registry is reachable, then plan offline", source, source)
+	}
+	d := &Directory{Candidates: []facts.Candidate{}, Invalid: []*InvalidError{}, Unusable: slices.Clone(l.Unusable), Ignored: slices.Clone(l.Ignored), Warnings: slices.Clone(l.Warnings)}
+	d.Warnings = append(d.Warnings, fmt.Sprintf("%s read offline, as listed at %s: a tag moved or a package published since is not seen", source, l.Recorded.UTC().Format(time.RFC3339)))
+	paths := make([]string, len(l.Targets))
+	results := make([]inspected, len(l.Targets))
+	for i, t := range l.Targets {
+		paths[i] = t.Pinned(l.Host)
+		o, ok := opts.Cache.LookupContent(t.Descriptor.Digest.Encoded())
+		if !ok {
+			return nil, fmt.Errorf("%s read offline: %s is listed but not in the cache (forgotten or collected since): run zarf-planner cache warm %s while the registry is reachable", source, facts.Printable(paths[i]), source)
+		}
+		results[i].counts = Counts{Archives: 1, Hits: 1}
+		results[i].a, results[i].err = o.result(paths[i])
+	}
+	d.add(paths, results)
 	return d, nil
 }
 

@@ -104,3 +104,39 @@ func TestTheCatalogAndCacheModulesReadARegistry(t *testing.T) {
 		}
 	}
 }
+
+// Through the module and the daemon, a namespace warmed by
+// zarf_bundle_cache is planned offline once the registry is out of reach,
+// as it was planned online, and warns that it is as of the listing.
+func TestTheModulePlansAWarmedRegistryOffline(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	reg.Publish(t, "ns", registrytest.Archives(t, exampleDir)...)
+	proxy := reg.Proxy(t)
+	src := "oci://" + proxy.Host + "/ns"
+	state, cacheDir := stateDir(t), t.TempDir()
+	module := func(name string, args map[string]any) map[string]any {
+		t.Helper()
+		args["daemon_path"], args["state_dir"], args["cache_dir"], args["_ansible_module_name"], args["plain_http"] = daemonBin, state, cacheDir, name, true
+		res, _ := runModule(t, args)
+		return res
+	}
+	if warm := module("zarf_bundle_cache", map[string]any{"path": src}); warm["changed"] != true {
+		t.Fatalf("warm-up: %v", warm)
+	}
+	online := module("zarf_bundle_plan", map[string]any{"path": src})
+	proxy.Close()
+	offline := module("zarf_bundle_plan", map[string]any{"path": src, "offline": true})
+	on, _ := online["zarf_packages_to_deploy"].([]any)
+	off, _ := offline["zarf_packages_to_deploy"].([]any)
+	if failed, _ := offline["failed"].(bool); failed || len(on) != 6 || fmt.Sprint(off) != fmt.Sprint(on) {
+		t.Fatalf("offline: failed=%v %v\n%v\nonline:\n%v", offline["failed"], offline["msg"], off, on)
+	}
+	warnings, _ := offline["warnings"].([]any)
+	if !strings.Contains(fmt.Sprint(warnings), src+" read offline, as listed at ") {
+		t.Errorf("the offline plan's warnings: %v", warnings)
+	}
+	res := module("zarf_bundle_plan", map[string]any{"path": src})
+	if failed, _ := res["failed"].(bool); !failed || !strings.Contains(fmt.Sprint(res["msg"]), proxy.Host) {
+		t.Errorf("online with the registry out of reach: failed=%v %v", res["failed"], res["msg"])
+	}
+}

@@ -143,6 +143,9 @@ func Forget(c *cache.Cache, paths []string, check bool) (*Warmed, error) {
 		var cached []string
 		if registry.IsSource(dir) {
 			cached, err = cachedUnder(c, dir)
+			if err == nil && !check {
+				_, err = c.ForgetListings(repositoryOf(dir))
+			}
 		} else {
 			cached, err = c.Paths(dir)
 		}
@@ -229,7 +232,7 @@ func cachedUnder(c *cache.Cache, source string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	under := registry.Scheme + src.Registry + "/" + src.Namespace
+	under := repositoryOf(source)
 	var out []string
 	for _, p := range all {
 		rest, ok := strings.CutPrefix(p, under)
@@ -238,4 +241,14 @@ func cachedUnder(c *cache.Cache, source string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// repositoryOf is a registry source without its tag or digest: a
+// namespace, or the repository a reference names.
+func repositoryOf(source string) string {
+	src, err := registry.Parse(source)
+	if err != nil {
+		return source
+	}
+	return registry.Scheme + src.Registry + "/" + src.Namespace
 }

@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -271,3 +272,46 @@ func (r *Registry) Slow(t testing.TB, suffix string, delay time.Duration) string
 	t.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://")
 }
+
+// Proxy is a plain-HTTP proxy in front of a plain registry that counts
+// the requests a reader makes of it.
+type Proxy struct {
+	// Host is the proxy's host:port, to name sources by.
+	Host string
+	// Blobs counts blob requests, ByDigest manifest requests by digest.
+	Blobs, ByDigest atomic.Int64
+	srv             *httptest.Server
+}
+
+// Proxy starts a counting proxy in front of r, stopped when the test
+// ends or by Close.
+func (r *Registry) Proxy(t testing.TB) *Proxy {
+	t.Helper()
+	target, err := url.Parse("http://" + r.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	p := &Proxy{}
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if strings.Contains(req.URL.Path, "/blobs/") {
+			p.Blobs.Add(1)
+		}
+		if strings.Contains(req.URL.Path, "/manifests/sha256:") {
+			p.ByDigest.Add(1)
+		}
+		rp.ServeHTTP(w, req)
+	}))
+	t.Cleanup(p.srv.Close)
+	p.Host = strings.TrimPrefix(p.srv.URL, "http://")
+	return p
+}
+
+// Reset zeroes the counts.
+func (p *Proxy) Reset() {
+	p.Blobs.Store(0)
+	p.ByDigest.Store(0)
+}
+
+// Close stops the proxy: the registry is out of reach through it.
+func (p *Proxy) Close() { p.srv.Close() }
