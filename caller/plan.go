@@ -49,6 +49,11 @@ func NewPlan(dir string, o options.Request, who options.Caller, given func(name 
 	if err := Resolve(&o); err != nil {
 		return nil, err
 	}
+	for i, s := range o.Sources {
+		if o.Sources[i], err = Source(s); err != nil {
+			return nil, err
+		}
+	}
 	saved, err := Replay(&o, given)
 	if err != nil {
 		if given("plan_file") {
@@ -142,7 +147,7 @@ func (p *Plan) Kept() (doc []byte, failed, ok bool) {
 	}
 	// A registry's tags move without a trace on this host: a plan of one
 	// is never answered from a kept plan.
-	if !o.UseCache || o.Mode == options.ModeCluster || o.Snapshot != "" || strings.HasPrefix(req.Path, RegistryScheme) {
+	if !o.UseCache || o.Mode == options.ModeCluster || o.Snapshot != "" || strings.HasPrefix(req.Path, RegistryScheme) || len(o.Sources) > 0 {
 		return nil, false, false
 	}
 	dir := o.CacheDir

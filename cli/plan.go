@@ -15,16 +15,25 @@ func newPlan() *cobra.Command {
 	var output string
 	var flags planFlags
 	cmd := &cobra.Command{
-		Use:   "plan DIR",
+		Use:   "plan DIR|oci://HOST/NAMESPACE [MORE...]",
 		Short: "Plan a directory of Zarf package archives (in process)",
 		Long: "Reads every archive in DIR, resolves their PackagePrerequisites and prints the\n" +
 			"ordered zarf_packages_to_deploy. Exits 1 when no plan is possible, printing\n" +
-			"failed, msg and errors (with -o html: the page, the failure drawn).",
-		Args: exactArgs(1, "one directory"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkDir(args[0], "DIR"); err != nil {
-				return err
+			"failed, msg and errors (with -o html: the page, the failure drawn). DIR may be a\n" +
+			"registry source; MORE are further sources (--sources), planned with it as one.",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return &UsageError{fmt.Errorf("expected a directory or registry source, and any more sources after it")}
 			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, a := range args {
+				if err := checkDir(a, "DIR"); err != nil {
+					return err
+				}
+			}
+			flags.opts.Sources = append(flags.opts.Sources, args[1:]...)
 			if flags.signWith != "" && flags.opts.SaveTo == "" {
 				return &UsageError{errors.New("--sign-with approves the saved plan --save-to writes: give --save-to too")}
 			}

@@ -215,3 +215,106 @@ func TestARegistryIsInspectedCataloguedAndWarmedAsItsDirectory(t *testing.T) {
 		t.Errorf("offline with a cache never warmed: exit %d: %s", code, never.Msg)
 	}
 }
+
+// Sources mix: part of the example in a directory, the rest (and one
+// package of the directory again, the same archive) in a registry plan
+// as the whole example's directory does; the package in both is planned
+// from the first source given, with a warning. A package of the same
+// version with other contents in a second source is ambiguous; a source
+// given twice, and a saved plan of several sources, are refused.
+func TestADirectoryAndARegistryPlanAsOne(t *testing.T) {
+	t.Setenv("ZARF_PLANNER_CACHE_DIR", t.TempDir())
+	state := filepath.Join(t.TempDir(), "state")
+	whole := "../examples/bundles/reference-stack"
+	archives := registrytest.Archives(t, whole)
+	part := t.TempDir()
+	for _, a := range archives[:3] { // app-fluxcd, csi-rook-ceph, init
+		b, err := os.ReadFile(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(part, filepath.Base(a)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := registrytest.Start(t, registrytest.Options{})
+	reg.Publish(t, "ns", archives[2:]...) // init again, and the other three
+	src := "oci://" + reg.Host + "/ns"
+	type doc struct {
+		planDoc
+		Warnings []string `json:"warnings"`
+	}
+	plan := func(args ...string) (int, doc) {
+		t.Helper()
+		code, out, stderr := run(t, append(append([]string{"plan"}, args...), "--plain-http", "-o", "json", "--state-dir", state)...)
+		var d doc
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatalf("plan %v: %v\n%s\n%s", args, err, out, stderr)
+		}
+		return code, d
+	}
+	_, want := plan(whole)
+	for _, order := range [][]string{{part, src}, {src, part}} {
+		code, got := plan(order...)
+		if code != ExitOK || len(got.Packages) != len(want.Packages) {
+			t.Fatalf("plan %v: exit %d: %s %+v", order, code, got.Msg, got.Errors)
+		}
+		for i, p := range got.Packages {
+			w := want.Packages[i]
+			if p.Name != w.Name || p.Version != w.Version || p.Level != w.Level || strings.Join(p.After, ",") != strings.Join(w.After, ",") {
+				t.Errorf("plan %v item %d: %s %s level %d after %v; the whole directory plans %s %s level %d after %v", order, i, p.Name, p.Version, p.Level, p.After, w.Name, w.Version, w.Level, w.After)
+			}
+			inDir := slices.Contains([]string{"app-fluxcd", "csi-rook-ceph"}, p.Name) || p.Name == "init" && order[0] == part
+			if inDir != strings.HasPrefix(p.Path, part+"/") || !inDir && !strings.HasPrefix(p.Path, src+"/"+p.Name+"@sha256:") {
+				t.Errorf("plan %v: %s is planned from %s", order, p.Name, p.Path)
+			}
+		}
+		if !slices.ContainsFunc(got.Warnings, func(w string) bool {
+			return strings.Contains(w, "init 0.1.0 is in sources 1 and 2 with the same contents")
+		}) {
+			t.Errorf("plan %v: no warning of init in both sources: %v", order, got.Warnings)
+		}
+	}
+
+	// init 0.1.0 rebuilt with other contents, published elsewhere.
+	moved := filepath.Join(t.TempDir(), "init")
+	if err := os.CopyFS(moved, os.DirFS("../examples/sources/reference-stack/init")); err != nil {
+		t.Fatal(err)
+	}
+	y, err := os.ReadFile(filepath.Join(moved, "zarf.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(moved, "zarf.yaml"), []byte(strings.Replace(string(y), "description:", "description: other #", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if b, err := exec.Command(registrytest.Zarf(t), "package", "create", moved, "--confirm", "--no-color", "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("zarf package create: %v\n%s", err, b)
+	}
+	reg.Publish(t, "other", registrytest.Archives(t, out)...)
+	code, amb := plan(whole, "oci://"+reg.Host+"/other")
+	if code != ExitFailed || !slices.ContainsFunc(amb.Errors, func(e struct {
+		Kind     string   `json:"kind"`
+		Packages []string `json:"packages"`
+		Message  string   `json:"message"`
+	}) bool {
+		return e.Kind == "ambiguous" && slices.Contains(e.Packages, "init")
+	}) {
+		t.Errorf("init 0.1.0 of other contents in two sources: exit %d: %+v", code, amb.Errors)
+	}
+
+	// why and graph plan the same sources (--sources).
+	if code, out, stderr := run(t, "why", "workload-app", part, "--sources", src, "--plain-http", "--state-dir", state); code != ExitOK || !strings.Contains(out, "workload-app 2.3.0 is planned, step 6 of 6") {
+		t.Errorf("why of several sources: exit %d: %s%s", code, out, stderr)
+	}
+	if code, out, stderr := run(t, "graph", part, "--sources", src, "--plain-http", "--state-dir", state); code != ExitOK || strings.Count(out, "[\"") != len(want.Packages) {
+		t.Errorf("graph of several sources: exit %d: %s%s", code, out, stderr)
+	}
+	if code, twice := plan(part, part); code != ExitFailed || !strings.Contains(twice.Msg, "is given twice as a source") {
+		t.Errorf("a source given twice: exit %d: %s", code, twice.Msg)
+	}
+	if code, saved := plan(part, src, "--save-to", filepath.Join(t.TempDir(), "p.json")); code != ExitFailed || !strings.Contains(saved.Msg, "cannot be saved or replayed yet") {
+		t.Errorf("saving a plan of several sources: exit %d: %s", code, saved.Msg)
+	}
+}

@@ -676,6 +676,7 @@ func decide(name string, m members, sum string) (facts.Candidate, v1alpha1.ZarfP
 		Flavor:            pkg.Build.Flavor,
 		Description:       pkg.Metadata.Description,
 		AggregateChecksum: pkg.Metadata.AggregateChecksum,
+		ZarfYAMLSHA256:    fmt.Sprintf("%x", sha256.Sum256(m.zarfYAML)),
 	}
 	if c.Architecture == "" {
 		c.Architecture = pkg.Build.Architecture

@@ -589,7 +589,9 @@ func TestArgumentAndDaemonErrors(t *testing.T) {
 		{"daemon binary missing says where it looked", map[string]any{"path": exampleDir, "state_dir": state, "daemon_path": "/nonexistent/zarf-planner"}, nil,
 			[]string{"not found at daemon_path /nonexistent/zarf-planner"}},
 		{"daemon binary not executable", map[string]any{"path": exampleDir, "state_dir": state, "daemon_path": "../go.mod"}, nil, []string{"is not an executable file"}},
-		{"no daemon_path and nothing in PATH", map[string]any{"path": exampleDir, "state_dir": state}, []string{"PATH=/nonexistent-bin"},
+		// A cache of its own: a plan of the example kept in the user's
+		// cache (by any earlier run) would answer without a daemon.
+		{"no daemon_path and nothing in PATH", map[string]any{"path": exampleDir, "state_dir": state, "cache_dir": t.TempDir()}, []string{"PATH=/nonexistent-bin"},
 			[]string{`"zarf-planner" is not in PATH (/nonexistent-bin)`, "set daemon_path"}},
 	}
 	alone := aloneModule(t)

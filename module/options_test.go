@@ -147,6 +147,11 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 		"registry_ca_file":         {value: secure.CA, dir: tlsNS},
 		// A catalog held 3 s fails a 1 s timeout, not the default.
 		"registry_timeout": {value: 1, dir: slow, with: map[string]any{"plain_http": true}},
+		// Offline without the cache fails saying so (the success path:
+		// TestTheModulePlansAWarmedRegistryOffline).
+		"offline": {value: true, dir: "oci://" + plain.Host + "/ns", with: map[string]any{"plain_http": true}},
+		// The signed bundle's packages join the example's.
+		"sources":          {value: []string{signed}},
 		"architecture":     {value: "arm64"},
 		"flavor":           {value: "hardened"},
 		"select":           {value: map[string]string{"any-group": "init"}},

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -138,5 +140,52 @@ func TestTheModulePlansAWarmedRegistryOffline(t *testing.T) {
 	res := module("zarf_bundle_plan", map[string]any{"path": src})
 	if failed, _ := res["failed"].(bool); !failed || !strings.Contains(fmt.Sprint(res["msg"]), proxy.Host) {
 		t.Errorf("online with the registry out of reach: failed=%v %v", res["failed"], res["msg"])
+	}
+}
+
+// Through the module, sources mix a directory and a registry: the
+// example split between them plans as the example's directory does, and
+// a saved plan of several sources is refused.
+func TestTheModulePlansADirectoryAndARegistryAsOne(t *testing.T) {
+	archives := registrytest.Archives(t, exampleDir)
+	part := t.TempDir()
+	for _, a := range archives[:3] {
+		b, err := os.ReadFile(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(part, filepath.Base(a)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := registrytest.Start(t, registrytest.Options{})
+	reg.Publish(t, "ns", archives[3:]...)
+	src := "oci://" + reg.Host + "/ns"
+	state, cacheDir := stateDir(t), t.TempDir()
+	plan := func(args map[string]any) map[string]any {
+		t.Helper()
+		// A cache of its own: the daemon keeps the plan of the example
+		// in it, which must not answer other tests' plans.
+		args["daemon_path"], args["state_dir"], args["cache_dir"], args["_ansible_module_name"] = daemonBin, state, cacheDir, "zarf_bundle_plan"
+		res, _ := runModule(t, args)
+		return res
+	}
+	names := func(res map[string]any) string {
+		var out []string
+		items, _ := res["zarf_packages_to_deploy"].([]any)
+		for _, it := range items {
+			m := it.(map[string]any)
+			out = append(out, fmt.Sprintf("%v:%v", m["level"], m["name"]))
+		}
+		return strings.Join(out, " ")
+	}
+	want := plan(map[string]any{"path": exampleDir})
+	got := plan(map[string]any{"path": part, "sources": []any{src}, "plain_http": true})
+	if failed, _ := got["failed"].(bool); failed || names(got) != names(want) || names(want) == "" {
+		t.Fatalf("the split example: failed=%v %v: %s; the directory plans %s", got["failed"], got["msg"], names(got), names(want))
+	}
+	saved := plan(map[string]any{"path": part, "sources": []any{src}, "plain_http": true, "save_to": filepath.Join(t.TempDir(), "p.json")})
+	if failed, _ := saved["failed"].(bool); !failed || !strings.Contains(fmt.Sprint(saved["msg"]), "a plan of several sources (option sources) cannot be saved or replayed yet") {
+		t.Errorf("saving a plan of several sources: failed=%v %v", saved["failed"], saved["msg"])
 	}
 }

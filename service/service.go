@@ -256,7 +256,7 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 		}
 		return nil, fail(fmt.Sprintf("cannot plan %s: %s: %v", req.Path, name, err), nil, req.Warnings, nil), nil
 	}
-	dir, err := inspect.ReadSource(ctx, req.Path, inspect.Options{Cache: req.Cache, Limits: req.readLimits(), Registry: RegistryOptions(req.Read, req.Options.Caller), Offline: req.Read.Offline})
+	dir, err := inspect.ReadSources(ctx, append([]string{req.Path}, req.Read.Sources...), inspect.Options{Cache: req.Cache, Limits: req.readLimits(), Registry: RegistryOptions(req.Read, req.Options.Caller), Offline: req.Read.Offline})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()

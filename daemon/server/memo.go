@@ -180,8 +180,8 @@ func (m *Memo) keep(key memoKey, d memoDoc, store PlanStore) {
 // or the directory or a file it names cannot be read.
 func (m *Memo) stampOf(req service.Request) (k memoKey, archives int, ok bool) {
 	// A registry source has no stamp: its tags move where no stat sees.
-	if m == nil || req.Cache == nil || req.Options.Mode == options.ModeCluster || req.Cluster.Snapshot != "" || registry.IsSource(req.Path) {
-		return memoKey{}, 0, false
+	if m == nil || req.Cache == nil || req.Options.Mode == options.ModeCluster || req.Cluster.Snapshot != "" || registry.IsSource(req.Path) || len(req.Read.Sources) > 0 {
+		return memoKey{}, 0, false // several sources: the stamp covers the path's alone
 	}
 	k, archives, err := kept.PlanKey(kept.Question{
 		Build: buildinfo.ID, Path: req.Path, Plan: req.Options.Plan, Read: req.Read, Caller: req.Options.Caller,

@@ -294,6 +294,15 @@ func (d *Server) Plan(ctx context.Context, req *contract.PlanRequest) (*contract
 		}
 		return withPage(req, options.Defaults(), &contract.PlanAnswer{Result: b, Failed: true})
 	}
+	for _, src := range req.Options.Sources {
+		if !filepath.IsAbs(src) && !registry.IsSource(src) {
+			b, err := service.Failed(fmt.Sprintf("source %q must be absolute when sent to the daemon", src)).JSON()
+			if err != nil {
+				return nil, err
+			}
+			return withPage(req, options.Defaults(), &contract.PlanAnswer{Result: b, Failed: true})
+		}
+	}
 	caller := req.Caller
 	if !caller.Valid() {
 		return nil, status.Errorf(codes.InvalidArgument, "caller %q is neither %s nor %s", caller, options.ModuleCaller, options.CLICaller)

@@ -16,6 +16,11 @@ type Candidate struct {
 	// AggregateChecksum is zarf.yaml metadata.aggregateChecksum: the sha256 of
 	// the archive's checksums.txt, which names the exact build.
 	AggregateChecksum string `json:"aggregate_checksum,omitempty"`
+	// ZarfYAMLSHA256 is the sha256 of zarf.yaml's bytes, which the
+	// aggregate checksum does not cover: with it, the whole package (an
+	// archive, or the same package published to a registry) but its
+	// signature.
+	ZarfYAMLSHA256 string `json:"zarf_yaml_sha256,omitempty"`
 	// Prerequisites is the embedded document, or nil when the package has
 	// none (it then requires and provides nothing).
 	Prerequisites *Prerequisites `json:"prerequisites,omitempty"`
