@@ -49,11 +49,6 @@ func NewPlan(dir string, o options.Request, who options.Caller, given func(name 
 	if err := Resolve(&o); err != nil {
 		return nil, err
 	}
-	for i, s := range o.Sources {
-		if o.Sources[i], err = Source(s); err != nil {
-			return nil, err
-		}
-	}
 	saved, err := Replay(&o, given)
 	if err != nil {
 		if given("plan_file") {
@@ -101,6 +96,10 @@ func Resolve(o *options.Request) error {
 		if opt.Kind == options.PathList {
 			var list []string
 			for _, p := range opt.Field(v).Interface().([]string) {
+				if strings.HasPrefix(p, RegistryScheme) { // a registry source (sources) stays as given
+					list = append(list, p)
+					continue
+				}
 				abs, err := filepath.Abs(p)
 				if err != nil {
 					return fmt.Errorf("resolving %s %s: %w", opt.Name, p, err)
