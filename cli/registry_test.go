@@ -221,7 +221,7 @@ func TestARegistryIsInspectedCataloguedAndWarmedAsItsDirectory(t *testing.T) {
 // as the whole example's directory does; the package in both is planned
 // from the first source given, with a warning. A package of the same
 // version with other contents in a second source is ambiguous; a source
-// given twice, and a saved plan of several sources, are refused.
+// given twice is refused; a saved plan of several sources replays.
 func TestADirectoryAndARegistryPlanAsOne(t *testing.T) {
 	t.Setenv("ZARF_PLANNER_CACHE_DIR", t.TempDir())
 	state := filepath.Join(t.TempDir(), "state")
@@ -314,7 +314,30 @@ func TestADirectoryAndARegistryPlanAsOne(t *testing.T) {
 	if code, twice := plan(part, part); code != ExitFailed || !strings.Contains(twice.Msg, "is given twice as a source") {
 		t.Errorf("a source given twice: exit %d: %s", code, twice.Msg)
 	}
-	if code, saved := plan(part, src, "--save-to", filepath.Join(t.TempDir(), "p.json")); code != ExitFailed || !strings.Contains(saved.Msg, "cannot be saved or replayed yet") {
-		t.Errorf("saving a plan of several sources: exit %d: %s", code, saved.Msg)
+	// A saved plan of several sources replays from the same sources, the
+	// directory mounted elsewhere, and goes stale when an archive of the
+	// directory is removed.
+	saved := filepath.Join(t.TempDir(), "p.json")
+	if code, d := plan(part, src, "--save-to", saved); code != ExitOK {
+		t.Fatalf("saving a plan of several sources: exit %d: %s", code, d.Msg)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "mounted")
+	if err := os.Rename(part, elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if code, d := plan("--plan-file", saved, elsewhere, src); code != ExitOK {
+		t.Fatalf("replaying it, the directory elsewhere: exit %d: %s %+v", code, d.Msg, d.Errors)
+	}
+	if err := os.Remove(filepath.Join(elsewhere, "zarf-package-app-fluxcd-amd64-2.4.0.tar.zst")); err != nil {
+		t.Fatal(err)
+	}
+	if code, d := plan("--plan-file", saved, elsewhere, src); code != ExitFailed || !slices.ContainsFunc(d.Errors, func(e struct {
+		Kind     string   `json:"kind"`
+		Packages []string `json:"packages"`
+		Message  string   `json:"message"`
+	}) bool {
+		return e.Kind == "stale" && strings.Contains(e.Message, "archive zarf-package-app-fluxcd-amd64-2.4.0.tar.zst was removed")
+	}) {
+		t.Errorf("a replay after an archive of the directory was removed: exit %d: %s %+v", code, d.Msg, d.Errors)
 	}
 }

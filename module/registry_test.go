@@ -145,7 +145,7 @@ func TestTheModulePlansAWarmedRegistryOffline(t *testing.T) {
 
 // Through the module, sources mix a directory and a registry: the
 // example split between them plans as the example's directory does, and
-// a saved plan of several sources is refused.
+// a saved plan of them replays.
 func TestTheModulePlansADirectoryAndARegistryAsOne(t *testing.T) {
 	archives := registrytest.Archives(t, exampleDir)
 	part := t.TempDir()
@@ -184,8 +184,10 @@ func TestTheModulePlansADirectoryAndARegistryAsOne(t *testing.T) {
 	if failed, _ := got["failed"].(bool); failed || names(got) != names(want) || names(want) == "" {
 		t.Fatalf("the split example: failed=%v %v: %s; the directory plans %s", got["failed"], got["msg"], names(got), names(want))
 	}
-	saved := plan(map[string]any{"path": part, "sources": []any{src}, "plain_http": true, "save_to": filepath.Join(t.TempDir(), "p.json")})
-	if failed, _ := saved["failed"].(bool); !failed || !strings.Contains(fmt.Sprint(saved["msg"]), "a plan of several sources (option sources) cannot be saved or replayed yet") {
-		t.Errorf("saving a plan of several sources: failed=%v %v", saved["failed"], saved["msg"])
+	file := filepath.Join(t.TempDir(), "p.json")
+	saved := plan(map[string]any{"path": part, "sources": []any{src}, "plain_http": true, "save_to": file})
+	replayed := plan(map[string]any{"path": part, "sources": []any{src}, "plain_http": true, "plan_file": file})
+	if failed, _ := replayed["failed"].(bool); failed || saved["failed"] == true || names(replayed) != names(want) {
+		t.Errorf("a saved plan of several sources, replayed: failed=%v %v: %s", replayed["failed"], replayed["msg"], names(replayed))
 	}
 }

@@ -164,7 +164,7 @@ func Compare(saved, now *Doc, caller options.Caller) []string {
 	// their names in it, and files by their content.
 	diffs = append(diffs, compareOptions(Effective(saved.Options), Effective(now.Options), caller)...)
 	diffs = append(diffs, compareContents(saved, now, caller)...)
-	diffs = append(diffs, compareArchives(saved.Archives, now.Archives)...)
+	diffs = append(diffs, compareArchives(archiveKeys(saved), saved.Archives, archiveKeys(now), now.Archives)...)
 	diffs = append(diffs, compareCluster(saved.Cluster, now.Cluster)...)
 	if len(diffs) > 0 {
 		return diffs
@@ -239,6 +239,9 @@ func compareOptions(saved, now Options, caller options.Caller) []string {
 			continue
 		}
 		a, b := o.Field(sv).Interface(), o.Field(nv).Interface()
+		if o.Name == "sources" {
+			a, b = sourceShape(a), sourceShape(b)
+		}
 		if reflect.DeepEqual(a, b) || (empty(a) && empty(b)) {
 			continue
 		}
@@ -303,19 +306,20 @@ func compareContents(saved, now *Doc, caller options.Caller) []string {
 	return diffs
 }
 
-// compareArchives compares archives by their names in the directory
-// (the directory itself may be elsewhere now) and their bytes.
-func compareArchives(saved, now []Archive) []string {
+// compareArchives compares archives by their keys (their names in the
+// directory, which may be elsewhere now; see archiveKeys) and their
+// bytes.
+func compareArchives(savedKey func(string) string, saved []Archive, nowKey func(string) string, now []Archive) []string {
 	var diffs []string
 	byName := map[string]Archive{}
 	for _, a := range now {
-		byName[filepath.Base(a.Path)] = a
+		byName[nowKey(a.Path)] = a
 	}
 	seen := map[string]bool{}
 	for _, s := range saved {
-		name := filepath.Base(s.Path)
-		seen[name] = true
-		n, ok := byName[name]
+		key, name := savedKey(s.Path), filepath.Base(s.Path)
+		seen[key] = true
+		n, ok := byName[key]
 		switch {
 		case !ok:
 			diffs = append(diffs, fmt.Sprintf("%s %s was removed (it held %s)", what(s.Path), name, describe(s)))
@@ -326,11 +330,65 @@ func compareArchives(saved, now []Archive) []string {
 		}
 	}
 	for _, n := range now {
-		if name := filepath.Base(n.Path); !seen[name] {
+		if name := filepath.Base(n.Path); !seen[nowKey(n.Path)] {
 			diffs = append(diffs, fmt.Sprintf("%s %s was added (%s)", what(n.Path), name, describe(n)))
 		}
 	}
 	return diffs
+}
+
+// archiveKeys names a plan's archives as they are compared: by their
+// names in the directory; of a plan of several sources (option sources),
+// by the place of their source in the list and their name in it, so that
+// two directories holding one file name are told apart and each may be
+// elsewhere now.
+func archiveKeys(d *Doc) func(path string) string {
+	if len(d.Options.Sources) == 0 {
+		return filepath.Base
+	}
+	sources := append([]string{d.Directory}, d.Options.Sources...)
+	return func(path string) string {
+		for i, s := range sources {
+			if strings.HasPrefix(path, sourceRoot(s)) {
+				return fmt.Sprintf("%d:%s", i, filepath.Base(path))
+			}
+		}
+		return filepath.Base(path)
+	}
+}
+
+// sourceRoot is what the paths a source holds begin with: a directory's
+// path and a slash, a registry namespace's reference and a slash, or the
+// repository of a tag or digest and an @ (its packages are pinned by
+// digest).
+func sourceRoot(s string) string {
+	if !strings.HasPrefix(s, "oci://") {
+		return strings.TrimSuffix(s, "/") + "/"
+	}
+	rest := strings.TrimPrefix(s, "oci://")
+	host, repo, _ := strings.Cut(rest, "/")
+	i := strings.LastIndexByte(repo, '/')
+	if j := strings.IndexAny(repo[i+1:], ":@"); j >= 0 {
+		return "oci://" + host + "/" + repo[:i+1+j] + "@"
+	}
+	return "oci://" + host + "/" + repo + "/"
+}
+
+// sourceShape is the list of sources as a replay compares it: a
+// registry source as given (it names what is read), a directory as its
+// place in the list alone (it may be mounted elsewhere now; its archives
+// are compared by name).
+func sourceShape(v any) any {
+	list, _ := v.([]string)
+	out := make([]string, len(list))
+	for i, s := range list {
+		if strings.HasPrefix(s, "oci://") {
+			out[i] = s
+		} else {
+			out[i] = "a directory"
+		}
+	}
+	return out
 }
 
 // what a saved archive is called: an archive of a directory, or a

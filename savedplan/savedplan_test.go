@@ -224,3 +224,39 @@ func TestSnapshotIsDeclaredAsTheRequestDeclaresIt(t *testing.T) {
 		t.Errorf("saved snapshot %+v; the request's %+v", got, want)
 	}
 }
+
+func TestSourceRootsAndKeysOfSeveralSources(t *testing.T) {
+	for s, want := range map[string]string{
+		"/opt/bundles":                     "/opt/bundles/",
+		"/opt/bundles/":                    "/opt/bundles/",
+		"oci://reg:5000/ns":                "oci://reg:5000/ns/",
+		"oci://reg:5000/ns/init:0.1.0":     "oci://reg:5000/ns/init@",
+		"oci://reg/a/b/init@sha256:0123ab": "oci://reg/a/b/init@",
+	} {
+		if got := sourceRoot(s); got != want {
+			t.Errorf("sourceRoot(%q) = %q, want %q", s, got, want)
+		}
+	}
+	d := &Doc{Directory: "/a", Options: Options{Read: options.Read{Sources: []string{"/b", "oci://reg/ns"}}}}
+	key := archiveKeys(d)
+	if a, b, c := key("/a/x.tar.zst"), key("/b/x.tar.zst"), key("oci://reg/ns/init@sha256:00"); a == b || a != "0:x.tar.zst" || b != "1:x.tar.zst" || c != "2:init@sha256:00" {
+		t.Errorf("keys %q %q %q: one file name in two directories must be told apart", a, b, c)
+	}
+	saved := []Archive{{Path: "/a/x.tar.zst", State: StateCandidate, SHA256: "1"}, {Path: "/b/x.tar.zst", State: StateCandidate, SHA256: "2"}}
+	moved := []Archive{{Path: "/mnt/a/x.tar.zst", State: StateCandidate, SHA256: "1"}, {Path: "/mnt/b/x.tar.zst", State: StateCandidate, SHA256: "2"}}
+	now := &Doc{Directory: "/mnt/a", Options: Options{Read: options.Read{Sources: []string{"/mnt/b", "oci://reg/ns"}}}}
+	if diffs := compareArchives(key, saved, archiveKeys(now), moved); len(diffs) != 0 {
+		t.Errorf("the same archives in directories mounted elsewhere: %v", diffs)
+	}
+	swapped := []Archive{{Path: "/mnt/a/x.tar.zst", State: StateCandidate, SHA256: "2"}, {Path: "/mnt/b/x.tar.zst", State: StateCandidate, SHA256: "1"}}
+	if diffs := compareArchives(key, saved, archiveKeys(now), swapped); len(diffs) != 2 {
+		t.Errorf("the archives of two directories swapped: %v", diffs)
+	}
+	if diffs := compareOptions(d.Options, now.Options, options.CLICaller); len(diffs) != 0 {
+		t.Errorf("directories mounted elsewhere are no difference of sources: %v", diffs)
+	}
+	other := &Doc{Options: Options{Read: options.Read{Sources: []string{"/mnt/b", "oci://reg/other"}}}}
+	if diffs := compareOptions(d.Options, other.Options, options.CLICaller); len(diffs) != 1 || !strings.Contains(diffs[0], "--sources") {
+		t.Errorf("another registry source is a difference: %v", diffs)
+	}
+}

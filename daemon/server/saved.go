@@ -251,11 +251,6 @@ func (d *Server) planSaved(ctx context.Context, memo *Memo, r service.Request, o
 		p, err := encodePlanned(&service.Result{Failed: true, Msg: msg, Errors: []planner.Problem{{Kind: planner.KindSignature, Packages: []string{}, Message: msg}}, Warnings: []string{}})
 		return p, nil, err
 	}
-	if len(o.Sources) > 0 && (len(savedPlan) > 0 || wantSave) {
-		msg := fmt.Sprintf("a plan of several sources (%s) cannot be saved or replayed yet: plan one directory or registry source with %s or %s", caller.Option("sources"), caller.Name("save_to"), caller.Name("plan_file"))
-		p, err := encodePlanned(service.Failed(msg))
-		return p, nil, err
-	}
 	plan := memo.Plan
 	if len(savedPlan) > 0 || wantSave {
 		plan = memo.PlanRead // what the plan was made from is recorded or compared
