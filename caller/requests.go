@@ -103,6 +103,8 @@ type Inspect struct {
 	PublicKey string
 	// Registry is how the registry of a registry source is reached.
 	Registry contract.RegistryAccess
+	// Sources are more sources after Path, read with it as one.
+	Sources []string
 }
 
 // Request is the wire request of the inspection, every path made
@@ -115,6 +117,13 @@ func (in Inspect) Request() (*contract.InspectRequest, error) {
 	}
 	if req.Path, err = Source(in.Path); err != nil {
 		return nil, err
+	}
+	for _, s := range in.Sources {
+		abs, err := Source(s)
+		if err != nil {
+			return nil, err
+		}
+		req.Sources = append(req.Sources, abs)
 	}
 	if req.CacheDir, err = absolute(in.Cache.CacheDir); err != nil {
 		return nil, err

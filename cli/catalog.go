@@ -22,7 +22,7 @@ func newCatalog() *cobra.Command {
 	var o options.Cache
 	var read options.Read
 	cmd := &cobra.Command{
-		Use:   "catalog DIR|oci://HOST/NAMESPACE",
+		Use:   "catalog DIR|oci://HOST/NAMESPACE [MORE...]",
 		Short: "Describe every package of a directory: metadata, components, and the claims its contents make on a cluster",
 		Long: `Describe every package of a directory: name, version, architecture, flavor,
 description, size, signature, components (required or optional) with their
@@ -33,15 +33,17 @@ and the registries of its images. A declared provides.crds the package
 does not ship, or a shipped CRD it does not declare, is a warning. With
 --public-key, each signature is checked with that key: the catalog says
 who signed what.`,
-		Args: exactArgs(1, "one directory"),
+		Args: sourceArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(catalogOutputs, output) {
 				return &UsageError{fmt.Errorf("-o must be %s, not %q", oneOf(catalogOutputs), output)}
 			}
-			if err := checkDir(args[0], "DIR"); err != nil {
-				return err
+			for _, a := range args {
+				if err := checkDir(a, "DIR"); err != nil {
+					return err
+				}
 			}
-			req, err := caller.Inspect{Path: args[0], Cache: o, Catalog: true, PublicKey: read.PublicKey, Registry: contract.RegistryAccessOf(read, options.CLICaller)}.Request()
+			req, err := caller.Inspect{Path: args[0], Cache: o, Catalog: true, PublicKey: read.PublicKey, Registry: contract.RegistryAccessOf(read, options.CLICaller), Sources: args[1:]}.Request()
 			if err != nil {
 				return err
 			}

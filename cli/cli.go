@@ -100,6 +100,15 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
+// sourceArgs takes one source or more: a directory or a registry source,
+// then any more read with it as one.
+func sourceArgs(_ *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return &UsageError{fmt.Errorf("expected a directory or registry source, and any more sources after it")}
+	}
+	return nil
+}
+
 // checkDir makes a directory argument (what, for the message; a
 // registry source, oci://, is left to the read) that names
 // nothing, or names what is not a directory, a usage error (exit 2):

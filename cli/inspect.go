@@ -18,17 +18,19 @@ func newInspect() *cobra.Command {
 	var o options.Cache
 	var read options.Read
 	cmd := &cobra.Command{
-		Use:   "inspect DIR|oci://HOST/NAMESPACE",
+		Use:   "inspect DIR|oci://HOST/NAMESPACE [MORE...]",
 		Short: "List every archive of a directory and what it declares, and every file left out and why",
-		Args:  exactArgs(1, "one directory"),
+		Args:  sourceArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(inspectOutputs, output) {
 				return &UsageError{fmt.Errorf("-o must be %s, not %q", oneOf(inspectOutputs), output)}
 			}
-			if err := checkDir(args[0], "DIR"); err != nil {
-				return err
+			for _, a := range args {
+				if err := checkDir(a, "DIR"); err != nil {
+					return err
+				}
 			}
-			req, err := caller.Inspect{Path: args[0], Cache: o, Registry: contract.RegistryAccessOf(read, options.CLICaller)}.Request()
+			req, err := caller.Inspect{Path: args[0], Cache: o, Registry: contract.RegistryAccessOf(read, options.CLICaller), Sources: args[1:]}.Request()
 			if err != nil {
 				return err
 			}

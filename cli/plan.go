@@ -21,12 +21,7 @@ func newPlan() *cobra.Command {
 			"ordered zarf_packages_to_deploy. Exits 1 when no plan is possible, printing\n" +
 			"failed, msg and errors (with -o html: the page, the failure drawn). DIR may be a\n" +
 			"registry source; MORE are further sources (--sources), planned with it as one.",
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return &UsageError{fmt.Errorf("expected a directory or registry source, and any more sources after it")}
-			}
-			return nil
-		},
+		Args: sourceArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
 				if err := checkDir(a, "DIR"); err != nil {

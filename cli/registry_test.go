@@ -341,3 +341,67 @@ func TestADirectoryAndARegistryPlanAsOne(t *testing.T) {
 		t.Errorf("a replay after an archive of the directory was removed: exit %d: %s %+v", code, d.Msg, d.Errors)
 	}
 }
+
+// A directory and a registry are catalogued and inspected as one, as a
+// plan of them reads them: the example split between them lists what the
+// example's directory lists, the package in both once, from the first.
+func TestADirectoryAndARegistryAreCataloguedAsOne(t *testing.T) {
+	t.Setenv("ZARF_PLANNER_CACHE_DIR", t.TempDir())
+	state := filepath.Join(t.TempDir(), "state")
+	whole := "../examples/bundles/reference-stack"
+	archives := registrytest.Archives(t, whole)
+	part := t.TempDir()
+	for _, a := range archives[:3] {
+		b, err := os.ReadFile(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(part, filepath.Base(a)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := registrytest.Start(t, registrytest.Options{})
+	reg.Publish(t, "ns", archives[2:]...)
+	src := "oci://" + reg.Host + "/ns"
+	type listing struct {
+		Directory string   `json:"directory"`
+		Sources   []string `json:"sources"`
+		Packages  []struct {
+			Name string `json:"name"`
+			Path string `json:"path"`
+		} `json:"packages"`
+		Candidates []struct {
+			Name string `json:"name"`
+			Path string `json:"path"`
+		} `json:"candidates"`
+		Warnings []string `json:"warnings"`
+	}
+	for _, cmd := range []string{"catalog", "inspect"} {
+		code, out, stderr := run(t, cmd, part, src, "--plain-http", "-o", "json", "--state-dir", state)
+		var l listing
+		if err := json.Unmarshal([]byte(out), &l); err != nil || code != ExitOK {
+			t.Fatalf("%s of two sources: exit %d (%v): %s", cmd, code, err, stderr)
+		}
+		got := append(l.Packages, l.Candidates...)
+		var names []string
+		for _, p := range got {
+			names = append(names, p.Name)
+			if p.Name == "init" && !strings.HasPrefix(p.Path, part+"/") {
+				t.Errorf("%s: init is listed from %s, not the first source", cmd, p.Path)
+			}
+		}
+		slices.Sort(names)
+		if strings.Join(names, " ") != "app-fluxcd csi-rook-ceph init operator-cert-manager operator-external-secrets workload-app" || l.Directory != part || len(l.Sources) != 1 || l.Sources[0] != src {
+			t.Errorf("%s of two sources: %s from %s and %v", cmd, names, l.Directory, l.Sources)
+		}
+		if !slices.ContainsFunc(l.Warnings, func(w string) bool {
+			return strings.Contains(w, "init 0.1.0 is in sources 1 and 2 with the same contents")
+		}) {
+			t.Errorf("%s: no warning of init in both sources: %v", cmd, l.Warnings)
+		}
+	}
+	code, out, _ := run(t, "catalog", part, src, "--plain-http", "--state-dir", state)
+	if code != ExitOK || !strings.Contains(out, "Catalog of "+part+"\n  and of "+src+"\n") {
+		t.Errorf("the catalog's text names both sources: exit %d\n%s", code, out)
+	}
+}

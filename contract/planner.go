@@ -75,6 +75,9 @@ type InspectRequest struct {
 	PublicKey string
 	// Registry is how the registry of a registry source is reached.
 	Registry RegistryAccess
+	// Sources are more sources after Path (directories absolute, or
+	// registry sources), read with it as one directory.
+	Sources []string
 }
 
 // RegistryAccess is how the registry of a registry source (oci://) is

@@ -298,6 +298,7 @@ func info(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	req, err := caller.Inspect{
 		Path: str(args["path"]), Cache: options.Cache{CacheDir: str(args["cache_dir"]), UseCache: args["use_cache"].(bool)},
 		Catalog: true, Markdown: args["markdown"].(bool), PublicKey: str(args["public_key"]), Registry: specs.RegistryAccess(args),
+		Sources: strs(args["sources"]),
 	}.Request()
 	if err != nil {
 		return fail("%v", err)
@@ -488,4 +489,18 @@ func daemonOptions(args map[string]any) lifecycle.Options {
 		}
 	}
 	return lifecycle.Options{StateDir: str(args["state_dir"]), DaemonPath: path}
+}
+
+// strs is a validated list option's strings (nil when not given).
+func strs(v any) []string {
+	var out []string
+	switch l := v.(type) {
+	case []any:
+		for _, e := range l {
+			out = append(out, str(e))
+		}
+	case []string:
+		out = l
+	}
+	return out
 }

@@ -184,6 +184,11 @@ func TestTheModulePlansADirectoryAndARegistryAsOne(t *testing.T) {
 	if failed, _ := got["failed"].(bool); failed || names(got) != names(want) || names(want) == "" {
 		t.Fatalf("the split example: failed=%v %v: %s; the directory plans %s", got["failed"], got["msg"], names(got), names(want))
 	}
+	catArgs := map[string]any{"path": part, "sources": []any{src}, "plain_http": true, "daemon_path": daemonBin, "state_dir": state, "cache_dir": cacheDir, "_ansible_module_name": "zarf_bundle_catalog"}
+	cat, _ := runModule(t, catArgs)
+	if pkgs, _ := cat["packages"].([]any); cat["failed"] == true || len(pkgs) != 6 || fmt.Sprint(cat["sources"]) != fmt.Sprint([]any{src}) {
+		t.Errorf("the catalog of the split example: failed=%v %v: %d packages, sources %v", cat["failed"], cat["msg"], len(pkgs), cat["sources"])
+	}
 	file := filepath.Join(t.TempDir(), "p.json")
 	saved := plan(map[string]any{"path": part, "sources": []any{src}, "plain_http": true, "save_to": file})
 	replayed := plan(map[string]any{"path": part, "sources": []any{src}, "plain_http": true, "plan_file": file})

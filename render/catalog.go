@@ -43,7 +43,11 @@ func Catalog(c *service.Catalog, at time.Time, producer string) ([]byte, error) 
 	stamp := Stamp(at)
 	stamp.Label = "Read at"
 	p := Page{Kind: "catalog", Kicker: "Package catalog", Title: Visible(filepath.Base(c.Directory)), Producer: Visible(producer), NoOptions: true,
-		Facts: []Fact{{Label: "Directory", Value: Visible(c.Directory), Code: true}, stamp}}
+		Facts: []Fact{{Label: "Directory", Value: Visible(c.Directory), Code: true}}}
+	for _, s := range c.Sources {
+		p.Facts = append(p.Facts, Fact{Label: "And", Value: Visible(s), Code: true})
+	}
+	p.Facts = append(p.Facts, stamp)
 	d := catalogData{Packages: packageViews(c)}
 	signed := 0
 	for i, pkg := range c.Packages {

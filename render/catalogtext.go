@@ -23,6 +23,11 @@ func CatalogTable(w io.Writer, c *service.Catalog) error {
 	if _, err := fmt.Fprintf(w, "Catalog of %s\n", Visible(c.Directory)); err != nil {
 		return err
 	}
+	for _, s := range c.Sources {
+		if _, err := fmt.Fprintf(w, "  and of %s\n", Visible(s)); err != nil {
+			return err
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PACKAGE\tVERSION\tARCH\tFLAVOR\tSIZE\tSIGNED\tCOMPONENTS\tCRDS\tNAMESPACES\tCLUSTER-SCOPED\tCLUSTER-RBAC\tREGISTRIES\tIMAGES\tHOST-FILES\tACTIONS\tUNKNOWN")
 	for _, p := range c.Packages {
@@ -184,6 +189,9 @@ func noteName(n inspect.FileNote) string {
 func CatalogMarkdown(w io.Writer, c *service.Catalog) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Bundle catalog: %s\n\n", md(c.Directory))
+	for _, s := range c.Sources {
+		fmt.Fprintf(&b, "and of %s\n\n", md(s))
+	}
 	b.WriteString("| package | version | architecture | flavor | size | signed | CRDs | cluster-scoped | cluster RBAC | registries | images | host files | actions | unknown |\n")
 	b.WriteString("|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range c.Packages {

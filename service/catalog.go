@@ -20,9 +20,11 @@ import (
 // that it does not carry. It comes from the same
 // single read of each archive as a plan, and from the cache when warm.
 type Catalog struct {
-	Directory string           `json:"directory"`
-	Packages  []CatalogPackage `json:"packages"`
-	Invalid   []InvalidArchive `json:"invalid"`
+	Directory string `json:"directory"`
+	// Sources are the sources read after Directory, as one with it.
+	Sources  []string         `json:"sources,omitempty"`
+	Packages []CatalogPackage `json:"packages"`
+	Invalid  []InvalidArchive `json:"invalid"`
 	// Unusable and Ignored are the directory's other files, with why.
 	Unusable []inspect.FileNote `json:"unusable"`
 	Ignored  []inspect.FileNote `json:"ignored"`

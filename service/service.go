@@ -558,7 +558,9 @@ func Why(res *Result, name string) (lines []string, found bool) {
 // Inspection lists what a directory holds: every candidate archive, and
 // every file that is not one or could not be used, with the reason.
 type Inspection struct {
-	Directory  string             `json:"directory"`
+	Directory string `json:"directory"`
+	// Sources are the sources read after Directory, as one with it.
+	Sources    []string           `json:"sources,omitempty"`
 	Candidates []Inspected        `json:"candidates"`
 	Invalid    []InvalidArchive   `json:"invalid"`
 	Unusable   []inspect.FileNote `json:"unusable"`
@@ -609,17 +611,26 @@ func (req *Request) readLimits() inspect.Limits {
 }
 
 // Inspect reads a directory, or a registry source reached as reach says,
+// and any more sources after it as one directory (inspect.ReadSources),
 // without planning, under limits; c may be nil.
-func Inspect(ctx context.Context, dir string, c inspect.Cache, limits inspect.Limits, reach registry.Options) (*Inspection, error) {
-	abs, err := sourcePath(dir)
+func Inspect(ctx context.Context, sources []string, c inspect.Cache, limits inspect.Limits, reach registry.Options) (*Inspection, error) {
+	var all []string
+	for _, s := range sources {
+		abs, err := sourcePath(s)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, abs)
+	}
+	if len(all) == 0 {
+		return nil, errors.New("nothing to inspect: no source given")
+	}
+	abs := all[0]
+	d, err := inspect.ReadSources(ctx, all, inspect.Options{Cache: c, Limits: limits, Registry: reach})
 	if err != nil {
 		return nil, err
 	}
-	d, err := inspect.ReadSource(ctx, abs, inspect.Options{Cache: c, Limits: limits, Registry: reach})
-	if err != nil {
-		return nil, err
-	}
-	in := &Inspection{Directory: abs, Candidates: []Inspected{}, Invalid: []InvalidArchive{}, Unusable: d.Unusable, Ignored: d.Ignored, Warnings: d.Warnings, Counts: d.Counts}
+	in := &Inspection{Directory: abs, Sources: all[1:], Candidates: []Inspected{}, Invalid: []InvalidArchive{}, Unusable: d.Unusable, Ignored: d.Ignored, Warnings: d.Warnings, Counts: d.Counts}
 	for _, c := range d.Candidates {
 		sig := ""
 		if c.Signature != nil {

@@ -126,7 +126,10 @@ type InspectRequest struct {
 	// package's signature with, so the catalog says who signed what.
 	PublicKey string `protobuf:"bytes,6,opt,name=public_key,json=publicKey,proto3" json:"public_key,omitempty"`
 	// How the registry of a registry source is reached.
-	Registry      *RegistryAccess `protobuf:"bytes,7,opt,name=registry,proto3" json:"registry,omitempty"`
+	Registry *RegistryAccess `protobuf:"bytes,7,opt,name=registry,proto3" json:"registry,omitempty"`
+	// More sources after path (directories absolute, or registry
+	// sources), read with it as one directory.
+	Sources       []string `protobuf:"bytes,8,rep,name=sources,proto3" json:"sources,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -206,6 +209,13 @@ func (x *InspectRequest) GetPublicKey() string {
 func (x *InspectRequest) GetRegistry() *RegistryAccess {
 	if x != nil {
 		return x.Registry
+	}
+	return nil
+}
+
+func (x *InspectRequest) GetSources() []string {
+	if x != nil {
+		return x.Sources
 	}
 	return nil
 }
@@ -901,7 +911,7 @@ const file_planner_proto_rawDesc = "" +
 	"\x18insecure_skip_tls_verify\x18\x02 \x01(\bR\x15insecureSkipTlsVerify\x12(\n" +
 	"\x10registry_ca_file\x18\x03 \x01(\tR\x0eregistryCaFile\x128\n" +
 	"\x18registry_timeout_seconds\x18\x04 \x01(\x03R\x16registryTimeoutSeconds\x12\x16\n" +
-	"\x06caller\x18\x05 \x01(\tR\x06caller\"\xef\x01\n" +
+	"\x06caller\x18\x05 \x01(\tR\x06caller\"\x89\x02\n" +
 	"\x0eInspectRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1b\n" +
 	"\tcache_dir\x18\x02 \x01(\tR\bcacheDir\x12\x1b\n" +
@@ -910,7 +920,8 @@ const file_planner_proto_rawDesc = "" +
 	"\bmarkdown\x18\x05 \x01(\bR\bmarkdown\x12\x1d\n" +
 	"\n" +
 	"public_key\x18\x06 \x01(\tR\tpublicKey\x12:\n" +
-	"\bregistry\x18\a \x01(\v2\x1e.zarfplanner.v1.RegistryAccessR\bregistry\")\n" +
+	"\bregistry\x18\a \x01(\v2\x1e.zarfplanner.v1.RegistryAccessR\bregistry\x12\x18\n" +
+	"\asources\x18\b \x03(\tR\asources\")\n" +
 	"\x0fInspectResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\"\xce\x01\n" +
 	"\x10CacheWarmRequest\x12\x14\n" +

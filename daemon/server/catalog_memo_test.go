@@ -21,25 +21,25 @@ func TestTheCatalogIsRememberedUntilTheDirectoryChanges(t *testing.T) {
 		}
 		return d
 	}
-	first, err := m.Catalog(dir, read(), nil, false, service.Signer{})
+	first, err := m.Catalog([]string{dir}, read(), nil, false, service.Signer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := m.Catalog(dir, read(), nil, false, service.Signer{})
+	again, err := m.Catalog([]string{dir}, read(), nil, false, service.Signer{})
 	if err != nil || !bytes.Equal(first, again) {
 		t.Fatalf("the same directory gave another catalog: %v", err)
 	}
 	if hits, misses := m.Stats(); hits != 1 || misses != 1 {
 		t.Fatalf("hits %d misses %d; want 1 and 1", hits, misses)
 	}
-	withMD, _ := m.Catalog(dir, read(), nil, true, service.Signer{})
+	withMD, _ := m.Catalog([]string{dir}, read(), nil, true, service.Signer{})
 	if !bytes.Contains(withMD, []byte(`"markdown":"# Bundle catalog`)) {
 		t.Fatalf("the Markdown was answered from the plain catalog's memo")
 	}
 	if err := os.Remove(filepath.Join(dir, "zarf-package-liar-amd64-0.9.0.tar.zst")); err != nil {
 		t.Fatal(err)
 	}
-	changed, _ := m.Catalog(dir, read(), nil, false, service.Signer{})
+	changed, _ := m.Catalog([]string{dir}, read(), nil, false, service.Signer{})
 	if bytes.Equal(first, changed) || bytes.Contains(changed, []byte(`"name":"liar"`)) {
 		t.Fatalf("a removed archive is still in the catalog")
 	}

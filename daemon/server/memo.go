@@ -361,10 +361,13 @@ func hashDirectory(h hash.Hash, dir *inspect.Directory) {
 // Markdown when asked, and the caller's warnings appended), remembered
 // like a plan: it depends on what the read found and nothing else. A nil
 // Memo renders every time.
-func (m *Memo) Catalog(path string, dir *inspect.Directory, warnings []string, markdown bool, signer service.Signer) ([]byte, error) {
+func (m *Memo) Catalog(sources []string, dir *inspect.Directory, warnings []string, markdown bool, signer service.Signer) ([]byte, error) {
 	h := sha256.New()
-	kept.Field(h, "zarf-planner catalog memo 2")
-	kept.Field(h, path)
+	kept.Field(h, "zarf-planner catalog memo 3")
+	kept.Field(h, fmt.Sprintf("sources %d", len(sources)))
+	for _, s := range sources {
+		kept.Field(h, s)
+	}
 	if signer.Key != nil { // the key's content, not only its path
 		kept.Field(h, "key "+signer.Key.Fingerprint)
 	}
@@ -383,7 +386,8 @@ func (m *Memo) Catalog(path string, dir *inspect.Directory, warnings []string, m
 		}
 		m.misses.Add(1)
 	}
-	cat := service.CatalogFrom(path, dir, signer)
+	cat := service.CatalogFrom(sources[0], dir, signer)
+	cat.Sources = sources[1:]
 	cat.Warnings = append(cat.Warnings, warnings...)
 	var b []byte
 	var err error

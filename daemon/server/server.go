@@ -365,6 +365,12 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 	if !filepath.IsAbs(req.Path) && !published {
 		return nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", req.Path)
 	}
+	for _, s := range req.Sources {
+		if !filepath.IsAbs(s) && !registry.IsSource(s) {
+			return nil, status.Errorf(codes.InvalidArgument, "source %q must be absolute when sent to the daemon", s)
+		}
+	}
+	sources := append([]string{req.Path}, req.Sources...)
 	reach, err := registryOptions(req.Registry)
 	if err != nil {
 		return nil, err
@@ -400,7 +406,7 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 		// looking up a single archive.
 		// A registry has no stamp: a tag can move where no stat sees it.
 		stamp, archives, stamped := memo.catalogStamp(req.Path, warnings, req.Markdown, signer)
-		stamped = stamped && !published
+		stamped = stamped && !published && len(req.Sources) == 0 // the stamp covers the path's alone
 		if stamped {
 			if doc, ok := memo.get(stamp); ok {
 				memo.hits.Add(1)
@@ -408,7 +414,7 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 				return &contract.Document{Result: doc.doc}, nil
 			}
 		}
-		dir, err := inspect.ReadSource(ctx, req.Path, inspect.Options{Cache: c, Limits: d.limits, Registry: reach})
+		dir, err := inspect.ReadSources(ctx, sources, inspect.Options{Cache: c, Limits: d.limits, Registry: reach})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -416,7 +422,7 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 			return nil, status.Errorf(codes.FailedPrecondition, "cataloguing %s: %v", req.Path, err)
 		}
 		d.count(dir.Counts)
-		b, err := memo.Catalog(req.Path, dir, warnings, req.Markdown, signer)
+		b, err := memo.Catalog(sources, dir, warnings, req.Markdown, signer)
 		if err != nil {
 			return nil, err
 		}
@@ -428,7 +434,7 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 		}
 		return &contract.Document{Result: b}, nil
 	}
-	in, err := service.Inspect(ctx, req.Path, c, d.limits, reach)
+	in, err := service.Inspect(ctx, sources, c, d.limits, reach)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -191,6 +191,9 @@ func catalogSpec() ansible.Spec {
 	opts := with([]string{"kubeconfig", "context"}, nil)
 	opts["path"] = ansible.Option{Type: ansible.TypePath, Required: true, Description: pathHelp}
 	maps.Copy(opts, registryOptions())
+	sources := declared(options.Read{})["sources"]
+	sources.Description = "More sources after path - directories and registry sources or references, mixed - catalogued with it as one directory, as a plan of them reads them (a package in two sources with the same zarf.yaml is listed once, from the first)."
+	opts["sources"] = sources
 	opts["use_cache"] = declared(options.Cache{})["use_cache"]
 	// The plan's public_key, which here decides nothing: it says who signed.
 	key := declared(options.Read{})["public_key"]
