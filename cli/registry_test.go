@@ -227,16 +227,7 @@ func TestADirectoryAndARegistryPlanAsOne(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	whole := "../examples/bundles/reference-stack"
 	archives := registrytest.Archives(t, whole)
-	part := t.TempDir()
-	for _, a := range archives[:3] { // app-fluxcd, csi-rook-ceph, init
-		b, err := os.ReadFile(a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(part, filepath.Base(a)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	part := registrytest.CopyArchives(t, archives[:3]...) // app-fluxcd, csi-rook-ceph, init
 	reg := registrytest.Start(t, registrytest.Options{})
 	reg.Publish(t, "ns", archives[2:]...) // init again, and the other three
 	src := "oci://" + reg.Host + "/ns"
@@ -350,16 +341,7 @@ func TestADirectoryAndARegistryAreCataloguedAsOne(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	whole := "../examples/bundles/reference-stack"
 	archives := registrytest.Archives(t, whole)
-	part := t.TempDir()
-	for _, a := range archives[:3] {
-		b, err := os.ReadFile(a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(part, filepath.Base(a)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	part := registrytest.CopyArchives(t, archives[:3]...)
 	reg := registrytest.Start(t, registrytest.Options{})
 	reg.Publish(t, "ns", archives[2:]...)
 	src := "oci://" + reg.Host + "/ns"

@@ -110,7 +110,7 @@ func ReadRegistry(ctx context.Context, source string, opts Options) (*Directory,
 	}
 	d.add(paths, results)
 	d.Counts.RegistryRequests, d.Counts.RegistryBytes = c.Calls(), c.Fetched()
-	if lc, ok := opts.Cache.(ListingCache); ok && opts.Cache != nil {
+	if lc, ok := opts.Cache.(ListingCache); ok {
 		_ = lc.StoreListing(src.String(), listing) // a listing not kept is one an offline read says is missing
 	}
 	return d, nil
@@ -144,7 +144,7 @@ type ListingCache interface {
 func readOffline(src registry.Source, opts Options) (*Directory, error) {
 	source := facts.Printable(src.String())
 	lc, ok := opts.Cache.(ListingCache)
-	if !ok || opts.Cache == nil {
+	if !ok {
 		return nil, fmt.Errorf("%s cannot be read offline without the cache: give the cache a warm-up filled (use_cache, cache_dir), or leave offline out", source)
 	}
 	l, ok := lc.Listing(src.String())

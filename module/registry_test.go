@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -148,16 +148,7 @@ func TestTheModulePlansAWarmedRegistryOffline(t *testing.T) {
 // a saved plan of them replays.
 func TestTheModulePlansADirectoryAndARegistryAsOne(t *testing.T) {
 	archives := registrytest.Archives(t, exampleDir)
-	part := t.TempDir()
-	for _, a := range archives[:3] {
-		b, err := os.ReadFile(a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(part, filepath.Base(a)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	part := registrytest.CopyArchives(t, archives[:3]...)
 	reg := registrytest.Start(t, registrytest.Options{})
 	reg.Publish(t, "ns", archives[3:]...)
 	src := "oci://" + reg.Host + "/ns"
@@ -189,10 +180,55 @@ func TestTheModulePlansADirectoryAndARegistryAsOne(t *testing.T) {
 	if pkgs, _ := cat["packages"].([]any); cat["failed"] == true || len(pkgs) != 6 || fmt.Sprint(cat["sources"]) != fmt.Sprint([]any{src}) {
 		t.Errorf("the catalog of the split example: failed=%v %v: %d packages, sources %v", cat["failed"], cat["msg"], len(pkgs), cat["sources"])
 	}
+	twice := plan(map[string]any{"path": part, "sources": []any{part}})
+	if failed, _ := twice["failed"].(bool); !failed || !strings.Contains(fmt.Sprint(twice["msg"]), part+" is given twice as a source") {
+		t.Errorf("a source given twice through the daemon: failed=%v %v", twice["failed"], twice["msg"])
+	}
 	file := filepath.Join(t.TempDir(), "p.json")
 	saved := plan(map[string]any{"path": part, "sources": []any{src}, "plain_http": true, "save_to": file})
 	replayed := plan(map[string]any{"path": part, "sources": []any{src}, "plain_http": true, "plan_file": file})
 	if failed, _ := replayed["failed"].(bool); failed || saved["failed"] == true || names(replayed) != names(want) {
 		t.Errorf("a saved plan of several sources, replayed: failed=%v %v: %s", replayed["failed"], replayed["msg"], names(replayed))
+	}
+}
+
+// Through zarf_bundle_cache and the daemon, prune forgets the cached
+// package of a tag the namespace no longer lists (its index deleted from
+// the registry), and only that one.
+func TestTheCacheModulePrunesWhatANamespaceNoLongerLists(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	reg.Publish(t, "ns", registrytest.Archives(t, exampleDir)...)
+	src := "oci://" + reg.Host + "/ns"
+	state, cacheDir := stateDir(t), t.TempDir()
+	warm := func(prune bool) map[string]any {
+		t.Helper()
+		res, _ := runModule(t, map[string]any{"path": src, "plain_http": true, "prune": prune, "daemon_path": daemonBin, "state_dir": state, "cache_dir": cacheDir, "_ansible_module_name": "zarf_bundle_cache"})
+		return res
+	}
+	if w := warm(false); w["changed"] != true {
+		t.Fatalf("warm-up: %v", w)
+	}
+	head, err := http.NewRequest(http.MethodHead, "http://"+reg.Host+"/v2/ns/init/manifests/0.1.0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head.Header.Set("Accept", "application/vnd.oci.image.index.v1+json")
+	resp, err := http.DefaultClient.Do(head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	del, err := http.NewRequest(http.MethodDelete, "http://"+reg.Host+"/v2/ns/init/manifests/"+resp.Header.Get("Docker-Content-Digest"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err = http.DefaultClient.Do(del); err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("deleting init's index: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	pruned := warm(true)
+	removed, _ := pruned["removed"].([]any)
+	if pruned["changed"] != true || len(removed) != 1 || !strings.HasPrefix(str(removed[0]), src+"/init@sha256:") || fmt.Sprint(pruned["unchanged"]) != "5" {
+		t.Errorf("prune after init's tag went: %v", pruned)
 	}
 }

@@ -177,7 +177,7 @@ func warmRegistry(ctx context.Context, c *cache.Cache, source string, opts WarmO
 		return fmt.Errorf("prune with %s: a tag or digest names one package, not what a namespace no longer holds; prune the namespace, oci://%s/NAMESPACE", source, src.Registry)
 	}
 	read := inspect.Options{Cache: c, Progress: opts.Progress, Limits: opts.Limits, Registry: opts.Registry}
-	var listed []string
+	listed := map[string]bool{}
 	if opts.CheckMode {
 		cached, uncached, err := inspect.RegistryCached(ctx, source, read)
 		if err != nil {
@@ -185,7 +185,9 @@ func warmRegistry(ctx context.Context, c *cache.Cache, source string, opts WarmO
 		}
 		w.Unchanged += len(cached)
 		w.Added = append(w.Added, uncached...)
-		listed = append(cached, uncached...)
+		for _, p := range append(cached, uncached...) {
+			listed[p] = true
+		}
 	} else {
 		d, err := inspect.ReadRegistry(ctx, source, read)
 		if err != nil {
@@ -195,7 +197,9 @@ func warmRegistry(ctx context.Context, c *cache.Cache, source string, opts WarmO
 		w.Unusable = append(w.Unusable, d.Unusable...)
 		w.Unchanged += len(d.Answered)
 		w.Added = append(w.Added, d.Stored...)
-		listed = append(slices.Clone(d.Answered), d.Stored...)
+		for _, p := range append(slices.Clone(d.Answered), d.Stored...) {
+			listed[p] = true
+		}
 	}
 	if !opts.Prune {
 		return nil
@@ -206,7 +210,7 @@ func warmRegistry(ctx context.Context, c *cache.Cache, source string, opts WarmO
 	}
 	var stale []string
 	for _, p := range cached {
-		if !slices.Contains(listed, p) {
+		if !listed[p] {
 			stale = append(stale, p)
 		}
 	}

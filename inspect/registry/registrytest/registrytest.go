@@ -315,3 +315,21 @@ func (p *Proxy) Reset() {
 
 // Close stops the proxy: the registry is out of reach through it.
 func (p *Proxy) Close() { p.srv.Close() }
+
+// CopyArchives copies archives into a new directory of the test's and
+// returns it: part of a bundle, for a plan of a directory beside a
+// registry.
+func CopyArchives(t testing.TB, archives ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, a := range archives {
+		b, err := os.ReadFile(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(a)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
