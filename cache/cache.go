@@ -47,8 +47,11 @@ import (
 // claim affects; 8: the ClusterRoles a package ships, and the rules of
 // an aggregating role it binds gathered from them; 9: charts say the
 // cluster they were rendered against and their lookups, and a lookup its
-// answer; 10: candidates hold the sha256 of their zarf.yaml.)
-const Schema = 10
+// answer; 10: candidates hold the sha256 of their zarf.yaml; 11: contents
+// hold what their objects use, the CRDs, storage and priority classes
+// inferred requirements are read from, and components whether they are
+// deployed by default.)
+const Schema = 11
 
 // EnvDir overrides the default cache directory.
 const EnvDir = kept.EnvDir

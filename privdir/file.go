@@ -180,6 +180,18 @@ func ReadRegular(path string, max int64, follow bool) ([]byte, error) {
 	return readChecked(f, path, max)
 }
 
+// ReadRegularIn reads the file name directly inside the open directory
+// dir as ReadRegular reads a path: opened as OpenRegularIn does, then
+// checked and bounded the same way.
+func ReadRegularIn(dir *os.File, name string, max int64, follow bool) ([]byte, error) {
+	f, err := OpenRegularIn(dir, name, follow)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readChecked(f, filepath.Join(dir.Name(), name), max)
+}
+
 // readChecked reads an open regular file as ReadRegular does.
 func readChecked(f *os.File, path string, max int64) ([]byte, error) {
 	var st unix.Stat_t

@@ -72,7 +72,7 @@ func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Co
 	// them; zarf migrates them when it loads the package.
 	migrated := slices.Contains(pkg.Build.Migrations, scriptsToActions)
 	for _, zc := range pkg.Components {
-		comp := facts.Component{Name: text(zc.Name), Description: text(zc.Description), Required: zc.IsRequired(),
+		comp := facts.Component{Name: text(zc.Name), Description: text(zc.Description), Required: zc.IsRequired(), Default: zc.Default,
 			Images: []string{}, Charts: []facts.Chart{}, Manifests: []facts.Manifest{}}
 		for _, img := range zc.Images {
 			comp.Images = append(comp.Images, text(img))
@@ -127,6 +127,7 @@ func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Co
 	c.finish()
 	contents.Claims = c.claims
 	contents.ClusterRoles = c.clusterRoles()
+	contents.Uses = c.finishUses()
 	return contents, nil
 }
 
@@ -166,6 +167,8 @@ type collector struct {
 	images      map[string]*imageUse
 	// imageUses counts the images workloads name, to maxImageUses.
 	imageUses int
+	// uses are what the objects need the cluster to have (uses.go).
+	uses map[objectUse]*facts.Use
 	// notInstalled are the objects Helm never creates when zarf deploys
 	// (neverInstalled), each with why, for the note of the chart or
 	// manifest that holds them.
@@ -364,6 +367,12 @@ func (c *collector) object(component, file, defaultNS string, o object) {
 	}
 	c.podImages(origin, o.Images)
 	group := o.group()
+	if customResource(group) && !strings.Contains(o.APIVersion, "###ZARF_") && !strings.Contains(o.Kind, "###ZARF_") {
+		c.use(facts.UseCRD, group+"/"+o.Kind, origin)
+	}
+	for _, u := range o.Uses {
+		c.use(u.kind, u.name, origin)
+	}
 	switch {
 	case group == "apiextensions.k8s.io" && o.Kind == "CustomResourceDefinition":
 		c.claims.CRDs = append(c.claims.CRDs, facts.CRDClaim{Name: text(o.Metadata.Name), Group: text(o.Spec.Group), Kind: text(o.Spec.Names.Kind), Scope: text(o.Spec.Scope), Origin: origin})

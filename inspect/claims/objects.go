@@ -80,6 +80,8 @@ type object struct {
 	} `json:"subjects"`
 	// Images are those the pod template of a workload names (podImages).
 	Images []podImage `json:"-"`
+	// Uses are the storage and priority classes it names (classUses).
+	Uses []objectUse `json:"-"`
 	// Labels are its metadata.labels whose values are strings (read
 	// leniently: a label of another type, which Kubernetes refuses, is
 	// left out, not the object).
@@ -461,6 +463,7 @@ func claimed(obj runtime.Object) (object, error) {
 		}
 	}
 	o.Images = podImages(o.group(), o.Kind, u.Object)
+	o.Uses = classUses(o.group(), o.Kind, u.Object)
 	if md, ok := u.Object["metadata"].(map[string]any); ok {
 		o.Labels = stringsOf(md["labels"])
 		o.Annotations = stringsOf(md["annotations"])

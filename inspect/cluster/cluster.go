@@ -123,8 +123,9 @@ func NewClients(cfg *rest.Config, name string) (*Clients, error) {
 }
 
 // Snapshot reads, without changing anything, what planning needs from a
-// cluster: its version, node architectures, Established CRDs, storage
-// classes, CSI drivers, Active namespaces, zarf's deployed packages
+// cluster: its version, node architectures, Established CRDs (and the
+// kind each serves), storage classes, priority classes, CSI drivers,
+// Active namespaces, zarf's deployed packages
 // with their health, and its ClusterRoles (ClusterRoles; a list the
 // planner may not make, or too many roles, is said in
 // ClusterRolesUnread instead). A package is healthy only when every required
@@ -165,9 +166,11 @@ func (cl *Clients) Snapshot(ctx context.Context) (*facts.Cluster, error) {
 	if err != nil {
 		return nil, refused("CRDs", "list on customresourcedefinitions.apiextensions.k8s.io", err)
 	}
+	c.CRDKinds = map[string]string{}
 	for _, crd := range crds.Items {
 		if CRDReady(&crd) {
 			c.CRDs = append(c.CRDs, crd.Name)
+			c.CRDKinds[crd.Spec.Group+"/"+crd.Spec.Names.Kind] = crd.Name
 		}
 	}
 	scs, err := kc.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
@@ -176,6 +179,20 @@ func (cl *Clients) Snapshot(ctx context.Context) (*facts.Cluster, error) {
 	}
 	for _, sc := range scs.Items {
 		c.StorageClasses = append(c.StorageClasses, sc.Name)
+	}
+	// A planner not let list priority classes still plans: the priority
+	// classes its packages' pods name are then not checked
+	// (PriorityClassesUnread), with a warning.
+	switch pcs, err := kc.SchedulingV1().PriorityClasses().List(ctx, metav1.ListOptions{}); {
+	case err == nil:
+		c.PriorityClasses = []string{}
+		for _, pc := range pcs.Items {
+			c.PriorityClasses = append(c.PriorityClasses, pc.Name)
+		}
+	case apierrors.IsForbidden(err):
+		c.PriorityClassesUnread = refused("priority classes", "list on priorityclasses.scheduling.k8s.io", err).Error()
+	default:
+		return nil, refused("priority classes", "list on priorityclasses.scheduling.k8s.io", err)
 	}
 	drivers, err := kc.StorageV1().CSIDrivers().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -220,7 +237,7 @@ func (cl *Clients) Snapshot(ctx context.Context) (*facts.Cluster, error) {
 	default:
 		return nil, err
 	}
-	for _, l := range [][]string{c.NodeArchitectures, c.CRDs, c.StorageClasses, c.CSIDrivers, c.Namespaces} {
+	for _, l := range [][]string{c.NodeArchitectures, c.CRDs, c.StorageClasses, c.PriorityClasses, c.CSIDrivers, c.Namespaces} {
 		slices.Sort(l)
 	}
 	slices.SortFunc(c.Packages, func(a, b facts.InstalledPackage) int { return strings.Compare(a.Name, b.Name) })

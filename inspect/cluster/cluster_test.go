@@ -42,10 +42,14 @@ func TestSnapshotOfARealCluster(t *testing.T) {
 		{s.CSIDrivers, "rook-ceph.rbd.csi.ceph.com"},
 		{s.Namespaces, "flux-system"},
 		{s.Namespaces, "zarf"},
+		{s.PriorityClasses, "system-cluster-critical"},
 	} {
 		if !slices.Contains(want.list, want.item) {
 			t.Errorf("snapshot lacks %s: %v", want.item, want.list)
 		}
+	}
+	if got := s.CRDKinds["kustomize.toolkit.fluxcd.io/Kustomization"]; got != "kustomizations.kustomize.toolkit.fluxcd.io" {
+		t.Errorf("the snapshot's CRD of kind kustomize.toolkit.fluxcd.io/Kustomization is %q; want kustomizations.kustomize.toolkit.fluxcd.io (%v)", got, s.CRDKinds)
 	}
 	if len(s.Packages) != 3 {
 		t.Fatalf("packages %+v; want the three deployed", s.Packages)

@@ -14,9 +14,20 @@ type Cluster struct {
 	// distinct).
 	NodeArchitectures []string `json:"node_architectures,omitempty"`
 	// CRDs lists the CRDs that are Established and NamesAccepted.
-	CRDs           []string `json:"crds,omitempty"`
-	StorageClasses []string `json:"storage_classes,omitempty"`
-	CSIDrivers     []string `json:"csi_drivers,omitempty"`
+	CRDs []string `json:"crds,omitempty"`
+	// CRDKinds are the group and kind each of those CRDs serves
+	// ("cert-manager.io/Certificate" → "certificates.cert-manager.io"),
+	// which a package's custom resources are matched with. Nil in a
+	// snapshot saved before snapshots held it.
+	CRDKinds       map[string]string `json:"crd_kinds"`
+	StorageClasses []string          `json:"storage_classes,omitempty"`
+	// PriorityClasses are its priority classes (Kubernetes' own among
+	// them, so a cluster read has some): nil when they were not read,
+	// PriorityClassesUnread then saying why (empty in a snapshot saved
+	// before snapshots held them).
+	PriorityClasses       []string `json:"priority_classes,omitempty"`
+	PriorityClassesUnread string   `json:"priority_classes_unread,omitempty"`
+	CSIDrivers            []string `json:"csi_drivers,omitempty"`
 	// Namespaces lists the Active namespaces.
 	Namespaces []string `json:"namespaces,omitempty"`
 	// Capabilities are provided by installed packages (their documents'

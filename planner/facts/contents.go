@@ -18,6 +18,12 @@ type Contents struct {
 	// aggregationRule): what a cluster-mode plan resolves its bindings
 	// of aggregated roles with, against the cluster's own.
 	ClusterRoles []ClusterRole `json:"cluster_roles"`
+	// Uses are what its objects need the cluster to have before they
+	// can be created or run (the CRD of each custom resource, the
+	// storage class of each claim, the priority class of each pod),
+	// whatever its document says: the ground of its inferred
+	// requirements (uses.go).
+	Uses []Use `json:"uses"`
 }
 
 // ClusterRole is a ClusterRole as Kubernetes' aggregation of roles reads
@@ -41,8 +47,11 @@ type Component struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	// Required components are always deployed; the others only when the
-	// operator asks for them (zarf's --components).
-	Required  bool       `json:"required"`
+	// operator asks for them (zarf's --components), or, without
+	// --components, when they are marked Default.
+	Required bool `json:"required"`
+	Default  bool `json:"default,omitempty"`
+
 	Images    []string   `json:"images"`
 	Charts    []Chart    `json:"charts"`
 	Manifests []Manifest `json:"manifests"`
@@ -475,6 +484,12 @@ func (c *Contents) Validate() error {
 	}
 	for _, x := range cl.Actions {
 		check(x.Component, x.Event, x.Command, x.Description, x.Dir)
+	}
+	for _, u := range c.Uses {
+		check(u.Kind, u.Name)
+		for _, o := range u.Objects {
+			origin(o)
+		}
 	}
 	for _, x := range cl.Unknown {
 		check(x.Kind, x.Subject, x.Reason)

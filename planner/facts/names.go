@@ -69,6 +69,25 @@ func checkToken(what, s string) error {
 	return nil
 }
 
+// kindName is the rule for a Kubernetes kind: a CamelCase identifier
+// (apimachinery's kinds are Go type names).
+var kindName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{0,62}$`)
+
+// checkGroupKind reports why s is not a custom resource's "group/Kind".
+func checkGroupKind(s string) error {
+	group, kind, ok := strings.Cut(s, "/")
+	if !ok || strings.Contains(kind, "/") {
+		return fmt.Errorf("%s is not a kind of custom resource: write its API group and kind, group/Kind (monitoring.coreos.com/ServiceMonitor)", Quote(s))
+	}
+	if err := checkSubdomain("API group", group); err != nil {
+		return err
+	}
+	if !kindName.MatchString(kind) {
+		return fmt.Errorf("%s is not a kind: letters and digits, starting with a letter, at most 63", Quote(kind))
+	}
+	return nil
+}
+
 // checkSubdomain reports why s is not a DNS subdomain (a CRD or storage
 // class name).
 func checkSubdomain(what, s string) error {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,6 +39,31 @@ type Prerequisites struct {
 	Metadata   Metadata `json:"metadata"`
 	Provides   Provides `json:"provides,omitzero"`
 	Requires   Requires `json:"requires,omitzero"`
+	Assumes    Assumes  `json:"assumes,omitzero"`
+}
+
+// Assumes lists what the package's objects use (see Use) that is met
+// outside the bundle, or needs no order: no requirement is inferred
+// from those uses, and nothing is said of them.
+type Assumes struct {
+	// CustomResources are kinds of custom resource, "group/Kind"
+	// ("monitoring.coreos.com/ServiceMonitor").
+	CustomResources []string `json:"custom_resources,omitempty"`
+	StorageClasses  []string `json:"storage_classes,omitempty"`
+	PriorityClasses []string `json:"priority_classes,omitempty"`
+}
+
+// Has says the document assumes a use of kind (a Use kind) and name.
+func (a Assumes) Has(kind, name string) bool {
+	switch kind {
+	case UseCRD:
+		return slices.Contains(a.CustomResources, name)
+	case UseStorageClass:
+		return slices.Contains(a.StorageClasses, name)
+	case UsePriorityClass:
+		return slices.Contains(a.PriorityClasses, name)
+	}
+	return false
 }
 
 // Metadata names the package the document describes; it must match the
@@ -112,10 +138,26 @@ func Decode(data []byte) (*Prerequisites, error) {
 	if len(data) > MaxDocumentSize {
 		return nil, &FieldError{Problem: fmt.Sprintf("document is %d bytes, more than the %d allowed", len(data), MaxDocumentSize)}
 	}
-	js, err := yamlToJSON(data)
+	docs, err := yamlDocuments(data, Shape{Nodes: documentShape.Nodes, Keys: documentShape.Keys, Documents: 1 << 10, Depth: documentShape.Depth})
 	if err != nil {
 		return nil, err
 	}
+	switch len(docs) {
+	case 0:
+		return nil, &FieldError{Problem: "document is empty"}
+	case 1:
+	default:
+		return nil, &FieldError{Problem: fmt.Sprintf("the file holds %d YAML documents; a prerequisites file holds exactly one", len(docs))}
+	}
+	js, err := documentJSON(docs[0])
+	if err != nil {
+		return nil, err
+	}
+	return decodeJSON(js)
+}
+
+// decodeJSON decodes one document's JSON strictly and validates it.
+func decodeJSON(js []byte) (*Prerequisites, error) {
 	var generic any
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()
@@ -144,13 +186,13 @@ func Decode(data []byte) (*Prerequisites, error) {
 	return &p, nil
 }
 
-// yamlToJSON reads a YAML document strictly, the way zarf reads zarf.yaml
-// (goccy/go-yaml, YAML 1.2): a byte-order mark is accepted, a key given
-// twice in one mapping is an error naming it, and the file must hold
-// exactly one document. It returns the document as JSON.
-func yamlToJSON(data []byte) ([]byte, error) {
+// yamlDocuments reads a YAML stream strictly, the way zarf reads
+// zarf.yaml (goccy/go-yaml, YAML 1.2), held to shape first: a byte-order
+// mark is accepted, a key given twice in one mapping is an error naming
+// it. It returns the stream's documents that are not empty.
+func yamlDocuments(data []byte, shape Shape) ([]ast.Node, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // an editor's byte-order mark is not part of the first key
-	if err := CheckShape(data, Shape{Nodes: documentShape.Nodes, Keys: documentShape.Keys, Documents: 1 << 10, Depth: documentShape.Depth}); err != nil {
+	if err := CheckShape(data, shape); err != nil {
 		return nil, &FieldError{Problem: "the document " + err.Error()}
 	}
 	file, err := parser.ParseBytes(data, 0)
@@ -163,18 +205,16 @@ func yamlToJSON(data []byte) ([]byte, error) {
 			docs = append(docs, d.Body)
 		}
 	}
-	switch len(docs) {
-	case 0:
-		return nil, &FieldError{Problem: "document is empty"}
-	case 1:
-	default:
-		return nil, &FieldError{Problem: fmt.Sprintf("the file holds %d YAML documents; a prerequisites file holds exactly one", len(docs))}
-	}
-	if err := NoAliases(docs[0]); err != nil {
+	return docs, nil
+}
+
+// documentJSON is one YAML document, without aliases, as JSON.
+func documentJSON(doc ast.Node) ([]byte, error) {
+	if err := NoAliases(doc); err != nil {
 		return nil, &FieldError{Problem: err.Error()}
 	}
 	var v any
-	if err := goyaml.NodeToValue(docs[0], &v); err != nil {
+	if err := goyaml.NodeToValue(doc, &v); err != nil {
 		return nil, &FieldError{Problem: "not valid YAML: " + oneLine(err)}
 	}
 	js, err := json.Marshal(v)
@@ -359,6 +399,9 @@ func checkNames(p *Prerequisites) error {
 		{"requires.crds", p.Requires.CRDs, func(s string) error { return checkSubdomain("CRD", s) }},
 		{"requires.storage_classes", p.Requires.StorageClasses, func(s string) error { return checkSubdomain("storage class", s) }},
 		{"requires.capabilities", p.Requires.Capabilities, func(s string) error { return checkToken("capability", s) }},
+		{"assumes.custom_resources", p.Assumes.CustomResources, checkGroupKind},
+		{"assumes.storage_classes", p.Assumes.StorageClasses, func(s string) error { return checkSubdomain("storage class", s) }},
+		{"assumes.priority_classes", p.Assumes.PriorityClasses, func(s string) error { return checkSubdomain("priority class", s) }},
 	}
 	for _, l := range lists {
 		for i, n := range l.names {

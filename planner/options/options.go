@@ -17,6 +17,8 @@
 //	content  on a path: the file's content decides the plan, not only its
 //	         name, so every key of a plan and the saved plan hash it (see
 //	         Files); the value is the most bytes it may hold ("64KiB")
+//	dir      on a content path: it may name a directory, whose YAML
+//	         files (*.yaml, *.yml, directly inside) are its content
 //	default  the value when the option is not given, as text
 //	choices  the allowed values, comma-separated
 //	alias    former spellings, comma-separated, accepted for one release;
@@ -55,12 +57,23 @@ type Plan struct {
 	// Prereleases names the packages whose prerelease versions (such as
 	// UDS-style 1.14.0-uds.1) satisfy constraints that name no prerelease.
 	Prereleases []string `json:"prereleases,omitempty" help:"Package names whose prerelease versions (such as 1.14.0-uds.1) satisfy version ranges that name no prerelease; semver otherwise leaves them out."`
+	// Requirements is RequirementsInferred or RequirementsDeclared.
+	Requirements string `json:"requirements,omitempty" choices:"declared_and_inferred,declared" default:"declared_and_inferred" help:"declared_and_inferred: a package also requires what its objects use (the CRD of each custom resource, the storage class of each claim, the priority class of each pod), inferred from what it ships, whether or not it carries a document. declared: only what the PackagePrerequisites documents (the archives' and the operator's) declare."`
 }
 
 // Modes.
 const (
 	ModeStandalone = "standalone"
 	ModeCluster    = "cluster"
+)
+
+// What a package requires (Plan.Requirements).
+const (
+	// RequirementsInferred: what its document declares, and what its
+	// objects use (the default).
+	RequirementsInferred = "declared_and_inferred"
+	// RequirementsDeclared: only what its document declares.
+	RequirementsDeclared = "declared"
 )
 
 // Version strategies.
@@ -104,6 +117,8 @@ type Read struct {
 	// Offline plans a registry source from the cache alone.
 	Offline bool   `json:"offline,omitempty" help:"Plan an oci:// source from the cache alone, reaching no registry: from the listing and the packages the last read of that source (zarf-planner cache warm, zarf_bundle_cache, or a plan) recorded. The plan warns that it is as of that listing's time; a source never read into the cache, or a package listed but collected since, fails the plan saying to warm it. No effect on a directory."`
 	Policy  string `json:"policy,omitempty" type:"path" content:"1MiB" help:"A maximal policy (YAML, schema docs/policy.schema.json): what packages may claim (allowed) and may not (denied, which wins) on the cluster and the deploying host: namespaces, CRD groups, cluster-scoped kinds, image registries and images not carried, cluster-wide RBAC wildcards, onDeploy and onRemove actions and their commands, host file paths. The plan fails, naming each package, claim, object and policy line, when a package it would deploy claims beyond it; an unknown claim only when a field bounds a kind it may affect."`
+	// Prerequisites are the operator's PackagePrerequisites documents.
+	Prerequisites string `json:"prerequisites,omitempty" type:"path" content:"4MiB" dir:"yaml" help:"The operator's PackagePrerequisites documents: a YAML file of one or more (separated by ---), or a directory of such files (*.yaml, *.yml, directly inside). Each names a package (metadata.package) and, optionally, the versions it applies to (metadata.version, a semver range), and replaces, for those archives, the document the archive carries: what it requires, provides and assumes is the operator's. Requirements inferred from what a package uses are still added, unless its document assumes them (assumes). Two documents for one archive fail the plan (kind invalid); one that matches no archive is a warning."`
 }
 
 // Integrity policies.
@@ -197,7 +212,10 @@ type Option struct {
 	// refuse).
 	Content    bool
 	MaxContent int64
-	index      []int
+	// Dir says a content option may name a directory (tag dir): its
+	// YAML files (*.yaml, *.yml) directly inside it are its content.
+	Dir   bool
+	index []int
 }
 
 // Flag is the option's CLI flag name (without dashes in front).
@@ -273,6 +291,7 @@ func collect(t reflect.Type, index []int, out *[]Option) {
 		if c, ok := f.Tag.Lookup("content"); ok {
 			o.Content, o.MaxContent = true, parseSize(c)
 		}
+		o.Dir = f.Tag.Get("dir") != ""
 		for _, a := range strings.Split(f.Tag.Get("alias"), ",") {
 			switch {
 			case a == "":
@@ -309,8 +328,11 @@ type File struct {
 	Name string
 	// Path is the file it names; "" when the option is not given.
 	Path string
-	// Max is the most bytes the file may hold (Option.MaxContent).
+	// Max is the most bytes the file may hold (Option.MaxContent); a
+	// directory's files, together.
 	Max int64
+	// Dir says Path may be a directory of such files (Option.Dir).
+	Dir bool
 }
 
 // Files lists the files of v (a value, or pointer to one, of a struct
@@ -322,7 +344,7 @@ func Files(v any) []File {
 	var files []File
 	for _, o := range Of(v) {
 		if o.Content {
-			files = append(files, File{Name: o.Name, Path: o.Field(rv).String(), Max: o.MaxContent})
+			files = append(files, File{Name: o.Name, Path: o.Field(rv).String(), Max: o.MaxContent, Dir: o.Dir})
 		}
 	}
 	return files

@@ -58,20 +58,20 @@ func contains(list []string, s string) bool {
 // The files whose content decides a plan come from the declarations: a
 // struct that declares one more content option lists it too.
 func TestFilesFollowTheDeclarations(t *testing.T) {
-	r := Request{Read: Read{PublicKey: "/k.pub", Policy: "/p.yaml"}, Snapshot: "/s.json", Saved: Saved{PlanFile: "/plan.json"}}
-	want := []File{{"public_key", "/k.pub", 64 << 10}, {"policy", "/p.yaml", 1 << 20}, {"snapshot", "/s.json", 64 << 20}}
+	r := Request{Read: Read{PublicKey: "/k.pub", Policy: "/p.yaml", Prerequisites: "/ops"}, Snapshot: "/s.json", Saved: Saved{PlanFile: "/plan.json"}}
+	want := []File{{"public_key", "/k.pub", 64 << 10, false}, {"policy", "/p.yaml", 1 << 20, false}, {"prerequisites", "/ops", 4 << 20, true}, {"snapshot", "/s.json", 64 << 20, false}}
 	if got := Files(&r); !slices.Equal(got, want) {
 		t.Errorf("Files = %v; want %v", got, want)
 	}
-	if got := Files(Request{}); len(got) != 3 || got[0].Path != "" {
-		t.Errorf("Files of an empty request = %v; want the three content options, not given", got)
+	if got := Files(Request{}); len(got) != 4 || got[0].Path != "" {
+		t.Errorf("Files of an empty request = %v; want the four content options, not given", got)
 	}
 	type extended struct {
 		Request
 		Extra string `json:"extra" type:"path" content:"512" help:"x"`
 	}
 	got := Files(extended{Request: r, Extra: "/x"})
-	if len(got) != 4 || got[3] != (File{"extra", "/x", 512}) {
+	if len(got) != 5 || got[4] != (File{"extra", "/x", 512, false}) {
 		t.Errorf("Files of a struct declaring extra = %v; want it last", got)
 	}
 }
