@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
 // emit fills the plan's items, graph edges and mermaid text from the
@@ -33,9 +35,11 @@ func (p *planning) emit(order []*node) {
 		var b Barrier
 		b.Package = c.Name
 		b.CRDs, b.StorageClasses, b.Namespaces = []string{}, []string{}, []string{}
+		shipped := facts.ShippedBy(c.Contents)
+		b.CRDs, b.StorageClasses = sortedCopy(shipped.CRDs), sortedCopy(shipped.StorageClasses)
 		if d := c.Prerequisites; d != nil {
-			b.CRDs = sortedCopy(d.Provides.CRDs)
-			b.StorageClasses = sortedCopy(d.Provides.StorageClasses)
+			b.CRDs = sortedCopy(append(b.CRDs, d.Provides.CRDs...))
+			b.StorageClasses = sortedCopy(append(b.StorageClasses, d.Provides.StorageClasses...))
 			b.Namespaces = sortedCopy(d.Provides.Namespaces)
 		}
 		p.plan.Packages = append(p.plan.Packages, Item{
@@ -48,6 +52,7 @@ func (p *planning) emit(order []*node) {
 	}
 	slices.SortFunc(p.plan.Graph.Edges, compareEdges)
 	slices.SortFunc(p.plan.Excluded, func(a, b Excluded) int { return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Reason, b.Reason)) })
+	p.plan.Warnings = append(p.plan.Warnings, p.warnings...)
 	slices.Sort(p.plan.Warnings)
 	p.plan.Mermaid = mermaid(p.plan)
 }

@@ -83,14 +83,14 @@ func (p *planning) explainDead(m *model, dead map[*cand]*req, c *cand, seen map[
 		if r.byCluster != "" || slices.ContainsFunc(r.providers, func(pr *cand) bool { _, d := dead[pr]; return !d }) {
 			continue
 		}
-		where := fmt.Sprintf("%s in %s", r.field, base(c.Path))
+		where := r.source().String()
 		missing := func(packages []string, format string, args ...any) {
 			value := r.value
 			if value == "" {
 				value = strings.Join(r.names, ",")
 			}
 			p.add(Problem{Kind: KindMissing, Packages: packages, Message: fmt.Sprintf(format, args...),
-				Missing: &Missing{Package: c.Name, Version: c.Version, Kind: r.kind, What: r.what, Source: Source{Archive: base(c.Path), Field: r.field, Value: value}}})
+				Missing: &Missing{Package: c.Name, Version: c.Version, Kind: r.kind, What: r.what, Source: withValue(r.source(), value)}})
 		}
 		switch {
 		case !r.anyNamed && r.target == "" && len(r.names) > 0:
@@ -136,6 +136,12 @@ func (p *planning) explainDead(m *model, dead map[*cand]*req, c *cand, seen map[
 			}
 		}
 	}
+}
+
+// withValue is s with another Value.
+func withValue(s Source, value string) Source {
+	s.Value = value
+	return s
 }
 
 // onlyOwn says that only other versions of a requirement's owner provide
@@ -200,7 +206,7 @@ func (m *model) sentence(g *clauseGroup) string {
 	case groupRoot:
 		return fmt.Sprintf("%s must be planned (%s)", g.name, m.rootWhy)
 	case groupReq:
-		s := fmt.Sprintf("%s requires %s (%s in %s)", g.c.label(), g.r.what, g.r.field, base(g.c.Path))
+		s := fmt.Sprintf("%s requires %s (%s)", g.c.label(), g.r.what, g.r.source())
 		if g.r.target != "" {
 			s += "; the directory holds " + m.holds(g.r.target)
 		} else if len(g.r.providers) == 0 && len(g.r.ownVersions) > 0 {

@@ -105,6 +105,9 @@ type Failure struct {
 	// from the lexically first package, an edge back to a package on the
 	// path being followed does not raise a level.
 	Graph Graph
+	// Warnings are what the planner noticed on the way (uses assumed
+	// present, operator documents that apply to no archive), sorted.
+	Warnings []string
 }
 
 func (f *Failure) Error() string {

@@ -31,7 +31,7 @@ func (p *planning) edges(m *model, sel map[string]*cand) map[string]*node {
 	for _, name := range sortedKeys(sel) {
 		c := sel[name]
 		for _, r := range c.reqs {
-			src := Source{Archive: base(c.Path), Field: r.field, Value: r.value}
+			src := r.source()
 			var from []*cand
 			for _, pr := range r.providers {
 				if sel[pr.Name] == pr {
@@ -39,7 +39,7 @@ func (p *planning) edges(m *model, sel map[string]*cand) map[string]*node {
 				}
 			}
 			if len(from) == 0 && r.byCluster != "" {
-				nodes[name].reasons = append(nodes[name].reasons, fmt.Sprintf("its %s (%s) is satisfied on the cluster: %s", r.what, r.field, r.byCluster))
+				nodes[name].reasons = append(nodes[name].reasons, fmt.Sprintf("its %s (%s) is satisfied on the cluster: %s", r.what, src, r.byCluster))
 				continue
 			}
 			for _, f := range from {

@@ -25,6 +25,20 @@ type cand struct {
 	reqs        []*req
 	// name is the index of the candidate's name in the model's names.
 	name int
+	// doc says whose document Prerequisites is (ByArchive, ByOperator;
+	// "" when it has none), and document names an operator's.
+	doc, document string
+	// shipped is what its contents provide by shipping it; provided is
+	// what it provides, declared or shipped, by edge kind (providedList).
+	shipped  facts.Shipped
+	provided map[string][]string
+	// assumed are its uses nothing in the directory (nor, in cluster
+	// mode, the cluster) provides, standalone: each is assumed present
+	// in the cluster, with a warning when it is planned.
+	assumed []string
+	// undeclared are its uses its document does not declare (a
+	// declared-versus-used warning when it is planned).
+	undeclared []string
 }
 
 func (c *cand) label() string { return c.Name + " " + c.Version }
@@ -62,6 +76,17 @@ type req struct {
 	// settles it, so it constrains nothing, and the plan fails if a
 	// package it deploys has it.
 	ambiguity *Problem
+	// by says who stated it (ByArchive, ByOperator, ByInferred);
+	// document names an operator's document, object the object an
+	// inferred requirement was read from.
+	by       string
+	document string
+	object   *facts.Origin
+}
+
+// source locates the requirement, for edges and messages.
+func (r *req) source() Source {
+	return Source{Archive: base(r.owner.Path), Field: r.field, Value: r.value, By: r.by, Document: r.document, Object: r.object}
 }
 
 // model is the resolution problem: candidates, their requirements, the
@@ -77,6 +102,9 @@ type model struct {
 	cluster  *facts.Cluster
 	required map[string]bool // names some requirement targets (for excluded reasons)
 	provides map[provided][]*cand
+	// kinds are the CRD names that serve each group and kind
+	// ("cert-manager.io/Certificate"), from the CRDs the candidates ship.
+	kinds map[string][]string
 	// preferred is the preference order of the names, once computed.
 	preferred []string
 }
@@ -86,7 +114,7 @@ type model struct {
 func (p *planning) build(kept []facts.Candidate) *model {
 	m := &model{byName: map[string][]*cand{}, forbid: map[*cand]ruling{}, cluster: p.opts.Cluster, required: map[string]bool{}}
 	for _, c := range kept {
-		cc := &cand{Candidate: c, versionless: c.Version == ""}
+		cc := &cand{Candidate: c, versionless: c.Version == "", doc: p.docs[c.Path].by, document: p.docs[c.Path].document}
 		if cc.versionless {
 			cc.version = semver.New(0, 0, 0, "", "")
 		} else {
@@ -114,9 +142,17 @@ func (p *planning) build(kept []facts.Candidate) *model {
 		return m
 	}
 	p.forbidden(m)
-	m.provides = providerIndex(m.cands)
+	for _, c := range m.cands {
+		c.shipped = facts.ShippedBy(c.Contents)
+		c.provided = map[string][]string{}
+		for _, kind := range providedKinds {
+			c.provided[kind] = providedList(c, kind)
+		}
+	}
+	m.provides, m.kinds = providerIndex(m.cands)
 	for _, c := range m.cands {
 		p.compile(m, c)
+		p.infer(m, c)
 	}
 	p.chooseRoots(m)
 	return m
@@ -203,12 +239,18 @@ func (p *planning) forbidden(m *model) {
 	}
 }
 
-// compile turns a candidate's document into requirements.
+// compile turns a candidate's document into requirements, each marked
+// with whose document it is.
 func (p *planning) compile(m *model, c *cand) {
 	d := c.Prerequisites
 	if d == nil {
 		return
 	}
+	defer func() {
+		for _, r := range c.reqs {
+			r.by, r.document = c.doc, c.document
+		}
+	}()
 	groups := map[string][]int{} // id → indexes of its entries
 	var order []string
 	for i, r := range d.Requires.Packages {
@@ -245,36 +287,58 @@ func (p *planning) compile(m *model, c *cand) {
 		c.reqs = append(c.reqs, p.settle(m, c, EdgeGroup, id, alts[0].field, alts))
 	}
 	kinds := []struct {
-		kind, field, what string
-		wants             []string
-		cluster           []string
+		kind, field string
+		wants       []string
 	}{
-		{EdgeCRD, "requires.crds", "CRD", d.Requires.CRDs, clusterList(m.cluster, func(c *facts.Cluster) []string { return c.CRDs })},
-		{EdgeStorageClass, "requires.storage_classes", "storage class", d.Requires.StorageClasses, clusterList(m.cluster, func(c *facts.Cluster) []string { return c.StorageClasses })},
-		{EdgeCapability, "requires.capabilities", "capability", d.Requires.Capabilities, clusterList(m.cluster, func(c *facts.Cluster) []string { return c.Capabilities })},
+		{EdgeCRD, "requires.crds", d.Requires.CRDs},
+		{EdgeStorageClass, "requires.storage_classes", d.Requires.StorageClasses},
+		{EdgeCapability, "requires.capabilities", d.Requires.Capabilities},
 	}
 	for _, k := range kinds {
 		for i, want := range k.wants {
-			r := &req{owner: c, kind: k.kind, field: fmt.Sprintf("%s[%d]", k.field, i), what: k.what + " " + want, value: want}
 			if provides(c, k.kind, want) {
 				continue // a package satisfies what it provides itself
 			}
-			for _, o := range m.provides[provided{k.kind, want}] {
-				if o.Name != c.Name {
-					r.providers = append(r.providers, o)
-				} else {
-					r.ownVersions = append(r.ownVersions, o)
-				}
-			}
-			// Provided only by other versions of its own name, it is not
-			// missing: this version can never have it (a plan deploys one
-			// version of a name), so it cannot be selected.
-			r.anyNamed = len(r.providers) > 0 || len(r.ownVersions) > 0
-			if slices.Contains(k.cluster, want) {
-				r.byCluster = fmt.Sprintf("%s %s is present on %s", k.what, want, m.cluster.Where())
-			}
+			r := &req{owner: c, kind: k.kind, field: fmt.Sprintf("%s[%d]", k.field, i)}
+			m.providedBy(r, want)
 			c.reqs = append(c.reqs, r)
 		}
+	}
+}
+
+// clusterHas lists, by edge kind, what a cluster has of each kind of
+// thing a package can provide.
+var clusterHas = map[string]func(*facts.Cluster) []string{
+	EdgeCRD:           func(c *facts.Cluster) []string { return c.CRDs },
+	EdgeStorageClass:  func(c *facts.Cluster) []string { return c.StorageClasses },
+	EdgeCapability:    func(c *facts.Cluster) []string { return c.Capabilities },
+	EdgePriorityClass: func(c *facts.Cluster) []string { return c.PriorityClasses },
+}
+
+// kindWords names each kind of thing a package can provide, for
+// sentences.
+var kindWords = map[string]string{EdgeCRD: "CRD", EdgeStorageClass: "storage class", EdgeCapability: "capability", EdgePriorityClass: "priority class"}
+
+// providedBy makes r (of an edge kind a package can provide) a
+// requirement of want: met by the candidates of other names that
+// provide it, or by the cluster when it has it. Other versions of the
+// owner's name that provide it are kept apart (ownVersions): they can
+// never meet it.
+func (m *model) providedBy(r *req, want string) {
+	r.what, r.value = kindWords[r.kind]+" "+want, want
+	for _, o := range m.provides[provided{r.kind, want}] {
+		if o.Name != r.owner.Name {
+			r.providers = append(r.providers, o)
+		} else {
+			r.ownVersions = append(r.ownVersions, o)
+		}
+	}
+	// Provided only by other versions of its own name, it is not
+	// missing: this version can never have it (a plan deploys one
+	// version of a name), so it cannot be selected.
+	r.anyNamed = len(r.providers) > 0 || len(r.ownVersions) > 0
+	if m.cluster != nil && slices.Contains(clusterHas[r.kind](m.cluster), want) {
+		r.byCluster = fmt.Sprintf("%s is present on %s", r.what, m.cluster.Where())
 	}
 }
 
@@ -282,31 +346,51 @@ func (p *planning) compile(m *model, c *cand) {
 // capability (by edge kind) and its name.
 type provided struct{ kind, name string }
 
-// providerIndex maps everything provided to its providers, in model order.
-func providerIndex(cands []*cand) map[provided][]*cand {
+// providerIndex maps everything provided (declared, or shipped) to its
+// providers, in model order, and each group and kind of custom resource
+// to the names of the CRDs the candidates ship for it.
+func providerIndex(cands []*cand) (map[provided][]*cand, map[string][]string) {
 	idx := map[provided][]*cand{}
+	kinds := map[string][]string{}
 	for _, c := range cands {
-		d := c.Prerequisites
-		if d == nil {
-			continue
+		for _, kind := range providedKinds {
+			for _, n := range c.provided[kind] {
+				idx[provided{kind, n}] = append(idx[provided{kind, n}], c)
+			}
 		}
-		for _, k := range []struct {
-			kind  string
-			names []string
-		}{{EdgeCRD, d.Provides.CRDs}, {EdgeStorageClass, d.Provides.StorageClasses}, {EdgeCapability, d.Provides.Capabilities}} {
-			for _, n := range slices.Compact(slices.Sorted(slices.Values(k.names))) {
-				idx[provided{k.kind, n}] = append(idx[provided{k.kind, n}], c)
+		for gk, names := range c.shipped.Kinds {
+			for _, n := range names {
+				if !slices.Contains(kinds[gk], n) {
+					kinds[gk] = append(kinds[gk], n)
+				}
 			}
 		}
 	}
-	return idx
+	for gk := range kinds {
+		slices.Sort(kinds[gk])
+	}
+	return idx, kinds
 }
 
-func clusterList(c *facts.Cluster, f func(*facts.Cluster) []string) []string {
-	if c == nil {
-		return nil
+// providedKinds are the edge kinds of what a package can provide.
+var providedKinds = []string{EdgeCRD, EdgeStorageClass, EdgeCapability, EdgePriorityClass}
+
+// providedList is what c provides of an edge kind: what its document
+// declares and what it ships (facts.ShippedBy), each name once, sorted.
+func providedList(c *cand, kind string) []string {
+	var list []string
+	if d := c.Prerequisites; d != nil {
+		switch kind {
+		case EdgeCRD:
+			list = d.Provides.CRDs
+		case EdgeStorageClass:
+			list = d.Provides.StorageClasses
+		case EdgeCapability:
+			list = d.Provides.Capabilities
+		}
 	}
-	return f(c)
+	list = append(slices.Clip(list), c.shipped.Of(kind)...)
+	return slices.Compact(slices.Sorted(slices.Values(list)))
 }
 
 // packageReq compiles a requirement on one package name.
@@ -323,10 +407,23 @@ func (p *planning) packageReq(m *model, owner *cand, kind, field, name, constrai
 	}
 	_, r.anyNamed = m.byName[name]
 	r.sc = sc
-	r.providers = make([]*cand, 0, len(m.byName[name]))
-	for _, c := range m.byName[name] {
-		if p.accepts(sc, c) {
-			r.providers = append(r.providers, c)
+	if name == owner.Name {
+		// Its own name: only this very version can meet it (a plan
+		// deploys one version of a name), which makes a cycle of one
+		// package when it is in the range, and a version that cannot be
+		// selected when it is not.
+		if p.accepts(sc, owner) {
+			r.providers = []*cand{owner}
+		} else if _, done := m.forbid[owner]; !done {
+			m.forbid[owner] = ruling{why: fmt.Sprintf("it requires %s (%s), its own name, which only this very version could meet, and %s%s is outside that range",
+				r.what, Source{Archive: base(owner.Path), Field: field, By: owner.doc, Document: owner.document}, versionText(owner), p.whyNot(sc, owner))}
+		}
+	} else {
+		r.providers = make([]*cand, 0, len(m.byName[name]))
+		for _, c := range m.byName[name] {
+			if p.accepts(sc, c) {
+				r.providers = append(r.providers, c)
+			}
 		}
 	}
 	if inst, ok := m.cluster.Installed(name); ok {
@@ -539,23 +636,11 @@ func (r *req) satisfiedBy(sel map[string]*cand) bool {
 	return false
 }
 
-// provides reports whether c's own document provides name, of an edge
-// kind (crd, storage class, capability).
+// provides reports whether c provides name, of an edge kind (crd,
+// storage class, capability, priority class), by its document or by
+// shipping it.
 func provides(c *cand, kind, name string) bool {
-	d := c.Prerequisites
-	if d == nil {
-		return false
-	}
-	var list []string
-	switch kind {
-	case EdgeCRD:
-		list = d.Provides.CRDs
-	case EdgeStorageClass:
-		list = d.Provides.StorageClasses
-	case EdgeCapability:
-		list = d.Provides.Capabilities
-	}
-	return slices.Contains(list, name)
+	return slices.Contains(c.provided[kind], name)
 }
 
 // accepts reports whether candidate c satisfies the version range sc (nil:

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
 // order sorts the nodes into levels (level = 1 + the highest level of the
@@ -105,12 +107,18 @@ func (p *planning) cycles(nodes map[string]*node) {
 		}
 		hops := []string{start}
 		var because []string
+		inferred := false
 		for _, e := range path {
 			hops = append(hops, e.From)
 			because = append(because, fmt.Sprintf("%s requires %s (%s)", e.To, e.From, e.Source))
+			inferred = inferred || e.Source.By == ByInferred
+		}
+		fix := "nothing is planned until one of these requirements is removed"
+		if inferred {
+			fix += fmt.Sprintf(" (one inferred from what a package uses is removed by listing that use under assumes in an operator's document, %s, when it is met otherwise; %s drops them all)", p.say().Name("prerequisites"), p.say().Setting("requirements", options.RequirementsDeclared))
 		}
 		p.add(Problem{Kind: KindCycle, Packages: comp, Edges: path,
-			Message: fmt.Sprintf("dependency cycle %s (each requires the next): %s; nothing is planned until one of these requirements is removed", strings.Join(hops, " → "), strings.Join(because, ", "))})
+			Message: fmt.Sprintf("dependency cycle %s (each requires the next): %s; %s", strings.Join(hops, " → "), strings.Join(because, ", "), fix)})
 	}
 }
 

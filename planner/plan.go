@@ -36,6 +36,10 @@ type Options struct {
 	// capabilities satisfy requirements, and what is installed is not
 	// deployed again.
 	Cluster *facts.Cluster `json:"cluster,omitempty"`
+	// Operator are the operator's documents (the prerequisites option,
+	// decoded): each replaces the document of the archives it applies
+	// to (facts.OperatorFor).
+	Operator []facts.OperatorDocument `json:"operator,omitempty"`
 	// Caller says how messages name options (module options by default,
 	// or CLI flags). It changes no decision, only wording.
 	Caller options.Caller `json:"-"`
@@ -63,6 +67,10 @@ func New(candidates []facts.Candidate, opts Options) (*Plan, error) {
 	if !p.clusterMode(cands) {
 		return nil, p.failure()
 	}
+	cands = p.operatorDocuments(cands)
+	if p.failed() {
+		return nil, p.failure()
+	}
 	kept := p.filter(cands)
 	if p.failed() {
 		return nil, p.failure()
@@ -75,6 +83,7 @@ func New(candidates []facts.Candidate, opts Options) (*Plan, error) {
 	// cannot be planned, then, for the packages the plan would deploy,
 	// missing items and ambiguities, downgrades and cycles.
 	sel, dead := p.selectPackages(m)
+	p.warnings = append(p.warnings, useWarnings(sel)...)
 	nodes := p.edges(m, sel)
 	p.skipInstalled(m, nodes)
 	p.defects(m, dead, sel, nodes)
@@ -95,6 +104,12 @@ type planning struct {
 	opts     Options
 	plan     *Plan
 	problems []Problem
+	// warnings are the plan's, or the failure's (the uses of the
+	// packages chosen, the operator's documents that apply to nothing).
+	warnings []string
+	// docs say, by archive path, whose document each candidate's is
+	// (ByArchive or ByOperator) and names an operator's.
+	docs map[string]docOf
 	// graph is a failure's graph, once packages were chosen.
 	graph Graph
 	// parsed versions and constraints, by their text: bundles repeat them.
@@ -166,7 +181,7 @@ func (p *planning) failure() *Failure {
 	}
 	return &Failure{Problems: slices.CompactFunc(probs, func(a, b Problem) bool {
 		return a.Kind == b.Kind && a.Message == b.Message
-	}), Graph: g}
+	}), Graph: g, Warnings: slices.Sorted(slices.Values(p.warnings))}
 }
 
 func (p *planning) exclude(c facts.Candidate, format string, args ...any) {

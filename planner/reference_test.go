@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -21,6 +22,7 @@ type refVersion struct {
 	name, version string
 	rank          int // 0 for the newest version of its name
 	doc           *facts.Prerequisites
+	contents      *facts.Contents
 	reqs          []refReq
 }
 
@@ -46,7 +48,12 @@ type refBundle struct {
 	// forbidden versions, and whether the exclude option is why.
 	forbidden map[*refVersion]bool
 	excluded  map[*refVersion]bool
-	order     []string // the preference order
+	// selfRuled are the versions a requirement of their own name rules
+	// out (they are forbidden too).
+	selfRuled map[*refVersion]bool
+	// invalid: two operator documents apply to one archive.
+	invalid bool
+	order   []string // the preference order
 }
 
 // refResult is what the reference plans: the items in order, or the kinds
@@ -58,6 +65,9 @@ type refResult struct {
 
 func reference(cands []facts.Candidate, opts Options) refResult {
 	b := newRefBundle(cands, opts)
+	if b.invalid {
+		return refResult{kinds: []string{KindInvalid}}
+	}
 	var kinds []string
 	add := func(k string) {
 		if !slices.Contains(kinds, k) {
@@ -174,9 +184,18 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 
 func newRefBundle(cands []facts.Candidate, opts Options) *refBundle {
 	b := &refBundle{opts: opts, versions: map[string][]*refVersion{}, roots: map[string]bool{},
-		forbidden: map[*refVersion]bool{}, excluded: map[*refVersion]bool{}}
+		forbidden: map[*refVersion]bool{}, excluded: map[*refVersion]bool{}, selfRuled: map[*refVersion]bool{}}
 	for _, c := range cands {
-		b.versions[c.Name] = append(b.versions[c.Name], &refVersion{name: c.Name, version: c.Version, doc: c.Prerequisites})
+		// An operator's document that applies replaces the archive's;
+		// two that apply are invalid.
+		doc, applies := c.Prerequisites, 0
+		for _, od := range opts.Operator {
+			if od.Document.Metadata.Package == c.Name && inRange(od.Document.Metadata.Version, c.Version) {
+				doc, applies = od.Document, applies+1
+			}
+		}
+		b.invalid = b.invalid || applies > 1
+		b.versions[c.Name] = append(b.versions[c.Name], &refVersion{name: c.Name, version: c.Version, doc: doc, contents: c.Contents})
 	}
 	for n, vs := range b.versions {
 		slices.SortFunc(vs, func(a, b *refVersion) int { return semver.MustParse(b.version).Compare(semver.MustParse(a.version)) })
@@ -208,7 +227,7 @@ func newRefBundle(cands []facts.Candidate, opts Options) *refBundle {
 			switch {
 			case slices.Contains(opts.Exclude, n):
 				b.forbidden[v], b.excluded[v] = true, true
-			case opts.VersionStrategy == options.StrategyNewestOnly && v.rank > 0:
+			case opts.VersionStrategy == options.StrategyNewestOnly && v.rank > 0, b.selfRuled[v]:
 				b.forbidden[v] = true
 			}
 		}
@@ -228,14 +247,23 @@ func inRange(rng, version string) bool {
 
 // requirements reads a version's document.
 func (b *refBundle) requirements(v *refVersion) []refReq {
-	d := v.doc
-	if d == nil {
-		return nil
+	var declared facts.Requires
+	if v.doc != nil {
+		declared = v.doc.Requires
 	}
 	var out []refReq
 	byName := func(name, rng string) refReq {
 		if _, ok := b.versions[name]; !ok {
 			return refReq{missing: true}
+		}
+		if name == v.name {
+			// Only this very version can meet a requirement of its own
+			// name; out of the range, it cannot be selected.
+			if inRange(rng, v.version) {
+				return refReq{providers: []*refVersion{v}}
+			}
+			b.selfRuled[v] = true
+			return refReq{}
 		}
 		var r refReq
 		for _, p := range b.versions[name] {
@@ -288,7 +316,7 @@ func (b *refBundle) requirements(v *refVersion) []refReq {
 	}
 	groups := map[string][]alt{}
 	var ids []string
-	for _, e := range d.Requires.Packages {
+	for _, e := range declared.Packages {
 		switch {
 		case e.ID != "":
 			if _, ok := groups[e.ID]; !ok {
@@ -315,7 +343,10 @@ func (b *refBundle) requirements(v *refVersion) []refReq {
 		out = append(out, settle(groups[id]))
 	}
 	provides := func(p *refVersion, kind int, what string) bool {
-		return p.doc != nil && slices.Contains([][]string{p.doc.Provides.CRDs, p.doc.Provides.StorageClasses, p.doc.Provides.Capabilities}[kind], what)
+		if p.doc != nil && kind < 3 && slices.Contains([][]string{p.doc.Provides.CRDs, p.doc.Provides.StorageClasses, p.doc.Provides.Capabilities}[kind], what) {
+			return true
+		}
+		return refShips(p, kind, what)
 	}
 	// Met by other names' archives; missing only when no other archive
 	// (another version of its own name included) provides it.
@@ -336,12 +367,121 @@ func (b *refBundle) requirements(v *refVersion) []refReq {
 		r.missing = len(r.providers) == 0 && !own
 		return r
 	}
-	for kind, wants := range [][]string{d.Requires.CRDs, d.Requires.StorageClasses, d.Requires.Capabilities} {
+	for kind, wants := range [][]string{declared.CRDs, declared.StorageClasses, declared.Capabilities} {
 		for _, w := range wants {
 			if provides(v, kind, w) {
 				continue // it meets it itself: no requirement of another
 			}
 			out = append(out, provided(kind, w))
+		}
+	}
+	return append(out, b.inferred(v, provides, provided)...)
+}
+
+// inferred reads the requirements of what a version's objects use,
+// README's rules for them, standalone: each use of a component zarf
+// deploys by default, unless its document assumes it, it provides it
+// itself, or its document requires it already; a custom resource needs
+// the CRDs of its group and kind that archives ship; what nothing in the
+// directory provides is assumed present (no requirement).
+func (b *refBundle) inferred(v *refVersion, provides func(*refVersion, int, string) bool, provided func(int, string) refReq) []refReq {
+	if v.contents == nil || b.opts.Requirements == options.RequirementsDeclared {
+		return nil
+	}
+	var out []refReq
+	any := func(kind int, names []string) bool {
+		for _, n := range b.names {
+			for _, p := range b.versions[n] {
+				if slices.ContainsFunc(names, func(w string) bool { return provides(p, kind, w) }) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, u := range v.contents.Uses {
+		if !slices.ContainsFunc(u.Objects, func(o facts.Origin) bool { return refDeployed(v.contents, o.Component) }) {
+			continue
+		}
+		d := v.doc
+		if d != nil && slices.Contains(map[string][]string{facts.UseCRD: d.Assumes.CustomResources, facts.UseStorageClass: d.Assumes.StorageClasses, facts.UsePriorityClass: d.Assumes.PriorityClasses}[u.Kind], u.Name) {
+			continue
+		}
+		switch u.Kind {
+		case facts.UseCRD:
+			group, kind, _ := strings.Cut(u.Name, "/")
+			if len(refKindCRDs(v, group, kind)) > 0 {
+				continue // it ships the CRD itself
+			}
+			var names []string
+			for _, n := range b.names {
+				for _, p := range b.versions[n] {
+					names = append(names, refKindCRDs(p, group, kind)...)
+				}
+			}
+			if len(names) == 0 || slices.ContainsFunc(names, func(n string) bool { return provides(v, 0, n) }) {
+				continue
+			}
+			if d != nil && slices.ContainsFunc(names, func(n string) bool { return slices.Contains(d.Requires.CRDs, n) }) {
+				continue
+			}
+			var r refReq
+			for _, n := range names {
+				r.providers = append(r.providers, provided(0, n).providers...)
+			}
+			out = append(out, r)
+		default:
+			kind := map[string]int{facts.UseStorageClass: 1, facts.UsePriorityClass: 3}[u.Kind]
+			if provides(v, kind, u.Name) || !any(kind, []string{u.Name}) {
+				continue
+			}
+			if d != nil && kind == 1 && slices.Contains(d.Requires.StorageClasses, u.Name) {
+				continue
+			}
+			out = append(out, provided(kind, u.Name))
+		}
+	}
+	return out
+}
+
+// refDeployed says zarf deploys the component without --components.
+func refDeployed(c *facts.Contents, comp string) bool {
+	for _, x := range c.Components {
+		if x.Name == comp {
+			return x.Required || x.Default
+		}
+	}
+	return false
+}
+
+// refShips says a version ships what (kind 0: a CRD, 1: a storage class,
+// 3: a priority class) in a component deployed by default.
+func refShips(p *refVersion, kind int, what string) bool {
+	if p.contents == nil {
+		return false
+	}
+	switch kind {
+	case 0:
+		return slices.ContainsFunc(p.contents.Claims.CRDs, func(c facts.CRDClaim) bool { return c.Name == what && refDeployed(p.contents, c.Origin.Component) })
+	case 1, 3:
+		want := map[int]string{1: "StorageClass", 3: "PriorityClass"}[kind]
+		return slices.ContainsFunc(p.contents.Claims.ClusterScoped, func(o facts.Origin) bool {
+			return o.Kind == want && o.Name == what && refDeployed(p.contents, o.Component)
+		})
+	}
+	return false
+}
+
+// refKindCRDs are the CRDs a version ships (by default) for a group and
+// kind.
+func refKindCRDs(p *refVersion, group, kind string) []string {
+	var out []string
+	if p.contents == nil {
+		return nil
+	}
+	for _, c := range p.contents.Claims.CRDs {
+		if c.Group == group && c.Kind == kind && refDeployed(p.contents, c.Origin.Component) {
+			out = append(out, c.Name)
 		}
 	}
 	return out

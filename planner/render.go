@@ -45,7 +45,12 @@ func MermaidGraph(g Graph, problems []Problem) string {
 		b.WriteString("    end\n")
 	}
 	for _, e := range g.Edges {
-		fmt.Fprintf(&b, "    %s -->|%s| %s\n", mermaidID(e.From), mermaidText(e.Kind+": "+e.Source.Value), mermaidID(e.To))
+		// An edge inferred from what a package uses is dashed.
+		arrow := "-->"
+		if e.Source.By == ByInferred {
+			arrow = "-.->"
+		}
+		fmt.Fprintf(&b, "    %s %s|%s| %s\n", mermaidID(e.From), arrow, mermaidText(edgeLabel(e)), mermaidID(e.To))
 	}
 	if named := problemNodes(g, problems); len(named) > 0 {
 		ids := make([]string, len(named))
@@ -105,10 +110,23 @@ func DOTGraph(g Graph, problems []Problem) string {
 		fmt.Fprintf(&b, "    { rank=same; %s }\n", strings.Join(byLevel[l], "; "))
 	}
 	for _, e := range g.Edges {
-		fmt.Fprintf(&b, "    %s -> %s [label=%s];\n", dotQuote(e.From), dotQuote(e.To), dotQuote(e.Kind+": "+e.Source.Value))
+		style := ""
+		if e.Source.By == ByInferred {
+			style = ", style=dashed"
+		}
+		fmt.Fprintf(&b, "    %s -> %s [label=%s%s];\n", dotQuote(e.From), dotQuote(e.To), dotQuote(edgeLabel(e)), style)
 	}
 	b.WriteString("}\n")
 	return b.String()
+}
+
+// edgeLabel is an edge's label: its kind and value, "inferred " before
+// an inferred one's kind ("inferred crd: certificates.cert-manager.io").
+func edgeLabel(e Edge) string {
+	if e.Source.By == ByInferred {
+		return "inferred " + e.Kind + ": " + e.Source.Value
+	}
+	return e.Kind + ": " + e.Source.Value
 }
 
 // dotQuote is s as a DOT quoted string.

@@ -101,26 +101,57 @@ type Edge struct {
 	Source Source `json:"source"`
 }
 
-// Edge kinds.
+// Edge kinds. A requirement inferred from a use has the use's kind
+// (facts.UseCRD, UseStorageClass, UsePriorityClass), the first two
+// shared with the declared requirements of the same thing.
 const (
-	EdgePackage      = "package"
-	EdgeAlias        = "alias"
-	EdgeGroup        = "group"
-	EdgeCRD          = "crd"
-	EdgeStorageClass = "storage_class"
-	EdgeCapability   = "capability"
+	EdgePackage       = "package"
+	EdgeAlias         = "alias"
+	EdgeGroup         = "group"
+	EdgeCRD           = facts.UseCRD
+	EdgeStorageClass  = facts.UseStorageClass
+	EdgeCapability    = "capability"
+	EdgePriorityClass = facts.UsePriorityClass
+)
+
+// Who stated a requirement (Source.By).
+const (
+	// ByArchive: the PackagePrerequisites document the archive carries.
+	ByArchive = "archive"
+	// ByOperator: an operator's document (the prerequisites option),
+	// which replaced the archive's.
+	ByOperator = "operator"
+	// ByInferred: read from what the package's objects use (the CRD of
+	// a custom resource, the class a claim or pod names).
+	ByInferred = "inferred"
 )
 
 // Source locates the requirement an edge comes from.
 type Source struct {
 	// Archive is the base name of the consumer's archive.
 	Archive string `json:"archive"`
-	// Field is the requirement's path in the document, e.g. requires.crds[0].
+	// Field is the requirement's path in the document, e.g.
+	// requires.crds[0]; for an inferred requirement, the object that
+	// uses what is required, as facts.Origin writes it.
 	Field string `json:"field"`
 	// Value is what was required (a package name, CRD, class or capability).
 	Value string `json:"value"`
+	// By says who stated it: ByArchive, ByOperator or ByInferred.
+	By string `json:"by"`
+	// Document names the operator's document (ByOperator): its file,
+	// and its place in the file when it holds several.
+	Document string `json:"document,omitempty"`
+	// Object is the object an inferred requirement was read from
+	// (ByInferred).
+	Object *facts.Origin `json:"object,omitempty"`
 }
 
 func (s Source) String() string {
+	switch s.By {
+	case ByInferred:
+		return fmt.Sprintf("inferred from %s in %s", s.Field, s.Archive)
+	case ByOperator:
+		return fmt.Sprintf("%s of the operator's %s, for %s", s.Field, s.Document, s.Archive)
+	}
 	return fmt.Sprintf("%s in %s", s.Field, s.Archive)
 }
