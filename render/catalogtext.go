@@ -54,6 +54,9 @@ func CatalogTable(w io.Writer, c *service.Catalog) error {
 			if comp.Required {
 				req = "required"
 			}
+			if comp.Default {
+				req += ", default" // zarf deploys it without --components
+			}
 			fmt.Fprintf(&b, "  component %s (%s)", Visible(comp.Name), req)
 			if comp.Description != "" {
 				fmt.Fprintf(&b, ": %s", Visible(comp.Description))
@@ -221,9 +224,9 @@ func CatalogMarkdown(w io.Writer, c *service.Catalog) error {
 			}
 			fmt.Fprintf(&b, "- %s: %s\n", f.Label, values)
 		}
-		b.WriteString("\n### Components\n\n| component | required | description | images | charts | manifests |\n|---|---|---|---|---|---|\n")
+		b.WriteString("\n### Components\n\n| component | required | default | description | images | charts | manifests |\n|---|---|---|---|---|---|---|\n")
 		for _, comp := range v.Components {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", md(comp.Name), yesNo(comp.Required), md(orDash(comp.Description)), mdList(comp.Images), mdList(comp.Charts), mdList(comp.Manifests))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", md(comp.Name), yesNo(comp.Required), yesNo(comp.Default), md(orDash(comp.Description)), mdList(comp.Images), mdList(comp.Charts), mdList(comp.Manifests))
 		}
 		b.WriteString("\n### Declared\n\n")
 		for _, d := range v.Declared {

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,6 +40,7 @@ type (
 	componentView struct {
 		Name        string
 		Required    bool
+		Default     bool
 		Description string
 		Images      []string
 		Charts      []string
@@ -83,7 +85,7 @@ func packageViewOf(i int, p service.CatalogPackage) packageView {
 		{"signature", []string{signatureText(p)}},
 	}
 	for _, comp := range p.Components {
-		cv := componentView{Name: comp.Name, Required: comp.Required, Description: comp.Description, Images: comp.Images}
+		cv := componentView{Name: comp.Name, Required: comp.Required, Default: comp.Default, Description: comp.Description, Images: comp.Images}
 		for _, ch := range comp.Charts {
 			cv.Charts = append(cv.Charts, chartText(ch))
 		}
@@ -99,8 +101,9 @@ func packageViewOf(i int, p service.CatalogPackage) packageView {
 		}
 		v.Components = append(v.Components, cv)
 	}
-	pr, rq := p.Provides, p.Requires
+	pr, rq, as := p.Provides, p.Requires, p.Assumes
 	v.Declared = []labelled{
+		{"document", []string{documentText(p.Document)}},
 		{"provides CRDs", pr.CRDs},
 		{"provides namespaces", pr.Namespaces},
 		{"provides storage classes", pr.StorageClasses},
@@ -110,9 +113,52 @@ func packageViewOf(i int, p service.CatalogPackage) packageView {
 		{"requires storage classes", rq.StorageClasses},
 		{"requires capabilities", rq.Capabilities},
 		{"requires Kubernetes", nonEmpty(rq.Kubernetes)},
+		{"assumes custom resources", as.CustomResources},
+		{"assumes storage classes", as.StorageClasses},
+		{"assumes priority classes", as.PriorityClasses},
 	}
-	v.Claims = append(claimViews(p.Claims), roleViews(p.ClusterRoles)...)
+	v.Claims = append(append(claimViews(p.Claims), roleViews(p.ClusterRoles)...), useViews(p)...)
 	return v
+}
+
+// documentText says whose document a package's declarations are.
+func documentText(doc string) string {
+	switch doc {
+	case "archive":
+		return "the one the archive carries"
+	case "none":
+		return "none: it declares nothing; a plan orders it by what it ships and uses"
+	}
+	return doc
+}
+
+// useViews are a package's uses, each a claim row saying what a plan
+// makes of it: an inferred requirement, or none (assumed by its
+// document, or of a component zarf deploys only when asked).
+func useViews(p service.CatalogPackage) []claimView {
+	var out []claimView
+	for _, u := range p.Uses {
+		word := facts.UseWords[u.Kind]
+		if word == "" {
+			word = u.Kind // not one this release knows: as it is
+		}
+		what := word + " " + u.Name
+		if u.Kind == facts.UseCRD {
+			what = "the CRD of kind " + u.Name
+		}
+		detail := "an inferred requirement: a plan deploys it after the package that provides it"
+		deployed := slices.ContainsFunc(u.Objects, func(o facts.Origin) bool {
+			return slices.ContainsFunc(p.Components, func(c facts.Component) bool { return c.Name == o.Component && (c.Required || c.Default) })
+		})
+		switch {
+		case p.Assumes.Has(u.Kind, u.Name):
+			detail = "assumed by its document: met outside the bundle, no requirement"
+		case !deployed:
+			detail = "only in components zarf deploys when asked (--components): no requirement"
+		}
+		out = append(out, claimView{Claim: "uses", Value: what, Details: []string{detail}, Objects: origins(u.Objects)})
+	}
+	return out
 }
 
 // chartText is a chart as the components list shows it: "gadgets 0.3.0

@@ -175,7 +175,7 @@ type (
 // kindWords are the edge kinds as a page names them.
 var kindWords = map[string]string{
 	planner.EdgePackage: "name", planner.EdgeAlias: "alias", planner.EdgeGroup: "group",
-	planner.EdgeCRD: "CRD", planner.EdgeStorageClass: "storage class", planner.EdgeCapability: "capability",
+	planner.EdgeCRD: "CRD", planner.EdgeStorageClass: "storage class", planner.EdgeCapability: "capability", planner.EdgePriorityClass: "priority class",
 }
 
 // kindClass is the class of an edge kind, on its edges and in the legend
@@ -190,7 +190,7 @@ func kindClass(k string) string {
 }
 
 // kindOrder is the order kinds are listed in (the legend, a label).
-var kindOrder = []string{planner.EdgePackage, planner.EdgeAlias, planner.EdgeGroup, planner.EdgeCRD, planner.EdgeStorageClass, planner.EdgeCapability}
+var kindOrder = []string{planner.EdgePackage, planner.EdgeAlias, planner.EdgeGroup, planner.EdgeCRD, planner.EdgeStorageClass, planner.EdgeCapability, planner.EdgePriorityClass}
 
 func kindWord(k string) string {
 	if w, ok := kindWords[k]; ok {
@@ -316,6 +316,7 @@ func planView(res *service.Result, in PlanInput) planData {
 	for _, k := range kindOrder {
 		d.Legend = append(d.Legend, legendItem{Class: kindClass(k), Text: kindWords[k]})
 	}
+	d.Legend = append(d.Legend, legendItem{Class: "l-inferred", Text: "dashed: inferred from use"})
 	if res.Failed {
 		d.Legend = append(d.Legend, legendItem{Class: "l-cycle", Text: "in a cycle"}, legendItem{Class: "l-missing", Text: "missing"})
 	}
@@ -552,14 +553,15 @@ func drawGraph(g planner.Graph, problems []planner.Problem, items map[string]pla
 	for i, pr := range pairs {
 		es := edgesOf[pr]
 		var kinds, lines []string
-		cycle := false
+		cycle, inferred := false, true
 		for _, e := range es {
 			w := kindWord(e.Kind)
 			if !slices.Contains(kinds, w) {
 				kinds = append(kinds, w)
 			}
 			cycle = cycle || inCycle[e]
-			lines = append(lines, fmt.Sprintf("%s requires %s: %s %s (%s in %s)", Visible(e.To), Visible(e.From), w, Visible(e.Source.Value), Visible(e.Source.Field), Visible(e.Source.Archive)))
+			inferred = inferred && e.Source.By == planner.ByInferred
+			lines = append(lines, fmt.Sprintf("%s requires %s: %s %s (%s)", Visible(e.To), Visible(e.From), w, Visible(e.Source.Value), Visible(e.Source.String())))
 		}
 		slices.SortStableFunc(kinds, func(a, b string) int { return cmp.Compare(kindRank(a), kindRank(b)) })
 		ev := edgeView{Class: "edge " + kindClass(es[0].Kind), From: Visible(pr.from), To: Visible(pr.to), Kinds: strings.Join(kinds, ", "), Label: strings.Join(kinds, " · "), Title: strings.Join(lines, "\n"), Marker: "url(#arrow)"}
@@ -567,6 +569,12 @@ func drawGraph(g planner.Graph, problems []planner.Problem, items map[string]pla
 			if kindRank(kindWord(e.Kind)) < kindRank(kindWord(es[0].Kind)) {
 				ev.Class = "edge " + kindClass(e.Kind)
 			}
+		}
+		if inferred {
+			// Every requirement it draws was read from what a package
+			// uses: dashed, and said so.
+			ev.Class += " inferred"
+			ev.Label = "inferred " + ev.Label
 		}
 		if cycle {
 			ev.Class += " cycle"

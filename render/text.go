@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/service"
 )
@@ -73,7 +74,7 @@ func PlanText(w io.Writer, res *service.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  #\tLEVEL\tPACKAGE\tVERSION\tACTION\tAFTER\tARCHIVE")
 	for i, it := range p.Packages {
-		after := strings.Join(it.After, ",")
+		after := strings.Join(AfterWords(p, it), ",")
 		if after == "" {
 			after = "-"
 		}
@@ -98,6 +99,30 @@ func PlanText(w io.Writer, res *service.Result) error {
 		Printf(w, "ignored %s: %s\n", filepath.Base(ig.Path), ig.Reason)
 	}
 	return nil
+}
+
+// AfterWords are the names an item waits for, each marked " (inferred)"
+// when every edge from it to the item was inferred from what the item's
+// objects use rather than declared.
+func AfterWords(p *planner.Plan, it planner.Item) []string {
+	out := make([]string, 0, len(it.After))
+	for _, a := range it.After {
+		inferred, declared := false, false
+		for _, e := range p.Graph.Edges {
+			if e.From == a && e.To == it.Name {
+				if e.Source.By == planner.ByInferred {
+					inferred = true
+				} else {
+					declared = true
+				}
+			}
+		}
+		if inferred && !declared {
+			a += " (inferred)"
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // Printf is fmt.Fprintf for a line of text output: every string argument

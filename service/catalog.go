@@ -58,7 +58,18 @@ type CatalogPackage struct {
 	// declares (empty without one).
 	Provides facts.Provides `json:"provides"`
 	Requires facts.Requires `json:"requires"`
-	Claims   facts.Claims   `json:"claims"`
+	Assumes  facts.Assumes  `json:"assumes"`
+	// Document says whose PackagePrerequisites document Provides,
+	// Requires and Assumes are: "archive" (the one it carries), "none"
+	// (it carries none: it declares nothing, and is planned from what
+	// it ships and uses).
+	Document string       `json:"document"`
+	Claims   facts.Claims `json:"claims"`
+	// Uses are what its objects need the cluster to have first (the
+	// CRD of each custom resource, the class each claim or pod names):
+	// a plan infers a requirement from each use of a component zarf
+	// deploys by default that its document does not assume.
+	Uses []facts.Use `json:"uses"`
 	// ClusterRoles are the ClusterRoles it ships, as aggregation reads
 	// them.
 	ClusterRoles []facts.ClusterRole `json:"cluster_roles"`
@@ -113,11 +124,15 @@ func CatalogFrom(abs string, d *inspect.Directory, signer Signer) *Catalog {
 				p.Warnings = append(p.Warnings, "its signature does not verify with the key given: "+err.Error())
 			}
 		}
+		p.Document, p.Uses = "none", []facts.Use{}
 		if c.Prerequisites != nil {
-			p.Provides, p.Requires = c.Prerequisites.Provides, c.Prerequisites.Requires
+			p.Provides, p.Requires, p.Assumes, p.Document = c.Prerequisites.Provides, c.Prerequisites.Requires, c.Prerequisites.Assumes, "archive"
 		}
 		if c.Contents != nil {
 			p.Components, p.Claims = c.Contents.Components, c.Contents.Claims
+			if c.Contents.Uses != nil {
+				p.Uses = c.Contents.Uses
+			}
 			if c.Contents.ClusterRoles != nil {
 				p.ClusterRoles = c.Contents.ClusterRoles
 			}
@@ -202,15 +217,13 @@ func UncarriedImages(c *facts.Contents) []string {
 // item it does not ship, and a shipped item it does not declare, are
 // each a warning naming both sides. provides.capabilities cannot be
 // checked from the contents and is not. Nothing is compared when the
-// contents are unknown.
+// contents are unknown, or the package has no document: it then declares
+// nothing, and what it ships is what it provides.
 func DeclaredVsShipped(p *facts.Prerequisites, c *facts.Contents) []string {
-	if c == nil {
+	if c == nil || p == nil {
 		return nil
 	}
-	var provides facts.Provides
-	if p != nil {
-		provides = p.Provides
-	}
+	provides := p.Provides
 	var crds, namespaces, classes []shippedItem
 	for _, crd := range c.Claims.CRDs {
 		crds = append(crds, shippedItem{name: crd.Name, origin: crd.Origin})
@@ -222,9 +235,9 @@ func DeclaredVsShipped(p *facts.Prerequisites, c *facts.Contents) []string {
 		}
 	}
 	var out []string
-	out = append(out, compare(provides.CRDs, crds, "provides.crds", "CRD", "ships", "packages requiring it will not be ordered after this one")...)
+	out = append(out, compare(provides.CRDs, crds, "provides.crds", "CRD", "ships", "it is provided all the same (what a package ships, it provides), and the barrier after it waits for it")...)
 	out = append(out, compare(provides.Namespaces, namespaces, "provides.namespaces", "namespace", "creates", "the barrier after this package does not wait for it")...)
-	out = append(out, compare(provides.StorageClasses, classes, "provides.storage_classes", "StorageClass", "ships", "packages requiring it will not be ordered after this one")...)
+	out = append(out, compare(provides.StorageClasses, classes, "provides.storage_classes", "StorageClass", "ships", "it is provided all the same (what a package ships, it provides), and the barrier after it waits for it")...)
 	return out
 }
 

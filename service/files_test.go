@@ -5,6 +5,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/planner/policy"
 )
@@ -12,7 +13,7 @@ import (
 // A content option's declared bound is its reader's own: Read reads each
 // file once, within the declaration's bound, for the code that decodes it.
 func TestContentBoundsAreTheReadersOwn(t *testing.T) {
-	want := map[string]int64{"public_key": signature.MaxKey, "policy": policy.MaxSize, "snapshot": cluster.MaxSnapshot}
+	want := map[string]int64{"public_key": signature.MaxKey, "policy": policy.MaxSize, "snapshot": cluster.MaxSnapshot, "prerequisites": facts.MaxOperator}
 	files := options.Files(options.Request{})
 	if len(files) != len(want) {
 		t.Fatalf("content options %v; want those of %v (a new one needs its reader here)", files, want)

@@ -245,6 +245,14 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 			return nil, fail(msg, []planner.Problem{{Kind: planner.KindPolicy, Packages: []string{}, Message: msg}}, req.Warnings, nil), nil
 		}
 	}
+	if req.Read.Prerequisites != "" {
+		docs, err := readOperator(files)
+		if err != nil {
+			msg := fmt.Sprintf("cannot read the operator's prerequisites %s (%s): %v", req.Read.Prerequisites, req.Options.Caller.Option("prerequisites"), err)
+			return nil, fail(msg, []planner.Problem{{Kind: planner.KindInvalid, Packages: []string{}, Message: msg}}, req.Warnings, nil), nil
+		}
+		req.Options.Operator = docs
+	}
 	contents, err := files.Sums()
 	if err != nil {
 		// A content option's file no consumer above read (a snapshot in
@@ -296,6 +304,26 @@ func readPolicy(path string, files *filesum.Reader) (*policy.Policy, error) {
 		return nil, err
 	}
 	return policy.Decode(b, filepath.Base(path))
+}
+
+// readOperator reads (through files) and decodes the operator's
+// PackagePrerequisites documents: the file the prerequisites option
+// names, or the YAML files of the directory it names, in name order
+// (filesum.Reader.Contents), each file's documents in order.
+func readOperator(files *filesum.Reader) ([]facts.OperatorDocument, error) {
+	named, err := files.Contents("prerequisites")
+	if err != nil {
+		return nil, err
+	}
+	var docs []facts.OperatorDocument
+	for _, n := range named {
+		d, err := facts.DecodeOperator(n.Name, n.Data)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, d...)
+	}
+	return docs, nil
 }
 
 // violations holds every package of a plan to the policy: one problem
@@ -367,7 +395,7 @@ func (p *Prepared) Decide() *Result {
 		if !ok {
 			return withCounts(fail(err.Error(), nil, warnings, dir.Ignored), dir.Counts)
 		}
-		res := fail(summary(f.Problems), f.Problems, warnings, dir.Ignored)
+		res := fail(summary(f.Problems), f.Problems, append(warnings, f.Warnings...), dir.Ignored)
 		res.Graph = f.Graph
 		return withCounts(res, dir.Counts)
 	}
@@ -380,7 +408,7 @@ func (p *Prepared) Decide() *Result {
 		return withCounts(fail(summary(probs), probs, warnings, dir.Ignored), dir.Counts)
 	}
 	plan.Warnings = append(plan.Warnings, warnings...)
-	plan.Warnings = append(plan.Warnings, plannedContentWarnings(plan, dir.Candidates)...)
+	plan.Warnings = append(plan.Warnings, plannedContentWarnings(plan, dir.Candidates, req.Options.Operator)...)
 	slices.Sort(plan.Warnings)
 	return &Result{Plan: plan, Ignored: dir.Ignored, Counts: dir.Counts}
 }
@@ -388,8 +416,9 @@ func (p *Prepared) Decide() *Result {
 // plannedContentWarnings are the catalog's warnings about the contents
 // (ContentWarnings) of each package the plan deploys, and of no other
 // archive of the directory, each prefixed as the catalog prefixes it
-// (PackageWarning), in the plan's order.
-func plannedContentWarnings(plan *planner.Plan, cands []facts.Candidate) []string {
+// (PackageWarning), in the plan's order. A package an operator's
+// document applies to is compared with that document.
+func plannedContentWarnings(plan *planner.Plan, cands []facts.Candidate, operator []facts.OperatorDocument) []string {
 	byPath := map[string]*facts.Candidate{}
 	for i := range cands {
 		byPath[cands[i].Path] = &cands[i]
@@ -400,7 +429,11 @@ func plannedContentWarnings(plan *planner.Plan, cands []facts.Candidate) []strin
 		if c == nil {
 			continue
 		}
-		for _, w := range ContentWarnings(c.Prerequisites, c.Contents) {
+		doc := c.Prerequisites
+		if od, err := facts.OperatorFor(operator, c.Name, c.Version); err == nil && od != nil {
+			doc = od.Document // the planner refused two that apply
+		}
+		for _, w := range ContentWarnings(doc, c.Contents) {
 			out = append(out, PackageWarning(c.Name, c.Version, c.Path, w))
 		}
 	}
@@ -536,7 +569,12 @@ func Why(res *Result, name string) (lines []string, found bool) {
 			lines = append(lines, "  - "+r)
 		}
 		if len(it.After) > 0 {
-			lines = append(lines, "  it waits for "+strings.Join(it.After, ", "))
+			lines = append(lines, "  it waits for "+strings.Join(it.After, ", ")+":")
+			for _, e := range p.Graph.Edges {
+				if e.To == it.Name {
+					lines = append(lines, fmt.Sprintf("    - %s: %s %s (%s)", e.From, edgeWords[e.Kind], e.Source.Value, e.Source))
+				}
+			}
 		}
 	}
 	for _, s := range p.AlreadyInstalled {
@@ -554,6 +592,10 @@ func Why(res *Result, name string) (lines []string, found bool) {
 	}
 	return lines, true
 }
+
+// edgeWords names each edge kind in a sentence.
+var edgeWords = map[string]string{planner.EdgePackage: "package", planner.EdgeAlias: "one of the aliases, chosen", planner.EdgeGroup: "its alternative group, settled on",
+	planner.EdgeCRD: "CRD", planner.EdgeStorageClass: "storage class", planner.EdgeCapability: "capability", planner.EdgePriorityClass: "priority class"}
 
 // Inspection lists what a directory holds: every candidate archive, and
 // every file that is not one or could not be used, with the reason.

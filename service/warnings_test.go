@@ -29,7 +29,7 @@ func TestDeclaredVersusShippedForEveryDeclaredKind(t *testing.T) {
 		{"nothing declared", facts.Provides{}, []string{
 			"creates namespace made (component app, manifests/m-0.yaml) that provides.namespaces does not declare; the barrier after this package does not wait for it",
 			"creates namespace target (component app, manifests/m-0.yaml, zarf creates it when it deploys the chart or manifest) that provides.namespaces does not declare; the barrier after this package does not wait for it",
-			"ships StorageClass fast (component app, manifests/m-0.yaml) that provides.storage_classes does not declare; packages requiring it will not be ordered after this one",
+			"ships StorageClass fast (component app, manifests/m-0.yaml) that provides.storage_classes does not declare; it is provided all the same (what a package ships, it provides), and the barrier after it waits for it",
 		}},
 		{"declared and not shipped", facts.Provides{Namespaces: []string{"made", "target", "ghost"}, StorageClasses: []string{"fast", "slow"}}, []string{
 			"provides.namespaces declares ghost, but the package creates only made, target",
@@ -43,6 +43,9 @@ func TestDeclaredVersusShippedForEveryDeclaredKind(t *testing.T) {
 				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
+	}
+	if got := DeclaredVsShipped(nil, contents); got != nil {
+		t.Errorf("no document: got %q; want nothing (a package without one declares nothing)", got)
 	}
 	if got := DeclaredVsShipped(&facts.Prerequisites{Provides: facts.Provides{StorageClasses: []string{"slow"}}}, &facts.Contents{}); !slices.Equal(got, []string{"provides.storage_classes declares slow, but the package ships no StorageClass"}) {
 		t.Errorf("nothing shipped: got %q", got)
