@@ -91,6 +91,19 @@ func TestBarriers(t *testing.T) {
 		}
 	})
 
+	t.Run("a storage class of an external provisioner that is not CSI is ready once present", func(t *testing.T) {
+		// local-path-provisioner's: no CSIDriver can ever name
+		// rancher.io/local-path (a CSIDriver's name has no slash).
+		sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local-path"}, Provisioner: "rancher.io/local-path"}
+		if _, err := c.Client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Wait(ctx, cl, Barrier{StorageClasses: []string{"local-path"}}, 10*time.Second)
+		if err != nil || len(res.Checks) != 1 || res.Checks[0].State != "present, provisioner rancher.io/local-path" {
+			t.Errorf("Wait = %+v, %v; want it ready once present", res, err)
+		}
+	})
+
 	t.Run("an unhealthy package is not ready", func(t *testing.T) {
 		sec, err := c.Client.CoreV1().Secrets("zarf").Get(ctx, "zarf-package-csi-rook-ceph", metav1.GetOptions{})
 		if err != nil {

@@ -204,10 +204,13 @@ func judgeStorageClass(w store, name string) (bool, string) {
 	return true, fmt.Sprintf("present, CSI driver %s registered", prov)
 }
 
-// csiProvisioner reports whether a provisioner is a CSI driver (every
-// provisioner but the in-tree kubernetes.io/ ones).
+// csiProvisioner reports whether a provisioner is a CSI driver, whose
+// CSIDriver object names it: a name without a slash (a CSIDriver's name
+// is a DNS subdomain). The in-tree kubernetes.io/ provisioners and the
+// external ones that are not CSI (rancher.io/local-path,
+// k8s-sigs.io/nfs-subdir-external-provisioner) register none.
 func csiProvisioner(p string) bool {
-	return p != "" && !strings.HasPrefix(p, "kubernetes.io/")
+	return p != "" && !strings.Contains(p, "/")
 }
 
 func judgeNamespace(w store, name string) (bool, string) {
