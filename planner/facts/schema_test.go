@@ -23,17 +23,21 @@ func TestSchemaAgreesWithDecode(t *testing.T) {
 		t.Fatalf("found %d fixture documents", len(docs))
 	}
 	extra := map[string]string{
-		"name and names": header + "requires: {packages: [{name: a, names: [b]}]}\n",
-		"priority alone": header + "requires: {packages: [{name: a, priority: 1}]}\n",
-		"unknown field":  header + "requires: {packages: [{nmae: a}]}\n",
-		"wrong kind":     strings.Replace(header, "PackagePrerequisites", "Other", 1),
-		"bad name":       header + "requires: {packages: [{name: Bad_Name}]}\n",
-		"bad alias":      header + "requires: {packages: [{names: [a, 'b c']}]}\n",
-		"bad namespace":  header + "provides: {namespaces: [a.b]}\n",
-		"bad crd":        header + "requires: {crds: [X.example.com]}\n",
-		"bad capability": header + "requires: {capabilities: ['-x']}\n",
-		"bad group id":   header + "requires: {packages: [{id: 'g h', name: a}]}\n",
-		"no version":     "apiVersion: colonel-byte.dev/v1alpha1\nkind: PackagePrerequisites\nmetadata: {package: app}\n",
+		"name and names":                   header + "requires: {packages: [{name: a, names: [b]}]}\n",
+		"priority alone":                   header + "requires: {packages: [{name: a, priority: 1}]}\n",
+		"unknown field":                    header + "requires: {packages: [{nmae: a}]}\n",
+		"wrong kind":                       strings.Replace(header, "PackagePrerequisites", "Other", 1),
+		"bad name":                         header + "requires: {packages: [{name: Bad_Name}]}\n",
+		"bad alias":                        header + "requires: {packages: [{names: [a, 'b c']}]}\n",
+		"bad namespace":                    header + "provides: {namespaces: [a.b]}\n",
+		"bad crd":                          header + "requires: {crds: [X.example.com]}\n",
+		"bad capability":                   header + "requires: {capabilities: ['-x']}\n",
+		"bad group id":                     header + "requires: {packages: [{id: 'g h', name: a}]}\n",
+		"no version":                       "apiVersion: colonel-byte.dev/v1alpha1\nkind: PackagePrerequisites\nmetadata: {package: app}\n",
+		"assumes":                          header + "assumes: {custom_resources: [monitoring.coreos.com/ServiceMonitor], storage_classes: [fast], priority_classes: [critical]}\n",
+		"assumes a kind without its group": header + "assumes: {custom_resources: [ServiceMonitor]}\n",
+		"assumes a bad kind":               header + "assumes: {custom_resources: [example.com/Service-Monitor]}\n",
+		"assumes an unknown field":         header + "assumes: {crds: [a.example.com]}\n",
 	}
 	check := func(name string, b []byte) {
 		js, err := yaml.YAMLToJSON(b)
