@@ -76,6 +76,17 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The operator's documents: a directory whose one file makes
+	// app-fluxcd wait for csi-rook-ceph.
+	operator := filepath.Join(tmp, "prerequisites")
+	if err := os.Mkdir(operator, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(operator, "fluxcd.yaml"), []byte("apiVersion: colonel-byte.dev/v1alpha1\nkind: PackagePrerequisites\nmetadata: {package: app-fluxcd}\nrequires:\n  packages: [{name: csi-rook-ceph}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Upstream packages without documents, ordered by what they use.
+	upstream := copyDir(t, filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(exampleDir))), "testdata", "bundles", "upstream"))
 	policy := filepath.Join(tmp, "policy.yaml")
 	if err := os.WriteFile(policy, []byte("apiVersion: colonel-byte.dev/v1alpha1\nkind: MaximalPolicy\nallowed:\n  namespaces: []\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -167,6 +178,8 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 		"max_inflation":    {value: 100000, dir: bombed},
 		"integrity":        {value: "fail", dir: cut},
 		"policy":           {value: policy},
+		"prerequisites":    {value: operator},
+		"requirements":     {value: "declared", dir: upstream, with: map[string]any{"architecture": "amd64"}},
 		"snapshot":         {value: snapshot},
 		"kubeconfig":       {value: kubeconfig, with: map[string]any{"mode": "cluster"}},
 		"context":          {value: "ctx-b", with: map[string]any{"mode": "cluster", "kubeconfig": kubeconfig}},

@@ -174,8 +174,18 @@ func (c *Cluster) prepare(ctx context.Context) error {
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{"kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux"}},
 	}
-	if _, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	created, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	switch {
+	case apierrors.IsAlreadyExists(err):
+	case err != nil:
 		return fmt.Errorf("creating node: %w", err)
+	default:
+		// What a kubelet reports of its node: zarf refuses a package
+		// with images for a cluster whose nodes report no architecture.
+		created.Status.NodeInfo.Architecture, created.Status.NodeInfo.OperatingSystem = "amd64", "linux"
+		if _, err := c.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("reporting the node's architecture: %w", err)
+		}
 	}
 	if _, err := c.Client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating the default service account: %w", err)
@@ -187,15 +197,15 @@ func (c *Cluster) prepare(ctx context.Context) error {
 			Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/pause:1"}},
 		},
 	}
-	created, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+	running, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("creating a pod: %w", err)
 	}
-	created.Status.Phase = corev1.PodRunning
-	if _, err := c.Client.CoreV1().Pods("default").UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+	running.Status.Phase = corev1.PodRunning
+	if _, err := c.Client.CoreV1().Pods("default").UpdateStatus(ctx, running, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("marking the pod Running: %w", err)
 	}
 	return nil
