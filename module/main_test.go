@@ -25,6 +25,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
 	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
@@ -70,6 +71,12 @@ func TestMain(m *testing.M) {
 				fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b[1], err, out)
 				return 1
 			}
+		}
+		// The in-process server of the tests (direct) renders charts as
+		// the daemon does: with the renderer beside the test binary.
+		if err := rendertest.Install(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
 		}
 		exampleDir, _ = filepath.Abs("../examples/bundles/reference-stack")
 		return m.Run()

@@ -148,6 +148,11 @@ func Fixtures(t *testing.T) map[string]Fixture {
 	if err := os.WriteFile(policy, []byte(narrowPolicy), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// An operator's document with a field no document has.
+	operator := filepath.Join(t.TempDir(), "prerequisites.yaml")
+	if err := os.WriteFile(operator, []byte("apiVersion: colonel-byte.dev/v1alpha1\nkind: PackagePrerequisites\nmetadata: {package: database}\nrequires: {pakages: []}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	truncated := copyDir(t, bundle("signed"))
 	rewrite(t, truncated, signedBase, func(b []byte) []byte { return b[:len(b)/2] })
 	amd64 := func(o map[string]any) map[string]any { o["architecture"] = "amd64"; return o }
@@ -177,6 +182,12 @@ func Fixtures(t *testing.T) map[string]Fixture {
 		"invalid": {
 			Dir: bundle("malformed"), Options: amd64(map[string]any{}),
 			Package: "broken", Catalog: "zarf-package-broken-amd64-1.0.0.tar.zst", ReplayKind: "stale",
+		},
+		// The operator's documents are read before anything is compared
+		// or planned.
+		"invalid/prerequisites": {
+			Dir: bundle("upstream"), Options: amd64(map[string]any{"prerequisites": operator}),
+			Package: "database", Catalog: "database", ReplayKind: "invalid",
 		},
 		"cycle": {
 			Dir: bundle("cycle"), Options: amd64(map[string]any{}),
