@@ -105,6 +105,8 @@ type Inspect struct {
 	Registry contract.RegistryAccess
 	// Sources are more sources after Path, read with it as one.
 	Sources []string
+	// Prerequisites are the operator's documents the catalog shows.
+	Prerequisites string
 }
 
 // Request is the wire request of the inspection, every path made
@@ -129,6 +131,9 @@ func (in Inspect) Request() (*contract.InspectRequest, error) {
 		return nil, err
 	}
 	if req.PublicKey, err = absolute(in.PublicKey); err != nil {
+		return nil, err
+	}
+	if req.Prerequisites, err = absolute(in.Prerequisites); err != nil {
 		return nil, err
 	}
 	return req, nil

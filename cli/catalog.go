@@ -32,7 +32,10 @@ creates or writes to, cluster-scoped objects, RBAC granted cluster-wide
 and the registries of its images. A declared provides.crds the package
 does not ship, or a shipped CRD it does not declare, is a warning. With
 --public-key, each signature is checked with that key: the catalog says
-who signed what.`,
+who signed what. Each package's uses (the CRD of each custom resource,
+the class each claim or pod names) are listed with what a plan makes of
+them. With --prerequisites, the operator's documents are shown in place
+of the documents of the archives they apply to.`,
 		Args: sourceArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(catalogOutputs, output) {
@@ -43,7 +46,8 @@ who signed what.`,
 					return err
 				}
 			}
-			req, err := caller.Inspect{Path: args[0], Cache: o, Catalog: true, PublicKey: read.PublicKey, Registry: contract.RegistryAccessOf(read, options.CLICaller), Sources: args[1:]}.Request()
+			req, err := caller.Inspect{Path: args[0], Cache: o, Catalog: true, PublicKey: read.PublicKey, Registry: contract.RegistryAccessOf(read, options.CLICaller), Sources: args[1:],
+				Prerequisites: read.Prerequisites}.Request()
 			if err != nil {
 				return err
 			}
@@ -81,7 +85,7 @@ who signed what.`,
 	options.SetDefaults(&o)
 	bind(cmd.Flags(), &o)
 	options.SetDefaults(&read)
-	bind(cmd.Flags(), &read, "public_key", "plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout")
+	bind(cmd.Flags(), &read, "public_key", "plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout", "prerequisites")
 	registerStateDir(cmd, &stateDir)
 	return cmd
 }

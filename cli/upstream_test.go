@@ -208,4 +208,29 @@ func TestTheCatalogShowsWhatUpstreamPackagesUse(t *testing.T) {
 			t.Errorf("the catalog does not say %q:\n%.3000s", want, out)
 		}
 	}
+	// With the operator's documents, as a plan reads them.
+	ops := filepath.Join(t.TempDir(), "monitoring.yaml")
+	if err := os.WriteFile(ops, []byte("apiVersion: colonel-byte.dev/v1alpha1\nkind: PackagePrerequisites\nmetadata: {package: app-metrics}\nassumes: {custom_resources: [monitoring.coreos.com/ServiceMonitor]}\n"+
+		"---\napiVersion: colonel-byte.dev/v1alpha1\nkind: PackagePrerequisites\nmetadata: {package: gone}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = run(t, "catalog", upstreamDir, "--prerequisites", ops)
+	for _, want := range []string{
+		"document: the operator's monitoring.yaml document 1, in place of the archive's",
+		"assumes custom resources: monitoring.coreos.com/ServiceMonitor",
+		"assumed by its document: met outside the bundle, no requirement",
+		"the operator's monitoring.yaml document 2 applies to no package of the catalog (it names gone)",
+	} {
+		if code != ExitOK || !strings.Contains(out, want) {
+			t.Errorf("the catalog with --prerequisites (exit %d) does not say %q:\n%.3000s%s", code, want, out, stderr)
+		}
+	}
+	// One that cannot be read fails the catalog, naming it.
+	if err := os.WriteFile(ops, []byte("kind: Other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = run(t, "catalog", upstreamDir, "--prerequisites", ops)
+	if code == ExitOK || !strings.Contains(stderr, "cannot read the operator's prerequisites "+ops) {
+		t.Errorf("an unreadable document: exit %d, stderr %s; want a failure naming it", code, stderr)
+	}
 }

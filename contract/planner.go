@@ -78,6 +78,9 @@ type InspectRequest struct {
 	// Sources are more sources after Path (directories absolute, or
 	// registry sources), read with it as one directory.
 	Sources []string
+	// Prerequisites (absolute) are the operator's documents, a file or
+	// a directory, which the catalog shows in place of the archives'.
+	Prerequisites string
 }
 
 // RegistryAccess is how the registry of a registry source (oci://) is

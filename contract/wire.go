@@ -37,7 +37,7 @@ func (s *wireServer) Inspect(ctx context.Context, m *plannerpb.InspectRequest) (
 	d, err := s.impl.Inspect(ctx, &InspectRequest{
 		Path: m.GetPath(), CacheDir: m.GetCacheDir(), UseCache: m.GetUseCache(),
 		Catalog: m.GetCatalog(), Markdown: m.GetMarkdown(), PublicKey: m.GetPublicKey(), Registry: accessOf(m.GetRegistry()),
-		Sources: m.GetSources(),
+		Sources: m.GetSources(), Prerequisites: m.GetPrerequisites(),
 	})
 	if err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ func (c *wireClient) Plan(ctx context.Context, req *PlanRequest) (*PlanAnswer, e
 func (c *wireClient) Inspect(ctx context.Context, req *InspectRequest) (*Document, error) {
 	r, err := c.rpc.Inspect(ctx, &plannerpb.InspectRequest{
 		Path: req.Path, CacheDir: req.CacheDir, UseCache: req.UseCache, Catalog: req.Catalog, Markdown: req.Markdown, PublicKey: req.PublicKey,
-		Registry: accessMessage(req.Registry), Sources: req.Sources,
+		Registry: accessMessage(req.Registry), Sources: req.Sources, Prerequisites: req.Prerequisites,
 	})
 	if err != nil {
 		return nil, err

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,5 +85,42 @@ func TestPlanModuleWarnsWhatTheCatalogWarnsOfThePackagesItPlans(t *testing.T) {
 	}
 	if len(liar) != 2 || !strings.Contains(liar[0], "provides.crds declares cogs.example.com, but the package ships only sprockets.example.com") {
 		t.Errorf("warnings: got %v; want liar's two", res["warnings"])
+	}
+}
+
+// TestTheCatalogModuleShowsTheOperatorsDocuments: zarf_bundle_catalog
+// takes the plan's prerequisites option, and shows each document in place
+// of the archive's; one that cannot be read fails the task, naming it.
+func TestTheCatalogModuleShowsTheOperatorsDocuments(t *testing.T) {
+	cacheDir := filepath.Join(t.TempDir(), "cache") // removed after the daemon stops (cleanups run in reverse)
+	ops := filepath.Join(t.TempDir(), "ops")
+	state := stateDir(t)
+	args := infoArgs(t, state, cacheDir)
+	if err := os.Mkdir(ops, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ops, "liar.yaml"), []byte("apiVersion: colonel-byte.dev/v1alpha1\nkind: PackagePrerequisites\nmetadata: {package: liar}\nrequires: {crds: [gadgets.example.com]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args["prerequisites"] = ops
+	res, code := runModule(t, args)
+	if code != 0 || res["failed"] == true {
+		t.Fatalf("code %d: %v", code, res["msg"])
+	}
+	var liar map[string]any
+	for _, p := range res["packages"].([]any) {
+		if p.(map[string]any)["name"] == "liar" {
+			liar = p.(map[string]any)
+		}
+	}
+	if liar == nil || liar["document"] != "operator: liar.yaml" || fmt.Sprint(liar["requires"]) != "map[crds:[gadgets.example.com]]" {
+		t.Errorf("liar: %v; want the operator's document in place of its own", liar)
+	}
+	if err := os.WriteFile(filepath.Join(ops, "liar.yaml"), []byte("kind: Other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, code = runModule(t, args)
+	if code == 0 || res["failed"] != true || !strings.Contains(fmt.Sprint(res["msg"]), "cannot read the operator's prerequisites "+ops) {
+		t.Errorf("an unreadable document: code %d, %v; want the task failed naming it", code, res["msg"])
 	}
 }

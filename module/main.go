@@ -298,7 +298,7 @@ func info(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	req, err := caller.Inspect{
 		Path: str(args["path"]), Cache: options.Cache{CacheDir: str(args["cache_dir"]), UseCache: args["use_cache"].(bool)},
 		Catalog: true, Markdown: args["markdown"].(bool), PublicKey: str(args["public_key"]), Registry: specs.RegistryAccess(args),
-		Sources: strs(args["sources"]),
+		Sources: strs(args["sources"]), Prerequisites: str(args["prerequisites"]),
 	}.Request()
 	if err != nil {
 		return fail("%v", err)

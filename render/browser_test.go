@@ -441,7 +441,7 @@ func catalogOfSigned(t *testing.T) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		part := service.CatalogFrom(abs, d, service.Signer{Key: pub})
+		part := service.CatalogFrom(abs, d, service.Signer{Key: pub}, service.Operator{})
 		c.Packages = append(c.Packages, part.Packages...)
 		c.Warnings = append(c.Warnings, part.Warnings...)
 	}

@@ -129,6 +129,9 @@ func documentText(doc string) string {
 	case "none":
 		return "none: it declares nothing; a plan orders it by what it ships and uses"
 	}
+	if file, ok := strings.CutPrefix(doc, "operator: "); ok {
+		return "the operator's " + file + ", in place of the archive's"
+	}
 	return doc
 }
 

@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
 // Catalog says what a directory's packages are and what each would do to
@@ -60,9 +62,10 @@ type CatalogPackage struct {
 	Requires facts.Requires `json:"requires"`
 	Assumes  facts.Assumes  `json:"assumes"`
 	// Document says whose PackagePrerequisites document Provides,
-	// Requires and Assumes are: "archive" (the one it carries), "none"
-	// (it carries none: it declares nothing, and is planned from what
-	// it ships and uses).
+	// Requires and Assumes are: "archive" (the one it carries),
+	// "operator: FILE" (an operator's, in its place), "none" (it
+	// carries none: it declares nothing, and is planned from what it
+	// ships and uses).
 	Document string       `json:"document"`
 	Claims   facts.Claims `json:"claims"`
 	// Uses are what its objects need the cluster to have first (the
@@ -96,12 +99,39 @@ func CatalogOf(ctx context.Context, dir string, c inspect.Cache, limits inspect.
 	if err != nil {
 		return nil, err
 	}
-	return CatalogFrom(abs, d, Signer{}), nil
+	return CatalogFrom(abs, d, Signer{}, Operator{}), nil
+}
+
+// Operator is the operator's documents a catalog shows in place of the
+// archives' (the prerequisites option), and the sha256 of what they were
+// read from (filesum's, as a plan's memo keys them).
+type Operator struct {
+	Documents []facts.OperatorDocument
+	SHA256    string
+}
+
+// ReadOperator reads the operator's documents at path (a YAML file, or a
+// directory of YAML files) as a plan reads its prerequisites option.
+func ReadOperator(path string) (Operator, error) {
+	files := filesum.NewReader(options.Files(options.Read{Prerequisites: path}))
+	docs, err := readOperator(files)
+	if err != nil {
+		return Operator{}, err
+	}
+	sums, err := files.Sums()
+	if err != nil {
+		return Operator{}, err
+	}
+	return Operator{Documents: docs, SHA256: filesum.Map(sums)["prerequisites"]}, nil
 }
 
 // CatalogFrom is the catalog of what a read of the directory abs found. It
-// reads nothing: it depends on d and, when a key is given, on the key.
-func CatalogFrom(abs string, d *inspect.Directory, signer Signer) *Catalog {
+// reads nothing: it depends on d and, when a key is given, on the key,
+// and on the operator's documents, each shown in place of the document
+// of the archives it applies to (two that apply to one archive, or one
+// that applies to none, are warnings: the catalog describes, it does not
+// plan).
+func CatalogFrom(abs string, d *inspect.Directory, signer Signer, operator Operator) *Catalog {
 	cat := &Catalog{Directory: abs, Packages: []CatalogPackage{}, Invalid: []InvalidArchive{}, Unusable: d.Unusable, Ignored: d.Ignored,
 		Warnings: slices.Clone(d.Warnings), Counts: d.Counts}
 	if cat.Warnings == nil {
@@ -110,6 +140,7 @@ func CatalogFrom(abs string, d *inspect.Directory, signer Signer) *Catalog {
 	for _, inv := range d.Invalid {
 		cat.Invalid = append(cat.Invalid, InvalidArchive{Archive: inv.Archive, Package: inv.Package, Field: inv.Field, Error: inv.Error()})
 	}
+	used := map[*facts.OperatorDocument]bool{}
 	for _, c := range d.Candidates {
 		p := CatalogPackage{Name: c.Name, Version: c.Version, Architecture: c.Architecture, Flavor: c.Flavor, Description: c.Description,
 			Path: c.Path, SHA256: c.SHA256, Size: c.Size, Signed: c.Signature != nil && c.Signature.Format != facts.SignatureMissing,
@@ -125,8 +156,19 @@ func CatalogFrom(abs string, d *inspect.Directory, signer Signer) *Catalog {
 			}
 		}
 		p.Document, p.Uses = "none", []facts.Use{}
-		if c.Prerequisites != nil {
-			p.Provides, p.Requires, p.Assumes, p.Document = c.Prerequisites.Provides, c.Prerequisites.Requires, c.Prerequisites.Assumes, "archive"
+		doc := c.Prerequisites
+		if doc != nil {
+			p.Document = "archive"
+		}
+		switch od, err := facts.OperatorFor(operator.Documents, c.Name, c.Version); {
+		case err != nil:
+			p.Warnings = append(p.Warnings, "the operator's documents: "+err.Error())
+		case od != nil:
+			doc, p.Document = od.Document, "operator: "+od.Where()
+			used[od] = true
+		}
+		if doc != nil {
+			p.Provides, p.Requires, p.Assumes = doc.Provides, doc.Requires, doc.Assumes
 		}
 		if c.Contents != nil {
 			p.Components, p.Claims = c.Contents.Components, c.Contents.Claims
@@ -139,11 +181,16 @@ func CatalogFrom(abs string, d *inspect.Directory, signer Signer) *Catalog {
 		} else {
 			p.Warnings = append(p.Warnings, "its contents were not read (an entry of an older cache); run zarf-planner cache drop and read it again")
 		}
-		p.Warnings = append(p.Warnings, ContentWarnings(c.Prerequisites, c.Contents)...)
+		p.Warnings = append(p.Warnings, ContentWarnings(doc, c.Contents)...)
 		for _, w := range p.Warnings {
 			cat.Warnings = append(cat.Warnings, PackageWarning(p.Name, p.Version, p.Path, w))
 		}
 		cat.Packages = append(cat.Packages, p)
+	}
+	for i := range operator.Documents {
+		if od := &operator.Documents[i]; !used[od] {
+			cat.Warnings = append(cat.Warnings, fmt.Sprintf("the operator's %s applies to no package of the catalog (it names %s)", od.Where(), od.Document.Metadata.Package))
+		}
 	}
 	return cat
 }

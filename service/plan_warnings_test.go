@@ -41,7 +41,7 @@ func TestAPlanWarnsAboutTheContentsOfThePackagesItPlansOnly(t *testing.T) {
 		t.Errorf("plan warnings:\ngot  %q\nwant %q", res.Plan.Warnings, want)
 	}
 	// The same warnings, in the same words, as the catalog of the directory.
-	cat := CatalogFrom("/b", dir, Signer{})
+	cat := CatalogFrom("/b", dir, Signer{}, Operator{})
 	for _, w := range want {
 		if !slices.Contains(cat.Warnings, w) {
 			t.Errorf("the catalog does not warn %q: %q", w, cat.Warnings)

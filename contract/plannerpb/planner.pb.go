@@ -129,7 +129,11 @@ type InspectRequest struct {
 	Registry *RegistryAccess `protobuf:"bytes,7,opt,name=registry,proto3" json:"registry,omitempty"`
 	// More sources after path (directories absolute, or registry
 	// sources), read with it as one directory.
-	Sources       []string `protobuf:"bytes,8,rep,name=sources,proto3" json:"sources,omitempty"`
+	Sources []string `protobuf:"bytes,8,rep,name=sources,proto3" json:"sources,omitempty"`
+	// With catalog: the operator's PackagePrerequisites documents (an
+	// absolute path: a file, or a directory of YAML files), shown in place
+	// of the documents of the archives they apply to.
+	Prerequisites string `protobuf:"bytes,9,opt,name=prerequisites,proto3" json:"prerequisites,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -218,6 +222,13 @@ func (x *InspectRequest) GetSources() []string {
 		return x.Sources
 	}
 	return nil
+}
+
+func (x *InspectRequest) GetPrerequisites() string {
+	if x != nil {
+		return x.Prerequisites
+	}
+	return ""
 }
 
 type InspectResponse struct {
@@ -911,7 +922,7 @@ const file_planner_proto_rawDesc = "" +
 	"\x18insecure_skip_tls_verify\x18\x02 \x01(\bR\x15insecureSkipTlsVerify\x12(\n" +
 	"\x10registry_ca_file\x18\x03 \x01(\tR\x0eregistryCaFile\x128\n" +
 	"\x18registry_timeout_seconds\x18\x04 \x01(\x03R\x16registryTimeoutSeconds\x12\x16\n" +
-	"\x06caller\x18\x05 \x01(\tR\x06caller\"\x89\x02\n" +
+	"\x06caller\x18\x05 \x01(\tR\x06caller\"\xaf\x02\n" +
 	"\x0eInspectRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1b\n" +
 	"\tcache_dir\x18\x02 \x01(\tR\bcacheDir\x12\x1b\n" +
@@ -921,7 +932,8 @@ const file_planner_proto_rawDesc = "" +
 	"\n" +
 	"public_key\x18\x06 \x01(\tR\tpublicKey\x12:\n" +
 	"\bregistry\x18\a \x01(\v2\x1e.zarfplanner.v1.RegistryAccessR\bregistry\x12\x18\n" +
-	"\asources\x18\b \x03(\tR\asources\")\n" +
+	"\asources\x18\b \x03(\tR\asources\x12$\n" +
+	"\rprerequisites\x18\t \x01(\tR\rprerequisites\")\n" +
 	"\x0fInspectResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\"\xce\x01\n" +
 	"\x10CacheWarmRequest\x12\x14\n" +

@@ -196,7 +196,7 @@ func (m *Memo) stampOf(req service.Request) (k memoKey, archives int, ok bool) {
 // catalogStamp keys a catalog request by what it asks and its directory's
 // stamp (see stampOf); ok is false without a memo or when the directory
 // cannot be stamped.
-func (m *Memo) catalogStamp(path string, warnings []string, markdown bool, signer service.Signer) (k memoKey, archives int, ok bool) {
+func (m *Memo) catalogStamp(path string, warnings []string, markdown bool, signer service.Signer, operator service.Operator) (k memoKey, archives int, ok bool) {
 	if m == nil {
 		return memoKey{}, 0, false
 	}
@@ -205,7 +205,7 @@ func (m *Memo) catalogStamp(path string, warnings []string, markdown bool, signe
 	if signer.Key != nil { // read from the key file now: its content
 		fingerprint = signer.Key.Fingerprint
 	}
-	for _, s := range append([]string{"zarf-planner catalog memo by stamp 1", buildinfo.ID, path, fmt.Sprint(markdown), fingerprint,
+	for _, s := range append([]string{"zarf-planner catalog memo by stamp 2", buildinfo.ID, path, fmt.Sprint(markdown), fingerprint, "operator " + operator.SHA256,
 		fmt.Sprintf("warnings %d", len(warnings))}, warnings...) {
 		kept.Field(h, s)
 	}
@@ -361,9 +361,10 @@ func hashDirectory(h hash.Hash, dir *inspect.Directory) {
 // Markdown when asked, and the caller's warnings appended), remembered
 // like a plan: it depends on what the read found and nothing else. A nil
 // Memo renders every time.
-func (m *Memo) Catalog(sources []string, dir *inspect.Directory, warnings []string, markdown bool, signer service.Signer) ([]byte, error) {
+func (m *Memo) Catalog(sources []string, dir *inspect.Directory, warnings []string, markdown bool, signer service.Signer, operator service.Operator) ([]byte, error) {
 	h := sha256.New()
-	kept.Field(h, "zarf-planner catalog memo 3")
+	kept.Field(h, "zarf-planner catalog memo 4")
+	kept.Field(h, "operator "+operator.SHA256) // the documents' content, read once
 	kept.Field(h, fmt.Sprintf("sources %d", len(sources)))
 	for _, s := range sources {
 		kept.Field(h, s)
@@ -386,7 +387,7 @@ func (m *Memo) Catalog(sources []string, dir *inspect.Directory, warnings []stri
 		}
 		m.misses.Add(1)
 	}
-	cat := service.CatalogFrom(sources[0], dir, signer)
+	cat := service.CatalogFrom(sources[0], dir, signer, operator)
 	cat.Sources = sources[1:]
 	cat.Warnings = append(cat.Warnings, warnings...)
 	var b []byte

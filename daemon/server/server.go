@@ -398,6 +398,15 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 			}
 			signer.Key = key
 		}
+		var operator service.Operator
+		if p := req.Prerequisites; p != "" {
+			if !filepath.IsAbs(p) {
+				return nil, status.Errorf(codes.InvalidArgument, "prerequisites path %q must be absolute when sent to the daemon", p)
+			}
+			if operator, err = service.ReadOperator(p); err != nil {
+				return nil, status.Errorf(codes.FailedPrecondition, "cannot read the operator's prerequisites %s: %v", p, err)
+			}
+		}
 		memo := d.memo
 		if c == nil {
 			memo = nil // without the cache means without any remembered answer
@@ -405,7 +414,7 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 		// First by the directory's stamp, as a plan is: an answer without
 		// looking up a single archive.
 		// A registry has no stamp: a tag can move where no stat sees it.
-		stamp, archives, stamped := memo.catalogStamp(req.Path, warnings, req.Markdown, signer)
+		stamp, archives, stamped := memo.catalogStamp(req.Path, warnings, req.Markdown, signer, operator)
 		stamped = stamped && !published && len(req.Sources) == 0 // the stamp covers the path's alone
 		if stamped {
 			if doc, ok := memo.get(stamp); ok {
@@ -422,13 +431,13 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 			return nil, status.Errorf(codes.FailedPrecondition, "cataloguing %s: %v", req.Path, err)
 		}
 		d.count(dir.Counts)
-		b, err := memo.Catalog(sources, dir, warnings, req.Markdown, signer)
+		b, err := memo.Catalog(sources, dir, warnings, req.Markdown, signer, operator)
 		if err != nil {
 			return nil, err
 		}
 		if stamped && byteDetermined(dir) {
 			// Kept under the stamp only if nothing changed while it was read.
-			if again, _, ok := memo.catalogStamp(req.Path, warnings, req.Markdown, signer); ok && again == stamp {
+			if again, _, ok := memo.catalogStamp(req.Path, warnings, req.Markdown, signer, operator); ok && again == stamp {
 				memo.put(stamp, memoDoc{doc: b})
 			}
 		}

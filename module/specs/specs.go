@@ -200,6 +200,10 @@ func catalogSpec() ansible.Spec {
 	key.Description = "A cosign public key (PEM, as zarf tools gen-key writes cosign.pub): each package's signature is checked with it, and the catalog says who signed what (C(signed_by), the key's fingerprint; C(signature_error) when it does not verify). Without it, signatures are listed, not checked."
 	opts["public_key"] = key
 	opts["markdown"] = ansible.Option{Type: ansible.TypeBool, Default: false, Description: "Also return the catalog as Markdown in C(markdown), for a change review (what C(zarf-planner catalog -o markdown) prints)."}
+	// The plan's prerequisites: the catalog shows the operator's documents.
+	operator := declared(options.Read{})["prerequisites"]
+	operator.Description = "The operator's PackagePrerequisites documents (a YAML file of one or more, or a directory of such files), as zarf_bundle_plan reads them: each package they apply to is shown with the operator's document in place of its own (C(document))."
+	opts["prerequisites"] = operator
 	return ansible.Spec{Options: opts}
 }
 
