@@ -67,7 +67,7 @@ func TestMain(m *testing.M) {
 		renderers := [][]string{{filepath.Join(tmp, renderproc.Binary), "../cmd/zarf-planner-render"}, {filepath.Join(tmp, "other", renderproc.Binary), "../cmd/zarf-planner-render", other}}
 		for _, b := range append([][]string{{moduleBin, "."}, {daemonBin, "../cmd/zarf-planner"}, {otherModuleBin, ".", other}, {otherDaemonBin, "../cmd/zarf-planner", other}}, renderers...) {
 			args := append([]string{"build", "-o", b[0]}, b[2:]...)
-			if out, err := exec.Command("go", append(args, b[1])...).CombinedOutput(); err != nil {
+			if out, err := goBuild(append(args, b[1])...); err != nil {
 				fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b[1], err, out)
 				return 1
 			}
@@ -81,6 +81,15 @@ func TestMain(m *testing.M) {
 		exampleDir, _ = filepath.Abs("../examples/bundles/reference-stack")
 		return m.Run()
 	}())
+}
+
+// goBuild runs go with args as the Makefile builds the binaries: static,
+// without cgo (the chart renderer confines each of its threads, which a
+// cgo binary cannot: renderproc.Confine).
+func goBuild(args ...string) ([]byte, error) {
+	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return cmd.CombinedOutput()
 }
 
 // stateDir is a short, private state directory that the test stops the

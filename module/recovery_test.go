@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -31,7 +30,7 @@ func faultDaemon(t *testing.T) string {
 		faultBin = filepath.Join(dir, "zarf-planner")
 		for _, b := range [][]string{{faultBin, "../cmd/zarf-planner", "-tags=zpfault"}, {filepath.Join(dir, renderproc.Binary), "../cmd/zarf-planner-render"}} {
 			args := append([]string{"build", "-o", b[0]}, b[2:]...)
-			if out, err := exec.Command("go", append(args, b[1])...).CombinedOutput(); err != nil {
+			if out, err := goBuild(append(args, b[1])...); err != nil {
 				faultErr = &buildError{b[1], err, out}
 				return
 			}

@@ -27,27 +27,56 @@ import (
 // (other processes of its user, nobody's when its caller is root, cannot
 // trace it or read its memory), drops every capability it holds
 // (permitted, effective, inheritable and ambient) and runs on one core.
+//
+// no_new_privs, the capabilities and a thread's name are each thread's
+// own, and the Go runtime runs several threads before main (and may run
+// main on any of them): each is set on every thread at once
+// (allThreads), and the threads started later inherit them.
 func Confine() error {
 	var fd3, exe unix.Stat_t
 	if unix.Fstat(3, &fd3) == nil && unix.Stat("/proc/self/exe", &exe) == nil && fd3.Dev == exe.Dev && fd3.Ino == exe.Ino {
 		_ = unix.Close(3)
 	}
 	// Executed as /proc/self/fd/3, its name would be "3" in ps.
-	_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&[]byte(Binary + "\x00")[0])), 0, 0, 0)
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+	name := append([]byte(Binary), 0)
+	err := allThreads(unix.SYS_PRCTL, unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0)
+	runtime.KeepAlive(name)
+	if err != nil {
+		return fmt.Errorf("naming itself: %w", err)
+	}
+	if err := allThreads(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil { // the process's
 		return fmt.Errorf("making itself not dumpable: %w", err)
 	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+	if err := allThreads(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 		return fmt.Errorf("dropping its ambient capabilities: %w", err)
 	}
-	var none [2]unix.CapUserData
-	if err := unix.Capset(&unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, &none[0]); err != nil {
+	// On the heap, which does not move, for the length of the call.
+	hdr, none := &unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}, new([2]unix.CapUserData)
+	err = allThreads(unix.SYS_CAPSET, uintptr(unsafe.Pointer(hdr)), uintptr(unsafe.Pointer(&none[0])), 0)
+	runtime.KeepAlive(hdr)
+	runtime.KeepAlive(none)
+	if err != nil {
 		return fmt.Errorf("dropping its capabilities: %w", err)
 	}
 	runtime.GOMAXPROCS(1)
+	return nil
+}
+
+// allThreads makes a system call on every thread of the process
+// (syscall.AllThreadsSyscall), which a program built with cgo cannot:
+// the renderer is built without it (CGO_ENABLED=0), as every binary of
+// the collection is.
+func allThreads(trap, a1, a2, a3 uintptr) error {
+	_, _, errno := syscall.AllThreadsSyscall(trap, a1, a2, a3)
+	switch {
+	case errno == syscall.ENOTSUP:
+		return errors.New("it was built with cgo, so it cannot confine each of its threads: build it with CGO_ENABLED=0")
+	case errno != 0:
+		return errno
+	}
 	return nil
 }
 

@@ -28,7 +28,9 @@ func Install() error {
 	if exe, err = filepath.EvalSymlinks(exe); err != nil {
 		return err
 	}
-	out, err := exec.Command("go", "build", "-o", filepath.Join(filepath.Dir(exe), renderproc.Binary), "github.com/colonel-byte/zarf-planner/cmd/zarf-planner-render").CombinedOutput()
+	cmd := exec.Command("go", "build", "-o", filepath.Join(filepath.Dir(exe), renderproc.Binary), "github.com/colonel-byte/zarf-planner/cmd/zarf-planner-render")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // it confines every thread of its own (renderproc.Confine)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("building the chart renderer: %v\n%s", err, out)
 	}
