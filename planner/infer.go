@@ -60,12 +60,15 @@ func (p *planning) infer(m *model, c *cand) {
 				continue
 			}
 			if len(names) == 0 {
-				if name := m.clusterKind(u.Name); name != "" {
-					names = []string{name}
-				} else {
+				name := m.clusterKind(u.Name)
+				if name == "" {
 					p.unmet(m, c, r, u)
 					continue
 				}
+				if provides(c, EdgeCRD, name) {
+					continue // it declares the cluster's CRD of that kind its own
+				}
+				names = []string{name}
 			}
 			if declared(declaredCRDs, names...) {
 				continue

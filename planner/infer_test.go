@@ -192,6 +192,15 @@ func TestAUseNothingProvidesIsAssumedStandaloneAndMissingInClusterMode(t *testin
 	if r := strings.Join(p.Packages[0].Reasons, "\n"); !strings.Contains(r, "CRD certificates.cert-manager.io, of kind cert-manager.io/Certificate, is present on cluster prod") || !strings.Contains(r, "storage class fast is present on cluster prod") {
 		t.Errorf("reasons = %s; want each use satisfied on the cluster", r)
 	}
+	// A package that declares the cluster's CRD of the kind its own
+	// requires nothing of it.
+	own := app
+	own.Prerequisites = &facts.Prerequisites{APIVersion: facts.APIVersion, Kind: facts.Kind, Metadata: facts.Metadata{Package: "app", Version: "0.1.0"},
+		Provides: facts.Provides{CRDs: []string{"certificates.cert-manager.io"}}}
+	p, err = New([]facts.Candidate{own}, Options{Cluster: cluster})
+	if err != nil || strings.Contains(strings.Join(p.Packages[0].Reasons, "\n"), "certificates.cert-manager.io") {
+		t.Errorf("a package providing the CRD itself: %v %v; want no requirement of it", err, p)
+	}
 	// A snapshot saved before snapshots held the kinds cannot tell, nor
 	// one whose planner may not list priority classes.
 	old := &facts.Cluster{Name: "old.json", StorageClasses: []string{"fast"}, PriorityClassesUnread: "listing priority classes is forbidden"}
