@@ -114,7 +114,13 @@ type model struct {
 func (p *planning) build(kept []facts.Candidate) *model {
 	m := &model{byName: map[string][]*cand{}, forbid: map[*cand]ruling{}, cluster: p.opts.Cluster, required: map[string]bool{}}
 	for _, c := range kept {
-		cc := &cand{Candidate: c, versionless: c.Version == "", doc: p.docs[c.Path].by, document: p.docs[c.Path].document}
+		cc := &cand{Candidate: c, versionless: c.Version == ""}
+		if c.Prerequisites != nil {
+			cc.doc = ByArchive
+		}
+		if d, ok := p.docs[c.Path]; ok {
+			cc.doc, cc.document = d.by, d.document
+		}
 		if cc.versionless {
 			cc.version = semver.New(0, 0, 0, "", "")
 		} else {
@@ -144,9 +150,16 @@ func (p *planning) build(kept []facts.Candidate) *model {
 	p.forbidden(m)
 	for _, c := range m.cands {
 		c.shipped = facts.ShippedBy(c.Contents)
-		c.provided = map[string][]string{}
+		if c.Prerequisites == nil && c.Contents == nil {
+			continue // it provides nothing
+		}
 		for _, kind := range providedKinds {
-			c.provided[kind] = providedList(c, kind)
+			if list := providedList(c, kind); len(list) > 0 {
+				if c.provided == nil {
+					c.provided = map[string][]string{}
+				}
+				c.provided[kind] = list
+			}
 		}
 	}
 	m.provides, m.kinds = providerIndex(m.cands)
@@ -389,7 +402,11 @@ func providedList(c *cand, kind string) []string {
 			list = d.Provides.Capabilities
 		}
 	}
-	list = append(slices.Clip(list), c.shipped.Of(kind)...)
+	shipped := c.shipped.Of(kind)
+	if len(list)+len(shipped) == 0 {
+		return nil
+	}
+	list = append(slices.Clip(list), shipped...)
 	return slices.Compact(slices.Sorted(slices.Values(list)))
 }
 

@@ -18,18 +18,17 @@ type docOf struct {
 // place of the document it carries, whole, its metadata the archive's.
 // Two that apply to one archive are an invalid problem; one that applies
 // to no archive is a warning.
+//
+// cands is New's own copy: the documents are replaced in it.
 func (p *planning) operatorDocuments(cands []facts.Candidate) []facts.Candidate {
+	if len(p.opts.Operator) == 0 {
+		return cands
+	}
 	p.docs = map[string]docOf{}
 	used := make([]bool, len(p.opts.Operator))
-	out := slices.Clone(cands)
+	out := cands
 	for i := range out {
 		c := &out[i]
-		if c.Prerequisites != nil {
-			p.docs[c.Path] = docOf{by: ByArchive}
-		}
-		if len(p.opts.Operator) == 0 {
-			continue
-		}
 		d, err := facts.OperatorFor(p.opts.Operator, c.Name, c.Version)
 		if err != nil {
 			p.problem(KindInvalid, []string{c.Name}, "%s: the operator's documents (%s): %v", base(c.Path), p.say().Option("prerequisites"), err)

@@ -77,13 +77,14 @@ type Shipped struct {
 	PriorityClasses []string
 }
 
-// ShippedBy is what c ships by default (Shipped); the zero Shipped for
-// nil contents.
+// ShippedBy is what c ships by default (Shipped); the zero Shipped (a
+// nil Kinds, which reads as empty) for nil contents.
 func ShippedBy(c *Contents) Shipped {
-	s := Shipped{Kinds: map[string][]string{}}
+	var s Shipped
 	if c == nil {
 		return s
 	}
+	s.Kinds = map[string][]string{}
 	for _, crd := range c.Claims.CRDs {
 		if !c.Deployed(crd.Origin.Component) {
 			continue
