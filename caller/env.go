@@ -23,7 +23,25 @@ const (
 	// EnvCosignPassword is the password of the private key an approval
 	// is signed with, where cosign reads it (approval.EnvPassword).
 	EnvCosignPassword = "COSIGN_PASSWORD"
+	// EnvDockerConfig is the directory of the Docker config file that
+	// holds the caller's registry logins, as docker and oras read it.
+	EnvDockerConfig = "DOCKER_CONFIG"
 )
+
+// DockerConfig is the caller's Docker config file, which holds its
+// registry logins: $DOCKER_CONFIG/config.json, else
+// ~/.docker/config.json ("" when neither can be named). The caller
+// resolves its logins from it (carry.Logins); the daemon reads none.
+func DockerConfig() string {
+	if d := os.Getenv(EnvDockerConfig); d != "" {
+		abs, _ := filepath.Abs(filepath.Join(d, "config.json"))
+		return abs
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".docker", "config.json")
+	}
+	return ""
+}
 
 // SigningPassword is the password of the caller's cosign private key.
 func SigningPassword() []byte { return []byte(os.Getenv(EnvCosignPassword)) }

@@ -9,7 +9,9 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
+	"github.com/colonel-byte/zarf-planner/carry"
 	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
@@ -75,6 +77,26 @@ func NewPlan(dir string, o options.Request, who options.Caller, given func(name 
 		return nil, err
 	}
 	req := &contract.PlanRequest{Path: abs, Options: o, Caller: who, SavedPlan: saved, Save: files.SaveTo != ""}
+	// Every file an option names that the daemon needs is read here, as
+	// this caller, and sent as bytes (options.CarriedFiles, package
+	// carry); so are the approvals beside a saved plan, and the logins
+	// of the registries its sources name.
+	req.Carried = carry.Files(options.CarriedFiles(o))
+	if o.PlanFile != "" && (o.RequireApprovals > 0 || len(o.ApprovalKeys) > 0) {
+		var keys [][]byte
+		for _, c := range req.Carried {
+			if c.Name == "approval_keys" && len(c.Files) == 1 {
+				keys = append(keys, c.Files[0].Data)
+			}
+		}
+		req.Approvals, req.ApprovalsIgnored, err = carry.Approvals(o.PlanFile, keys)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", who.Name("plan_file"), err)
+		}
+	}
+	if req.Logins, err = logins(append([]string{abs}, o.Sources...)...); err != nil {
+		return nil, err
+	}
 	if page || files.ReportHTML != "" {
 		at, err := Time()
 		if err != nil {
@@ -161,7 +183,11 @@ func (p *Plan) Kept() (doc []byte, failed, ok bool) {
 		return nil, false, false
 	}
 	defer store.Close()
-	key, _, err := kept.PlanKey(kept.Question{Build: buildinfo.ID, Path: req.Path, Plan: o.Plan, Read: o.Read, Caller: req.Caller})
+	sums, err := filesum.Sums(options.Files(options.Request{Plan: o.Plan, Read: o.Read}), req.Carried)
+	if err != nil {
+		return nil, false, false
+	}
+	key, _, err := kept.PlanKey(kept.Question{Build: buildinfo.ID, Path: req.Path, Plan: o.Plan, Read: o.Read, Caller: req.Caller, Sums: sums})
 	if err != nil {
 		return nil, false, false
 	}

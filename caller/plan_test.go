@@ -10,6 +10,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
@@ -149,7 +150,11 @@ func TestKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := kept.PlanKey(kept.Question{Build: buildinfo.ID, Path: pkgs, Plan: o.Plan, Read: o.Read, Caller: options.ModuleCaller})
+	sums, err := filesum.Sums(options.Files(o), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := kept.PlanKey(kept.Question{Build: buildinfo.ID, Path: pkgs, Plan: o.Plan, Read: o.Read, Caller: options.ModuleCaller, Sums: sums})
 	if err != nil {
 		t.Fatal(err)
 	}

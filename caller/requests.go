@@ -1,11 +1,13 @@
 package caller
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"time"
 
+	"github.com/colonel-byte/zarf-planner/carry"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
@@ -73,16 +75,16 @@ type Warm struct {
 // against the caller's working directory.
 func (w Warm) Request() (*contract.WarmRequest, error) {
 	req := &contract.WarmRequest{Prune: w.Prune, CheckMode: w.Check, Forget: w.Forget, Registry: w.Registry}
-	var err error
-	if req.Registry.CAFile, err = absolute(w.Registry.CAFile); err != nil {
-		return nil, err
-	}
 	for _, p := range w.Paths {
 		abs, err := Source(p)
 		if err != nil {
 			return nil, err
 		}
 		req.Paths = append(req.Paths, abs)
+	}
+	var err error
+	if req.Registry, err = registryAccess(w.Registry, req.Paths...); err != nil {
+		return nil, err
 	}
 	if req.CacheDir, err = absolute(w.CacheDir); err != nil {
 		return nil, err
@@ -114,9 +116,6 @@ type Inspect struct {
 func (in Inspect) Request() (*contract.InspectRequest, error) {
 	req := &contract.InspectRequest{UseCache: in.Cache.UseCache, Catalog: in.Catalog, Markdown: in.Markdown, Registry: in.Registry}
 	var err error
-	if req.Registry.CAFile, err = absolute(in.Registry.CAFile); err != nil {
-		return nil, err
-	}
 	if req.Path, err = Source(in.Path); err != nil {
 		return nil, err
 	}
@@ -136,7 +135,52 @@ func (in Inspect) Request() (*contract.InspectRequest, error) {
 	if req.Prerequisites, err = absolute(in.Prerequisites); err != nil {
 		return nil, err
 	}
+	// The key and the documents are read here, as this caller, and sent
+	// as bytes (package carry).
+	req.Carried = carry.Files(options.CarriedFiles(options.Read{PublicKey: req.PublicKey, Prerequisites: req.Prerequisites}))
+	if req.Registry, err = registryAccess(in.Registry, append([]string{req.Path}, req.Sources...)...); err != nil {
+		return nil, err
+	}
 	return req, nil
+}
+
+// LoginTimeout bounds how long resolving the caller's registry logins
+// (its credential helpers) may take.
+const LoginTimeout = 30 * time.Second
+
+// registryAccess completes a registry access with what only the caller
+// can read: its CA bundle's bytes (registry_ca_file, read as every
+// carried file is) and its logins for the registries sources name.
+func registryAccess(a contract.RegistryAccess, sources ...string) (contract.RegistryAccess, error) {
+	var err error
+	if a.CAFile, err = absolute(a.CAFile); err != nil {
+		return a, err
+	}
+	if a.CAFile != "" {
+		files := options.CarriedFiles(options.Read{RegistryCAFile: a.CAFile})
+		for _, f := range files {
+			if f.Name == "registry_ca_file" {
+				c := carry.Files([]options.File{f})[0]
+				a.CA = &c
+			}
+		}
+	}
+	if a.Logins, err = logins(sources...); err != nil {
+		return a, err
+	}
+	return a, nil
+}
+
+// logins are the caller's logins for the registries of sources
+// (carry.Logins), within LoginTimeout.
+func logins(sources ...string) ([]contract.Login, error) {
+	hosts := carry.RegistryHosts(sources...)
+	if len(hosts) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), LoginTimeout)
+	defer cancel()
+	return carry.Logins(ctx, DockerConfig(), hosts)
 }
 
 // absolute is p made absolute, "" staying "".

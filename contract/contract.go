@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/savedplan"
 )
 
@@ -44,9 +45,19 @@ func WindowDialOptions() []grpc.DialOption {
 }
 
 // MaxRequest is the largest request the daemon takes: a saved plan at
-// its largest (savedplan.MaxSize) and room for the rest; gRPC's own
-// default, 4 MiB, would refuse a saved plan of a few thousand packages.
-const MaxRequest = savedplan.MaxSize + 16<<20
+// its largest (savedplan.MaxSize), every carried file at its bound
+// (options.CarriedMax), the approvals beside the saved plan at theirs,
+// and room for the rest; gRPC's own default, 4 MiB, would refuse a saved
+// plan of a few thousand packages.
+var MaxRequest = savedplan.MaxSize + int(options.CarriedMax(options.Request{})) + MaxApprovals*MaxApproval + 16<<20
+
+// MaxApprovals is the most approval files beside a saved plan a caller
+// sends, and MaxApproval the most bytes of each (a sigstore bundle is
+// about a kilobyte); the rest are named and ignored.
+const (
+	MaxApprovals = 64
+	MaxApproval  = 64 << 10
+)
 
 // WindowServerOptions are the daemon's matching gRPC server options, and
 // its bound on a request's size (MaxRequest).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
@@ -45,6 +46,30 @@ type PlanRequest struct {
 	SavedPlan []byte
 	// Save also asks for the plan as a saved plan (when one is possible).
 	Save bool
+	// Carried are the files of the carried options (options
+	// CarriedFiles), as the caller read them (package carry): the daemon
+	// opens none of their paths.
+	Carried []filesum.Carried
+	// Logins are the caller's credentials for the registries its
+	// registry sources name, for those hosts alone.
+	Logins []Login
+	// Approvals are the approvals beside the saved plan, as the caller
+	// found and read them (Name: each one's path); ApprovalsIgnored the
+	// files named like approvals it did not read, each with why.
+	Approvals        []filesum.Named
+	ApprovalsIgnored []string
+}
+
+// Login is a caller's credentials for one registry host, resolved where
+// the caller runs (its Docker config and credential helpers, as docker
+// and oras read them) and sent for that host alone.
+type Login struct {
+	// Host is host[:port], as the source names it.
+	Host string
+	// Username and Password are a basic login; RefreshToken is an
+	// identity token (exchanged for access tokens); AccessToken a
+	// registry token sent as it is.
+	Username, Password, RefreshToken, AccessToken string
 }
 
 // PlanAnswer is a plan, or why there is none.
@@ -81,6 +106,9 @@ type InspectRequest struct {
 	// Prerequisites (absolute) are the operator's documents, a file or
 	// a directory, which the catalog shows in place of the archives'.
 	Prerequisites string
+	// Carried are the files PublicKey and Prerequisites name, as the
+	// caller read them.
+	Carried []filesum.Carried
 }
 
 // RegistryAccess is how the registry of a registry source (oci://) is
@@ -89,8 +117,12 @@ type InspectRequest struct {
 type RegistryAccess struct {
 	PlainHTTP             bool
 	InsecureSkipTLSVerify bool
-	// CAFile is a PEM bundle (absolute) trusted beside the system's.
+	// CAFile is a PEM bundle (absolute) trusted beside the system's; CA
+	// is what the caller read of it (package carry).
 	CAFile string
+	CA     *filesum.Carried
+	// Logins are the caller's credentials for the registries it names.
+	Logins []Login
 	// TimeoutSeconds bounds each silence of the registry; 0 means the
 	// default.
 	TimeoutSeconds int

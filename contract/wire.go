@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
@@ -37,7 +38,7 @@ func (s *wireServer) Inspect(ctx context.Context, m *plannerpb.InspectRequest) (
 	d, err := s.impl.Inspect(ctx, &InspectRequest{
 		Path: m.GetPath(), CacheDir: m.GetCacheDir(), UseCache: m.GetUseCache(),
 		Catalog: m.GetCatalog(), Markdown: m.GetMarkdown(), PublicKey: m.GetPublicKey(), Registry: accessOf(m.GetRegistry()),
-		Sources: m.GetSources(), Prerequisites: m.GetPrerequisites(),
+		Sources: m.GetSources(), Prerequisites: m.GetPrerequisites(), Carried: carriedOf(m.GetFiles()),
 	})
 	if err != nil {
 		return nil, err
@@ -88,7 +89,8 @@ func planFromWire(m *plannerpb.PlanRequest) (*PlanRequest, error) {
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
-	req := &PlanRequest{Path: m.GetPath(), Options: o, Caller: options.Caller(m.GetCaller()), Page: m.GetHtml(), SavedPlan: m.GetSavedPlan(), Save: m.GetSave()}
+	req := &PlanRequest{Path: m.GetPath(), Options: o, Caller: options.Caller(m.GetCaller()), Page: m.GetHtml(), SavedPlan: m.GetSavedPlan(), Save: m.GetSave(),
+		Carried: carriedOf(m.GetFiles()), Logins: loginsOf(m.GetLogins()), Approvals: namedOf(m.GetApprovals()), ApprovalsIgnored: m.GetApprovalsIgnored()}
 	if t := m.GetTimeUnix(); t != 0 {
 		req.Time = time.Unix(t, 0)
 	}
@@ -105,7 +107,8 @@ func (c *wireClient) Plan(ctx context.Context, req *PlanRequest) (*PlanAnswer, e
 	if err != nil {
 		return nil, err
 	}
-	m := &plannerpb.PlanRequest{Path: req.Path, Options: b, Caller: string(req.Caller), Html: req.Page, SavedPlan: req.SavedPlan, Save: req.Save}
+	m := &plannerpb.PlanRequest{Path: req.Path, Options: b, Caller: string(req.Caller), Html: req.Page, SavedPlan: req.SavedPlan, Save: req.Save,
+		Files: carriedMessages(req.Carried), Logins: loginMessages(req.Logins), Approvals: namedMessages(req.Approvals), ApprovalsIgnored: req.ApprovalsIgnored}
 	if !req.Time.IsZero() {
 		m.TimeUnix = req.Time.Unix()
 	}
@@ -119,7 +122,7 @@ func (c *wireClient) Plan(ctx context.Context, req *PlanRequest) (*PlanAnswer, e
 func (c *wireClient) Inspect(ctx context.Context, req *InspectRequest) (*Document, error) {
 	r, err := c.rpc.Inspect(ctx, &plannerpb.InspectRequest{
 		Path: req.Path, CacheDir: req.CacheDir, UseCache: req.UseCache, Catalog: req.Catalog, Markdown: req.Markdown, PublicKey: req.PublicKey,
-		Registry: accessMessage(req.Registry), Sources: req.Sources, Prerequisites: req.Prerequisites,
+		Registry: accessMessage(req.Registry), Sources: req.Sources, Prerequisites: req.Prerequisites, Files: carriedMessages(req.Carried),
 	})
 	if err != nil {
 		return nil, err
@@ -175,15 +178,81 @@ func timeoutOf(n int64) time.Duration {
 // accessOf reads a registry access from the wire (nil: none given).
 func accessOf(m *plannerpb.RegistryAccess) RegistryAccess {
 	return RegistryAccess{
-		PlainHTTP: m.GetPlainHttp(), InsecureSkipTLSVerify: m.GetInsecureSkipTlsVerify(), CAFile: m.GetRegistryCaFile(),
-		TimeoutSeconds: int(min(max(m.GetRegistryTimeoutSeconds(), 0), 1<<31-1)), Caller: options.Caller(m.GetCaller()),
+		PlainHTTP: m.GetPlainHttp(), InsecureSkipTLSVerify: m.GetInsecureSkipTlsVerify(), CAFile: m.GetRegistryCaFile(), CA: oneCarried(m.GetRegistryCa()),
+		TimeoutSeconds: int(min(max(m.GetRegistryTimeoutSeconds(), 0), 1<<31-1)), Caller: options.Caller(m.GetCaller()), Logins: loginsOf(m.GetLogins()),
 	}
+}
+
+// oneCarried reads one carried file from the wire (nil: none).
+func oneCarried(m *plannerpb.CarriedFile) *filesum.Carried {
+	if m == nil {
+		return nil
+	}
+	c := carriedOf([]*plannerpb.CarriedFile{m})
+	return &c[0]
+}
+
+// carriedOf reads carried files from the wire.
+func carriedOf(ms []*plannerpb.CarriedFile) []filesum.Carried {
+	var out []filesum.Carried
+	for _, m := range ms {
+		out = append(out, filesum.Carried{Name: m.GetOption(), Path: m.GetPath(), Dir: m.GetDir(), Files: namedOf(m.GetFiles()), Err: m.GetError()})
+	}
+	return out
+}
+
+// carriedMessages are carried files for the wire.
+func carriedMessages(cs []filesum.Carried) []*plannerpb.CarriedFile {
+	var out []*plannerpb.CarriedFile
+	for _, c := range cs {
+		out = append(out, &plannerpb.CarriedFile{Option: c.Name, Path: c.Path, Dir: c.Dir, Files: namedMessages(c.Files), Error: c.Err})
+	}
+	return out
+}
+
+func namedOf(ms []*plannerpb.NamedBytes) []filesum.Named {
+	var out []filesum.Named
+	for _, m := range ms {
+		out = append(out, filesum.Named{Name: m.GetName(), Data: m.GetData()})
+	}
+	return out
+}
+
+func namedMessages(ns []filesum.Named) []*plannerpb.NamedBytes {
+	var out []*plannerpb.NamedBytes
+	for _, n := range ns {
+		out = append(out, &plannerpb.NamedBytes{Name: n.Name, Data: n.Data})
+	}
+	return out
+}
+
+func loginsOf(ms []*plannerpb.RegistryLogin) []Login {
+	var out []Login
+	for _, m := range ms {
+		out = append(out, Login{Host: m.GetHost(), Username: m.GetUsername(), Password: m.GetPassword(), RefreshToken: m.GetRefreshToken(), AccessToken: m.GetAccessToken()})
+	}
+	return out
+}
+
+func loginMessages(ls []Login) []*plannerpb.RegistryLogin {
+	var out []*plannerpb.RegistryLogin
+	for _, l := range ls {
+		out = append(out, &plannerpb.RegistryLogin{Host: l.Host, Username: l.Username, Password: l.Password, RefreshToken: l.RefreshToken, AccessToken: l.AccessToken})
+	}
+	return out
 }
 
 // accessMessage is a registry access for the wire.
 func accessMessage(a RegistryAccess) *plannerpb.RegistryAccess {
 	return &plannerpb.RegistryAccess{
 		PlainHttp: a.PlainHTTP, InsecureSkipTlsVerify: a.InsecureSkipTLSVerify, RegistryCaFile: a.CAFile,
-		RegistryTimeoutSeconds: int64(a.TimeoutSeconds), Caller: string(a.Caller),
+		RegistryTimeoutSeconds: int64(a.TimeoutSeconds), Caller: string(a.Caller), Logins: loginMessages(a.Logins), RegistryCa: oneCarriedMessage(a.CA),
 	}
+}
+
+func oneCarriedMessage(c *filesum.Carried) *plannerpb.CarriedFile {
+	if c == nil {
+		return nil
+	}
+	return carriedMessages([]filesum.Carried{*c})[0]
 }

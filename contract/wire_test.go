@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
+	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
@@ -83,7 +84,14 @@ func TestEveryFieldCrossesTheWire(t *testing.T) {
 	o := options.Defaults()
 	o.Architecture, o.Exclude, o.CacheDir = "arm64", []string{"a", "b"}, "/c"
 	o.Mode, o.Kubeconfig, o.Context = options.ModeCluster, "/k", "ctx"
-	plan := &PlanRequest{Path: "/d", Options: o, Caller: options.CLICaller, Page: true, Time: time.Unix(1777638645, 0), SavedPlan: []byte("s"), Save: true}
+	carried := []filesum.Carried{
+		{Name: "policy", Path: "/p.yaml", Files: []filesum.Named{{Name: "p.yaml", Data: []byte("allowed: {}")}}},
+		{Name: "prerequisites", Path: "/ops", Dir: true, Files: []filesum.Named{{Name: "a.yaml", Data: []byte("a")}, {Name: "b.yml", Data: []byte("b")}}},
+		{Name: "public_key", Path: "/k.pub", Err: "/k.pub is a FIFO"},
+	}
+	logins := []Login{{Host: "r.example:5000", Username: "u", Password: "p"}, {Host: "q.example", RefreshToken: "rt", AccessToken: "at"}}
+	plan := &PlanRequest{Path: "/d", Options: o, Caller: options.CLICaller, Page: true, Time: time.Unix(1777638645, 0), SavedPlan: []byte("s"), Save: true,
+		Carried: carried, Logins: logins, Approvals: []filesum.Named{{Name: "/plan.json.approved-by-x.sigstore.json", Data: []byte("{}")}}, ApprovalsIgnored: []string{"/x: a FIFO"}}
 	a, err := p.Plan(ctx, plan)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +106,8 @@ func TestEveryFieldCrossesTheWire(t *testing.T) {
 		t.Errorf("no page: %+v, %v; want no time, no page", rec.plan, err)
 	}
 
-	in := &InspectRequest{Path: "/d", CacheDir: "/c", UseCache: true, Catalog: true, Markdown: true, PublicKey: "/k.pub"}
+	in := &InspectRequest{Path: "/d", CacheDir: "/c", UseCache: true, Catalog: true, Markdown: true, PublicKey: "/k.pub", Carried: carried[:1],
+		Registry: RegistryAccess{CAFile: "/ca.pem", CA: &filesum.Carried{Name: "registry_ca_file", Path: "/ca.pem", Files: []filesum.Named{{Name: "ca.pem", Data: []byte("pem")}}}, Logins: logins}}
 	d, err := p.Inspect(ctx, in)
 	if err != nil || !reflect.DeepEqual(rec.inspect, in) || string(d.Result) != `{"candidates":[]}` {
 		t.Errorf("inspect: %+v, %v; got %+v", d, err, rec.inspect)

@@ -3,42 +3,40 @@ package filesum
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/planner/options"
-	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
-func TestSumsAreOfWhatWasRead(t *testing.T) {
-	pol := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(pol, []byte("one"), 0o644); err != nil {
-		t.Fatal(err)
+// The sums are of what the caller carried, each file served once; a
+// carried option that decides no plan has no sum.
+func TestSumsAreOfWhatWasCarried(t *testing.T) {
+	files := options.CarriedFiles(options.Request{Read: options.Read{Policy: "/p.yaml", RegistryCAFile: "/ca.pem"}})
+	carried := []Carried{
+		{Name: "policy", Path: "/p.yaml", Files: []Named{{Name: "p.yaml", Data: []byte("one")}}},
+		{Name: "registry_ca_file", Path: "/ca.pem", Files: []Named{{Name: "ca.pem", Data: []byte("ca")}}},
 	}
-	r := NewReader(options.Files(options.Request{Read: options.Read{Policy: pol}}))
+	r := NewReader(files, carried)
 	b, err := r.Bytes("policy")
 	if err != nil || string(b) != "one" {
 		t.Fatalf("Bytes = %q, %v; want the policy", b, err)
 	}
-	// Rewritten after it was read: the sums are of what was used.
-	if err := os.WriteFile(pol, []byte("two"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := r.Bytes("policy"); err == nil {
-		t.Error("read a file twice")
+		t.Error("served a file twice")
 	}
 	if _, err := r.Bytes("kubeconfig"); err == nil {
-		t.Error("read an option that is not a content option")
+		t.Error("served an option that is not carried")
+	}
+	if ca, err := r.Bytes("registry_ca_file"); err != nil || string(ca) != "ca" {
+		t.Errorf("the CA bundle: %q, %v", ca, err)
 	}
 	sums, err := r.Sums()
 	if err != nil {
 		t.Fatal(err)
 	}
 	one := sha256.Sum256([]byte("one"))
-	want := []Sum{{Name: "public_key"}, {Name: "policy", Path: pol, SHA256: hex.EncodeToString(one[:])}, {Name: "prerequisites"}, {Name: "snapshot"}}
+	want := []Sum{{Name: "public_key"}, {Name: "policy", Path: "/p.yaml", SHA256: hex.EncodeToString(one[:])}, {Name: "prerequisites"}, {Name: "snapshot"}}
 	if len(sums) != len(want) {
 		t.Fatalf("Sums = %v; want %v", sums, want)
 	}
@@ -52,81 +50,54 @@ func TestSumsAreOfWhatWasRead(t *testing.T) {
 	}
 }
 
-func TestAFileOverItsBoundIsNotRead(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "big")
-	if err := os.WriteFile(p, make([]byte, 9), 0o644); err != nil {
-		t.Fatal(err)
+// Nothing given is read from its path: a file the caller did not carry,
+// or carried for another path, is an error naming it; what was carried
+// over the wire is held to the declaration again.
+func TestWhatWasNotCarriedIsNotRead(t *testing.T) {
+	files := options.CarriedFiles(options.Request{Read: options.Read{Policy: "/etc/hostname", Prerequisites: "/ops"}})
+	if _, err := NewReader(files, nil).Bytes("policy"); err == nil || !strings.Contains(err.Error(), "sent not its content") {
+		t.Errorf("not carried: %v; want it refused", err)
 	}
-	_, err := Read([]options.File{{Name: "extra", Path: p, Max: 8}})
-	var e *Error
-	if !errors.As(err, &e) || e.Name != "extra" || !errors.Is(err, privdir.ErrTooLarge) {
-		t.Errorf("err = %v; want a too-large error naming the option", err)
+	other := []Carried{{Name: "policy", Path: "/elsewhere", Files: []Named{{Name: "x", Data: []byte("x")}}}}
+	if _, err := NewReader(files, other).Bytes("policy"); err == nil {
+		t.Error("a file carried for another path was served")
+	}
+	big := []Carried{{Name: "policy", Path: "/etc/hostname", Files: []Named{{Name: "hostname", Data: make([]byte, 1<<20+1)}}}}
+	if _, err := NewReader(files, big).Bytes("policy"); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("over the bound: %v; want it refused", err)
+	}
+	failed := []Carried{{Name: "policy", Path: "/etc/hostname", Err: "/etc/hostname: a FIFO"}}
+	if _, err := NewReader(files, failed).Bytes("policy"); err == nil || !strings.Contains(err.Error(), "a FIFO") {
+		t.Errorf("a failed read: %v; want its error", err)
+	}
+	bad := []Carried{{Name: "prerequisites", Path: "/ops", Dir: true, Files: []Named{{Name: "../x.yaml", Data: []byte("x")}}}}
+	if _, err := NewReader(files, bad).Contents("prerequisites"); err == nil {
+		t.Error("a directory's file named ../x.yaml was served")
+	}
+	dir := []Carried{{Name: "policy", Path: "/etc/hostname", Dir: true, Files: []Named{{Name: "a.yaml"}}}}
+	if _, err := NewReader(files, dir).Bytes("policy"); err == nil {
+		t.Error("a directory was served for an option that takes a file")
 	}
 }
 
-// An option that may name a directory reads its YAML files, in name
-// order, and its sum changes when any of them does; a file works too.
-func TestADirectoryOptionReadsItsYAMLFiles(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, s string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
+// A directory's sum is of its listing: names and contents.
+func TestADirectorysSumIsOfItsListing(t *testing.T) {
+	a := Carried{Dir: true, Files: []Named{{Name: "a.yaml", Data: []byte("a")}}}
+	b := Carried{Dir: true, Files: []Named{{Name: "b.yaml", Data: []byte("a")}}}
+	if SumOf(a) == SumOf(b) {
+		t.Error("two directories of one content under other names have one sum")
 	}
-	write("b.yml", "b")
-	write("a.yaml", "a")
-	write("notes.txt", "not read")
-	write(".hidden.yaml", "not read")
-	if err := os.Mkdir(filepath.Join(dir, "sub.yaml"), 0o755); err != nil {
-		t.Fatal(err)
+}
+
+// A path list (approval keys) is served whole, each file by its path.
+func TestAllServesAPathList(t *testing.T) {
+	files := options.CarriedFiles(options.Request{Approvals: options.Approvals{ApprovalKeys: []string{"/a.pub", "/b.pub"}}})
+	carried := []Carried{
+		{Name: "approval_keys", Path: "/a.pub", Files: []Named{{Name: "a.pub", Data: []byte("A")}}},
+		{Name: "approval_keys", Path: "/b.pub", Files: []Named{{Name: "b.pub", Data: []byte("B")}}},
 	}
-	files := []options.File{{Name: "docs", Path: dir, Max: 64, Dir: true}}
-	contents := func() ([]Named, string) {
-		t.Helper()
-		r := NewReader(files)
-		got, err := r.Contents("docs")
-		if err != nil {
-			t.Fatal(err)
-		}
-		sums, err := r.Sums()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got, sums[0].SHA256
-	}
-	got, sum := contents()
-	if len(got) != 2 || got[0].Name != "a.yaml" || string(got[0].Data) != "a" || got[1].Name != "b.yml" {
-		t.Fatalf("Contents = %+v; want a.yaml then b.yml", got)
-	}
-	write("b.yml", "B")
-	if _, again := contents(); again == sum {
-		t.Error("the sum did not change when a file of the directory did")
-	}
-	// A symlink inside is refused, naming it; so are files over the
-	// bound together, and a directory of no YAML file.
-	if err := os.Symlink(filepath.Join(dir, "a.yaml"), filepath.Join(dir, "c.yaml")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := NewReader(files).Contents("docs"); !errors.Is(err, privdir.ErrNotRegular) || !strings.Contains(err.Error(), "c.yaml") {
-		t.Errorf("a symlink inside: %v; want it refused, named", err)
-	}
-	os.Remove(filepath.Join(dir, "c.yaml"))
-	write("c.yaml", strings.Repeat("x", 63))
-	if _, err := NewReader(files).Contents("docs"); !errors.Is(err, privdir.ErrTooLarge) {
-		t.Errorf("over the bound together: %v; want too large", err)
-	}
-	empty := t.TempDir()
-	if _, err := NewReader([]options.File{{Name: "docs", Path: empty, Max: 64, Dir: true}}).Contents("docs"); err == nil || !strings.Contains(err.Error(), "holds no *.yaml or *.yml file") {
-		t.Errorf("an empty directory: %v; want it refused", err)
-	}
-	one := filepath.Join(dir, "a.yaml")
-	got, err := NewReader([]options.File{{Name: "docs", Path: one, Max: 64, Dir: true}}).Contents("docs")
-	if err != nil || len(got) != 1 || got[0].Name != "a.yaml" {
-		t.Errorf("a file: %+v, %v; want its one file", got, err)
-	}
-	// Bytes refuses an option that may name a directory.
-	if _, err := NewReader(files).Bytes("docs"); err == nil {
-		t.Error("Bytes read an option that may name a directory")
+	got, err := NewReader(files, carried).All("approval_keys")
+	if err != nil || len(got) != 2 || got[0].Name != "/a.pub" || string(got[1].Data) != "B" {
+		t.Errorf("All = %+v, %v; want both keys by path", got, err)
 	}
 }

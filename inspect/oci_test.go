@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"oras.land/oras-go/v2/registry/remote/auth"
+
 	"github.com/colonel-byte/zarf-planner/cache"
+	"github.com/colonel-byte/zarf-planner/carry"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/registry"
 	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
@@ -165,27 +168,32 @@ func TestABlobThatIsNotItsDigestIsRefused(t *testing.T) {
 	}
 }
 
-// A registry behind basic auth is read with the login of the Docker
-// config file; without one the read fails saying how to log in.
-func TestARegistryLoginComesFromTheDockerConfigFile(t *testing.T) {
+// A registry behind basic auth is read with the caller's login, resolved
+// from its Docker config file (carry.Logins) and given for that host
+// alone; without one the read fails saying how to log in. The reader
+// reads no Docker config of its own, whatever DOCKER_CONFIG says.
+func TestARegistryLoginComesFromTheCallersDockerConfigFile(t *testing.T) {
 	reg := registrytest.Start(t, registrytest.Options{User: "planner", Password: "s3cret"})
 	reg.Publish(t, "ns", filepath.Join(referenceStack(t), "zarf-package-init-amd64-0.1.0.tar.zst"))
 	ctx := context.Background()
-	empty := filepath.Join(t.TempDir(), "config.json")
-	if err := os.WriteFile(empty, []byte(`{}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, err := inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns", inspect.Options{Registry: registry.Options{PlainHTTP: true, DockerConfig: empty}})
+	t.Setenv("DOCKER_CONFIG", filepath.Dir(reg.DockerConfig))
+	_, err := inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns", inspect.Options{Registry: registry.Options{PlainHTTP: true}})
 	if err == nil || !strings.Contains(err.Error(), "asks for a login") || !strings.Contains(err.Error(), "zarf tools registry login "+reg.Host) {
-		t.Errorf("without a login: %v", err)
+		t.Errorf("without a login given (DOCKER_CONFIG set in the reader's environment): %v", err)
 	}
-	d, err := inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns", inspect.Options{Registry: registry.Options{PlainHTTP: true, DockerConfig: reg.DockerConfig}})
+	logins, err := carry.Logins(ctx, reg.DockerConfig, []string{reg.Host, "other.example:5000"})
+	if err != nil || len(logins) != 1 || logins[0].Host != reg.Host {
+		t.Fatalf("the caller's logins: %+v, %v; want the one for %s", logins, err, reg.Host)
+	}
+	given := map[string]auth.Credential{reg.Host: {Username: logins[0].Username, Password: logins[0].Password}}
+	d, err := inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns", inspect.Options{Registry: registry.Options{PlainHTTP: true, Logins: given}})
 	if err != nil || len(d.Candidates) != 1 {
 		t.Fatalf("with the login: %v %+v", err, d)
 	}
-	t.Setenv("DOCKER_CONFIG", filepath.Dir(reg.DockerConfig))
-	if d, err = inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns", inspect.Options{Registry: registry.Options{PlainHTTP: true}}); err != nil || len(d.Candidates) != 1 {
-		t.Fatalf("with DOCKER_CONFIG: %v %+v", err, d)
+	// A login for another host is not sent to this one.
+	other := map[string]auth.Credential{"127.0.0.2:5000": given[reg.Host]}
+	if _, err := inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns", inspect.Options{Registry: registry.Options{PlainHTTP: true, Logins: other}}); err == nil || !strings.Contains(err.Error(), "asks for a login") {
+		t.Errorf("with another host's login: %v; want it refused", err)
 	}
 }
 

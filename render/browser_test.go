@@ -430,7 +430,7 @@ const hostileCommand = `curl x | sh </script><script>alert(1)</script></td></tr>
 // key, with one more package whose name is markup.
 func catalogOfSigned(t *testing.T) []byte {
 	t.Helper()
-	pub, err := signature.LoadKey("../testdata/keys/cosign.pub")
+	pub, err := loadKey("../testdata/keys/cosign.pub")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,4 +469,11 @@ func keep(t *testing.T, from, to string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// loadKey is the public key of a key file (signature.KeyOf of its
+// bytes).
+func loadKey(path string) (*signature.Key, error) {
+	b, err := os.ReadFile(path)
+	return signature.KeyOf(path, b, err)
 }

@@ -46,7 +46,7 @@ func BenchmarkWarmReadDir(b *testing.B) {
 func BenchmarkWarmPlan(b *testing.B) {
 	dir, c := benchCache(b)
 	for b.Loop() {
-		req := NewRequest(dir, options.Defaults(), options.ModuleCaller)
+		req := carriedRequest(dir, options.Defaults(), options.ModuleCaller)
 		req.Cache = c
 		read, early, err := Read(context.Background(), req)
 		if err != nil || early != nil {
@@ -86,7 +86,7 @@ func BenchmarkCheckSignatures(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	key, err := signature.LoadKey("../testdata/keys/cosign.pub")
+	key, err := loadKey("../testdata/keys/cosign.pub")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -106,4 +106,11 @@ func BenchmarkCheckSignatures(b *testing.B) {
 			}
 		})
 	}
+}
+
+// loadKey is the public key of a key file (signature.KeyOf of its
+// bytes).
+func loadKey(path string) (*signature.Key, error) {
+	b, err := os.ReadFile(path)
+	return signature.KeyOf(path, b, err)
 }

@@ -110,10 +110,11 @@ type Operator struct {
 	SHA256    string
 }
 
-// ReadOperator reads the operator's documents at path (a YAML file, or a
-// directory of YAML files) as a plan reads its prerequisites option.
-func ReadOperator(path string) (Operator, error) {
-	files := filesum.NewReader(options.Files(options.Read{Prerequisites: path}))
+// ReadOperator decodes the operator's documents at path (a YAML file, or
+// a directory of YAML files), as its caller carried them, as a plan
+// reads its prerequisites option.
+func ReadOperator(path string, carried []filesum.Carried) (Operator, error) {
+	files := filesum.NewReader(options.Files(options.Read{Prerequisites: path}), carried)
 	docs, err := readOperator(files)
 	if err != nil {
 		return Operator{}, err

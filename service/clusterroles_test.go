@@ -38,7 +38,7 @@ func TestKyvernosAggregatedRolesResolveAgainstTheCluster(t *testing.T) {
 	}
 	live := options.Request{Plan: options.Plan{Mode: options.ModeCluster}, Cluster: options.Cluster{Kubeconfig: c.Kubeconfig}}
 
-	read, early, err := Read(context.Background(), NewRequest(dir, live, options.CLICaller))
+	read, early, err := Read(context.Background(), carriedRequest(dir, live, options.CLICaller))
 	if err != nil || early != nil {
 		t.Fatalf("read: %v %+v", err, early)
 	}

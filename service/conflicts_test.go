@@ -51,7 +51,7 @@ func planOf(t *testing.T, dir string, o options.Request) *Result {
 	if o.Architecture == "" && o.Mode != options.ModeCluster {
 		o.Architecture = "amd64"
 	}
-	read, early, err := Read(context.Background(), NewRequest(dir, o, options.CLICaller))
+	read, early, err := Read(context.Background(), carriedRequest(dir, o, options.CLICaller))
 	if err != nil {
 		t.Fatal(err)
 	}

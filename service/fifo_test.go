@@ -12,8 +12,10 @@ import (
 )
 
 // TestReadRefusesFIFOsAtOnce gives a FIFO for each file a plan request
-// names: the request must fail at once naming the file and its option,
-// not hang the daemon on open(2).
+// names, and carries none of them: Read must fail at once naming the
+// file and its option as not sent, never open the path to make up for it
+// (open(2) of a FIFO would hang the daemon). The caller's door (package
+// carry) refuses the FIFO itself; its tests and the front ends' show it.
 func TestReadRefusesFIFOsAtOnce(t *testing.T) {
 	for _, opt := range []string{"policy", "public_key", "snapshot"} {
 		t.Run(opt, func(t *testing.T) {
@@ -30,6 +32,7 @@ func TestReadRefusesFIFOsAtOnce(t *testing.T) {
 			case "snapshot":
 				o.Snapshot = p
 			}
+			// Nothing carried: Read must not open the path to make up for it.
 			req := NewRequest(t.TempDir(), o, options.Caller(""))
 			done := make(chan *Result, 1)
 			go func() {
@@ -41,8 +44,8 @@ func TestReadRefusesFIFOsAtOnce(t *testing.T) {
 			}()
 			select {
 			case early := <-done:
-				if early == nil || !early.Failed || !strings.Contains(early.Msg, p) || !strings.Contains(early.Msg, "FIFO") {
-					t.Fatalf("early = %+v; want a failure naming %s as a FIFO", early, p)
+				if early == nil || !early.Failed || !strings.Contains(early.Msg, p) || !strings.Contains(early.Msg, "sent not its content") {
+					t.Fatalf("early = %+v; want a failure naming %s as not carried", early, p)
 				}
 				if !strings.Contains(early.Msg, opt) {
 					t.Fatalf("msg %q does not name the option %s", early.Msg, opt)

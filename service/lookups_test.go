@@ -69,7 +69,7 @@ func TestAChartsLookupsAreAskedOfTheClusterInClusterMode(t *testing.T) {
 	dir := realChartDir(t, kyverno)
 	policy := filepath.Join("..", "testdata", "sources", "realcharts", "kyverno", "policy.yaml")
 
-	read, early, err := Read(context.Background(), NewRequest(dir, options.Request{Plan: options.Plan{Architecture: "amd64"}, Read: options.Read{Policy: policy}}, options.CLICaller))
+	read, early, err := Read(context.Background(), carriedRequest(dir, options.Request{Plan: options.Plan{Architecture: "amd64"}, Read: options.Read{Policy: policy}}, options.CLICaller))
 	if err != nil || early != nil {
 		t.Fatalf("reading offline: %v %+v", err, early)
 	}
@@ -78,7 +78,7 @@ func TestAChartsLookupsAreAskedOfTheClusterInClusterMode(t *testing.T) {
 	}
 
 	live := options.Request{Plan: options.Plan{Mode: options.ModeCluster}, Cluster: options.Cluster{Kubeconfig: c.Kubeconfig}, Read: options.Read{Policy: policy}}
-	read, early, err = Read(context.Background(), NewRequest(dir, live, options.CLICaller))
+	read, early, err = Read(context.Background(), carriedRequest(dir, live, options.CLICaller))
 	if err != nil || early != nil {
 		t.Fatalf("reading in cluster mode: %v %+v", err, early)
 	}
@@ -201,7 +201,7 @@ func TestAChartReadingASecretsDataIsRenderedAgainstTheClusterWithoutIt(t *testin
 		t.Fatal(err)
 	}
 	live := options.Request{Plan: options.Plan{Mode: options.ModeCluster}, Cluster: options.Cluster{Kubeconfig: c.Kubeconfig}}
-	read, early, err := Read(context.Background(), NewRequest(realChartDir(t, "zarf-package-metrics-server-helm-tls-amd64-3.13.1.tar.zst"), live, options.CLICaller))
+	read, early, err := Read(context.Background(), carriedRequest(realChartDir(t, "zarf-package-metrics-server-helm-tls-amd64-3.13.1.tar.zst"), live, options.CLICaller))
 	if err != nil || early != nil {
 		t.Fatalf("reading in cluster mode: %v %+v", err, early)
 	}

@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"oras.land/oras-go/v2/registry/remote/auth"
+
 	"github.com/colonel-byte/zarf-planner/approval"
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/filesum"
@@ -126,6 +128,12 @@ type Request struct {
 	// Signatures, when set, remembers signature checks across requests
 	// (the server's).
 	Signatures *signature.Memo
+	// Carried are the files of the request's carried options as its
+	// caller read them (filesum.Carried): Read opens none of their paths.
+	Carried []filesum.Carried
+	// Logins are the caller's registry logins, by host, for its registry
+	// sources alone.
+	Logins map[string]auth.Credential
 }
 
 // ClusterSource says where a cluster-aware plan finds the cluster: a saved
@@ -186,10 +194,11 @@ type Prepared struct {
 	Contents []filesum.Sum
 }
 
-// Files lists the files of req's content options (options.Files of the
-// option groups a Request carries).
+// Files lists the files of req's carried options (options.CarriedFiles
+// of the option groups a Request carries): content options, whose sums
+// key the plan, and the registry CA bundle.
 func (req Request) Files() []options.File {
-	return options.Files(options.Request{Plan: req.Options.Plan, Read: req.Read, Snapshot: req.Cluster.Snapshot})
+	return options.CarriedFiles(options.Request{Plan: req.Options.Plan, Read: req.Read, Snapshot: req.Cluster.Snapshot})
 }
 
 // Read does a plan's reading: the cluster's facts in cluster mode, the
@@ -202,9 +211,10 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 	if req.Cluster.Snapshot != "" && req.Options.Mode == "" {
 		req.Options.Mode = options.ModeCluster
 	}
-	// Each file whose content decides the plan is read once, through
-	// files, so its sum is of what was used.
-	files := filesum.NewReader(req.Files())
+	// Each file an option names was read by the caller and carried here
+	// (package carry); it is taken once, through files, so its sum is of
+	// what was used. No path a caller names is opened.
+	files := filesum.NewReader(req.Files(), req.Carried)
 	live := false // the cluster itself is read, not a snapshot
 	if req.Options.Mode == options.ModeCluster && req.Options.Cluster == nil {
 		live = req.Cluster.Snapshot == ""
@@ -264,7 +274,13 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 		}
 		return nil, fail(fmt.Sprintf("cannot plan %s: %s: %v", req.Path, name, err), nil, req.Warnings, nil), nil
 	}
-	dir, err := inspect.ReadSources(ctx, append([]string{req.Path}, req.Read.Sources...), inspect.Options{Cache: req.Cache, Limits: req.readLimits(), Registry: RegistryOptions(req.Read, req.Options.Caller), Offline: req.Read.Offline})
+	ca, err := files.Bytes("registry_ca_file")
+	if err != nil {
+		return nil, fail(fmt.Sprintf("cannot plan %s: %s: %v", req.Path, req.Options.Caller.Option("registry_ca_file"), err), nil, req.Warnings, nil), nil
+	}
+	reach := RegistryOptions(req.Read, req.Options.Caller)
+	reach.CA, reach.Logins = ca, req.Logins
+	dir, err := inspect.ReadSources(ctx, append([]string{req.Path}, req.Read.Sources...), inspect.Options{Cache: req.Cache, Limits: req.readLimits(), Registry: reach, Offline: req.Read.Offline})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -640,7 +656,9 @@ type InvalidArchive struct {
 }
 
 // RegistryOptions are how the read options reach the registry of an
-// oci:// source, its messages worded for who asks.
+// oci:// source, its messages worded for who asks; the CA bundle's bytes
+// and the caller's logins are the request's own (Request.Carried and
+// Logins), set by whoever has them.
 func RegistryOptions(r options.Read, who options.Caller) registry.Options {
 	return registry.Options{PlainHTTP: r.PlainHTTP, InsecureSkipTLSVerify: r.InsecureSkipTLSVerify, CAFile: r.RegistryCAFile, Timeout: time.Duration(r.RegistryTimeout) * time.Second, Say: who.Option}
 }

@@ -25,7 +25,7 @@ func BenchmarkKeptAnswer(b *testing.B) {
 	if err := os.Mkdir(cacheDir, 0o700); err != nil {
 		b.Fatal(err)
 	}
-	q := Question{Build: "bench", Path: dir, Plan: options.Defaults().Plan, Read: options.Defaults().Read, Caller: options.ModuleCaller}
+	q := mustCarry(b, Question{Build: "bench", Path: dir, Plan: options.Defaults().Plan, Read: options.Defaults().Read, Caller: options.ModuleCaller})
 	key, _, err := PlanKey(q)
 	if err != nil {
 		b.Fatal(err)

@@ -12,8 +12,9 @@ import (
 	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
-// TestPlanKeyRefusesAFIFOAtOnce: keying a question reads its policy and
-// public key; a FIFO at either is refused at once, not waited on.
+// TestPlanKeyRefusesAFIFOAtOnce: keying a question reads (as its caller,
+// through carry) its policy and public key; a FIFO at either is refused
+// at once, not waited on.
 func TestPlanKeyRefusesAFIFOAtOnce(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(t.TempDir(), "policy.yaml")
@@ -23,12 +24,12 @@ func TestPlanKeyRefusesAFIFOAtOnce(t *testing.T) {
 	for _, read := range []options.Read{{Policy: p}, {PublicKey: p}} {
 		done := make(chan error, 1)
 		go func() {
-			_, _, err := PlanKey(Question{Build: "b1", Path: dir, Read: read, Caller: options.ModuleCaller})
+			_, err := carried(Question{Build: "b1", Path: dir, Read: read, Caller: options.ModuleCaller})
 			done <- err
 		}()
 		select {
 		case err := <-done:
-			if !errors.Is(err, privdir.ErrNotRegular) || !strings.Contains(err.Error(), p) {
+			if err == nil || !strings.Contains(err.Error(), "FIFO") || !strings.Contains(err.Error(), p) {
 				t.Fatalf("err = %v, want a refusal naming %s", err, p)
 			}
 		case <-time.After(5 * time.Second):
@@ -38,7 +39,7 @@ func TestPlanKeyRefusesAFIFOAtOnce(t *testing.T) {
 	// The package directory itself a FIFO: refused too.
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := PlanKey(Question{Build: "b1", Path: p, Caller: options.ModuleCaller})
+		_, _, err := PlanKey(mustCarry(t, Question{Build: "b1", Path: p, Caller: options.ModuleCaller}))
 		done <- err
 	}()
 	select {

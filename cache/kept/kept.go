@@ -22,6 +22,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"hash/crc32"
@@ -77,11 +78,13 @@ type Question struct {
 	// Count, when set, says which of the directory's names are archive
 	// candidates; PlanKey returns how many there are.
 	Count func(name string) bool
-	// Files are the files whose content decides the plan; nil: those Plan
-	// and Read declare (options.Files), which is what a caller wants. (A
-	// snapshot's is not among them: it makes a plan cluster-aware, and
-	// those are never kept.)
-	Files []options.File
+	// Sums are the contents of the files whose content decides the plan
+	// (filesum.Sums of options.Files and what the caller carried), one per
+	// content option, given or not. PlanKey reads no file: the caller
+	// read them (package carry), and keys on what it read. (A snapshot's
+	// is among them, not given: it makes a plan cluster-aware, and those
+	// are never kept.)
+	Sums []filesum.Sum
 }
 
 // PlanKey keys a plan question by its options and its directory's stamp
@@ -108,15 +111,10 @@ func PlanKey(q Question) (k Key, counted int, err error) {
 		fmt.Sprintf("warnings %d", len(q.Warnings))}, q.Warnings...) {
 		Field(h, s)
 	}
-	files := q.Files
-	if files == nil {
-		files = options.Files(options.Request{Plan: q.Plan, Read: q.Read})
+	if len(q.Sums) == 0 {
+		return Key{}, 0, errors.New("keying a plan: the sums of its content options are missing")
 	}
-	sums, err := filesum.Read(files)
-	if err != nil {
-		return Key{}, 0, err
-	}
-	Sums(h, sums)
+	Sums(h, q.Sums)
 	if counted, err = stamp.Write(q.Path, h, q.Count); err != nil {
 		return Key{}, 0, err
 	}

@@ -168,7 +168,7 @@ func TestPlanKeyNamesEverythingTheDocumentDependsOn(t *testing.T) {
 	base := Question{Build: "b1", Path: dir, Plan: options.Plan{Architecture: "amd64"}, Read: options.Read{MaxInflation: 100, PublicKey: pub, Policy: pol}, Caller: options.ModuleCaller}
 	key := func(q Question) Key {
 		t.Helper()
-		k, _, err := PlanKey(q)
+		k, _, err := PlanKey(mustCarry(t, q))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestPlanKeyNamesEverythingTheDocumentDependsOn(t *testing.T) {
 	if again := key(base); again != want {
 		t.Fatal("the same question about an unchanged directory keyed differently")
 	}
-	k, n, err := PlanKey(Question{Build: "b1", Path: dir, Plan: base.Plan, Read: base.Read, Caller: base.Caller, Count: func(string) bool { return true }})
+	k, n, err := PlanKey(mustCarry(t, Question{Build: "b1", Path: dir, Plan: base.Plan, Read: base.Read, Caller: base.Caller, Count: func(string) bool { return true }}))
 	if err != nil || k != want || n != 1 {
 		t.Fatalf("counting changed the key (%v) or counted %d names (%v); want 1", k != want, n, err)
 	}
@@ -217,7 +217,7 @@ func TestPlanKeyNamesEverythingTheDocumentDependsOn(t *testing.T) {
 		}
 		seen[k] = c.name
 	}
-	if _, _, err := PlanKey(Question{Path: filepath.Join(dir, "missing")}); err == nil {
+	if _, _, err := PlanKey(mustCarry(t, Question{Path: filepath.Join(dir, "missing")})); err == nil {
 		t.Error("keyed a directory that does not exist")
 	}
 }
@@ -239,14 +239,13 @@ func TestPlanKeyFollowsTheDeclarations(t *testing.T) {
 	q := Question{Build: "b1", Path: dir, Caller: options.ModuleCaller}
 	key := func() Key {
 		t.Helper()
-		q.Files = options.Files(extended{Extra: extra})
-		k, _, err := PlanKey(q)
+		k, _, err := PlanKey(mustCarry(t, q, options.Files(extended{Extra: extra})...))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return k
 	}
-	plain, _, err := PlanKey(q)
+	plain, _, err := PlanKey(mustCarry(t, q))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +262,7 @@ func TestPlanKeyFollowsTheDeclarations(t *testing.T) {
 	if err := os.WriteFile(extra, bytes.Repeat([]byte("x"), 17), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := PlanKey(q); err == nil {
+	if _, err := carried(q, options.Files(extended{Extra: extra})...); err == nil {
 		t.Error("keyed a file over its declared bound")
 	}
 }

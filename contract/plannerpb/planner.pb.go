@@ -30,12 +30,19 @@ type RegistryAccess struct {
 	state                 protoimpl.MessageState `protogen:"open.v1"`
 	PlainHttp             bool                   `protobuf:"varint,1,opt,name=plain_http,json=plainHttp,proto3" json:"plain_http,omitempty"`
 	InsecureSkipTlsVerify bool                   `protobuf:"varint,2,opt,name=insecure_skip_tls_verify,json=insecureSkipTlsVerify,proto3" json:"insecure_skip_tls_verify,omitempty"`
-	// A PEM bundle (absolute path) of CAs trusted beside the system's.
+	// A PEM bundle (absolute path) of CAs trusted beside the system's: its
+	// name, for messages; its bytes travel in registry_ca.
 	RegistryCaFile string `protobuf:"bytes,3,opt,name=registry_ca_file,json=registryCaFile,proto3" json:"registry_ca_file,omitempty"`
 	// How long the registry may stay silent; 0 means 30 s.
 	RegistryTimeoutSeconds int64 `protobuf:"varint,4,opt,name=registry_timeout_seconds,json=registryTimeoutSeconds,proto3" json:"registry_timeout_seconds,omitempty"`
 	// Who asks, "module" or "cli": messages name its options.
-	Caller        string `protobuf:"bytes,5,opt,name=caller,proto3" json:"caller,omitempty"`
+	Caller string `protobuf:"bytes,5,opt,name=caller,proto3" json:"caller,omitempty"`
+	// The CA bundle registry_ca_file names, as the caller read it.
+	RegistryCa *CarriedFile `protobuf:"bytes,6,opt,name=registry_ca,json=registryCa,proto3" json:"registry_ca,omitempty"`
+	// The caller's logins for the registries it names, resolved where it
+	// runs (its Docker config, its credential helpers); the daemon keeps
+	// none after the request.
+	Logins        []*RegistryLogin `protobuf:"bytes,7,rep,name=logins,proto3" json:"logins,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -105,6 +112,236 @@ func (x *RegistryAccess) GetCaller() string {
 	return ""
 }
 
+func (x *RegistryAccess) GetRegistryCa() *CarriedFile {
+	if x != nil {
+		return x.RegistryCa
+	}
+	return nil
+}
+
+func (x *RegistryAccess) GetLogins() []*RegistryLogin {
+	if x != nil {
+		return x.Logins
+	}
+	return nil
+}
+
+// CarriedFile is what the caller read of one file an option names (the
+// option's declaration says which options are carried): the daemon opens
+// no path a caller names, and takes the bytes from here.
+type CarriedFile struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The option's name and the path (absolute) it names.
+	Option string `protobuf:"bytes,1,opt,name=option,proto3" json:"option,omitempty"`
+	Path   string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	// The path is a directory, and files its YAML files.
+	Dir   bool          `protobuf:"varint,3,opt,name=dir,proto3" json:"dir,omitempty"`
+	Files []*NamedBytes `protobuf:"bytes,4,rep,name=files,proto3" json:"files,omitempty"`
+	// Why the caller could not read it; empty when it could.
+	Error         string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CarriedFile) Reset() {
+	*x = CarriedFile{}
+	mi := &file_planner_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CarriedFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CarriedFile) ProtoMessage() {}
+
+func (x *CarriedFile) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CarriedFile.ProtoReflect.Descriptor instead.
+func (*CarriedFile) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *CarriedFile) GetOption() string {
+	if x != nil {
+		return x.Option
+	}
+	return ""
+}
+
+func (x *CarriedFile) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *CarriedFile) GetDir() bool {
+	if x != nil {
+		return x.Dir
+	}
+	return false
+}
+
+func (x *CarriedFile) GetFiles() []*NamedBytes {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *CarriedFile) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// NamedBytes is one file's name and bytes.
+type NamedBytes struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NamedBytes) Reset() {
+	*x = NamedBytes{}
+	mi := &file_planner_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NamedBytes) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NamedBytes) ProtoMessage() {}
+
+func (x *NamedBytes) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NamedBytes.ProtoReflect.Descriptor instead.
+func (*NamedBytes) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *NamedBytes) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *NamedBytes) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// RegistryLogin is one registry's credentials, for that host alone.
+type RegistryLogin struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// host[:port], as the source names it.
+	Host     string `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
+	Username string `protobuf:"bytes,2,opt,name=username,proto3" json:"username,omitempty"`
+	Password string `protobuf:"bytes,3,opt,name=password,proto3" json:"password,omitempty"`
+	// An identity token (Docker config's identitytoken), exchanged for
+	// access tokens.
+	RefreshToken string `protobuf:"bytes,4,opt,name=refresh_token,json=refreshToken,proto3" json:"refresh_token,omitempty"`
+	// A registry token, sent as it is.
+	AccessToken   string `protobuf:"bytes,5,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegistryLogin) Reset() {
+	*x = RegistryLogin{}
+	mi := &file_planner_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegistryLogin) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegistryLogin) ProtoMessage() {}
+
+func (x *RegistryLogin) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegistryLogin.ProtoReflect.Descriptor instead.
+func (*RegistryLogin) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *RegistryLogin) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *RegistryLogin) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+func (x *RegistryLogin) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
+func (x *RegistryLogin) GetRefreshToken() string {
+	if x != nil {
+		return x.RefreshToken
+	}
+	return ""
+}
+
+func (x *RegistryLogin) GetAccessToken() string {
+	if x != nil {
+		return x.AccessToken
+	}
+	return ""
+}
+
 type InspectRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Directory holding the archives, absolute; or a registry source
@@ -134,13 +371,16 @@ type InspectRequest struct {
 	// absolute path: a file, or a directory of YAML files), shown in place
 	// of the documents of the archives they apply to.
 	Prerequisites string `protobuf:"bytes,9,opt,name=prerequisites,proto3" json:"prerequisites,omitempty"`
+	// The files public_key and prerequisites name, as the caller read
+	// them.
+	Files         []*CarriedFile `protobuf:"bytes,10,rep,name=files,proto3" json:"files,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *InspectRequest) Reset() {
 	*x = InspectRequest{}
-	mi := &file_planner_proto_msgTypes[1]
+	mi := &file_planner_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -152,7 +392,7 @@ func (x *InspectRequest) String() string {
 func (*InspectRequest) ProtoMessage() {}
 
 func (x *InspectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[1]
+	mi := &file_planner_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -165,7 +405,7 @@ func (x *InspectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectRequest.ProtoReflect.Descriptor instead.
 func (*InspectRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{1}
+	return file_planner_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *InspectRequest) GetPath() string {
@@ -231,6 +471,13 @@ func (x *InspectRequest) GetPrerequisites() string {
 	return ""
 }
 
+func (x *InspectRequest) GetFiles() []*CarriedFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
 type InspectResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The JSON document `zarf-planner inspect -o json` (or, for a catalog
@@ -242,7 +489,7 @@ type InspectResponse struct {
 
 func (x *InspectResponse) Reset() {
 	*x = InspectResponse{}
-	mi := &file_planner_proto_msgTypes[2]
+	mi := &file_planner_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -254,7 +501,7 @@ func (x *InspectResponse) String() string {
 func (*InspectResponse) ProtoMessage() {}
 
 func (x *InspectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[2]
+	mi := &file_planner_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -267,7 +514,7 @@ func (x *InspectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectResponse.ProtoReflect.Descriptor instead.
 func (*InspectResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{2}
+	return file_planner_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *InspectResponse) GetResult() []byte {
@@ -298,7 +545,7 @@ type CacheWarmRequest struct {
 
 func (x *CacheWarmRequest) Reset() {
 	*x = CacheWarmRequest{}
-	mi := &file_planner_proto_msgTypes[3]
+	mi := &file_planner_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -310,7 +557,7 @@ func (x *CacheWarmRequest) String() string {
 func (*CacheWarmRequest) ProtoMessage() {}
 
 func (x *CacheWarmRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[3]
+	mi := &file_planner_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -323,7 +570,7 @@ func (x *CacheWarmRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheWarmRequest.ProtoReflect.Descriptor instead.
 func (*CacheWarmRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{3}
+	return file_planner_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CacheWarmRequest) GetPaths() []string {
@@ -379,7 +626,7 @@ type CacheWarmResponse struct {
 
 func (x *CacheWarmResponse) Reset() {
 	*x = CacheWarmResponse{}
-	mi := &file_planner_proto_msgTypes[4]
+	mi := &file_planner_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +638,7 @@ func (x *CacheWarmResponse) String() string {
 func (*CacheWarmResponse) ProtoMessage() {}
 
 func (x *CacheWarmResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[4]
+	mi := &file_planner_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +651,7 @@ func (x *CacheWarmResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheWarmResponse.ProtoReflect.Descriptor instead.
 func (*CacheWarmResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{4}
+	return file_planner_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CacheWarmResponse) GetResult() []byte {
@@ -440,7 +687,7 @@ type WaitRequest struct {
 
 func (x *WaitRequest) Reset() {
 	*x = WaitRequest{}
-	mi := &file_planner_proto_msgTypes[5]
+	mi := &file_planner_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -452,7 +699,7 @@ func (x *WaitRequest) String() string {
 func (*WaitRequest) ProtoMessage() {}
 
 func (x *WaitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[5]
+	mi := &file_planner_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -465,7 +712,7 @@ func (x *WaitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitRequest.ProtoReflect.Descriptor instead.
 func (*WaitRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{5}
+	return file_planner_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *WaitRequest) GetBarrier() []byte {
@@ -514,7 +761,7 @@ type WaitResponse struct {
 
 func (x *WaitResponse) Reset() {
 	*x = WaitResponse{}
-	mi := &file_planner_proto_msgTypes[6]
+	mi := &file_planner_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -526,7 +773,7 @@ func (x *WaitResponse) String() string {
 func (*WaitResponse) ProtoMessage() {}
 
 func (x *WaitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[6]
+	mi := &file_planner_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -539,7 +786,7 @@ func (x *WaitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitResponse.ProtoReflect.Descriptor instead.
 func (*WaitResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{6}
+	return file_planner_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *WaitResponse) GetResult() []byte {
@@ -580,14 +827,26 @@ type PlanRequest struct {
 	// saved, or fail (kind stale) naming every difference.
 	SavedPlan []byte `protobuf:"bytes,6,opt,name=saved_plan,json=savedPlan,proto3" json:"saved_plan,omitempty"`
 	// Also return the plan as a saved plan document (when one is possible).
-	Save          bool `protobuf:"varint,7,opt,name=save,proto3" json:"save,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Save bool `protobuf:"varint,7,opt,name=save,proto3" json:"save,omitempty"`
+	// The files of every carried option (content and carry options: the
+	// public key, the policy, the operator's prerequisites, the snapshot,
+	// the registry CA bundle, the approval keys), as the caller read them.
+	Files []*CarriedFile `protobuf:"bytes,8,rep,name=files,proto3" json:"files,omitempty"`
+	// The caller's logins for the registries of its registry sources.
+	Logins []*RegistryLogin `protobuf:"bytes,9,rep,name=logins,proto3" json:"logins,omitempty"`
+	// The approvals beside the saved plan (plan_file), as the caller found
+	// and read them: name is each one's path.
+	Approvals []*NamedBytes `protobuf:"bytes,10,rep,name=approvals,proto3" json:"approvals,omitempty"`
+	// Files beside the saved plan named like approvals that the caller did
+	// not read (not regular files, or past the bound), each with why.
+	ApprovalsIgnored []string `protobuf:"bytes,11,rep,name=approvals_ignored,json=approvalsIgnored,proto3" json:"approvals_ignored,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PlanRequest) Reset() {
 	*x = PlanRequest{}
-	mi := &file_planner_proto_msgTypes[7]
+	mi := &file_planner_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -599,7 +858,7 @@ func (x *PlanRequest) String() string {
 func (*PlanRequest) ProtoMessage() {}
 
 func (x *PlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[7]
+	mi := &file_planner_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -612,7 +871,7 @@ func (x *PlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
 func (*PlanRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{7}
+	return file_planner_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PlanRequest) GetPath() string {
@@ -664,6 +923,34 @@ func (x *PlanRequest) GetSave() bool {
 	return false
 }
 
+func (x *PlanRequest) GetFiles() []*CarriedFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *PlanRequest) GetLogins() []*RegistryLogin {
+	if x != nil {
+		return x.Logins
+	}
+	return nil
+}
+
+func (x *PlanRequest) GetApprovals() []*NamedBytes {
+	if x != nil {
+		return x.Approvals
+	}
+	return nil
+}
+
+func (x *PlanRequest) GetApprovalsIgnored() []string {
+	if x != nil {
+		return x.ApprovalsIgnored
+	}
+	return nil
+}
+
 type PlanResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The JSON document of the output contract (README "Output"): on success
@@ -686,7 +973,7 @@ type PlanResponse struct {
 
 func (x *PlanResponse) Reset() {
 	*x = PlanResponse{}
-	mi := &file_planner_proto_msgTypes[8]
+	mi := &file_planner_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -698,7 +985,7 @@ func (x *PlanResponse) String() string {
 func (*PlanResponse) ProtoMessage() {}
 
 func (x *PlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[8]
+	mi := &file_planner_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -711,7 +998,7 @@ func (x *PlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
 func (*PlanResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{8}
+	return file_planner_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PlanResponse) GetResult() []byte {
@@ -750,7 +1037,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_planner_proto_msgTypes[9]
+	mi := &file_planner_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -762,7 +1049,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[9]
+	mi := &file_planner_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -775,7 +1062,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{9}
+	return file_planner_proto_rawDescGZIP(), []int{12}
 }
 
 type StatusResponse struct {
@@ -806,7 +1093,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_planner_proto_msgTypes[10]
+	mi := &file_planner_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -818,7 +1105,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[10]
+	mi := &file_planner_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -831,7 +1118,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{10}
+	return file_planner_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StatusResponse) GetPid() int64 {
@@ -915,14 +1202,33 @@ var File_planner_proto protoreflect.FileDescriptor
 
 const file_planner_proto_rawDesc = "" +
 	"\n" +
-	"\rplanner.proto\x12\x0ezarfplanner.v1\"\xe4\x01\n" +
+	"\rplanner.proto\x12\x0ezarfplanner.v1\"\xd9\x02\n" +
 	"\x0eRegistryAccess\x12\x1d\n" +
 	"\n" +
 	"plain_http\x18\x01 \x01(\bR\tplainHttp\x127\n" +
 	"\x18insecure_skip_tls_verify\x18\x02 \x01(\bR\x15insecureSkipTlsVerify\x12(\n" +
 	"\x10registry_ca_file\x18\x03 \x01(\tR\x0eregistryCaFile\x128\n" +
 	"\x18registry_timeout_seconds\x18\x04 \x01(\x03R\x16registryTimeoutSeconds\x12\x16\n" +
-	"\x06caller\x18\x05 \x01(\tR\x06caller\"\xaf\x02\n" +
+	"\x06caller\x18\x05 \x01(\tR\x06caller\x12<\n" +
+	"\vregistry_ca\x18\x06 \x01(\v2\x1b.zarfplanner.v1.CarriedFileR\n" +
+	"registryCa\x125\n" +
+	"\x06logins\x18\a \x03(\v2\x1d.zarfplanner.v1.RegistryLoginR\x06logins\"\x93\x01\n" +
+	"\vCarriedFile\x12\x16\n" +
+	"\x06option\x18\x01 \x01(\tR\x06option\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x10\n" +
+	"\x03dir\x18\x03 \x01(\bR\x03dir\x120\n" +
+	"\x05files\x18\x04 \x03(\v2\x1a.zarfplanner.v1.NamedBytesR\x05files\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\"4\n" +
+	"\n" +
+	"NamedBytes\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"\xa3\x01\n" +
+	"\rRegistryLogin\x12\x12\n" +
+	"\x04host\x18\x01 \x01(\tR\x04host\x12\x1a\n" +
+	"\busername\x18\x02 \x01(\tR\busername\x12\x1a\n" +
+	"\bpassword\x18\x03 \x01(\tR\bpassword\x12#\n" +
+	"\rrefresh_token\x18\x04 \x01(\tR\frefreshToken\x12!\n" +
+	"\faccess_token\x18\x05 \x01(\tR\vaccessToken\"\xe2\x02\n" +
 	"\x0eInspectRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1b\n" +
 	"\tcache_dir\x18\x02 \x01(\tR\bcacheDir\x12\x1b\n" +
@@ -933,7 +1239,9 @@ const file_planner_proto_rawDesc = "" +
 	"public_key\x18\x06 \x01(\tR\tpublicKey\x12:\n" +
 	"\bregistry\x18\a \x01(\v2\x1e.zarfplanner.v1.RegistryAccessR\bregistry\x12\x18\n" +
 	"\asources\x18\b \x03(\tR\asources\x12$\n" +
-	"\rprerequisites\x18\t \x01(\tR\rprerequisites\")\n" +
+	"\rprerequisites\x18\t \x01(\tR\rprerequisites\x121\n" +
+	"\x05files\x18\n" +
+	" \x03(\v2\x1b.zarfplanner.v1.CarriedFileR\x05files\")\n" +
 	"\x0fInspectResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\"\xce\x01\n" +
 	"\x10CacheWarmRequest\x12\x14\n" +
@@ -957,7 +1265,7 @@ const file_planner_proto_rawDesc = "" +
 	"\x0ftimeout_seconds\x18\x04 \x01(\x03R\x0etimeoutSeconds\">\n" +
 	"\fWaitResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
-	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xb7\x01\n" +
+	"\x06failed\x18\x02 \x01(\bR\x06failed\"\x88\x03\n" +
 	"\vPlanRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\aoptions\x18\x02 \x01(\fR\aoptions\x12\x16\n" +
@@ -966,7 +1274,12 @@ const file_planner_proto_rawDesc = "" +
 	"\ttime_unix\x18\x05 \x01(\x03R\btimeUnix\x12\x1d\n" +
 	"\n" +
 	"saved_plan\x18\x06 \x01(\fR\tsavedPlan\x12\x12\n" +
-	"\x04save\x18\a \x01(\bR\x04save\"q\n" +
+	"\x04save\x18\a \x01(\bR\x04save\x121\n" +
+	"\x05files\x18\b \x03(\v2\x1b.zarfplanner.v1.CarriedFileR\x05files\x125\n" +
+	"\x06logins\x18\t \x03(\v2\x1d.zarfplanner.v1.RegistryLoginR\x06logins\x128\n" +
+	"\tapprovals\x18\n" +
+	" \x03(\v2\x1a.zarfplanner.v1.NamedBytesR\tapprovals\x12+\n" +
+	"\x11approvals_ignored\x18\v \x03(\tR\x10approvalsIgnored\"q\n" +
 	"\fPlanResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
 	"\x06failed\x18\x02 \x01(\bR\x06failed\x12\x12\n" +
@@ -1009,38 +1322,48 @@ func file_planner_proto_rawDescGZIP() []byte {
 	return file_planner_proto_rawDescData
 }
 
-var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_planner_proto_goTypes = []any{
 	(*RegistryAccess)(nil),    // 0: zarfplanner.v1.RegistryAccess
-	(*InspectRequest)(nil),    // 1: zarfplanner.v1.InspectRequest
-	(*InspectResponse)(nil),   // 2: zarfplanner.v1.InspectResponse
-	(*CacheWarmRequest)(nil),  // 3: zarfplanner.v1.CacheWarmRequest
-	(*CacheWarmResponse)(nil), // 4: zarfplanner.v1.CacheWarmResponse
-	(*WaitRequest)(nil),       // 5: zarfplanner.v1.WaitRequest
-	(*WaitResponse)(nil),      // 6: zarfplanner.v1.WaitResponse
-	(*PlanRequest)(nil),       // 7: zarfplanner.v1.PlanRequest
-	(*PlanResponse)(nil),      // 8: zarfplanner.v1.PlanResponse
-	(*StatusRequest)(nil),     // 9: zarfplanner.v1.StatusRequest
-	(*StatusResponse)(nil),    // 10: zarfplanner.v1.StatusResponse
+	(*CarriedFile)(nil),       // 1: zarfplanner.v1.CarriedFile
+	(*NamedBytes)(nil),        // 2: zarfplanner.v1.NamedBytes
+	(*RegistryLogin)(nil),     // 3: zarfplanner.v1.RegistryLogin
+	(*InspectRequest)(nil),    // 4: zarfplanner.v1.InspectRequest
+	(*InspectResponse)(nil),   // 5: zarfplanner.v1.InspectResponse
+	(*CacheWarmRequest)(nil),  // 6: zarfplanner.v1.CacheWarmRequest
+	(*CacheWarmResponse)(nil), // 7: zarfplanner.v1.CacheWarmResponse
+	(*WaitRequest)(nil),       // 8: zarfplanner.v1.WaitRequest
+	(*WaitResponse)(nil),      // 9: zarfplanner.v1.WaitResponse
+	(*PlanRequest)(nil),       // 10: zarfplanner.v1.PlanRequest
+	(*PlanResponse)(nil),      // 11: zarfplanner.v1.PlanResponse
+	(*StatusRequest)(nil),     // 12: zarfplanner.v1.StatusRequest
+	(*StatusResponse)(nil),    // 13: zarfplanner.v1.StatusResponse
 }
 var file_planner_proto_depIdxs = []int32{
-	0,  // 0: zarfplanner.v1.InspectRequest.registry:type_name -> zarfplanner.v1.RegistryAccess
-	0,  // 1: zarfplanner.v1.CacheWarmRequest.registry:type_name -> zarfplanner.v1.RegistryAccess
-	7,  // 2: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
-	1,  // 3: zarfplanner.v1.Planner.Inspect:input_type -> zarfplanner.v1.InspectRequest
-	3,  // 4: zarfplanner.v1.Planner.CacheWarm:input_type -> zarfplanner.v1.CacheWarmRequest
-	5,  // 5: zarfplanner.v1.Planner.Wait:input_type -> zarfplanner.v1.WaitRequest
-	9,  // 6: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
-	8,  // 7: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
-	2,  // 8: zarfplanner.v1.Planner.Inspect:output_type -> zarfplanner.v1.InspectResponse
-	4,  // 9: zarfplanner.v1.Planner.CacheWarm:output_type -> zarfplanner.v1.CacheWarmResponse
-	6,  // 10: zarfplanner.v1.Planner.Wait:output_type -> zarfplanner.v1.WaitResponse
-	10, // 11: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
-	7,  // [7:12] is the sub-list for method output_type
-	2,  // [2:7] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	1,  // 0: zarfplanner.v1.RegistryAccess.registry_ca:type_name -> zarfplanner.v1.CarriedFile
+	3,  // 1: zarfplanner.v1.RegistryAccess.logins:type_name -> zarfplanner.v1.RegistryLogin
+	2,  // 2: zarfplanner.v1.CarriedFile.files:type_name -> zarfplanner.v1.NamedBytes
+	0,  // 3: zarfplanner.v1.InspectRequest.registry:type_name -> zarfplanner.v1.RegistryAccess
+	1,  // 4: zarfplanner.v1.InspectRequest.files:type_name -> zarfplanner.v1.CarriedFile
+	0,  // 5: zarfplanner.v1.CacheWarmRequest.registry:type_name -> zarfplanner.v1.RegistryAccess
+	1,  // 6: zarfplanner.v1.PlanRequest.files:type_name -> zarfplanner.v1.CarriedFile
+	3,  // 7: zarfplanner.v1.PlanRequest.logins:type_name -> zarfplanner.v1.RegistryLogin
+	2,  // 8: zarfplanner.v1.PlanRequest.approvals:type_name -> zarfplanner.v1.NamedBytes
+	10, // 9: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
+	4,  // 10: zarfplanner.v1.Planner.Inspect:input_type -> zarfplanner.v1.InspectRequest
+	6,  // 11: zarfplanner.v1.Planner.CacheWarm:input_type -> zarfplanner.v1.CacheWarmRequest
+	8,  // 12: zarfplanner.v1.Planner.Wait:input_type -> zarfplanner.v1.WaitRequest
+	12, // 13: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
+	11, // 14: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
+	5,  // 15: zarfplanner.v1.Planner.Inspect:output_type -> zarfplanner.v1.InspectResponse
+	7,  // 16: zarfplanner.v1.Planner.CacheWarm:output_type -> zarfplanner.v1.CacheWarmResponse
+	9,  // 17: zarfplanner.v1.Planner.Wait:output_type -> zarfplanner.v1.WaitResponse
+	13, // 18: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
+	14, // [14:19] is the sub-list for method output_type
+	9,  // [9:14] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_planner_proto_init() }
@@ -1054,7 +1377,7 @@ func file_planner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_planner_proto_rawDesc), len(file_planner_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,11 +22,11 @@ func BenchmarkWarmPlanDaemon(b *testing.B) {
 	d := New(Config{DefaultCache: filepath.Join(b.TempDir(), "cache")})
 	b.Cleanup(func() { d.Close() })
 	req := &contract.PlanRequest{Path: dir, Options: options.Defaults()}
-	if _, err := d.Plan(context.Background(), req); err != nil { // cold: fills the cache and the memo
+	if _, err := d.Plan(context.Background(), carried(req)); err != nil { // cold: fills the cache and the memo
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		resp, err := d.Plan(context.Background(), req)
+		resp, err := d.Plan(context.Background(), carried(req))
 		if err != nil || resp.Failed {
 			b.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func BenchmarkFirstPlanDaemon(b *testing.B) {
 	cacheDir := filepath.Join(b.TempDir(), "cache")
 	req := &contract.PlanRequest{Path: dir, Options: options.Defaults()}
 	warm := New(Config{DefaultCache: cacheDir})
-	if _, err := warm.Plan(context.Background(), req); err != nil { // fills the cache
+	if _, err := warm.Plan(context.Background(), carried(req)); err != nil { // fills the cache
 		b.Fatal(err)
 	}
 	if err := warm.Close(); err != nil {
@@ -56,7 +56,7 @@ func BenchmarkFirstPlanDaemon(b *testing.B) {
 	}
 	for b.Loop() {
 		d := New(Config{DefaultCache: cacheDir})
-		resp, err := d.Plan(context.Background(), req)
+		resp, err := d.Plan(context.Background(), carried(req))
 		if err != nil || resp.Failed {
 			b.Fatal(err)
 		}

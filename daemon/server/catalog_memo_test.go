@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/colonel-byte/zarf-planner/carry"
 	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/service"
 )
 
@@ -41,7 +43,7 @@ func TestTheCatalogIsRememberedUntilTheDirectoryChanges(t *testing.T) {
 	if err := os.WriteFile(ops, []byte("apiVersion: colonel-byte.dev/v1alpha1\nkind: PackagePrerequisites\nmetadata: {package: liar}\nrequires: {crds: [gadgets.example.com]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	operator, err := service.ReadOperator(ops)
+	operator, err := service.ReadOperator(ops, carry.Files(options.CarriedFiles(options.Read{Prerequisites: ops})))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
+	"github.com/colonel-byte/zarf-planner/carry"
 	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -49,14 +50,16 @@ func TestADeclaredFileOptionReachesEveryKey(t *testing.T) {
 	}
 	keysNow := func() keys {
 		t.Helper()
-		k, _, err := kept.PlanKey(kept.Question{Build: buildinfo.ID, Path: dir, Plan: o.Plan, Read: o.Read, Caller: options.ModuleCaller, Count: inspect.IsCandidate, Files: files})
+		sums, err := filesum.Sums(files, carry.Files(files))
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, _, err := kept.PlanKey(kept.Question{Build: buildinfo.ID, Path: dir, Plan: o.Plan, Read: o.Read, Caller: options.ModuleCaller, Count: inspect.IsCandidate, Sums: sums})
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := *read
-		if p.Contents, err = filesum.Read(files); err != nil {
-			t.Fatal(err)
-		}
+		p.Contents = sums
 		m, err := memoKeyOf(&p)
 		if err != nil {
 			t.Fatal(err)
@@ -102,7 +105,9 @@ func TestPreparedHoldsEveryDeclaredContent(t *testing.T) {
 	}
 	o := options.Defaults()
 	o.Architecture, o.PublicKey, o.Policy = "amd64", publicKey, pol
-	read, early, err := service.Read(context.Background(), service.NewRequest(dir, o, options.ModuleCaller))
+	r := service.NewRequest(dir, o, options.ModuleCaller)
+	r.Carried = carry.Files(r.Files())
+	read, early, err := service.Read(context.Background(), r)
 	if err != nil || early != nil {
 		t.Fatalf("reading the directory: %v %+v", err, early)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
+	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/registry"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -183,9 +184,15 @@ func (m *Memo) stampOf(req service.Request) (k memoKey, archives int, ok bool) {
 	if m == nil || req.Cache == nil || req.Options.Mode == options.ModeCluster || req.Cluster.Snapshot != "" || registry.IsSource(req.Path) || len(req.Read.Sources) > 0 {
 		return memoKey{}, 0, false // several sources: the stamp covers the path's alone
 	}
-	k, archives, err := kept.PlanKey(kept.Question{
+	// The caller's key (caller.Plan.Kept) sums the same files: the
+	// content options of Plan and Read, from what it carried.
+	sums, err := filesum.Sums(options.Files(options.Request{Plan: req.Options.Plan, Read: req.Read}), req.Carried)
+	if err != nil {
+		return memoKey{}, 0, false // the read reports it
+	}
+	k, archives, err = kept.PlanKey(kept.Question{
 		Build: buildinfo.ID, Path: req.Path, Plan: req.Options.Plan, Read: req.Read, Caller: req.Options.Caller,
-		Warnings: req.Warnings, Count: inspect.IsCandidate,
+		Warnings: req.Warnings, Count: inspect.IsCandidate, Sums: sums,
 	})
 	if err != nil {
 		return memoKey{}, 0, false // the read reports it

@@ -35,7 +35,9 @@ func planReq(t *testing.T, dir string, set ...func(*options.Request)) *contract.
 // every answer must equal.
 func fresh(t *testing.T, req *contract.PlanRequest) *service.Result {
 	t.Helper()
-	read, early, err := service.Read(context.Background(), service.NewRequest(req.Path, req.Options, req.Caller))
+	r := service.NewRequest(req.Path, req.Options, req.Caller)
+	r.Carried = carried(req).Carried
+	read, early, err := service.Read(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +98,7 @@ func memoDaemon(t *testing.T) *Server {
 func planBoth(t *testing.T, d *Server, req *contract.PlanRequest) (doc []byte, memoized bool) {
 	t.Helper()
 	hits, _ := d.memo.Stats()
-	resp, err := d.Plan(context.Background(), req)
+	resp, err := d.Plan(context.Background(), carried(req))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +312,7 @@ func TestConcurrentPlansAgreeWithFreshPlans(t *testing.T) {
 	errs := make(chan error, len(reqs))
 	for i, req := range reqs {
 		go func() {
-			resp, err := d.Plan(ctx, req)
+			resp, err := d.Plan(ctx, carried(req))
 			if err == nil {
 				docs[i] = resp.Result
 			}

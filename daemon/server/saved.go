@@ -10,12 +10,12 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/approval"
 	"github.com/colonel-byte/zarf-planner/buildinfo"
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/options"
-	"github.com/colonel-byte/zarf-planner/privdir"
 	"github.com/colonel-byte/zarf-planner/savedplan"
 	"github.com/colonel-byte/zarf-planner/service"
 	"github.com/colonel-byte/zarf-planner/strictjson"
@@ -98,7 +98,7 @@ func save(o options.Request, p *Planned) ([]byte, error) {
 // read, never the file's bytes, so nothing a file holds reaches Ansible
 // (a key added to the saved result, an ansible_facts, a second spelling
 // of a key). Otherwise the answer is a failure naming every difference.
-func replay(saved []byte, o options.Request, caller options.Caller, p *Planned) (*Planned, error) {
+func replay(saved []byte, given approvalsGiven, o options.Request, caller options.Caller, p *Planned) (*Planned, error) {
 	old, err := savedplan.Decode("the saved plan", bytes.NewReader(saved))
 	if err == nil {
 		err = checkSaved(saved)
@@ -115,7 +115,7 @@ func replay(saved []byte, o options.Request, caller options.Caller, p *Planned) 
 	if err != nil {
 		return nil, err
 	}
-	approvals, refused := checkApprovals(saved, o, caller)
+	approvals, refused := checkApprovals(saved, given, o, caller)
 	diffs := savedplan.Compare(old, now, caller)
 	if len(diffs) > 0 || refused != nil {
 		return stale(p, diffs, refused...)
@@ -136,15 +136,22 @@ func replay(saved []byte, o options.Request, caller options.Caller, p *Planned) 
 	return out, nil
 }
 
-// maxApprovals bounds the approval files read beside one saved plan.
-const maxApprovals = 64
+// approvalsGiven is what a replay's caller read for its approvals: the
+// files of its carried options (the approval keys among them), and the
+// approval files beside the saved plan it found (carry.Approvals), with
+// those it did not read. The daemon opens none of them.
+type approvalsGiven struct {
+	carried []filesum.Carried
+	files   []filesum.Named
+	ignored []string
+}
 
 // checkApprovals holds a saved plan's bytes to the approvals the request
-// asks for (approval_keys, require_approvals): the approval files beside
-// plan_file (approval.Pattern), each read bounded and open-then-checked,
-// verified with the listed keys. None asked for: nil, nil. A refusal is a
-// problem of kind signature naming who signed and who did not.
-func checkApprovals(saved []byte, o options.Request, caller options.Caller) (*approval.Result, []planner.Problem) {
+// asks for (approval_keys, require_approvals): the approval files its
+// caller found beside plan_file and sent, verified with the listed keys
+// it carried. None asked for: nil, nil. A refusal is a problem of kind
+// signature naming who signed and who did not.
+func checkApprovals(saved []byte, given approvalsGiven, o options.Request, caller options.Caller) (*approval.Result, []planner.Problem) {
 	if len(o.ApprovalKeys) == 0 && o.RequireApprovals == 0 {
 		return nil, nil
 	}
@@ -154,28 +161,27 @@ func checkApprovals(saved []byte, o options.Request, caller options.Caller) (*ap
 	if o.PlanFile == "" {
 		return refuse("%s checks the approvals of a saved plan: give %s", caller.Option("approval_keys"), caller.Option("plan_file"))
 	}
+	named, err := filesum.NewReader(options.CarriedFiles(o.Approvals), given.carried).All("approval_keys")
+	if err != nil {
+		return refuse("%s: %v", caller.Option("approval_keys"), err)
+	}
 	var keys []*signature.Key
-	for _, path := range o.ApprovalKeys {
-		k, err := signature.LoadKey(path)
+	for _, n := range named {
+		k, err := signature.KeyOf(n.Name, n.Data, nil)
 		if err != nil {
 			return refuse("%s: %v", caller.Option("approval_keys"), err)
 		}
 		keys = append(keys, k)
 	}
-	paths, err := filepath.Glob(approval.Pattern(o.PlanFile))
-	if err != nil {
-		return refuse("finding the approvals of %s: %v", o.PlanFile, err)
+	if len(given.files) > contract.MaxApprovals {
+		return refuse("%s has %d approval files sent with it, over %d", o.PlanFile, len(given.files), contract.MaxApprovals)
 	}
-	if len(paths) > maxApprovals {
-		return refuse("%s has %d approval files beside it, over %d; remove the stale ones", o.PlanFile, len(paths), maxApprovals)
-	}
-	files := make([]approval.File, 0, len(paths))
-	for _, p := range paths {
-		b, err := privdir.ReadRegular(p, approval.MaxApproval, true)
-		if err != nil {
-			return refuse("reading the approval %s: %v", p, err)
+	files := make([]approval.File, 0, len(given.files))
+	for _, f := range given.files {
+		if len(f.Data) > contract.MaxApproval {
+			return refuse("the approval %s holds more than %d bytes", f.Name, contract.MaxApproval)
 		}
-		files = append(files, approval.File{Path: p, Data: b})
+		files = append(files, approval.File{Path: f.Name, Data: f.Data})
 	}
 	res, err := approval.Check(saved, files, keys, o.RequireApprovals)
 	if err != nil {
@@ -242,7 +248,7 @@ func joinDiffs(diffs []string) string {
 }
 
 // planSaved answers a plan request that saves or replays.
-func (d *Server) planSaved(ctx context.Context, memo *Memo, r service.Request, o options.Request, caller options.Caller, savedPlan []byte, wantSave bool) (*Planned, []byte, error) {
+func (d *Server) planSaved(ctx context.Context, memo *Memo, r service.Request, o options.Request, caller options.Caller, savedPlan []byte, given approvalsGiven, wantSave bool) (*Planned, []byte, error) {
 	// Approvals are of a saved plan: asked for without one, nothing may be
 	// planned past them (a module_defaults requiring approvals must not be
 	// skipped by leaving plan_file out).
@@ -260,7 +266,7 @@ func (d *Server) planSaved(ctx context.Context, memo *Memo, r service.Request, o
 		return nil, nil, err
 	}
 	if len(savedPlan) > 0 {
-		p, err = replay(savedPlan, o, caller, p)
+		p, err = replay(savedPlan, given, o, caller, p)
 		return p, nil, err
 	}
 	if !wantSave {

@@ -31,7 +31,7 @@ var (
 func saveThenReplay(t *testing.T, req, req2 *contract.PlanRequest, between func()) (saved []byte, first, replay *contract.PlanAnswer) {
 	t.Helper()
 	req.Save = true
-	first, err := memoDaemon(t).Plan(context.Background(), req)
+	first, err := memoDaemon(t).Plan(context.Background(), carried(req))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func saveThenReplay(t *testing.T, req, req2 *contract.PlanRequest, between func(
 		between()
 	}
 	req2.SavedPlan = first.SavedPlan
-	replay, err = memoDaemon(t).Plan(context.Background(), req2)
+	replay, err = memoDaemon(t).Plan(context.Background(), carried(req2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestSavedPlanReplaysExactlyAsSaved(t *testing.T) {
 	if replay.Failed || !bytes.Equal(replay.Result, first.Result) {
 		t.Fatalf("replay of an unchanged directory:\nsaved:  %.400s\nreplay: %.400s", first.Result, replay.Result)
 	}
-	again, err := memoDaemon(t).Plan(context.Background(), func() *contract.PlanRequest { r := planReq(t, dir, withKey); r.Save = true; return r }())
+	again, err := memoDaemon(t).Plan(context.Background(), carried(func() *contract.PlanRequest { r := planReq(t, dir, withKey); r.Save = true; return r }()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestSavedPlanOfAnotherBuildOrNoneIsRefused(t *testing.T) {
 	buildinfo.ID = old
 	req := planReq(t, dir)
 	req.SavedPlan = []byte(`{"kind":"Something"}`)
-	resp, err := memoDaemon(t).Plan(context.Background(), req)
+	resp, err := memoDaemon(t).Plan(context.Background(), carried(req))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestSignaturesDecideBeforeAnythingDeploys(t *testing.T) {
 	d := memoDaemon(t)
 	plan := func(set ...func(*options.Request)) *service.Result {
 		t.Helper()
-		resp, err := d.Plan(context.Background(), planReq(t, dir, set...))
+		resp, err := d.Plan(context.Background(), carried(planReq(t, dir, set...)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,7 +360,7 @@ func TestCatalogSaysWhoSigned(t *testing.T) {
 	d := memoDaemon(t)
 	catalog := func(key string) map[string]service.CatalogPackage {
 		t.Helper()
-		resp, err := d.Inspect(context.Background(), &contract.InspectRequest{Path: dir, UseCache: true, Catalog: true, PublicKey: key})
+		resp, err := d.Inspect(context.Background(), carriedInspect(&contract.InspectRequest{Path: dir, UseCache: true, Catalog: true, PublicKey: key}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -386,7 +386,7 @@ func TestCatalogSaysWhoSigned(t *testing.T) {
 	if none := catalog(""); none["base"].SignedBy != "" || none["base"].SignatureError != "" || !none["base"].Signed {
 		t.Fatalf("without a key: %+v", none["base"])
 	}
-	if _, err := d.Inspect(context.Background(), &contract.InspectRequest{Path: dir, Catalog: true, PublicKey: filepath.Join(dir, "absent.pub")}); err == nil {
+	if _, err := d.Inspect(context.Background(), carriedInspect(&contract.InspectRequest{Path: dir, Catalog: true, PublicKey: filepath.Join(dir, "absent.pub")})); err == nil {
 		t.Fatal("an absent key was accepted")
 	}
 }
@@ -400,13 +400,13 @@ func TestMemoFollowsTheKeysContent(t *testing.T) {
 	d := memoDaemon(t)
 	req := planReq(t, dir, func(o *options.Request) { o.PublicKey = key })
 	for range 2 { // the second is answered by the stamp
-		resp, err := d.Plan(context.Background(), req)
+		resp, err := d.Plan(context.Background(), carried(req))
 		if err != nil || resp.Failed {
 			t.Fatalf("with the signing key: %v %s", err, resp.Result)
 		}
 	}
 	copyFile(t, otherKey, key)
-	resp, err := d.Plan(context.Background(), req)
+	resp, err := d.Plan(context.Background(), carried(req))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +426,7 @@ func TestCatalogByStampNeverGoesStale(t *testing.T) {
 	d := memoDaemon(t)
 	catalog := func() string {
 		t.Helper()
-		resp, err := d.Inspect(context.Background(), &contract.InspectRequest{Path: dir, UseCache: true, Catalog: true})
+		resp, err := d.Inspect(context.Background(), carriedInspect(&contract.InspectRequest{Path: dir, UseCache: true, Catalog: true}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -477,7 +477,7 @@ func TestATamperedSavedPlanChangesNothingAReplayAnswers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			req := planReq(t, dir, withKey)
 			req.SavedPlan = c.plan
-			resp, err := memoDaemon(t).Plan(context.Background(), req)
+			resp, err := memoDaemon(t).Plan(context.Background(), carried(req))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -495,7 +495,7 @@ func TestATamperedSavedPlanChangesNothingAReplayAnswers(t *testing.T) {
 	reworded := edit(`"reasons": [`, `"reasons": ["approved by nobody", `, 1)
 	req := planReq(t, dir, withKey)
 	req.SavedPlan = reworded
-	resp, err := memoDaemon(t).Plan(context.Background(), req)
+	resp, err := memoDaemon(t).Plan(context.Background(), carried(req))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,11 +16,13 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"oras.land/oras-go/v2/registry/remote/auth"
 
 	"github.com/colonel-byte/zarf-planner/barrier"
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
@@ -310,6 +312,7 @@ func (d *Server) Plan(ctx context.Context, req *contract.PlanRequest) (*contract
 	o := req.Options
 	faultPoint(req.Path)
 	r := service.NewRequest(req.Path, o, caller)
+	r.Carried, r.Logins = req.Carried, logins(req.Logins)
 	r.Cluster.Clients = d.clients
 	r.Limits = d.limits
 	r.Signatures = d.signatures
@@ -325,7 +328,8 @@ func (d *Server) Plan(ctx context.Context, req *contract.PlanRequest) (*contract
 	} else {
 		memo = nil // without the cache means without any remembered answer
 	}
-	p, saved, err := d.planSaved(ctx, memo, r, o, caller, req.SavedPlan, req.Save)
+	given := approvalsGiven{carried: req.Carried, files: req.Approvals, ignored: req.ApprovalsIgnored}
+	p, saved, err := d.planSaved(ctx, memo, r, o, caller, req.SavedPlan, given, req.Save)
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +396,9 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 			if !filepath.IsAbs(k) {
 				return nil, status.Errorf(codes.InvalidArgument, "public key path %q must be absolute when sent to the daemon", k)
 			}
-			key, err := signature.LoadKey(k)
+			files := filesum.NewReader(options.CarriedFiles(options.Read{PublicKey: k}), req.Carried)
+			b, err := files.Bytes("public_key")
+			key, err := signature.KeyOf(k, b, err)
 			if err != nil {
 				return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
 			}
@@ -403,7 +409,7 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 			if !filepath.IsAbs(p) {
 				return nil, status.Errorf(codes.InvalidArgument, "prerequisites path %q must be absolute when sent to the daemon", p)
 			}
-			if operator, err = service.ReadOperator(p); err != nil {
+			if operator, err = service.ReadOperator(p, req.Carried); err != nil {
 				return nil, status.Errorf(codes.FailedPrecondition, "cannot read the operator's prerequisites %s: %v", p, err)
 			}
 		}
@@ -566,7 +572,9 @@ func (d *Server) Status(context.Context) (*contract.Status, error) {
 
 // registryOptions are how a request reaches the registry of a registry
 // source, its messages worded for who asks; its CA bundle must be an
-// absolute path, as every path sent to the daemon.
+// absolute path, as every path sent to the daemon, and its bytes are
+// those the caller carried (never read here from the path). The
+// caller's logins go to their hosts alone.
 func registryOptions(a contract.RegistryAccess) (registry.Options, error) {
 	if a.CAFile != "" && !filepath.IsAbs(a.CAFile) {
 		return registry.Options{}, status.Errorf(codes.InvalidArgument, "registry CA file %q must be absolute when sent to the daemon", a.CAFile)
@@ -574,5 +582,32 @@ func registryOptions(a contract.RegistryAccess) (registry.Options, error) {
 	if !a.Caller.Valid() {
 		return registry.Options{}, status.Errorf(codes.InvalidArgument, "caller %q is neither %s nor %s", a.Caller, options.ModuleCaller, options.CLICaller)
 	}
-	return service.RegistryOptions(options.Read{PlainHTTP: a.PlainHTTP, InsecureSkipTLSVerify: a.InsecureSkipTLSVerify, RegistryCAFile: a.CAFile, RegistryTimeout: a.TimeoutSeconds}, a.Caller), nil
+	read := options.Read{PlainHTTP: a.PlainHTTP, InsecureSkipTLSVerify: a.InsecureSkipTLSVerify, RegistryCAFile: a.CAFile, RegistryTimeout: a.TimeoutSeconds}
+	o := service.RegistryOptions(read, a.Caller)
+	if a.CAFile != "" {
+		var carried []filesum.Carried
+		if a.CA != nil {
+			carried = []filesum.Carried{*a.CA}
+		}
+		ca, err := filesum.NewReader(options.CarriedFiles(read), carried).Bytes("registry_ca_file")
+		if err != nil {
+			return registry.Options{}, status.Errorf(codes.FailedPrecondition, "%s: %v", a.Caller.Option("registry_ca_file"), err)
+		}
+		o.CA = ca
+	}
+	o.Logins = logins(a.Logins)
+	return o, nil
+}
+
+// logins are a caller's registry logins, by host, for the registry
+// client (registry.Options.Logins).
+func logins(ls []contract.Login) map[string]auth.Credential {
+	if len(ls) == 0 {
+		return nil
+	}
+	m := make(map[string]auth.Credential, len(ls))
+	for _, l := range ls {
+		m[l.Host] = auth.Credential{Username: l.Username, Password: l.Password, RefreshToken: l.RefreshToken, AccessToken: l.AccessToken}
+	}
+	return m
 }

@@ -38,11 +38,16 @@ type Package struct {
 	// Deps are every project package it depends on, directly or not,
 	// relative, sorted.
 	Deps []string
+	// Opens are the calls of functions that open a file by its path in
+	// its Go files (not its tests), as "FUNC: PKG.NAME" (opensIn).
+	Opens []string
 }
 
 // listed is the part of go list -json's answer that Load reads.
 type listed struct {
 	ImportPath string
+	Dir        string
+	GoFiles    []string
 	Imports    []string
 	Deps       []string
 }
@@ -50,7 +55,7 @@ type listed struct {
 // Load runs go list on every package of the module at root and returns
 // them sorted by path.
 func Load(root string) ([]Package, error) {
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...")
+	cmd := exec.Command("go", "list", "-json=ImportPath,Dir,GoFiles,Imports,Deps", "./...")
 	cmd.Dir = root
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -71,7 +76,11 @@ func Load(root string) ([]Package, error) {
 		if !ok {
 			continue
 		}
-		pkgs = append(pkgs, Package{Path: path, Imports: project(l.Imports), Deps: project(l.Deps)})
+		opens, err := opensIn(l.Dir, l.GoFiles)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		pkgs = append(pkgs, Package{Path: path, Imports: project(l.Imports), Deps: project(l.Deps), Opens: opens})
 	}
 	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].Path < pkgs[j].Path })
 	return pkgs, nil

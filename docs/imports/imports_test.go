@@ -126,8 +126,15 @@ func TestViolationsNamesEachRule(t *testing.T) {
 		{Path: "inspect/cluster/clustertest/testcluster", Imports: []string{"inspect/cluster/clustertest"}},
 		{Path: "module", Deps: []string{"cache/kept", "inspect/stamp", "inspect", "daemon/server"}},
 		{Path: "module/specs", Deps: []string{"inspect/claims"}},
+		{Path: "daemon/server", Deps: []string{"carry", "inspect"}, Opens: []string{"checkApprovals: filepath.Glob"}},
+		{Path: "carry", Opens: []string{"File: privdir.ReadRegular"}},
+		{Path: "inspect", Opens: []string{"openRegular: privdir.OpenRegular", "readCA: os.ReadFile"}},
 	}
 	want := []string{
+		"daemon/server checkApprovals: filepath.Glob: the daemon opens a file by its path only where docs/imports' daemonOpens says why; a file a caller names is carried (options' content or carry, package carry)",
+		"daemon/server depends on carry: the daemon opens no file a caller names (the caller carries them)",
+		"carry File: privdir.ReadRegular: the daemon opens a file by its path only where docs/imports' daemonOpens says why; a file a caller names is carried (options' content or carry, package carry)",
+		"inspect readCA: os.ReadFile: the daemon opens a file by its path only where docs/imports' daemonOpens says why; a file a caller names is carried (options' content or carry, package carry)",
 		"planner imports cache: planner/ imports nothing outside planner/",
 		"service imports inspect/cluster/clustertest: product code imports no test support",
 		"module depends on inspect: module/ depends on neither the daemon's server nor inspect (inspect/stamp excepted)",

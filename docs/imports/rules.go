@@ -2,8 +2,50 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
+
+// Daemon is the package that serves requests: it and every package it
+// depends on run in the daemon.
+const Daemon = "daemon/server"
+
+// CallerOnly are the packages of the caller's side of the trust boundary:
+// those that open the files a caller names (carry) and build its
+// requests (caller). The daemon depends on none of them.
+var CallerOnly = []string{"carry", "caller"}
+
+// daemonOpens are the only places a package the daemon runs opens a file
+// by its path ("PACKAGE FUNC: PKG.NAME", as opensIn lists calls), each
+// with why. Every other file a caller names is opened by the caller,
+// through package carry, and travels as bytes: an option that names a
+// file declares content, carry or opens (planner/options).
+var daemonOpens = map[string]string{
+	"cache Resolve: privdir.Open":                            "the cache directory: the daemon's own (cache_dir is declared opens:daemon)",
+	"cache claim: privdir.Open":                              "the cache directory's lock: the daemon's own",
+	"cache badgerHolder: unix.Open":                          "the cache's Badger lock file: the daemon's own",
+	"cache notOfACache: os.ReadDir":                          "the cache directory: the daemon's own",
+	"cache removeEmptyMemtables: os.ReadDir":                 "the cache directory: the daemon's own",
+	"cache unusable: os.ReadDir":                             "the cache directory: the daemon's own",
+	"cache/kept Open: privdir.Open":                          "the kept plans' directory in the cache: the daemon's own",
+	"inspect CandidatePaths: privdir.OpenDirectory":          "a directory it plans (path, sources: declared opens:daemon)",
+	"inspect ReadDir: privdir.OpenDirectory":                 "a directory it plans",
+	"inspect openRegular: privdir.OpenRegular":               "an archive of a directory it plans, opened without blocking and checked",
+	"inspect partsOf: filepath.Glob":                         "the parts of a split archive of a directory it plans",
+	"inspect partsOf: unix.Openat":                           "the parts of a split archive, relative to the directory's descriptor",
+	"inspect/stamp Write: privdir.OpenDirectory":             "a directory it plans, stamped by stat",
+	"inspect/claims/renderproc command: os.Open":             "the chart renderer's own executable, installed beside it",
+	"inspect/cluster checkKubeconfigs: privdir.OpenRegular":  "the kubeconfig (declared opens:daemon): client-go reads it and runs its credential plugins, so it is opened first without blocking and checked",
+	"inspect/cluster checkContextFiles: privdir.OpenRegular": "the files a kubeconfig names, checked as the kubeconfig is",
+	"privdir CloseOnExec: os.ReadDir":                        "the process's own /proc/self/fd",
+	"privdir Dir.Holder: os.ReadFile":                        "/proc/locks, to name who holds a lock",
+	"privdir Dir.Names: unix.Openat":                         "the reader itself: relative to a checked directory",
+	"privdir Dir.OpenFile: unix.Openat":                      "the reader itself",
+	"privdir Dir.Sub: unix.Openat":                           "the reader itself",
+	"privdir openat: unix.Openat":                            "the reader itself",
+	"privdir walkOnce: unix.Open":                            "the reader itself",
+	"privdir walkOnce: unix.Openat":                          "the reader itself",
+}
 
 // under reports whether path is dir or a package below it.
 func under(path, dir string) bool {
@@ -29,9 +71,34 @@ func TestSupport(path string) bool {
 //   - no product package imports test support;
 //   - nothing under module/ depends, directly or not, on the daemon's
 //     server or on inspect (inspect/stamp, the directory's stamp the
-//     kept-plan key hashes, excepted).
+//     kept-plan key hashes, excepted);
+//   - the daemon (daemon/server and every package it depends on) depends
+//     on neither the caller's door (carry) nor the caller, and opens a
+//     file by its path only where daemonOpens says, each with why: every
+//     other file a caller names is opened by the caller and carried.
 func Violations(pkgs []Package) []string {
 	var out []string
+	daemon := map[string]bool{}
+	for _, p := range pkgs {
+		if p.Path == Daemon {
+			daemon[p.Path] = true
+			for _, d := range p.Deps {
+				daemon[d] = true
+			}
+		}
+	}
+	for _, p := range pkgs {
+		if daemon[p.Path] {
+			if slices.Contains(CallerOnly, p.Path) {
+				out = append(out, fmt.Sprintf("%s depends on %s: the daemon opens no file a caller names (the caller carries them)", Daemon, p.Path))
+			}
+			for _, o := range p.Opens {
+				if _, ok := daemonOpens[p.Path+" "+o]; !ok {
+					out = append(out, fmt.Sprintf("%s %s: the daemon opens a file by its path only where docs/imports' daemonOpens says why; a file a caller names is carried (options' content or carry, package carry)", p.Path, o))
+				}
+			}
+		}
+	}
 	for _, p := range pkgs {
 		for _, imp := range p.Imports {
 			if under(p.Path, "planner") && !under(imp, "planner") {

@@ -33,7 +33,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
-	"github.com/colonel-byte/zarf-planner/privdir"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
@@ -298,19 +297,6 @@ func PackageHealth(data []byte) (facts.InstalledPackage, error) {
 // MaxSnapshot caps a saved snapshot's file: a cluster's packages, CRDs
 // and storage classes are kilobytes to a few megabytes.
 const MaxSnapshot = 64 << 20
-
-// LoadSnapshot reads a snapshot saved with `zarf-planner snapshot -o json`,
-// so a plan can be made where the cluster cannot be reached. It is opened
-// without blocking and checked on its descriptor (privdir.ReadRegular,
-// within MaxSnapshot): a FIFO or device is refused at once. A symlink at
-// path is followed: it is the operator's own option.
-func LoadSnapshot(path string) (*facts.Cluster, error) {
-	b, err := privdir.ReadRegular(path, MaxSnapshot, true)
-	if err != nil {
-		return nil, fmt.Errorf("reading the saved snapshot: %w", err)
-	}
-	return DecodeSnapshot(path, b)
-}
 
 // DecodeSnapshot reads the snapshot b, read from path, strictly
 // (strictjson).

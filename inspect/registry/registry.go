@@ -21,7 +21,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -32,7 +31,6 @@ import (
 	orasreg "oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
-	"oras.land/oras-go/v2/registry/remote/credentials"
 	"oras.land/oras-go/v2/registry/remote/errcode"
 	"oras.land/oras-go/v2/registry/remote/retry"
 )
@@ -126,16 +124,22 @@ func Parse(s string) (Source, error) {
 type Options struct {
 	PlainHTTP             bool
 	InsecureSkipTLSVerify bool
-	// CAFile is a PEM bundle trusted beside the system's roots.
+	// CA is a PEM bundle trusted beside the system's roots, as the
+	// caller read it (package carry); CAFile names it in messages.
+	CA     []byte
 	CAFile string
 	// Timeout bounds each silence of the registry (0: DefaultTimeout).
 	Timeout time.Duration
 	// Retries is how many times a request is retried on 429, 5xx or a
 	// network error, with backoff (0: oras' default, 5; <0: none).
 	Retries int
-	// DockerConfig is the Docker config file that holds logins (""
-	// : $DOCKER_CONFIG/config.json, else ~/.docker/config.json).
-	DockerConfig string
+	// Logins are the caller's credentials, by host[:port], resolved
+	// where it runs (carry.Logins): a registry is sent only its own, and
+	// a host not here is reached without a login. The client reads no
+	// Docker config of its own. LoginsFrom names the caller's Docker
+	// config file in messages.
+	Logins     map[string]auth.Credential
+	LoginsFrom string
 	// Say words an option's name as the caller gives it (--plain-http,
 	// option plain_http); nil: the name as it is.
 	Say func(name string) string
@@ -161,16 +165,12 @@ func New(host string, o Options) (*Client, error) {
 	base.TLSHandshakeTimeout = o.Timeout
 	base.DialContext = (&net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second}).DialContext
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.InsecureSkipTLSVerify} //nolint:gosec // the operator's insecure_skip_tls_verify, zarf's flag
-	if o.CAFile != "" {
-		pem, err := os.ReadFile(o.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("reading the registry CA bundle: %w", err)
-		}
+	if o.CAFile != "" || o.CA != nil {
 		pool, err := x509.SystemCertPool()
 		if err != nil || pool == nil {
 			pool = x509.NewCertPool()
 		}
-		if !pool.AppendCertsFromPEM(pem) {
+		if !pool.AppendCertsFromPEM(o.CA) {
 			return nil, fmt.Errorf("the registry CA bundle %s holds no PEM certificate", o.CAFile)
 		}
 		tc.RootCAs = pool
@@ -182,16 +182,6 @@ func New(host string, o Options) (*Client, error) {
 		rt.Policy = func() retry.Policy {
 			return &retry.GenericPolicy{Retryable: retry.DefaultPredicate, Backoff: retry.DefaultBackoff, MinWait: 200 * time.Millisecond, MaxWait: 3 * time.Second, MaxRetry: max(o.Retries, 0)}
 		}
-	}
-	var store credentials.Store
-	var err error
-	if o.DockerConfig != "" {
-		store, err = credentials.NewStore(o.DockerConfig, credentials.StoreOptions{})
-	} else {
-		store, err = credentials.NewStoreFromDocker(credentials.StoreOptions{})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the Docker config file for registry logins: %w", err)
 	}
 	reg, err := remote.NewRegistry(host)
 	if err != nil {
@@ -206,7 +196,7 @@ func New(host string, o Options) (*Client, error) {
 		Client:     &http.Client{Transport: rt},
 		Header:     http.Header{"User-Agent": {"zarf-planner"}},
 		Cache:      auth.NewCache(),
-		Credential: credentials.Credential(store),
+		Credential: o.credential,
 	}
 	reg.ManifestMediaTypes = []string{ocispec.MediaTypeImageIndex, ocispec.MediaTypeImageManifest}
 	c.reg = reg
@@ -580,14 +570,20 @@ func (c *Client) say(name string) string {
 	return c.opts.Say(name)
 }
 
+// credential is the caller's login for hostport, and none for any other
+// host: a registry is never sent another's.
+func (o Options) credential(_ context.Context, hostport string) (auth.Credential, error) {
+	if c, ok := o.Logins[hostport]; ok {
+		return c, nil
+	}
+	return auth.EmptyCredential, nil
+}
+
 func (c *Client) configShown() string {
-	if c.opts.DockerConfig != "" {
-		return c.opts.DockerConfig
+	if c.opts.LoginsFrom != "" {
+		return c.opts.LoginsFrom
 	}
-	if d := os.Getenv("DOCKER_CONFIG"); d != "" {
-		return d + "/config.json"
-	}
-	return "~/.docker/config.json"
+	return "the caller's Docker config file"
 }
 
 func withHint(err error, hint string) error {

@@ -50,19 +50,9 @@ type Key struct {
 	trusted     root.TrustedMaterial
 }
 
-// LoadKey reads a PEM public key (cosign.pub, as `zarf tools gen-key` or
-// `cosign generate-key-pair` write it). It is opened without blocking and
-// checked on its descriptor (privdir.ReadRegular): a FIFO or device is
-// refused at once, and so is a key anyone may write. A symlink at path is
-// followed: it is the operator's own option.
-func LoadKey(path string) (*Key, error) {
-	b, err := privdir.ReadRegular(path, MaxKey, true)
-	return KeyOf(path, b, err)
-}
-
-// KeyOf is LoadKey of what reading path gave: its bytes b, or the error
-// reading it (err). A caller that reads the key file itself, once, to
-// digest what it used (package filesum) gets LoadKey's checks and words.
+// KeyOf is the public key of what reading path gave: its bytes b, or
+// the error reading it (err). The daemon opens no key file: the caller
+// reads it (package carry) and the daemon checks its bytes here.
 func KeyOf(path string, b []byte, err error) (*Key, error) {
 	if errors.Is(err, privdir.ErrTooLarge) {
 		return nil, fmt.Errorf("the public key %s is over %d KiB; give the PEM public key (cosign.pub), not a bundle or an archive", path, MaxKey>>10)

@@ -19,6 +19,20 @@
 //	         Files); the value is the most bytes it may hold ("64KiB")
 //	dir      on a content path: it may name a directory, whose YAML
 //	         files (*.yaml, *.yml, directly inside) are its content
+//	carry    on a path (or path list) whose content decides no plan but
+//	         is needed to make one (a CA bundle, an approval key): the
+//	         caller reads it as content is read and sends its bytes; the
+//	         value is the most bytes each file may hold
+//	opens    on any other path: who opens it, "daemon" (the directories
+//	         it plans, its own cache) or "caller" (the files the caller
+//	         writes, or reads and sends in a field of its own)
+//
+// Who opens a file is declared, never decided by the code that uses it:
+// a content or carry option is opened once, by the caller, as the
+// caller, through the one reader (package carry), and travels as bytes;
+// the daemon opens no path a caller names except those declared
+// opens:"daemon". Every path option declares exactly one of the three
+// (the package's tests refuse one that does not).
 //	default  the value when the option is not given, as text
 //	choices  the allowed values, comma-separated
 //	alias    former spellings, comma-separated, accepted for one release;
@@ -89,13 +103,13 @@ const (
 // Cluster names the cluster a cluster-aware plan (or a readiness barrier)
 // reads.
 type Cluster struct {
-	Kubeconfig string `json:"kubeconfig,omitempty" type:"path" help:"Kubeconfig of the target cluster. Default: K8S_AUTH_KUBECONFIG, then the first entry of KUBECONFIG, then ~/.kube/config, where the module or CLI runs; the daemon is always given this path explicitly."`
+	Kubeconfig string `json:"kubeconfig,omitempty" type:"path" opens:"daemon" help:"Kubeconfig of the target cluster. Default: K8S_AUTH_KUBECONFIG, then the first entry of KUBECONFIG, then ~/.kube/config, where the module or CLI runs; the daemon is always given this path explicitly."`
 	Context    string `json:"context,omitempty" help:"Kubeconfig context to use. Default: K8S_AUTH_CONTEXT, then the kubeconfig's current context."`
 }
 
 // Cache says how archives are read.
 type Cache struct {
-	CacheDir string `json:"cache_dir,omitempty" type:"path" help:"Archive cache directory. Default: ZARF_PLANNER_CACHE_DIR, else under the user cache directory. Unchanged archives are answered from it by their stat alone."`
+	CacheDir string `json:"cache_dir,omitempty" type:"path" opens:"daemon" help:"Archive cache directory. Default: ZARF_PLANNER_CACHE_DIR, else under the user cache directory. Unchanged archives are answered from it by their stat alone."`
 	UseCache bool   `json:"use_cache" default:"true" alias:"!no-cache" help:"Set to false to read every archive, neither using nor filling the cache (nor reusing a remembered plan)."`
 }
 
@@ -110,10 +124,10 @@ type Read struct {
 	// RegistryTimeout reach the registry of a registry source (oci://).
 	PlainHTTP             bool   `json:"plain_http,omitempty" help:"Reach the registry of an oci:// source over plain HTTP, as zarf's --plain-http (never needed for a directory)."`
 	InsecureSkipTLSVerify bool   `json:"insecure_skip_tls_verify,omitempty" help:"Do not check the TLS certificate of the registry of an oci:// source, as zarf's --insecure-skip-tls-verify."`
-	RegistryCAFile        string `json:"registry_ca_file,omitempty" type:"path" help:"A PEM bundle of CAs trusted, beside the system's, for the registry of an oci:// source."`
+	RegistryCAFile        string `json:"registry_ca_file,omitempty" type:"path" carry:"1MiB" help:"A PEM bundle of CAs trusted, beside the system's, for the registry of an oci:// source."`
 	RegistryTimeout       int    `json:"registry_timeout,omitempty" type:"seconds" default:"30" help:"How long the registry of an oci:// source may stay silent (before answering, or in the middle of a body) before the read fails naming it; 429 and 5xx answers are retried with backoff first."`
 	// Sources are read after the path, as one directory of packages.
-	Sources []string `json:"sources,omitempty" type:"path" help:"More sources to plan from, after the path: directories and registry sources (oci://HOST/NAMESPACE) or references (oci://HOST/NAMESPACE/NAME:TAG or @sha256:...), mixed as needed. Their packages are planned together, as if in one directory. One name, version, architecture and flavor found in two of them is one package when both carry the same contents (the same zarf.yaml aggregate checksum): it is planned from the first source given, the other left out with a warning; otherwise the plan fails as ambiguous. A plan of several sources is never answered from a kept plan; a saved one replays from the same registry sources, its directories compared by their archives' names (they may be mounted elsewhere)."`
+	Sources []string `json:"sources,omitempty" type:"path" opens:"daemon" help:"More sources to plan from, after the path: directories and registry sources (oci://HOST/NAMESPACE) or references (oci://HOST/NAMESPACE/NAME:TAG or @sha256:...), mixed as needed. Their packages are planned together, as if in one directory. One name, version, architecture and flavor found in two of them is one package when both carry the same contents (the same zarf.yaml aggregate checksum): it is planned from the first source given, the other left out with a warning; otherwise the plan fails as ambiguous. A plan of several sources is never answered from a kept plan; a saved one replays from the same registry sources, its directories compared by their archives' names (they may be mounted elsewhere)."`
 	// Offline plans a registry source from the cache alone.
 	Offline bool   `json:"offline,omitempty" help:"Plan an oci:// source from the cache alone, reaching no registry: from the listing and the packages the last read of that source (zarf-planner cache warm, zarf_bundle_cache, or a plan) recorded. The plan warns that it is as of that listing's time; a source never read into the cache, or a package listed but collected since, fails the plan saying to warm it. No effect on a directory."`
 	Policy  string `json:"policy,omitempty" type:"path" content:"1MiB" help:"A maximal policy (YAML, schema docs/policy.schema.json): what packages may claim (allowed) and may not (denied, which wins) on the cluster and the deploying host: namespaces, CRD groups, cluster-scoped kinds, image registries and images not carried, cluster-wide RBAC wildcards, onDeploy and onRemove actions and their commands, host file paths. The plan fails, naming each package, claim, object and policy line, when a package it would deploy claims beyond it; an unknown claim only when a field bounds a kind it may affect."`
@@ -133,7 +147,7 @@ const (
 // Its paths carry no content tag: they are outputs, written and never
 // read, so what they hold decides nothing.
 type Output struct {
-	ReportHTML string `json:"html_to,omitempty" type:"path" alias:"report_html" help:"Also write the plan as one self-contained HTML page (the graph by levels, every package's reasons, barrier and sha256; a failure drawn as well as told) to this file, on the host where the module or CLI runs. Its directory must exist; the file is replaced whole, and only when its content changes. The time it states is SOURCE_DATE_EPOCH when set, else the time of the call."`
+	ReportHTML string `json:"html_to,omitempty" type:"path" opens:"caller" alias:"report_html" help:"Also write the plan as one self-contained HTML page (the graph by levels, every package's reasons, barrier and sha256; a failure drawn as well as told) to this file, on the host where the module or CLI runs. Its directory must exist; the file is replaced whole, and only when its content changes. The time it states is SOURCE_DATE_EPOCH when set, else the time of the call."`
 }
 
 // Request is every option of a plan request, by group.
@@ -156,7 +170,7 @@ type Request struct {
 // enough of the keys listed here signed exactly its bytes. They decide no
 // plan: they decide whether a saved one may be replayed.
 type Approvals struct {
-	ApprovalKeys     []string `json:"approval_keys,omitempty" type:"path" help:"Public keys (cosign.pub, PEM) of the change board: with plan_file, an approval counts only when one of these keys made it, and require_approvals of them must have signed the saved plan's exact bytes (approvals are the files PLAN.approved-by-*.sigstore.json beside it). A plan edited after signing is approved by no one."`
+	ApprovalKeys     []string `json:"approval_keys,omitempty" type:"path" carry:"64KiB" help:"Public keys (cosign.pub, PEM) of the change board: with plan_file, an approval counts only when one of these keys made it, and require_approvals of them must have signed the saved plan's exact bytes (approvals are the files PLAN.approved-by-*.sigstore.json beside it). A plan edited after signing is approved by no one."`
 	RequireApprovals int      `json:"require_approvals,omitempty" help:"With plan_file: how many distinct keys of approval_keys must have signed the saved plan; the replay fails (kind signature) naming which keys signed and which did not. 0: approvals are not required (those present are still checked and named)."`
 }
 
@@ -169,8 +183,8 @@ type Approvals struct {
 // compares the file's every field with the plan made now, and a plan made
 // with a plan_file is never kept or memoized).
 type Saved struct {
-	SaveTo   string `json:"save_to,omitempty" type:"path" help:"Also write the plan to this file as a saved plan (the result, every archive's path, size and sha256, the options, the planner's release, the cluster snapshot it assumed) for review and a later replay with plan_file. Replaced whole, and only when its content changes. Not written when no plan is possible."`
-	PlanFile string `json:"plan_file,omitempty" type:"path" help:"Replay a saved plan: check it against the directory and the cluster now, and answer with the plan made now, whose decisions are the saved ones (never the file's bytes), or fail naming every difference (an archive replaced, added or removed, an installed package changed, an option that differs, another planner release). Options not given are the saved ones."`
+	SaveTo   string `json:"save_to,omitempty" type:"path" opens:"caller" help:"Also write the plan to this file as a saved plan (the result, every archive's path, size and sha256, the options, the planner's release, the cluster snapshot it assumed) for review and a later replay with plan_file. Replaced whole, and only when its content changes. Not written when no plan is possible."`
+	PlanFile string `json:"plan_file,omitempty" type:"path" opens:"caller" help:"Replay a saved plan: check it against the directory and the cluster now, and answer with the plan made now, whose decisions are the saved ones (never the file's bytes), or fail naming every difference (an archive replaced, added or removed, an installed package changed, an option that differs, another planner release). Options not given are the saved ones."`
 }
 
 // Kind is the type of an option's value.
@@ -214,9 +228,51 @@ type Option struct {
 	MaxContent int64
 	// Dir says a content option may name a directory (tag dir): its
 	// YAML files (*.yaml, *.yml) directly inside it are its content.
-	Dir   bool
+	Dir bool
+	// Carry says the caller reads a path's (or each of a path list's)
+	// files and sends their bytes, though they decide no plan (tag
+	// carry); MaxContent is then the bound of each.
+	Carry bool
+	// Opens is who opens a path option's file that is neither content
+	// nor carried (tag opens): OpensDaemon or OpensCaller.
+	Opens string
 	index []int
 }
+
+// Who opens a path option's file (Option.Opens).
+const (
+	// OpensDaemon: the daemon opens it (a directory it plans, its own
+	// cache directory, the kubeconfig client-go reads).
+	OpensDaemon = "daemon"
+	// OpensCaller: the caller opens it and nothing of it reaches the
+	// daemon but bytes in a field of their own (a saved plan replayed)
+	// or nothing at all (a file it writes).
+	OpensCaller = "caller"
+)
+
+// MaxCarriedList is the most files a carried path list (approval_keys)
+// may name, so a request's carried bytes stay bounded (CarriedMax).
+const MaxCarriedList = 64
+
+// CarriedMax is the most bytes the carried files of a request of v's type
+// may hold together: every carried option's bound, a path list's
+// MaxCarriedList times.
+func CarriedMax(v any) int64 {
+	var n int64
+	for _, o := range Of(v) {
+		switch {
+		case o.Carried() && o.Kind == PathList:
+			n += MaxCarriedList * o.MaxContent
+		case o.Carried():
+			n += o.MaxContent
+		}
+	}
+	return n
+}
+
+// Carried says the caller reads the option's files and sends their bytes
+// (a content or carry option).
+func (o Option) Carried() bool { return o.Content || o.Carry }
 
 // Flag is the option's CLI flag name (without dashes in front).
 func (o Option) Flag() string { return strings.ReplaceAll(o.Name, "_", "-") }
@@ -291,7 +347,11 @@ func collect(t reflect.Type, index []int, out *[]Option) {
 		if c, ok := f.Tag.Lookup("content"); ok {
 			o.Content, o.MaxContent = true, parseSize(c)
 		}
+		if c, ok := f.Tag.Lookup("carry"); ok {
+			o.Carry, o.MaxContent = true, parseSize(c)
+		}
 		o.Dir = f.Tag.Get("dir") != ""
+		o.Opens = f.Tag.Get("opens")
 		for _, a := range strings.Split(f.Tag.Get("alias"), ",") {
 			switch {
 			case a == "":
@@ -333,6 +393,10 @@ type File struct {
 	Max int64
 	// Dir says Path may be a directory of such files (Option.Dir).
 	Dir bool
+	// Content says the file decides the plan (Option.Content): its sum
+	// is in every key; a carried file that is not content (Option.Carry)
+	// is read and sent the same way, and keyed by no one.
+	Content bool
 }
 
 // Files lists the files of v (a value, or pointer to one, of a struct
@@ -344,8 +408,33 @@ func Files(v any) []File {
 	var files []File
 	for _, o := range Of(v) {
 		if o.Content {
-			files = append(files, File{Name: o.Name, Path: o.Field(rv).String(), Max: o.MaxContent, Dir: o.Dir})
+			files = append(files, File{Name: o.Name, Path: o.Field(rv).String(), Max: o.MaxContent, Dir: o.Dir, Content: true})
 		}
+	}
+	return files
+}
+
+// CarriedFiles lists the files of v the caller reads and sends (content
+// and carry options, Option.Carried): one per option of a single path,
+// given or not, and one per path given to a carried path list, in
+// declaration order.
+func CarriedFiles(v any) []File {
+	rv := reflect.ValueOf(v)
+	var files []File
+	for _, o := range Of(v) {
+		if !o.Carried() {
+			continue
+		}
+		f := File{Name: o.Name, Max: o.MaxContent, Dir: o.Dir, Content: o.Content}
+		if o.Kind == PathList {
+			for _, p := range o.Field(rv).Interface().([]string) {
+				f.Path = p
+				files = append(files, f)
+			}
+			continue
+		}
+		f.Path = o.Field(rv).String()
+		files = append(files, f)
 	}
 	return files
 }
@@ -404,6 +493,11 @@ func SetDefaults(ptr any) {
 func Check(ptr any, caller Caller) error {
 	v := reflect.ValueOf(ptr)
 	for _, o := range Of(ptr) {
+		if o.Carry && o.Kind == PathList {
+			if n := o.Field(v).Len(); n > MaxCarriedList {
+				return fmt.Errorf("%s names %d files; give at most %d", caller.Option(o.Name), n, MaxCarriedList)
+			}
+		}
 		if len(o.Choices) == 0 {
 			continue
 		}

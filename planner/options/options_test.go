@@ -1,6 +1,7 @@
 package options
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"testing"
@@ -40,6 +41,12 @@ func TestDeclarations(t *testing.T) {
 		if o.Content && (o.Kind != Path || o.MaxContent <= 0) {
 			t.Errorf("option %s is declared content but is not a path with a size bound (kind %s, bound %d)", o.Name, o.Kind, o.MaxContent)
 		}
+		if o.Carry && (o.Kind != Path && o.Kind != PathList || o.MaxContent <= 0 || o.Dir) {
+			t.Errorf("option %s is declared carry but is not a path or path list with a size bound (kind %s, bound %d, dir %v)", o.Name, o.Kind, o.MaxContent, o.Dir)
+		}
+		if err := whoOpens(o); err != nil {
+			t.Error(err)
+		}
 		if len(o.Choices) > 0 && o.Default != "" && !contains(o.Choices, o.Default) {
 			t.Errorf("option %s defaults to %q, not one of its choices %v", o.Name, o.Default, o.Choices)
 		}
@@ -59,7 +66,7 @@ func contains(list []string, s string) bool {
 // struct that declares one more content option lists it too.
 func TestFilesFollowTheDeclarations(t *testing.T) {
 	r := Request{Read: Read{PublicKey: "/k.pub", Policy: "/p.yaml", Prerequisites: "/ops"}, Snapshot: "/s.json", Saved: Saved{PlanFile: "/plan.json"}}
-	want := []File{{"public_key", "/k.pub", 64 << 10, false}, {"policy", "/p.yaml", 1 << 20, false}, {"prerequisites", "/ops", 4 << 20, true}, {"snapshot", "/s.json", 64 << 20, false}}
+	want := []File{{"public_key", "/k.pub", 64 << 10, false, true}, {"policy", "/p.yaml", 1 << 20, false, true}, {"prerequisites", "/ops", 4 << 20, true, true}, {"snapshot", "/s.json", 64 << 20, false, true}}
 	if got := Files(&r); !slices.Equal(got, want) {
 		t.Errorf("Files = %v; want %v", got, want)
 	}
@@ -71,7 +78,7 @@ func TestFilesFollowTheDeclarations(t *testing.T) {
 		Extra string `json:"extra" type:"path" content:"512" help:"x"`
 	}
 	got := Files(extended{Request: r, Extra: "/x"})
-	if len(got) != 5 || got[4] != (File{"extra", "/x", 512, false}) {
+	if len(got) != 5 || got[4] != (File{"extra", "/x", 512, false, true}) {
 		t.Errorf("Files of a struct declaring extra = %v; want it last", got)
 	}
 }
@@ -131,5 +138,55 @@ func TestCallerVocabulary(t *testing.T) {
 		if tt.got != tt.want {
 			t.Errorf("got %q; want %q", tt.got, tt.want)
 		}
+	}
+}
+
+// whoOpens checks that a path option says who opens its file, once: the
+// caller, carrying its bytes (content or carry), or, by name, the daemon
+// or the caller alone (opens). An option that says nothing is refused,
+// so a new file option cannot be read by whoever happens to use it.
+func whoOpens(o Option) error {
+	path := o.Kind == Path || o.Kind == PathList
+	said := 0
+	for _, b := range []bool{o.Content, o.Carry, o.Opens != ""} {
+		if b {
+			said++
+		}
+	}
+	switch {
+	case !path && said > 0:
+		return fmt.Errorf("option %s is not a path but says who opens it", o.Name)
+	case path && said != 1:
+		return fmt.Errorf("option %s names a file: declare exactly one of content, carry or opens (it declares %d): the caller reads content and carry files and sends their bytes; opens says who else opens it", o.Name, said)
+	case o.Opens != "" && o.Opens != OpensDaemon && o.Opens != OpensCaller:
+		return fmt.Errorf("option %s opens:%q; want %q or %q", o.Name, o.Opens, OpensDaemon, OpensCaller)
+	}
+	return nil
+}
+
+// TestEveryFileOptionSaysWhoOpensIt: a path option declared with none of
+// content, carry or opens is refused (an option added without them, as
+// in a request type of one more path option, fails).
+func TestEveryFileOptionSaysWhoOpensIt(t *testing.T) {
+	for _, o := range Of(Request{}) {
+		if err := whoOpens(o); err != nil {
+			t.Error(err)
+		}
+	}
+	type extended struct {
+		Request
+		Extra string `json:"extra" type:"path" help:"A file."`
+	}
+	o, _ := Find(extended{}, "extra")
+	if err := whoOpens(o); err == nil {
+		t.Error("a path option that says nothing of who opens it is accepted")
+	}
+	var got []string
+	for _, f := range CarriedFiles(Request{Read: Read{PublicKey: "/k"}, Approvals: Approvals{ApprovalKeys: []string{"/a", "/b"}}}) {
+		got = append(got, f.Name)
+	}
+	want := []string{"public_key", "registry_ca_file", "policy", "prerequisites", "snapshot", "approval_keys", "approval_keys"}
+	if !slices.Equal(got, want) {
+		t.Errorf("CarriedFiles = %v; want %v", got, want)
 	}
 }

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// openers are the functions that open a file by its path, by the import
+// path of their package: calling one is opening a file. A package the
+// daemon runs may call them only where daemonOpens allows.
+var openers = map[string][]string{
+	"os":                    {"Open", "OpenFile", "ReadFile", "ReadDir", "DirFS", "OpenRoot", "OpenInRoot", "Create", "WriteFile"},
+	"syscall":               {"Open", "Openat"},
+	"golang.org/x/sys/unix": {"Open", "Openat", "Openat2"},
+	"path/filepath":         {"Glob", "Walk", "WalkDir"},
+	Module + "/privdir":     {"ReadRegular", "OpenRegular", "OpenDirectory", "OpenOutput", "Open", "OpenPrivate", "Create"},
+}
+
+// opensIn lists the calls of openers in the Go files (not tests) of a
+// package in dir, each as "FUNC: PKG.NAME" where FUNC is the function (or
+// TYPE.METHOD) it is made in, sorted and each once.
+func opensIn(dir string, files []string) ([]string, error) {
+	fset := token.NewFileSet()
+	var out []string
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, fmt.Errorf("parsing %s: %w", name, err)
+		}
+		imports := map[string]string{} // local name → import path
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			local := path[strings.LastIndex(path, "/")+1:]
+			if imp.Name != nil {
+				local = imp.Name.Name
+			}
+			imports[local] = path
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			where := fn.Name.Name
+			if fn.Recv != nil && len(fn.Recv.List) == 1 {
+				where = receiver(fn.Recv.List[0].Type) + "." + where
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				id, ok := sel.X.(*ast.Ident)
+				if !ok {
+					return true
+				}
+				path := imports[id.Name]
+				if slices.Contains(openers[path], sel.Sel.Name) {
+					out = append(out, where+": "+id.Name+"."+sel.Sel.Name)
+				}
+				return true
+			})
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// receiver is the type name of a method's receiver.
+func receiver(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.StarExpr:
+		return receiver(t.X)
+	case *ast.IndexExpr:
+		return receiver(t.X)
+	case *ast.IndexListExpr:
+		return receiver(t.X)
+	case *ast.Ident:
+		return t.Name
+	}
+	return "?"
+}
