@@ -513,14 +513,15 @@ func (c *Cache) Store(fp inspect.Fingerprint, o inspect.Outcome) error {
 }
 
 // Known reports whether the cache answers for an archive as it is now,
-// without reading it (what a warm-up in check mode would skip).
+// without reading it (what a warm-up in check mode would skip): its path
+// entry matches and the content entry it names answers that path.
 func (c *Cache) Known(fp inspect.Fingerprint) bool {
 	var pe pathEntry
 	if !c.get(kindPath.key(fp.Path), &pe) || pe.Schema != c.schema || !sameFiles(pe.Fingerprint, fp) {
 		return false
 	}
 	var e entry
-	return c.get(kindContent.key(pe.SHA256), &e)
+	return c.get(kindContent.key(pe.SHA256), &e) && e.Outcome.Answers(fp.Path)
 }
 
 // Paths lists the indexed paths under dir (all when dir is "").

@@ -233,3 +233,33 @@ func TestNoKeyIsBuiltOutsideItsKind(t *testing.T) {
 		})
 	}
 }
+
+// An archive's failure is known (a warm-up in check mode skips it) only at
+// the path it was read from: when a copy of the same bytes was read since,
+// the first path is read again, as Lookup would.
+func TestAFailureIsKnownOnlyAtItsOwnPath(t *testing.T) {
+	c, err := Open(filepath.Join(t.TempDir(), "cache"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sha := strings.Repeat("cd", 32)
+	fp := func(path string) inspect.Fingerprint {
+		return inspect.Fingerprint{Path: path, Files: []inspect.FileStat{{Name: filepath.Base(path), Size: 700}}}
+	}
+	first, copied := "/bundle/bad.tar.zst", "/elsewhere/bad.tar.zst"
+	for _, p := range []string{first, copied} {
+		if err := c.Store(fp(p), outcome(inspect.OutcomeIntegrity, sha, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.Known(fp(first)) {
+		t.Errorf("%s is known, with the failure read from %s", first, copied)
+	}
+	if o, ok := c.Lookup(fp(first)); ok && o.Answers(first) {
+		t.Errorf("%s is answered with the failure read from %s", first, copied)
+	}
+	if !c.Known(fp(copied)) {
+		t.Errorf("%s is not known", copied)
+	}
+}
