@@ -50,8 +50,9 @@ import (
 // answer; 10: candidates hold the sha256 of their zarf.yaml; 11: contents
 // hold what their objects use, the CRDs, storage and priority classes
 // inferred requirements are read from, and components whether they are
-// deployed by default.)
-const Schema = 11
+// deployed by default; 12: outcomes name the source they were read from,
+// which decides the reads they answer.)
+const Schema = 12
 
 // EnvDir overrides the default cache directory.
 const EnvDir = kept.EnvDir
@@ -59,13 +60,7 @@ const EnvDir = kept.EnvDir
 // ErrInUse reports a cache directory another process has open.
 var ErrInUse = errors.New("cache directory in use")
 
-// Key layout. Every value is JSON.
-var (
-	keySchema = []byte("meta/schema")
-	prefixSHA = "sha/"  // sha/<sha256> → entry
-	prefixPth = "path/" // path/<absolute path> → pathEntry
-	prefixSz  = "size/" // size/<bytes>/<sha256> → empty
-)
+// Keys are of the kinds keys.go declares; every value is JSON.
 
 // entry is what the cache keeps per archive content.
 type entry struct {
@@ -260,7 +255,7 @@ func options(dir string) badger.Options {
 func (c *Cache) checkSchema(warn func(string)) error {
 	var have int
 	err := c.db.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(keySchema)
+		it, err := txn.Get(kindSchema.key(""))
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			return nil
 		}
@@ -285,7 +280,7 @@ func (c *Cache) checkSchema(warn func(string)) error {
 		}
 	}
 	return c.db.Update(func(txn *badger.Txn) error {
-		return txn.Set(keySchema, []byte(strconv.Itoa(c.schema)))
+		return txn.Set(kindSchema.key(""), []byte(strconv.Itoa(c.schema)))
 	})
 }
 
@@ -308,9 +303,9 @@ func (c *Cache) Lookup(fp inspect.Fingerprint) (inspect.Outcome, bool) {
 	pe, ok := c.memoPath(fp.Path)
 	if !ok {
 		if raw, pre := c.prefetchedPath(fp.Path); pre {
-			ok = c.decode([]byte(prefixPth+fp.Path), raw, &pe)
+			ok = c.decode(kindPath.key(fp.Path), raw, &pe)
 		} else {
-			ok = c.get([]byte(prefixPth+fp.Path), &pe)
+			ok = c.get(kindPath.key(fp.Path), &pe)
 		}
 		if ok {
 			c.remember(fp.Path, &pe, "", nil)
@@ -343,7 +338,7 @@ func (c *Cache) LookupContent(sha string) (inspect.Outcome, bool) {
 // content returns the outcome kept for a sha256, validating it, and marks
 // it used (at most once an hour, to keep warm reads free of writes).
 func (c *Cache) content(sha string) (inspect.Outcome, bool) {
-	key := func() []byte { return []byte(prefixSHA + sha) }
+	key := func() []byte { return kindContent.key(sha) }
 	e, memoized := c.memoSHA(sha)
 	if !memoized {
 		raw, ok := c.prefetchedContent(sha)
@@ -391,6 +386,9 @@ func decodeEntry(raw []byte, sha string, schema int) (entry, bool) {
 // a candidate is held to the rules inspect held it to when it read the
 // archive (a cache is no reason to trust a name).
 func validOutcome(o inspect.Outcome) bool {
+	if o.Source == "" || facts.Printable(o.Source) != o.Source {
+		return false // an outcome answers reads by its source (inspect.Outcome.Answers)
+	}
 	switch o.Kind {
 	case inspect.OutcomeOK:
 		c := o.Candidate
@@ -454,7 +452,7 @@ func sameFiles(a, b inspect.Fingerprint) bool {
 
 // HasSize implements inspect.Cache.
 func (c *Cache) HasSize(size int64) bool {
-	prefix := []byte(fmt.Sprintf("%s%d/", prefixSz, size))
+	prefix := kindSize.key(fmt.Sprintf("%d/", size))
 	found := false
 	_ = c.db.View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
@@ -471,7 +469,10 @@ func (c *Cache) HasSize(size int64) bool {
 
 // Store implements inspect.Cache: the content entry, the path index and
 // the size index are written in one transaction, so a crash loses at most
-// this entry.
+// this entry. An outcome that answers only its own source (a failure) is
+// not kept where one of another source that answers others is (the same
+// digest read well elsewhere): that one stays, and the failing source is
+// read again next time.
 func (c *Cache) Store(fp inspect.Fingerprint, o inspect.Outcome) error {
 	if len(o.SHA256) != 64 || !validOutcome(o) {
 		return fmt.Errorf("refusing to cache an incomplete outcome for %s", fp.Path)
@@ -479,7 +480,10 @@ func (c *Cache) Store(fp inspect.Fingerprint, o inspect.Outcome) error {
 	now := c.now()
 	e := entry{Schema: c.schema, Outcome: o, Added: now, Used: now}
 	var old entry
-	if c.get([]byte(prefixSHA+o.SHA256), &old) && old.Schema == c.schema {
+	if c.get(kindContent.key(o.SHA256), &old) && old.Schema == c.schema {
+		if !o.Shared() && old.Outcome.Shared() && old.Outcome.Source != o.Source && validOutcome(old.Outcome) {
+			return nil
+		}
 		e.Added = old.Added
 	}
 	eb, err := json.Marshal(e)
@@ -492,13 +496,13 @@ func (c *Cache) Store(fp inspect.Fingerprint, o inspect.Outcome) error {
 	}
 	c.dropPrefetched(fp.Path, o.SHA256, true)
 	err = c.db.Update(func(txn *badger.Txn) error {
-		if err := txn.Set([]byte(prefixSHA+o.SHA256), eb); err != nil {
+		if err := txn.Set(kindContent.key(o.SHA256), eb); err != nil {
 			return err
 		}
-		if err := txn.Set([]byte(prefixPth+fp.Path), pb); err != nil {
+		if err := txn.Set(kindPath.key(fp.Path), pb); err != nil {
 			return err
 		}
-		return txn.Set([]byte(fmt.Sprintf("%s%d/%s", prefixSz, fp.Size(), o.SHA256)), nil)
+		return txn.Set(kindSize.key(fmt.Sprintf("%d/%s", fp.Size(), o.SHA256)), nil)
 	})
 	if err != nil {
 		c.forgetMemo()
@@ -509,31 +513,32 @@ func (c *Cache) Store(fp inspect.Fingerprint, o inspect.Outcome) error {
 }
 
 // Known reports whether the cache answers for an archive as it is now,
-// without reading it (what a warm-up in check mode would skip).
+// without reading it (what a warm-up in check mode would skip): its path
+// entry matches and the content entry it names answers that path.
 func (c *Cache) Known(fp inspect.Fingerprint) bool {
 	var pe pathEntry
-	if !c.get([]byte(prefixPth+fp.Path), &pe) || pe.Schema != c.schema || !sameFiles(pe.Fingerprint, fp) {
+	if !c.get(kindPath.key(fp.Path), &pe) || pe.Schema != c.schema || !sameFiles(pe.Fingerprint, fp) {
 		return false
 	}
 	var e entry
-	return c.get([]byte(prefixSHA+pe.SHA256), &e)
+	return c.get(kindContent.key(pe.SHA256), &e) && e.Outcome.Answers(fp.Path)
 }
 
 // Paths lists the indexed paths under dir (all when dir is "").
 func (c *Cache) Paths(dir string) ([]string, error) {
 	var out []string
-	prefix := prefixPth
+	prefix := ""
 	if dir != "" {
-		prefix += strings.TrimSuffix(dir, "/") + "/"
+		prefix = strings.TrimSuffix(dir, "/") + "/"
 	}
 	err := c.db.View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
 		opts.PrefetchValues = false
-		opts.Prefix = []byte(prefix)
+		opts.Prefix = kindPath.key(prefix)
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
-			p := string(it.Item().Key()[len(prefixPth):])
+			p, _ := kindPath.restOf(it.Item().Key())
 			if dir == "" || filepath.Dir(p) == filepath.Clean(dir) {
 				out = append(out, p)
 			}
@@ -551,11 +556,11 @@ func (c *Cache) Forget(paths []string) ([]string, error) {
 	shas := map[string]bool{}
 	for _, p := range paths {
 		var pe pathEntry
-		if !c.get([]byte(prefixPth+p), &pe) {
+		if !c.get(kindPath.key(p), &pe) {
 			continue
 		}
 		shas[pe.SHA256] = true
-		if err := c.db.Update(func(txn *badger.Txn) error { return txn.Delete([]byte(prefixPth + p)) }); err != nil {
+		if err := c.db.Update(func(txn *badger.Txn) error { return txn.Delete(kindPath.key(p)) }); err != nil {
 			return removed, err
 		}
 		removed = append(removed, p)
@@ -570,7 +575,7 @@ func (c *Cache) Forget(paths []string) ([]string, error) {
 	}
 	for _, p := range all {
 		var pe pathEntry
-		if c.get([]byte(prefixPth+p), &pe) {
+		if c.get(kindPath.key(p), &pe) {
 			delete(shas, pe.SHA256)
 		}
 	}
@@ -584,7 +589,7 @@ func (c *Cache) dropContent(shas map[string]bool) error {
 	return c.db.Update(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
 		opts.PrefetchValues = false
-		opts.Prefix = []byte(prefixSz)
+		opts.Prefix = kindSize.key("")
 		it := txn.NewIterator(opts)
 		var sizeKeys [][]byte
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -600,7 +605,7 @@ func (c *Cache) dropContent(shas map[string]bool) error {
 			}
 		}
 		for sha := range shas {
-			if err := txn.Delete([]byte(prefixSHA + sha)); err != nil {
+			if err := txn.Delete(kindContent.key(sha)); err != nil {
 				return err
 			}
 		}
@@ -631,9 +636,9 @@ func (c *Cache) Stats() (Stats, error) {
 		for it.Rewind(); it.Valid(); it.Next() {
 			k := it.Item().Key()
 			switch {
-			case bytes.HasPrefix(k, []byte(prefixSHA)):
+			case kindOf(k) == kindContent:
 				s.Entries++
-			case bytes.HasPrefix(k, []byte(prefixPth)):
+			case kindOf(k) == kindPath:
 				s.Paths++
 			}
 		}
@@ -658,13 +663,13 @@ func (c *Cache) GC(maxBytes int64, maxAge time.Duration) (int, error) {
 	var all []kept
 	err := c.db.View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
-		opts.Prefix = []byte(prefixSHA)
+		opts.Prefix = kindContent.key("")
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			var e entry
 			err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &e) })
-			sha := string(it.Item().Key()[len(prefixSHA):])
+			sha, _ := kindContent.restOf(it.Item().Key())
 			if err != nil {
 				e.Used = time.Time{} // undecodable: oldest, dropped first
 			}
@@ -708,13 +713,13 @@ func (c *Cache) GC(maxBytes int64, maxAge time.Duration) (int, error) {
 	var stale []string
 	for _, p := range paths {
 		var pe pathEntry
-		if c.get([]byte(prefixPth+p), &pe) && drop[pe.SHA256] {
+		if c.get(kindPath.key(p), &pe) && drop[pe.SHA256] {
 			stale = append(stale, p)
 		}
 	}
 	if err := c.db.Update(func(txn *badger.Txn) error {
 		for _, p := range stale {
-			if err := txn.Delete([]byte(prefixPth + p)); err != nil {
+			if err := txn.Delete(kindPath.key(p)); err != nil {
 				return err
 			}
 		}

@@ -282,7 +282,7 @@ func TestBadValuesAreDroppedOnRead(t *testing.T) {
 	d := read(t, dir, c)
 	sha := d.Candidates[0].SHA256
 	for _, bad := range []string{`{not json`, `{"schema":1,"outcome":{"kind":"ok","sha256":"` + strings.Repeat("0", 64) + `"}}`} {
-		if err := c.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(prefixSHA+sha), []byte(bad)) }); err != nil {
+		if err := c.db.Update(func(txn *badger.Txn) error { return txn.Set(kindContent.key(sha), []byte(bad)) }); err != nil {
 			t.Fatal(err)
 		}
 		c.forgetMemo() // as a fresh process would read the disk
@@ -290,7 +290,7 @@ func TestBadValuesAreDroppedOnRead(t *testing.T) {
 			t.Errorf("value %q was accepted", bad)
 		}
 		var e entry
-		if c.get([]byte(prefixSHA+sha), &e) {
+		if c.get(kindContent.key(sha), &e) {
 			t.Errorf("value %q was kept after failing validation", bad)
 		}
 	}
@@ -379,7 +379,7 @@ func TestCrashMidWriteLosesAtMostOneEntry(t *testing.T) {
 	lost := 0
 	for i := 0; i <= acked; i++ {
 		var pe pathEntry
-		if !c.get([]byte(prefixPth+fmt.Sprintf("/bundle/%d.tar.zst", i)), &pe) {
+		if !c.get(kindPath.key(fmt.Sprintf("/bundle/%d.tar.zst", i)), &pe) {
 			lost++
 			continue
 		}
@@ -401,7 +401,7 @@ func writer(dir string) {
 	}
 	for i := 0; ; i++ {
 		sha := fmt.Sprintf("%064x", i)
-		o := inspect.Outcome{Kind: inspect.OutcomeOK, SHA256: sha}
+		o := inspect.Outcome{Kind: inspect.OutcomeOK, SHA256: sha, Source: fmt.Sprintf("/bundle/%d.tar.zst", i)}
 		o.Candidate.Name, o.Candidate.SHA256, o.Candidate.Architecture = fmt.Sprintf("pkg-%d", i), sha, "amd64"
 		fp := inspect.Fingerprint{Path: fmt.Sprintf("/bundle/%d.tar.zst", i), Files: []inspect.FileStat{{Name: "x", Size: int64(i)}}}
 		if err := c.Store(fp, o); err != nil {
@@ -416,7 +416,7 @@ func writer(dir string) {
 // sha256 whose candidate keeps every rule inspect holds names to.
 func FuzzDecodeEntry(f *testing.F) {
 	sha := strings.Repeat("ab", 32)
-	good, _ := json.Marshal(entry{Schema: Schema, Outcome: inspect.Outcome{Kind: inspect.OutcomeOK, SHA256: sha,
+	good, _ := json.Marshal(entry{Schema: Schema, Outcome: inspect.Outcome{Kind: inspect.OutcomeOK, SHA256: sha, Source: "/bundle/init.tar.zst",
 		Candidate: facts.Candidate{Name: "init", Version: "0.1.0", Architecture: "amd64", SHA256: sha}}})
 	f.Add(good)
 	f.Add([]byte(`{"schema":2,"outcome":{"kind":"ok","sha256":"` + sha + `","candidate":{"name":"a\"->\"b","sha256":"` + sha + `"}}}`))

@@ -9,11 +9,9 @@ import (
 	"github.com/colonel-byte/zarf-planner/inspect"
 )
 
-// prefixLst keys the last listing of each registry source:
-// listing/<source> → inspect.Listing. Listings are not content entries:
-// GC leaves them, and a listing whose packages were collected fails an
-// offline read naming the package.
-const prefixLst = "listing/"
+// Listings (kindListing) are not content entries: GC leaves them, and a
+// listing whose packages were collected fails an offline read naming the
+// package.
 
 // StoreListing implements inspect.ListingCache: the listing replaces the
 // source's last one, recorded now.
@@ -23,13 +21,13 @@ func (c *Cache) StoreListing(source string, l inspect.Listing) error {
 	if err != nil {
 		return err
 	}
-	return c.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(prefixLst+source), b) })
+	return c.db.Update(func(txn *badger.Txn) error { return txn.Set(kindListing.key(source), b) })
 }
 
 // Listing implements inspect.ListingCache.
 func (c *Cache) Listing(source string) (inspect.Listing, bool) {
 	var l inspect.Listing
-	return l, c.get([]byte(prefixLst+source), &l)
+	return l, c.get(kindListing.key(source), &l)
 }
 
 // ForgetListings drops the listings of the sources at or under source
@@ -41,11 +39,12 @@ func (c *Cache) ForgetListings(source string) (int, error) {
 	err := c.db.View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
 		opts.PrefetchValues = false
-		opts.Prefix = []byte(prefixLst + base)
+		opts.Prefix = kindListing.key(base)
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
-			rest := strings.TrimPrefix(string(it.Item().Key()), prefixLst+base)
+			source, _ := kindListing.restOf(it.Item().Key())
+			rest := strings.TrimPrefix(source, base)
 			if rest == "" || strings.ContainsAny(rest[:1], "/:@") {
 				keys = append(keys, it.Item().KeyCopy(nil))
 			}

@@ -72,11 +72,11 @@ func (c *Cache) readDir(dir string) (paths, content map[string][]byte) {
 	paths, content = map[string][]byte{}, map[string][]byte{}
 	_ = c.db.View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
-		opts.Prefix = []byte(prefixPth + strings.TrimSuffix(dir, "/") + "/")
+		opts.Prefix = kindPath.key(strings.TrimSuffix(dir, "/") + "/")
 		it := txn.NewIterator(opts)
 		var shas []string
 		for it.Rewind(); it.Valid() && len(paths) < prefetchLimit; it.Next() {
-			p := string(it.Item().Key()[len(prefixPth):])
+			p, _ := kindPath.restOf(it.Item().Key())
 			if filepath.Dir(p) != dir {
 				continue
 			}
@@ -92,7 +92,7 @@ func (c *Cache) readDir(dir string) (paths, content map[string][]byte) {
 		it.Close()
 		slices.Sort(shas)
 		for _, sha := range slices.Compact(shas) {
-			item, err := txn.Get([]byte(prefixSHA + sha))
+			item, err := txn.Get(kindContent.key(sha))
 			if err != nil {
 				continue
 			}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/colonel-byte/zarf-planner/inspect/registry"
 	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
 )
 
@@ -385,5 +387,58 @@ func TestADirectoryAndARegistryAreCataloguedAsOne(t *testing.T) {
 	code, out, _ := run(t, "catalog", part, src, "--plain-http", "--state-dir", state)
 	if code != ExitOK || !strings.Contains(out, "Catalog of "+part+"\n  and of "+src+"\n") {
 		t.Errorf("the catalog's text names both sources: exit %d\n%s", code, out)
+	}
+}
+
+// Two registries serve the same manifest digest, the second with a blob
+// that is not its digest's. Planned first, the bad one leaves init out for
+// integrity; the good one planned next with the same cache plans init and
+// names no other registry, and so does an offline plan of it afterwards.
+func TestARegistrysIntegrityFailureIsNotAnotherRegistrysPlan(t *testing.T) {
+	cacheDir, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
+	reg := registrytest.Start(t, registrytest.Options{})
+	reg.Publish(t, "ns", "../examples/bundles/reference-stack/zarf-package-init-amd64-0.1.0.tar.zst")
+	c, err := registry.New(reg.Host, registry.Options{PlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ts, err := c.Resolve(ctx, "ns/init", "0.1.0")
+	if err != nil || len(ts) != 1 {
+		t.Fatalf("resolving init: %v (%d manifests)", err, len(ts))
+	}
+	m, _, err := c.Manifest(ctx, ts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zarfYAML string
+	for _, l := range m.Layers {
+		if l.Annotations["org.opencontainers.image.title"] == "zarf.yaml" {
+			zarfYAML = l.Digest.String()
+		}
+	}
+	bad := reg.Tampering(t, zarfYAML)
+	plan := func(src string, args ...string) (int, string, planDoc) {
+		t.Helper()
+		code, out, stderr := run(t, append([]string{"plan", src, "--plain-http", "--cache-dir", cacheDir, "-o", "json", "--state-dir", state}, args...)...)
+		var doc planDoc
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("plan %s %v: %v\n%s\n%s", src, args, err, out, stderr)
+		}
+		return code, out, doc
+	}
+	_, out, doc := plan("oci://" + bad + "/ns/init:0.1.0")
+	if len(doc.Packages) != 0 || !strings.Contains(out, "integrity") || !strings.Contains(out, bad) {
+		t.Fatalf("the tampering registry's plan: %s", out)
+	}
+	good := "oci://" + reg.Host + "/ns/init:0.1.0"
+	for _, args := range [][]string{nil, {"--offline"}} {
+		code, out, doc := plan(good, args...)
+		if code != ExitOK || len(doc.Packages) != 1 || doc.Packages[0].Name != "init" || !strings.HasPrefix(doc.Packages[0].Path, "oci://"+reg.Host+"/ns/init@sha256:") {
+			t.Errorf("the good registry's plan %v after the bad one's: exit %d: %s", args, code, out)
+		}
+		if strings.Contains(out, bad) {
+			t.Errorf("the good registry's plan %v names the tampering registry %s: %s", args, bad, out)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/colonel-byte/zarf-planner/inspect/registry"
 	"github.com/colonel-byte/zarf-planner/inspect/stamp"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
@@ -53,8 +55,8 @@ func (f Fingerprint) Size() int64 {
 	return n
 }
 
-// Outcome kinds a cache may keep: each follows from the archive's bytes
-// alone.
+// Outcome kinds a cache may keep: each follows from the bytes read alone
+// (a refusal that depends on a limit or on the file system is never kept).
 const (
 	OutcomeOK        = "ok"
 	OutcomeInvalid   = "invalid"
@@ -62,12 +64,74 @@ const (
 	OutcomeNotZarf   = "not-zarf"
 )
 
+// outcomeKind says of one kind of outcome whether it may answer a read of
+// another source than the one it was read from, and why.
+type outcomeKind struct {
+	// shared: it answers any source of the same kind (an archive, or a
+	// registry's repository) whose bytes have the digest it is kept under.
+	shared bool
+	why    string
+}
+
+// outcomeKinds is every kind of outcome a cache may keep, with the rule
+// that decides which reads it answers (Outcome.Answers). A kind not in the
+// table answers no read.
+var outcomeKinds = map[string]outcomeKind{
+	OutcomeOK:        {true, "made of bytes each checked against the digest the key names (an archive's sha256 covers every byte; a registry's manifest digest names every layer's, and each layer was checked against it as it streamed); it names no source: the reader sets the path"},
+	OutcomeInvalid:   {true, "a field of zarf.yaml, whose bytes were checked against the digest the key names; the message is made again with the reader's path"},
+	OutcomeIntegrity: {false, "a registry that sends other bytes than a digest names fails this, and another registry may send the right ones; its reason names the source"},
+	OutcomeNotZarf:   {false, "its reason names the source it was read from"},
+}
+
+// OutcomeKinds lists the kinds of outcome a cache may keep, with whether
+// one answers a read of another source than its own and why (for tests
+// and documentation).
+func OutcomeKinds() map[string]string {
+	out := map[string]string{}
+	for k, r := range outcomeKinds {
+		out[k] = fmt.Sprintf("shared %v: %s", r.shared, r.why)
+	}
+	return out
+}
+
+// Answers reports whether o, kept in a cache, answers a read of source
+// (an archive's absolute path, or a registry repository, see
+// RepositorySource): a failure only a read of the source it was read from;
+// an outcome of a shared kind any source of the same kind (a registry's
+// outcome never answers an archive, nor an archive's a registry: their
+// digests hash different things). An outcome that names no source, or of
+// a kind not in outcomeKinds, answers nothing.
+func (o Outcome) Answers(source string) bool {
+	kind, known := outcomeKinds[o.Kind]
+	if !known || o.Source == "" || source == "" {
+		return false
+	}
+	if o.Source == source {
+		return true
+	}
+	return kind.shared && registry.IsSource(o.Source) == registry.IsSource(source)
+}
+
+// Shared reports whether o is of a kind that answers reads of other
+// sources than its own (see Answers).
+func (o Outcome) Shared() bool { return outcomeKinds[o.Kind].shared }
+
+// RepositorySource is the source a registry package's outcome is read
+// from: its repository, oci://HOST/REPOSITORY.
+func RepositorySource(host, repository string) string {
+	return registry.Source{Registry: host, Namespace: repository}.String()
+}
+
 // Outcome is what reading one archive yielded, in a form a cache can keep
 // and give back: the candidate (without its path), or why it could not be
 // used.
 type Outcome struct {
-	Kind      string          `json:"kind"`
-	SHA256    string          `json:"sha256"`
+	Kind   string `json:"kind"`
+	SHA256 string `json:"sha256"`
+	// Source is where the bytes were read from: an archive's absolute
+	// path, or a registry package's repository (RepositorySource). It
+	// decides which reads the outcome answers (Answers).
+	Source    string          `json:"source"`
 	Candidate facts.Candidate `json:"candidate"`
 	Warnings  []string        `json:"warnings,omitempty"`
 	// Field and Problem describe an invalid document; Reason an archive
@@ -83,13 +147,16 @@ type Cache interface {
 	// Lookup returns the outcome recorded for a fingerprint, when the
 	// files are exactly as they were.
 	Lookup(fp Fingerprint) (Outcome, bool)
-	// LookupContent returns an outcome recorded for an archive with these
-	// bytes, under any path (a renamed or copied archive).
+	// LookupContent returns an outcome recorded for bytes of this sha256
+	// (an archive's, or a registry manifest's digest), read from any
+	// source: the caller asks Outcome.Answers whether it answers its own.
 	LookupContent(sha256 string) (Outcome, bool)
 	// HasSize reports whether an archive of this many bytes is recorded,
 	// so that hashing a changed file first may save reading it.
 	HasSize(size int64) bool
-	// Store records an outcome for a fingerprint.
+	// Store records an outcome for a fingerprint. An outcome that names no
+	// source is refused, and one that answers only its own source never
+	// replaces one that answers others.
 	Store(fp Fingerprint, o Outcome) error
 }
 
@@ -182,11 +249,11 @@ func statFile(dir *os.File, path string) (FileStat, error) {
 	return FileStat{Name: filepath.Base(path), Size: sys.Size, ModTime: sys.Mtim.Nano(), ChangeTime: sys.Ctim.Nano(), Inode: sys.Ino, Device: uint64(sys.Dev)}, nil
 }
 
-// outcomeOf turns what Inspect returned into a cacheable outcome; ok is
-// false when the result depends on more than the bytes (an unreadable
-// file, a cancelled read) and must not be cached.
-func outcomeOf(a Archive, err error) (Outcome, bool) {
-	o := Outcome{SHA256: a.Candidate.SHA256, Candidate: a.Candidate, Warnings: a.Warnings}
+// outcomeOf turns what Inspect returned for bytes read from source into a
+// cacheable outcome; ok is false when the result depends on more than the
+// bytes (an unreadable file, a cancelled read) and must not be cached.
+func outcomeOf(source string, a Archive, err error) (Outcome, bool) {
+	o := Outcome{SHA256: a.Candidate.SHA256, Source: source, Candidate: a.Candidate, Warnings: a.Warnings}
 	o.Candidate.Path = ""
 	var inv *InvalidError
 	switch {
@@ -240,14 +307,15 @@ func inspectCached(ctx context.Context, dir *os.File, path string, c Cache, limi
 	if err != nil {
 		return inspectIn(ctx, dir, path, limits) // let Inspect report it as it would
 	}
-	if o, ok := c.Lookup(fp); ok {
+	if o, ok := c.Lookup(fp); ok && o.Answers(fp.Path) {
 		counts.Hits++
 		return o.result(fp.Path)
 	}
 	if !strings.HasSuffix(path, ".part000") && c.HasSize(fp.Size()) {
 		if sum, err := hashFile(ctx, dir, fp.Path); err == nil {
-			if o, ok := c.LookupContent(sum); ok && o.Kind != OutcomeIntegrity && o.Kind != OutcomeNotZarf {
+			if o, ok := c.LookupContent(sum); ok && o.Answers(fp.Path) {
 				counts.ContentHits++
+				o.Source = fp.Path
 				if c.Store(fp, o) == nil {
 					counts.Stored++
 				}
@@ -257,7 +325,7 @@ func inspectCached(ctx context.Context, dir *os.File, path string, c Cache, limi
 	}
 	counts.Read++
 	a, err := inspectIn(ctx, dir, path, limits)
-	if o, ok := outcomeOf(a, err); ok {
+	if o, ok := outcomeOf(fp.Path, a, err); ok {
 		if after, ferr := fingerprintIn(dir, path); ferr == nil && equalFingerprints(after, fp) && c.Store(fp, o) == nil {
 			counts.Stored++
 		}

@@ -47,8 +47,11 @@ func ReadSource(ctx context.Context, source string, opts Options) (*Directory, e
 // zarf.yaml, checksums.txt, the signature, documentation.tar and the
 // component tarballs, never an image layer, and checks each against its
 // digest and checksums.txt as zarf does. An outcome is cached by the
-// manifest's digest, which names every byte of it: a warm read lists and
-// resolves, and fetches no blob. A registry that cannot be listed or
+// manifest's digest, which names every byte of it, and names the
+// repository it was read from: a warm read lists and resolves, and
+// fetches no blob; a failure answers only a read of the repository that
+// served it, so another registry serving the same digest is read afresh
+// (Outcome.Answers). A registry that cannot be listed or
 // answers a resolve with an error fails the read (a package silently
 // left out would change the plan); a package whose bytes fail a check
 // is unusable, as an archive would be.
@@ -157,9 +160,9 @@ func readOffline(src registry.Source, opts Options) (*Directory, error) {
 	results := make([]inspected, len(l.Targets))
 	for i, t := range l.Targets {
 		paths[i] = t.Pinned(l.Host)
-		o, ok := opts.Cache.LookupContent(t.Descriptor.Digest.Encoded())
+		o, ok := lookupTarget(opts.Cache, RepositorySource(l.Host, t.Repository), t)
 		if !ok {
-			return nil, fmt.Errorf("%s read offline: %s is listed but not in the cache (forgotten or collected since): run zarf-planner cache warm %s while the registry is reachable", source, facts.Printable(paths[i]), source)
+			return nil, fmt.Errorf("%s read offline: %s is listed but not in the cache (forgotten or collected since, or only a failure of another source is): run zarf-planner cache warm %s while the registry is reachable", source, facts.Printable(paths[i]), source)
 		}
 		results[i].counts = Counts{Archives: 1, Hits: 1}
 		results[i].a, results[i].err = o.result(paths[i])
@@ -187,7 +190,7 @@ func RegistryCached(ctx context.Context, source string, opts Options) (cached, u
 	}
 	for _, t := range targets {
 		if opts.Cache != nil {
-			if _, ok := opts.Cache.LookupContent(t.Descriptor.Digest.Encoded()); ok {
+			if _, ok := lookupTarget(opts.Cache, RepositorySource(c.Host(), t.Repository), t); ok {
 				cached = append(cached, t.Pinned(c.Host()))
 				continue
 			}
@@ -195,6 +198,18 @@ func RegistryCached(ctx context.Context, source string, opts Options) (cached, u
 		uncached = append(uncached, t.Pinned(c.Host()))
 	}
 	return cached, uncached, nil
+}
+
+// lookupTarget returns the outcome the cache keeps for a registry
+// package's manifest digest when it answers a read of source, the
+// package's repository: a failure another registry or repository served
+// for the same digest does not (Outcome.Answers).
+func lookupTarget(c Cache, source string, t registry.Target) (Outcome, bool) {
+	o, ok := c.LookupContent(t.Descriptor.Digest.Encoded())
+	if !ok || !o.Answers(source) {
+		return Outcome{}, false
+	}
+	return o, true
 }
 
 // errRegistry marks a registry's failure to answer (not a fault of a
@@ -309,8 +324,9 @@ func readTargetGuarded(ctx context.Context, c *registry.Client, t registry.Targe
 	}()
 	r.counts.Archives++
 	pinned := t.Pinned(c.Host())
+	source := RepositorySource(c.Host(), t.Repository)
 	if opts.Cache != nil {
-		if o, ok := opts.Cache.LookupContent(t.Descriptor.Digest.Encoded()); ok {
+		if o, ok := lookupTarget(opts.Cache, source, t); ok {
 			r.counts.Hits++
 			r.a, r.err = o.result(pinned)
 			return r
@@ -320,7 +336,7 @@ func readTargetGuarded(ctx context.Context, c *registry.Client, t registry.Targe
 	r.a, r.err = readTarget(ctx, c, t, opts.Limits)
 	r.a.Candidate.Path = pinned
 	if opts.Cache != nil {
-		if o, ok := outcomeOf(r.a, r.err); ok {
+		if o, ok := outcomeOf(source, r.a, r.err); ok {
 			fp := Fingerprint{Path: pinned, Files: []FileStat{{Name: pinned, Size: t.Descriptor.Size}}}
 			if opts.Cache.Store(fp, o) == nil {
 				r.counts.Stored++

@@ -224,3 +224,81 @@ func TestAStalledRegistryFailsWithinItsTimeout(t *testing.T) {
 		t.Errorf("an HTTP registry read over TLS: %v", err)
 	}
 }
+
+// layerDigest is the digest of the layer titled title in the manifest a
+// tag of repository resolves to.
+func layerDigest(t *testing.T, host, repository, tag, title string) string {
+	t.Helper()
+	ctx := context.Background()
+	c, err := registry.New(host, registry.Options{PlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := c.Resolve(ctx, repository, tag)
+	if err != nil || len(ts) != 1 {
+		t.Fatalf("resolving %s:%s: %v (%d manifests)", repository, tag, err, len(ts))
+	}
+	m, _, err := c.Manifest(ctx, ts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range m.Layers {
+		if l.Annotations["org.opencontainers.image.title"] == title {
+			return l.Digest.String()
+		}
+	}
+	t.Fatalf("%s:%s has no layer titled %s", repository, tag, title)
+	return ""
+}
+
+// An integrity failure is tied to the registry that served it: two
+// registries serve the same manifest digest, one of them a blob that is
+// not its digest's. Read first, the bad one fails; the good one read
+// next is read afresh and planned, and neither its read nor an offline
+// read of it afterwards names the bad registry or carries its failure.
+func TestAnIntegrityFailureAnswersOnlyTheRegistryThatServedIt(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	reg.Publish(t, "ns", filepath.Join(referenceStack(t), "zarf-package-init-amd64-0.1.0.tar.zst"))
+	bad := reg.Tampering(t, layerDigest(t, reg.Host, "ns/init", "0.1.0", "zarf.yaml"))
+	c, err := cache.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	opts := inspect.Options{Cache: c, Registry: registry.Options{PlainHTTP: true}}
+
+	first, err := inspect.ReadSource(ctx, "oci://"+bad+"/ns/init:0.1.0", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Candidates) != 0 || len(first.Unusable) != 1 || first.Unusable[0].Kind != inspect.UnusableIntegrity || !strings.Contains(first.Unusable[0].Path, bad) {
+		t.Fatalf("the tampering registry: candidates %v unusable %+v; want init unusable for integrity", first.Candidates, first.Unusable)
+	}
+	planned := func(what string, d *inspect.Directory) {
+		t.Helper()
+		if len(d.Candidates) != 1 || d.Candidates[0].Name != "init" || len(d.Unusable) != 0 || len(d.Invalid) != 0 {
+			t.Errorf("%s: candidates %v unusable %+v invalid %v; want init planned", what, d.Candidates, d.Unusable, d.Invalid)
+		}
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), bad) {
+			t.Errorf("%s names the tampering registry %s: %s", what, bad, b)
+		}
+	}
+	good, err := inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns/init:0.1.0", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned("the good registry, read after the bad one", good)
+	if good.Counts.Read != 1 || good.Counts.Hits != 0 {
+		t.Errorf("the good registry's read: counts %+v; want it read afresh (1 read, no hit)", good.Counts)
+	}
+	offline, err := inspect.ReadSource(ctx, "oci://"+reg.Host+"/ns/init:0.1.0", inspect.Options{Cache: c, Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned("an offline read of the good registry", offline)
+}

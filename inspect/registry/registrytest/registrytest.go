@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -272,6 +273,45 @@ func (r *Registry) Slow(t testing.TB, suffix string, delay time.Duration) string
 	t.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://")
 }
+
+// Tampering is a second registry in front of r: a plain-HTTP proxy that
+// serves r's repositories, tags and manifests as they are (so the same
+// manifest digests), but the blob of digest with its first byte changed
+// (its length kept). It returns the proxy's host:port.
+func (r *Registry) Tampering(t testing.TB, digest string) string {
+	t.Helper()
+	target, err := url.Parse("http://" + r.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method == http.MethodGet && resp.StatusCode == http.StatusOK && strings.HasSuffix(resp.Request.URL.Path, "/blobs/"+digest) {
+			resp.Body = &flipFirst{rc: resp.Body}
+		}
+		return nil
+	}
+	srv := httptest.NewServer(rp)
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// flipFirst is a body whose first byte is inverted.
+type flipFirst struct {
+	rc      io.ReadCloser
+	flipped bool
+}
+
+func (f *flipFirst) Read(p []byte) (int, error) {
+	n, err := f.rc.Read(p)
+	if n > 0 && !f.flipped {
+		p[0] ^= 0xff
+		f.flipped = true
+	}
+	return n, err
+}
+
+func (f *flipFirst) Close() error { return f.rc.Close() }
 
 // Proxy is a plain-HTTP proxy in front of a plain registry that counts
 // the requests a reader makes of it.
