@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 )
@@ -55,5 +56,36 @@ func TestEveryCarriedOptionRefusesHostileFilesThroughTheModule(t *testing.T) {
 	}
 	if res, code := runModule(t, planArgs(exampleDir, state)); code != 0 {
 		t.Fatalf("the next plan failed: %v", res)
+	}
+}
+
+// TestARegistryCAFileThatBlocksNeverReachesTheDaemon: a plan of a
+// registry source whose registry_ca_file is a FIFO (or /dev/zero) fails
+// at once naming it, and the daemon serves the next call: the caller
+// reads the bundle, the daemon never opens it (it used to read it by
+// path, wedging itself for every caller on a FIFO).
+func TestARegistryCAFileThatBlocksNeverReachesTheDaemon(t *testing.T) {
+	state := stateDir(t)
+	reg := registrytest.Start(t, registrytest.Options{TLS: true})
+	reg.Publish(t, "ns", filepath.Join(exampleDir, "zarf-package-init-amd64-0.1.0.tar.zst"))
+	hostile := privdirtest.HostileFiles(t, 1<<20)
+	for _, kind := range []string{"FIFO", "/dev/zero"} {
+		path := filepath.Join(t.TempDir(), "ca.pem")
+		hostile[kind](path)
+		args := planArgs("oci://"+reg.Host+"/ns", state)
+		args["registry_ca_file"], args["timeout"] = path, 5
+		cmd := moduleCommand(t, moduleBin, args)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		res, code := finishWithin(t, cmd, 30*time.Second)
+		if msg, _ := res["msg"].(string); code == 0 || !strings.Contains(msg, path) || !strings.Contains(msg, "registry_ca_file") {
+			t.Errorf("%s: code %d: %v; want a failure naming %s and registry_ca_file", kind, code, res, path)
+		}
+	}
+	args := planArgs("oci://"+reg.Host+"/ns", state)
+	args["registry_ca_file"] = reg.CA
+	if res, code := runModule(t, args); code != 0 {
+		t.Fatalf("the next plan, with the registry's own CA bundle: %v", res)
 	}
 }
