@@ -23,7 +23,7 @@ func WriteDoc(w io.Writer, format string, doc []byte) (done bool, err error) {
 		_, err = fmt.Fprintf(w, "%s\n", doc)
 		return true, err
 	case "yaml":
-		y, err := yaml.JSONToYAML(doc)
+		y, err := yaml.JSONToYAML(yamlReadable(doc))
 		if err != nil {
 			return true, err
 		}
@@ -31,6 +31,43 @@ func WriteDoc(w io.Writer, format string, doc []byte) (done bool, err error) {
 		return true, err
 	}
 	return false, nil
+}
+
+// yamlReadable is the JSON document doc with every character YAML's
+// reader refuses or changes (it takes only YAML's printable set: tab,
+// newlines, U+0020–U+007E, U+00A0–U+D7FF, U+E000–U+FFFD and beyond; NEL,
+// U+0085, it folds as a line break) written
+// as its \uXXXX escape, which JSON reads as the same string: Go's
+// encoder leaves DEL and the C1 controls as they are, and a package's
+// text may hold them. Outside strings a JSON document holds none.
+func yamlReadable(doc []byte) []byte {
+	s := string(doc)
+	if strings.IndexFunc(s, notYAMLPrintable) < 0 {
+		return doc
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if notYAMLPrintable(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return []byte(b.String())
+}
+
+// notYAMLPrintable says YAML's reader refuses r as it is (a rune JSON's
+// writer may leave unescaped: not below U+0020).
+func notYAMLPrintable(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return false
+	case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0: // NEL (U+0085) too: YAML reads it as a line break
+		return true
+	case r >= 0xd800 && r < 0xe000, r == 0xfffe || r == 0xffff:
+		return true
+	}
+	return false
 }
 
 // Result prints a plan result in format: json, yaml, or anything else
