@@ -2,7 +2,11 @@ package approval
 
 import (
 	"archive/tar"
+	"bytes"
 	"crypto/elliptic"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -11,7 +15,12 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
+	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
+	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	ssdsse "github.com/sigstore/sigstore/pkg/signature/dsse"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	sigcheck "github.com/colonel-byte/zarf-planner/inspect/signature"
 )
@@ -71,17 +80,17 @@ func TestAnApprovalVerifiesForTheseBytesAlone(t *testing.T) {
 		t.Fatalf("signer %s, its public key %s", s.Fingerprint, board.Fingerprint)
 	}
 	files := []File{{Path: FileName("/p/plan.json", s.Fingerprint), Data: a}}
-	res, err := Check(plan, files, []*sigcheck.Key{board}, 1)
+	res, err := Check(plan, Found{Files: files}, []*sigcheck.Key{board}, 1)
 	if err != nil || len(res.Signed) != 1 || res.Signed[0].Fingerprint != board.Fingerprint {
 		t.Fatalf("Check = %+v, %v; want signed by %s", res, err, board.Fingerprint)
 	}
 	// One byte more, and no one approved it.
-	_, err = Check(append(plan, ' '), files, []*sigcheck.Key{board}, 1)
+	_, err = Check(append(plan, ' '), Found{Files: files}, []*sigcheck.Key{board}, 1)
 	if !errors.Is(err, ErrNotApproved) || !strings.Contains(err.Error(), "not signed by: ../testdata/keys/cosign.pub") {
 		t.Errorf("an edited plan: %v; want it approved by no one", err)
 	}
 	// A key that is not the signer's counts for nothing.
-	_, err = Check(plan, files, []*sigcheck.Key{key(t, "../testdata/keys/other.pub")}, 1)
+	_, err = Check(plan, Found{Files: files}, []*sigcheck.Key{key(t, "../testdata/keys/other.pub")}, 1)
 	if !errors.Is(err, ErrNotApproved) {
 		t.Errorf("another key: %v; want not approved", err)
 	}
@@ -102,16 +111,16 @@ func TestTwoApprovalsNeedTwoDistinctListedKeys(t *testing.T) {
 	firstKey := key(t, "../testdata/keys/cosign.pub")
 	keys := []*sigcheck.Key{firstKey, secondKey}
 	// One of two: refused, naming who signed and who did not.
-	_, err := Check(plan, []File{sign(first), sign(outsider)}, keys, 2)
+	_, err := Check(plan, Found{Files: []File{sign(first), sign(outsider)}}, keys, 2)
 	if !errors.Is(err, ErrNotApproved) || !strings.Contains(err.Error(), "1 of 2 required") ||
 		!strings.Contains(err.Error(), "signed by: ../testdata/keys/cosign.pub") || !strings.Contains(err.Error(), "not signed by: "+secondKey.Path) {
 		t.Errorf("one approval of two: %v", err)
 	}
 	// The same key listed twice is one key.
-	if _, err := Check(plan, []File{sign(first)}, []*sigcheck.Key{firstKey, firstKey}, 2); !errors.Is(err, ErrNotApproved) {
+	if _, err := Check(plan, Found{Files: []File{sign(first)}}, []*sigcheck.Key{firstKey, firstKey}, 2); !errors.Is(err, ErrNotApproved) {
 		t.Errorf("one key listed twice counted twice: %v", err)
 	}
-	res, err := Check(plan, []File{sign(outsider), sign(second), sign(first)}, keys, 2)
+	res, err := Check(plan, Found{Files: []File{sign(outsider), sign(second), sign(first)}}, keys, 2)
 	if err != nil || len(res.Signed) != 2 || res.Signed[0].Key != firstKey.Path || res.Signed[1].Key != secondKey.Path {
 		t.Errorf("two approvals: %+v, %v", res, err)
 	}
@@ -154,7 +163,7 @@ func TestCosignsOwnBundleIsAnApproval(t *testing.T) {
 	if members["zarf.bundle.sig"] == nil || members["zarf.yaml"] == nil {
 		t.Fatalf("the fixture holds %d of zarf.yaml and zarf.bundle.sig", len(members))
 	}
-	if _, err := Check(members["zarf.yaml"], []File{{Path: "zarf.bundle.sig", Data: members["zarf.bundle.sig"]}}, []*sigcheck.Key{key(t, "../testdata/keys/cosign.pub")}, 1); err != nil {
+	if _, err := Check(members["zarf.yaml"], Found{Files: []File{{Path: "zarf.bundle.sig", Data: members["zarf.bundle.sig"]}}}, []*sigcheck.Key{key(t, "../testdata/keys/cosign.pub")}, 1); err != nil {
 		t.Errorf("cosign's bundle: %v", err)
 	}
 }
@@ -166,5 +175,94 @@ func TestAWrongPasswordSaysSo(t *testing.T) {
 	}
 	if _, err := LoadSigner("cosign.key", b, []byte("wrong")); err == nil || !strings.Contains(err.Error(), EnvPassword) {
 		t.Errorf("a wrong password: %v; want a message naming %s", err, EnvPassword)
+	}
+}
+
+// attestation is what `cosign attest-blob --bundle` makes of plan with the
+// signer's key: a sigstore bundle holding a DSSE envelope whose payload is
+// an in-toto statement naming plan's sha256 as its subject, of the given
+// predicate type, made with sigstore's own DSSE signer.
+func attestation(t *testing.T, s *Signer, plan []byte, predicateType string) []byte {
+	t.Helper()
+	sum := sha256.Sum256(plan)
+	statement, err := json.Marshal(map[string]any{
+		"_type":         "https://in-toto.io/Statement/v1",
+		"subject":       []map[string]any{{"name": "change-42.json", "digest": map[string]string{"sha256": hex.EncodeToString(sum[:])}}},
+		"predicateType": predicateType,
+		"predicate":     map[string]any{"anything": "at all"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const inToto = "application/vnd.in-toto+json"
+	signed, err := ssdsse.WrapSigner(s.sv, inToto).SignMessage(bytes.NewReader(statement))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env struct {
+		PayloadType string `json:"payloadType"`
+		Payload     []byte `json:"payload"`
+		Signatures  []struct {
+			KeyID string `json:"keyid"`
+			Sig   []byte `json:"sig"`
+		} `json:"signatures"`
+	}
+	if err := json.Unmarshal(signed, &env); err != nil {
+		t.Fatal(err)
+	}
+	if env.PayloadType != inToto || !bytes.Equal(env.Payload, statement) || len(env.Signatures) != 1 {
+		t.Fatalf("sigstore's DSSE signer wrote %s", signed)
+	}
+	b := &protobundle.Bundle{
+		MediaType: mediaType,
+		VerificationMaterial: &protobundle.VerificationMaterial{
+			Content: &protobundle.VerificationMaterial_PublicKey{PublicKey: &protocommon.PublicKeyIdentifier{Hint: s.Fingerprint}},
+		},
+		Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{
+			Payload: env.Payload, PayloadType: env.PayloadType,
+			Signatures: []*protodsse.Signature{{Sig: env.Signatures[0].Sig, Keyid: env.Signatures[0].KeyID}},
+		}},
+	}
+	out, err := protojson.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// An attestation is not an approval: an in-toto statement signed by a
+// listed key, whose subject is the plan's sha256 and whose predicate says
+// anything, approves nothing, and the file is named as an attestation.
+func TestAnAttestationOfThePlanIsNotAnApproval(t *testing.T) {
+	s := testSigner(t)
+	board := key(t, "../testdata/keys/cosign.pub")
+	plan := []byte("{\"kind\": \"ZarfPlannerSavedPlan\"}\n")
+	att := attestation(t, s, plan, "https://example.com/not-an-approval/v1")
+	// sigstore-go itself takes it as a signature of the plan's bytes.
+	if err := board.VerifyBlob("att", "the plan", att, plan); err != nil {
+		t.Fatalf("the attestation does not verify as a bundle of the plan: %v", err)
+	}
+	name := FileName("/p/change-42.json", s.Fingerprint)
+	res, err := Check(plan, Found{Files: []File{{Path: name, Data: att}}}, []*sigcheck.Key{board}, 1)
+	if !errors.Is(err, ErrNotApproved) || len(res.Signed) != 0 {
+		t.Fatalf("Check of an attestation = %+v, %v; want not approved", res, err)
+	}
+	for _, want := range []string{"0 of 1 required", name, "DSSE envelope", "in-toto attestation", "not an approval"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal does not say %q: %v", want, err)
+		}
+	}
+	if len(res.Ignored) != 1 || res.Ignored[0].File != name || !strings.Contains(res.Ignored[0].Reason, "DSSE envelope") {
+		t.Errorf("ignored = %+v; want %s named as a DSSE envelope", res.Ignored, name)
+	}
+	// Beside a real approval, the plan is approved, and the attestation
+	// still named as what it is.
+	a, err := s.Sign(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = Check(plan, Found{Files: []File{{Path: name, Data: att}, {Path: "/p/other" + Suffix, Data: a}}}, []*sigcheck.Key{board}, 1)
+	if err != nil || len(res.Signed) != 1 || res.Signed[0].File != "/p/other"+Suffix || len(res.Ignored) != 1 {
+		t.Errorf("an approval beside an attestation: %+v, %v", res, err)
 	}
 }

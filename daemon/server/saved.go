@@ -15,7 +15,6 @@ import (
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/options"
-	"github.com/colonel-byte/zarf-planner/privdir"
 	"github.com/colonel-byte/zarf-planner/savedplan"
 	"github.com/colonel-byte/zarf-planner/service"
 	"github.com/colonel-byte/zarf-planner/strictjson"
@@ -128,6 +127,9 @@ func replay(saved []byte, o options.Request, caller options.Caller, p *Planned) 
 		return nil, err
 	}
 	res.Approvals = approvals
+	for _, n := range approvals.Ignored {
+		res.Plan.Warnings = append(res.Plan.Warnings, "ignored beside the saved plan, not an approval: "+n.String())
+	}
 	out, err := encodePlanned(res)
 	if err != nil {
 		return nil, err
@@ -136,14 +138,12 @@ func replay(saved []byte, o options.Request, caller options.Caller, p *Planned) 
 	return out, nil
 }
 
-// maxApprovals bounds the approval files read beside one saved plan.
-const maxApprovals = 64
-
 // checkApprovals holds a saved plan's bytes to the approvals the request
 // asks for (approval_keys, require_approvals): the approval files beside
-// plan_file (approval.Pattern), each read bounded and open-then-checked,
-// verified with the listed keys. None asked for: nil, nil. A refusal is a
-// problem of kind signature naming who signed and who did not.
+// plan_file, found and read by approval.Find (bounded, never blocking; a
+// file it does not read is named, not a failure), verified with the
+// listed keys. None asked for: nil, nil. A refusal is a problem of kind
+// signature naming who signed, who did not and the files ignored.
 func checkApprovals(saved []byte, o options.Request, caller options.Caller) (*approval.Result, []planner.Problem) {
 	if len(o.ApprovalKeys) == 0 && o.RequireApprovals == 0 {
 		return nil, nil
@@ -155,29 +155,20 @@ func checkApprovals(saved []byte, o options.Request, caller options.Caller) (*ap
 		return refuse("%s checks the approvals of a saved plan: give %s", caller.Option("approval_keys"), caller.Option("plan_file"))
 	}
 	var keys []*signature.Key
+	var fingerprints []string
 	for _, path := range o.ApprovalKeys {
 		k, err := signature.LoadKey(path)
 		if err != nil {
 			return refuse("%s: %v", caller.Option("approval_keys"), err)
 		}
 		keys = append(keys, k)
+		fingerprints = append(fingerprints, k.Fingerprint)
 	}
-	paths, err := filepath.Glob(approval.Pattern(o.PlanFile))
+	found, err := approval.Find(o.PlanFile, fingerprints)
 	if err != nil {
-		return refuse("finding the approvals of %s: %v", o.PlanFile, err)
+		return refuse("%v", err)
 	}
-	if len(paths) > maxApprovals {
-		return refuse("%s has %d approval files beside it, over %d; remove the stale ones", o.PlanFile, len(paths), maxApprovals)
-	}
-	files := make([]approval.File, 0, len(paths))
-	for _, p := range paths {
-		b, err := privdir.ReadRegular(p, approval.MaxApproval, true)
-		if err != nil {
-			return refuse("reading the approval %s: %v", p, err)
-		}
-		files = append(files, approval.File{Path: p, Data: b})
-	}
-	res, err := approval.Check(saved, files, keys, o.RequireApprovals)
+	res, err := approval.Check(saved, found, keys, o.RequireApprovals)
 	if err != nil {
 		return refuse("%s (%s, %s)", err, caller.Option("approval_keys"), caller.Option("require_approvals"))
 	}
