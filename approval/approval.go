@@ -32,6 +32,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	sigcheck "github.com/colonel-byte/zarf-planner/inspect/signature"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
 // EnvPassword is the variable cosign reads a private key's password
@@ -214,7 +215,7 @@ func Check(plan []byte, found Found, keys []*sigcheck.Key, required int) (Result
 	var files []File
 	for _, f := range found.Files {
 		if why := notAnApproval(f.Data); why != "" {
-			res.Ignored = append(res.Ignored, Note{File: f.Path, Reason: why})
+			res.Ignored = append(res.Ignored, Note{File: facts.Printable(f.Path), Reason: facts.Printable(why)})
 			continue
 		}
 		files = append(files, f)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
@@ -34,7 +35,9 @@ const listBatch = 1024
 // user adds to the directory cannot push them out), then the others in
 // name order; the rest are named as ignored too (16 more
 // by name, then counted). The error is only that of the directory itself
-// (it cannot be opened or listed).
+// (it cannot be opened or listed). A note is printable: a name holding a
+// control character (or bytes that are not UTF-8) is shown escaped and
+// not opened.
 func Find(plan string, fingerprints []string) (Found, error) {
 	dirPath, base := filepath.Dir(plan), filepath.Base(plan)
 	dir, err := privdir.OpenDirectory(dirPath)
@@ -86,13 +89,19 @@ func Find(plan string, fingerprints []string) (Found, error) {
 	var found Found
 	for i, n := range order {
 		p := filepath.Join(dirPath, n)
+		if shown := facts.Printable(p); shown != p {
+			// Named by another user, perhaps to move a terminal's cursor:
+			// shown escaped, never opened.
+			found.Ignored = append(found.Ignored, Note{File: shown, Reason: "not read: its name holds control characters or bytes that are not UTF-8, which no approval's name holds"})
+			continue
+		}
 		if i >= MaxFiles {
 			found.Ignored = append(found.Ignored, Note{File: p, Reason: fmt.Sprintf("not read: over the %d approval files read beside a plan (those named for a listed key first, then by name); remove the stale ones", MaxFiles)})
 			continue
 		}
 		b, err := privdir.ReadRegularIn(dir, n, MaxApproval, false)
 		if err != nil {
-			found.Ignored = append(found.Ignored, Note{File: p, Reason: "not read: " + err.Error()})
+			found.Ignored = append(found.Ignored, Note{File: p, Reason: "not read: " + facts.Printable(err.Error())})
 			continue
 		}
 		found.Files = append(found.Files, File{Path: p, Data: b})

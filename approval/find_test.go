@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,6 +57,7 @@ func TestFindReadsApprovalsWithoutBlocking(t *testing.T) {
 	}
 	odd["more than the"] = write(name("-e-big"), make([]byte, MaxApproval+1), 0o644)
 	odd["writable by anyone"] = write(name("-f-open"), []byte("x"), 0o666)
+	write(name("-g-\x1b[2J"), []byte("x"), 0o644)
 	write("change-1.json.approved-by.sigstore.json", []byte("not named like one"), 0o644)
 	write("other.json.approved-by-x"+Suffix, []byte("another plan's"), 0o644)
 	extra := MaxFiles + maxNamed + 5
@@ -67,8 +69,12 @@ func TestFindReadsApprovalsWithoutBlocking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(found.Files) != MaxFiles-len(odd) || found.Files[0].Path != listed || string(found.Files[0].Data) != "the listed key's" {
-		t.Fatalf("read %d files, first %q; want %d, the listed key's first", len(found.Files), found.Files[0].Path, MaxFiles-len(odd))
+	escaped := filepath.Join(dir, name(`-g-\x1b[2J`))
+	if !slices.ContainsFunc(found.Ignored, func(n Note) bool { return n.File == escaped && strings.Contains(n.Reason, "control characters") }) {
+		t.Errorf("a name with an escape sequence: not named escaped in %v", found.Ignored)
+	}
+	if len(found.Files) != MaxFiles-len(odd)-1 || found.Files[0].Path != listed || string(found.Files[0].Data) != "the listed key's" {
+		t.Fatalf("read %d files, first %q; want %d, the listed key's first", len(found.Files), found.Files[0].Path, MaxFiles-len(odd)-1)
 	}
 	notes := map[string]string{}
 	for _, n := range found.Ignored {
@@ -89,7 +95,7 @@ func TestFindReadsApprovalsWithoutBlocking(t *testing.T) {
 		t.Errorf("%d files named as over the count; want %d", over, maxNamed)
 	}
 	last := found.Ignored[len(found.Ignored)-1]
-	if want := fmt.Sprintf("%d more approval files", 1+len(odd)+extra-MaxFiles-maxNamed); !strings.Contains(last.Reason, want) {
+	if want := fmt.Sprintf("%d more approval files", 2+len(odd)+extra-MaxFiles-maxNamed); !strings.Contains(last.Reason, want) {
 		t.Errorf("the last note %v; want %q", last, want)
 	}
 	for _, f := range found.Files {
