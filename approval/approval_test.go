@@ -2,11 +2,7 @@ package approval
 
 import (
 	"archive/tar"
-	"bytes"
 	"crypto/elliptic"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -15,17 +11,22 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
-	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
-	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
-	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
-	ssdsse "github.com/sigstore/sigstore/pkg/signature/dsse"
-	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/colonel-byte/zarf-planner/approval/approvaltest"
 	sigcheck "github.com/colonel-byte/zarf-planner/inspect/signature"
 )
 
 const testPassword = "zarf-planner-test"
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
 
 func testSigner(t *testing.T) *Signer {
 	t.Helper()
@@ -178,58 +179,6 @@ func TestAWrongPasswordSaysSo(t *testing.T) {
 	}
 }
 
-// attestation is what `cosign attest-blob --bundle` makes of plan with the
-// signer's key: a sigstore bundle holding a DSSE envelope whose payload is
-// an in-toto statement naming plan's sha256 as its subject, of the given
-// predicate type, made with sigstore's own DSSE signer.
-func attestation(t *testing.T, s *Signer, plan []byte, predicateType string) []byte {
-	t.Helper()
-	sum := sha256.Sum256(plan)
-	statement, err := json.Marshal(map[string]any{
-		"_type":         "https://in-toto.io/Statement/v1",
-		"subject":       []map[string]any{{"name": "change-42.json", "digest": map[string]string{"sha256": hex.EncodeToString(sum[:])}}},
-		"predicateType": predicateType,
-		"predicate":     map[string]any{"anything": "at all"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const inToto = "application/vnd.in-toto+json"
-	signed, err := ssdsse.WrapSigner(s.sv, inToto).SignMessage(bytes.NewReader(statement))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var env struct {
-		PayloadType string `json:"payloadType"`
-		Payload     []byte `json:"payload"`
-		Signatures  []struct {
-			KeyID string `json:"keyid"`
-			Sig   []byte `json:"sig"`
-		} `json:"signatures"`
-	}
-	if err := json.Unmarshal(signed, &env); err != nil {
-		t.Fatal(err)
-	}
-	if env.PayloadType != inToto || !bytes.Equal(env.Payload, statement) || len(env.Signatures) != 1 {
-		t.Fatalf("sigstore's DSSE signer wrote %s", signed)
-	}
-	b := &protobundle.Bundle{
-		MediaType: mediaType,
-		VerificationMaterial: &protobundle.VerificationMaterial{
-			Content: &protobundle.VerificationMaterial_PublicKey{PublicKey: &protocommon.PublicKeyIdentifier{Hint: s.Fingerprint}},
-		},
-		Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{
-			Payload: env.Payload, PayloadType: env.PayloadType,
-			Signatures: []*protodsse.Signature{{Sig: env.Signatures[0].Sig, Keyid: env.Signatures[0].KeyID}},
-		}},
-	}
-	out, err := protojson.Marshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // An attestation is not an approval: an in-toto statement signed by a
 // listed key, whose subject is the plan's sha256 and whose predicate says
 // anything, approves nothing, and the file is named as an attestation.
@@ -237,7 +186,7 @@ func TestAnAttestationOfThePlanIsNotAnApproval(t *testing.T) {
 	s := testSigner(t)
 	board := key(t, "../testdata/keys/cosign.pub")
 	plan := []byte("{\"kind\": \"ZarfPlannerSavedPlan\"}\n")
-	att := attestation(t, s, plan, "https://example.com/not-an-approval/v1")
+	att := approvaltest.Attestation(t, readFile(t, "../testdata/keys/cosign.key"), []byte(testPassword), plan, "https://example.com/not-an-approval/v1")
 	// sigstore-go itself takes it as a signature of the plan's bytes.
 	if err := board.VerifyBlob("att", "the plan", att, plan); err != nil {
 		t.Fatalf("the attestation does not verify as a bundle of the plan: %v", err)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/colonel-byte/zarf-planner/approval"
+	"github.com/colonel-byte/zarf-planner/approval/approvaltest"
 	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
@@ -373,4 +374,28 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// An in-toto attestation of the saved plan's sha256, signed by a listed
+// key and put where an approval goes, approves nothing: the replay is
+// refused, naming the file as an attestation.
+func TestAnAttestationBesideThePlanApprovesNothing(t *testing.T) {
+	work := t.TempDir()
+	bundle := filepath.Join(work, "bundle")
+	copyTree(t, "../examples/bundles/reference-stack", bundle)
+	plan := filepath.Join(work, "change-5.json")
+	if code, _, stderr := run(t, "plan", bundle, "--save-to", plan); code != ExitOK {
+		t.Fatalf("plan --save-to: exit %d: %s", code, stderr)
+	}
+	board := "../testdata/keys/cosign.pub"
+	att := approvaltest.Attestation(t, mustRead(t, "../testdata/keys/cosign.key"), []byte("zarf-planner-test"), mustRead(t, plan), "https://example.com/anything/v1")
+	name := approval.FileName(plan, fingerprintOf(t, mustRead(t, board)))
+	if err := os.WriteFile(name, att, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "verify-plan", plan, bundle, "--approval-keys", board, "--require-approvals", "1")
+	all := out + stderr
+	if code != ExitFailed || !strings.Contains(all, "0 of 1 required approvals") || !strings.Contains(all, name+": a DSSE envelope holding an in-toto attestation") || !strings.Contains(all, "not an approval") {
+		t.Fatalf("an attestation in place of an approval: exit %d:\n%s", code, all)
+	}
 }
