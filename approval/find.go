@@ -33,11 +33,11 @@ const listBatch = 1024
 // Found.Ignored with why. At most MaxFiles files are read: first those
 // named for the keys of fingerprints (the listed keys, so files another
 // user adds to the directory cannot push them out), then the others in
-// name order; the rest are named as ignored too (16 more
-// by name, then counted). The error is only that of the directory itself
-// (it cannot be opened or listed). A note is printable: a name holding a
-// control character (or bytes that are not UTF-8) is shown escaped and
-// not opened.
+// name order; the rest are named as ignored too (maxNamed of them, then
+// counted). The error is only that of the directory itself (it cannot be
+// opened or listed). A name in a note is printable: one holding a control
+// character (or bytes that are not UTF-8) is shown escaped and the file
+// is not opened.
 func Find(plan string, fingerprints []string) (Found, error) {
 	dirPath, base := filepath.Dir(plan), filepath.Base(plan)
 	dir, err := privdir.OpenDirectory(dirPath)
@@ -89,10 +89,10 @@ func Find(plan string, fingerprints []string) (Found, error) {
 	var found Found
 	for i, n := range order {
 		p := filepath.Join(dirPath, n)
-		if shown := facts.Printable(p); shown != p {
+		if shown := facts.Printable(n); shown != n {
 			// Named by another user, perhaps to move a terminal's cursor:
 			// shown escaped, never opened.
-			found.Ignored = append(found.Ignored, Note{File: shown, Reason: "not read: its name holds control characters or bytes that are not UTF-8, which no approval's name holds"})
+			found.Ignored = append(found.Ignored, Note{File: filepath.Join(dirPath, shown), Reason: "not read: its name holds control characters or bytes that are not UTF-8, which no approval's name holds"})
 			continue
 		}
 		if i >= MaxFiles {

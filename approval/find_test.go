@@ -112,3 +112,21 @@ func TestFindSaysWhyItCannotLook(t *testing.T) {
 		t.Errorf("a missing directory: %v", err)
 	}
 }
+
+// The plan's own directory is the operator's: a name there that a
+// terminal would not print does not keep its approvals from being read.
+func TestFindReadsInADirectoryOfAnyName(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "review\tboard")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plan := filepath.Join(dir, "plan.json")
+	a := FileName(plan, "sha256:00112233445566778899")
+	if err := os.WriteFile(a, []byte("approval"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	found, err := Find(plan, nil)
+	if err != nil || len(found.Files) != 1 || found.Files[0].Path != a || len(found.Ignored) != 0 {
+		t.Errorf("Find in %q = %+v, %v; want %s read", dir, found, err, a)
+	}
+}
