@@ -1,71 +1,66 @@
 // Package approval is a change board's approval of a saved plan: a
-// detached signature over the plan file's exact bytes, made with a cosign
-// private key and written as a sigstore bundle (the format `cosign
-// sign-blob --bundle` writes and `cosign verify-blob --bundle` and
-// sigstore-go read), and the check that enough distinct listed keys signed
-// those bytes. It signs and checks only; which files are read and where
-// approvals are written is its caller's business. It holds no crypto of
-// its own: sigstore's signer and sigstore-go's verifier do the work.
+// detached signature over the plan file's exact bytes (named by Digest),
+// made with a cosign private key and written as a sigstore bundle holding
+// a message signature (the format `cosign sign-blob --bundle` writes and
+// `cosign verify-blob --bundle` and sigstore-go read), the check that
+// enough distinct listed keys signed those bytes (an envelope or an
+// attestation is not a signature of them, and counts for nothing). Which
+// files are approvals, and reading them, is its callers' business: the
+// caller finds them beside the plan without blocking (carry.Approvals,
+// contract.ApprovalFile names them) and the daemon checks their bytes
+// here. It holds no crypto of its own: sigstore's signer and sigstore-go's verifier
+// do the work.
 package approval
 
 import (
 	"bytes"
 	"crypto"
 	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
+	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	sigcheck "github.com/colonel-byte/zarf-planner/inspect/signature"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
 // EnvPassword is the variable cosign reads a private key's password
 // from.
 const EnvPassword = "COSIGN_PASSWORD"
 
-// MaxApproval caps one approval file (a bundle is about a kilobyte).
-const MaxApproval = 64 << 10
-
 // mediaType is the sigstore bundle version written.
 const mediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
 
-// Suffix ends every approval's file name; FileName puts the key's
-// fingerprint before it.
-const Suffix = ".sigstore.json"
-
-// FileName is where the approval of plan by the key of fingerprint is
-// written: beside the plan, named for the plan and the key, so approvals
-// by several keys sit side by side and travel with the plan.
-func FileName(plan, fingerprint string) string {
-	fp := strings.TrimPrefix(fingerprint, "sha256:")
-	if len(fp) > 16 {
-		fp = fp[:16]
-	}
-	return plan + ".approved-by-" + fp + Suffix
+// Digest is a saved plan's file digest, which names its bytes as a review
+// and an approval name them: "sha256:" and the hex sha256 of the file's
+// exact bytes. verify-plan prints it, approve prints it and, given it
+// (--digest), signs no other bytes. It is not plan_digest (the digest of
+// what a plan was made from, which a plan's result holds).
+func Digest(plan []byte) string {
+	sum := sha256.Sum256(plan)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// Pattern is the glob of every approval file of plan (FileName's names).
-func Pattern(plan string) string {
-	return escapeGlob(plan) + ".approved-by-*" + Suffix
-}
-
-func escapeGlob(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
+// ParseDigest reads a digest as Digest writes it ("sha256:" and 64 hex
+// digits, either case) and returns it as Digest writes it.
+func ParseDigest(s string) (string, error) {
+	hexPart, ok := strings.CutPrefix(s, "sha256:")
+	if b, err := hex.DecodeString(hexPart); !ok || err != nil || len(b) != sha256.Size {
+		return "", fmt.Errorf("%s is not a digest of a saved plan; give sha256: and its 64 hex digits, as verify-plan and approve print it", quoted(s))
 	}
-	return b.String()
+	return "sha256:" + strings.ToLower(hexPart), nil
 }
 
 // Signer signs plans with one private key.
@@ -136,6 +131,24 @@ type File struct {
 	Data []byte
 }
 
+// Note names a file that counts for nothing as an approval, and why: one
+// its caller did not read (not a regular file, a symlink, over the count), or
+// one Check refused for what it holds (an envelope, an attestation).
+type Note struct {
+	File   string `json:"file"`
+	Reason string `json:"reason"`
+}
+
+// String says the note as a line of a message.
+func (n Note) String() string { return n.File + ": " + n.Reason }
+
+// Found is what the caller found beside a plan: the approval files read, and
+// those it did not read, each with why.
+type Found struct {
+	Files   []File
+	Ignored []Note
+}
+
 // Result is what a check of approvals found.
 type Result struct {
 	// Signed are the fingerprints of the listed keys whose approval of the
@@ -146,6 +159,11 @@ type Result struct {
 	Missing []string `json:"missing"`
 	// Required is how many distinct listed keys must have signed.
 	Required int `json:"required"`
+	// Ignored are the files beside the plan, named like approvals, that
+	// count for nothing, each with why: not read (not a regular file, a
+	// symlink, over the count read) or not an approval (a DSSE
+	// envelope, an attestation, not a sigstore bundle).
+	Ignored []Note `json:"ignored"`
 }
 
 // Signature is one listed key's verified approval.
@@ -162,13 +180,28 @@ var ErrNotApproved = errors.New("the saved plan is not approved")
 
 // Check holds plan (the saved plan's bytes) to its approvals: at least
 // required distinct keys among keys (by fingerprint; a key listed twice
-// counts once) must each have signed exactly these bytes in one of files.
-// A file that verifies with no listed key counts for nothing, whoever made
-// it. The error (ErrNotApproved) names who signed and who did not.
-func Check(plan []byte, files []File, keys []*sigcheck.Key, required int) (Result, error) {
-	res := Result{Signed: []Signature{}, Missing: []string{}, Required: required}
+// counts once) must each have signed exactly these bytes in one of
+// found's files. Only a signature of the bytes themselves counts: a
+// sigstore bundle holding a message signature (what approve and `cosign
+// sign-blob --bundle` write). A bundle holding a DSSE envelope (an in-toto
+// attestation, whose subject may well be the plan's sha256) says
+// something about the plan, not that the key's holder approved it: it is
+// named in Result.Ignored, with found's own notes, and counts for nothing.
+// A file that verifies with no listed key counts for nothing either,
+// whoever made it. The error (ErrNotApproved) names who signed, who did
+// not and every file ignored.
+func Check(plan []byte, found Found, keys []*sigcheck.Key, required int) (Result, error) {
+	res := Result{Signed: []Signature{}, Missing: []string{}, Required: required, Ignored: append([]Note{}, found.Ignored...)}
 	if required < 0 {
 		return res, fmt.Errorf("require_approvals is %d; give 0 or more", required)
+	}
+	var files []File
+	for _, f := range found.Files {
+		if why := notAnApproval(f.Data); why != "" {
+			res.Ignored = append(res.Ignored, Note{File: facts.Printable(f.Path), Reason: facts.Printable(why)})
+			continue
+		}
+		files = append(files, f)
 	}
 	if required > 0 && len(keys) == 0 {
 		return res, fmt.Errorf("%w: %d approvals are required and no approval key is listed; list the board's public keys (approval_keys)", ErrNotApproved, required)
@@ -179,18 +212,18 @@ func Check(plan []byte, files []File, keys []*sigcheck.Key, required int) (Resul
 			continue
 		}
 		seen = append(seen, k.Fingerprint)
-		found := ""
+		signedBy := ""
 		for _, f := range files {
 			if k.VerifyBlob(f.Path, "the saved plan", f.Data, plan) == nil {
-				found = f.Path
+				signedBy = f.Path
 				break
 			}
 		}
-		if found == "" {
+		if signedBy == "" {
 			res.Missing = append(res.Missing, k.Path)
 			continue
 		}
-		res.Signed = append(res.Signed, Signature{Key: k.Path, Fingerprint: k.Fingerprint, File: found})
+		res.Signed = append(res.Signed, Signature{Key: k.Path, Fingerprint: k.Fingerprint, File: signedBy})
 	}
 	if len(res.Signed) >= required {
 		return res, nil
@@ -199,8 +232,58 @@ func Check(plan []byte, files []File, keys []*sigcheck.Key, required int) (Resul
 	for _, s := range res.Signed {
 		signed = append(signed, fmt.Sprintf("%s (%s)", s.Key, filepath.Base(s.File)))
 	}
-	return res, fmt.Errorf("%w: %d of %d required approvals by the listed keys; signed by: %s; not signed by: %s (of %d approval files beside the plan, the others verify with no listed key or not for these bytes: a plan edited after signing is approved by no one)",
-		ErrNotApproved, len(res.Signed), required, orNone(signed), orNone(res.Missing), len(files))
+	msg := fmt.Sprintf("%d of %d required approvals by the listed keys; signed by: %s; not signed by: %s (of %d approval files beside the plan, the others verify with no listed key or not for these bytes: a plan edited after signing is approved by no one)",
+		len(res.Signed), required, orNone(signed), orNone(res.Missing), len(files))
+	if len(res.Ignored) > 0 {
+		var ignored []string
+		for _, n := range res.Ignored {
+			ignored = append(ignored, n.String())
+		}
+		msg += "; ignored: " + strings.Join(ignored, "; ")
+	}
+	return res, fmt.Errorf("%w: %s", ErrNotApproved, msg)
+}
+
+// inTotoPayload is the payload type of a DSSE envelope holding an in-toto
+// statement (an attestation).
+const inTotoPayload = "application/vnd.in-toto+json"
+
+// notAnApproval says why the bytes of an approval file are not a
+// signature of a plan's bytes ("" when they may be one): read as
+// sigstore-go reads them, as Check's verifier does, they must be a
+// sigstore bundle holding a message signature.
+func notAnApproval(data []byte) string {
+	var b bundle.Bundle
+	if err := b.UnmarshalJSON(data); err != nil {
+		return fmt.Sprintf("not a sigstore bundle (%v), so not an approval; an approval is the bundle zarf-planner approve writes", err)
+	}
+	const what = "not an approval: an approval is a signature of the saved plan's exact bytes (zarf-planner approve, or cosign sign-blob --bundle), which this is not"
+	if b.GetMessageSignature() != nil {
+		return ""
+	}
+	env := b.GetDsseEnvelope()
+	if env == nil {
+		return "a sigstore bundle holding no message signature, " + what
+	}
+	if env.GetPayloadType() != inTotoPayload {
+		return fmt.Sprintf("a DSSE envelope (payload type %s), %s", quoted(env.GetPayloadType()), what)
+	}
+	var st struct {
+		PredicateType string `json:"predicateType"`
+	}
+	_ = json.Unmarshal(env.GetPayload(), &st) // only named; it is refused whatever it says
+	return fmt.Sprintf("a DSSE envelope holding an in-toto attestation (predicate type %s), %s; an attestation about the plan's digest is not its approval", quoted(st.PredicateType), what)
+}
+
+// maxQuoted bounds a text taken from a file into a message.
+const maxQuoted = 200
+
+// quoted is s from a file, quoted and cut for a message.
+func quoted(s string) string {
+	if len(s) > maxQuoted {
+		return strconv.Quote(s[:maxQuoted]) + "…"
+	}
+	return strconv.Quote(s)
 }
 
 func orNone(l []string) string {

@@ -13,50 +13,38 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/filesum"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
-// ApprovalSuffix ends every approval's file name; ApprovalFile puts the
-// key's fingerprint before it.
-const ApprovalSuffix = ".sigstore.json"
-
-// ApprovalFile is where the approval of plan by the key of fingerprint is
-// written: beside the plan, named for the plan and the key, so approvals
-// by several keys sit side by side and travel with the plan.
-func ApprovalFile(plan, fingerprint string) string {
-	fp := strings.TrimPrefix(fingerprint, "sha256:")
-	if len(fp) > 16 {
-		fp = fp[:16]
-	}
-	return plan + ".approved-by-" + fp + ApprovalSuffix
-}
+// maxNamed bounds the approval files over contract.MaxApprovals that
+// Approvals names one by one; any beyond are counted in one note.
+const maxNamed = 16
 
 // listBatch is how many names Approvals takes from the directory at a
-// time, and maxNamed how many files over contract.MaxApprovals it names
-// one by one (any beyond are counted in one note).
-const (
-	listBatch = 1024
-	maxNamed  = 64
-)
+// time.
+const listBatch = 1024
 
 // Approvals reads the approval files of the saved plan at plan, for the
-// daemon to check: the files beside it named as ApprovalFile names them
-// (plan's name, ".approved-by-", anything, ApprovalSuffix), each as
-// filesum.Named{Name: its path, Data: its bytes}. It never blocks and
-// never fails on what it finds: the directory is opened once (following
-// a symlink to it: plan_file is the operator's option) and each file is
-// opened relative to that directory's descriptor without following a
-// symlink and without blocking, then checked on its descriptor
-// (privdir.ReadRegularIn): a FIFO, a device, a socket, a directory, a
-// symlink, a file over contract.MaxApproval bytes or one anyone may write
-// is not read, and is named in ignored with why. At most
-// contract.MaxApprovals files are read: first those named for the keys
-// (PEM public keys, the approval_keys the caller carried) so that files
-// another user adds to the directory cannot push them out, then the
-// others in name order; the rest are named as ignored too (at most
-// maxNamed more by name, then counted). The error is only that of the
-// directory itself (it cannot be opened or listed).
-func Approvals(plan string, keys [][]byte) (files []filesum.Named, ignored []string, err error) {
+// daemon to check: the files beside it named as contract.ApprovalFile
+// names them (plan's name, ".approved-by-", anything,
+// contract.ApprovalSuffix), each as filesum.Named{Name: its path, Data:
+// its bytes}. It never blocks and never fails on what it finds: the
+// directory is opened once (following a symlink to it: plan_file is the
+// operator's option) and each file is opened relative to that
+// directory's descriptor without following a symlink and without
+// blocking, then checked on its descriptor (privdir.ReadRegularIn): a
+// FIFO, a device, a socket, a directory, a symlink, a file over
+// contract.MaxApproval bytes or one anyone may write is not read, and is
+// named in ignored with why. At most contract.MaxApprovals files are
+// read: first those named for keys (the approval_keys the caller carried,
+// PEM public keys), so files another user adds to the directory cannot
+// push them out, then the others in name order; the rest are named as
+// ignored too (maxNamed of them, then counted). A name holding a control
+// character (or bytes that are not UTF-8) is named escaped and not
+// opened. The error is only that of the directory itself (it cannot be
+// opened or listed).
+func Approvals(plan string, keys [][]byte) (files []filesum.Named, ignored []contract.IgnoredFile, err error) {
 	dirPath, base := filepath.Dir(plan), filepath.Base(plan)
 	dir, err := privdir.OpenDirectory(dirPath)
 	if err != nil {
@@ -67,7 +55,7 @@ func Approvals(plan string, keys [][]byte) (files []filesum.Named, ignored []str
 	listed := map[string]bool{}
 	for _, k := range keys {
 		if fp := fingerprint(k); fp != "" {
-			listed[ApprovalFile(base, fp)] = true
+			listed[contract.ApprovalFile(base, fp)] = true
 		}
 	}
 	keep := contract.MaxApprovals + maxNamed
@@ -77,7 +65,7 @@ func Approvals(plan string, keys [][]byte) (files []filesum.Named, ignored []str
 	for {
 		names, err := dir.Readdirnames(listBatch)
 		for _, n := range names {
-			if len(n) < len(prefix)+len(ApprovalSuffix) || !strings.HasPrefix(n, prefix) || !strings.HasSuffix(n, ApprovalSuffix) {
+			if len(n) < len(prefix)+len(contract.ApprovalSuffix) || !strings.HasPrefix(n, prefix) || !strings.HasSuffix(n, contract.ApprovalSuffix) {
 				continue
 			}
 			if listed[n] {
@@ -102,21 +90,31 @@ func Approvals(plan string, keys [][]byte) (files []filesum.Named, ignored []str
 		}
 	}
 	slices.Sort(named)
-	for i, n := range append(named, rest...) {
+	order := append(named, rest...)
+	if len(order) > keep {
+		order, more = order[:keep], more+len(order)-keep
+	}
+	for i, n := range order {
 		p := filepath.Join(dirPath, n)
+		if shown := facts.Printable(n); shown != n {
+			// Named by another user, perhaps to move a terminal's cursor:
+			// shown escaped, never opened.
+			ignored = append(ignored, contract.IgnoredFile{File: filepath.Join(dirPath, shown), Reason: "not read: its name holds control characters or bytes that are not UTF-8, which no approval's name holds"})
+			continue
+		}
 		if i >= contract.MaxApprovals {
-			ignored = append(ignored, fmt.Sprintf("%s: not read: over the %d approval files read beside a plan (those named for a listed key first, then by name); remove the stale ones", p, contract.MaxApprovals))
+			ignored = append(ignored, contract.IgnoredFile{File: p, Reason: fmt.Sprintf("not read: over the %d approval files read beside a plan (those named for a listed key first, then by name); remove the stale ones", contract.MaxApprovals)})
 			continue
 		}
 		b, err := privdir.ReadRegularIn(dir, n, contract.MaxApproval, false)
 		if err != nil {
-			ignored = append(ignored, fmt.Sprintf("%s: not read: %v", p, err))
+			ignored = append(ignored, contract.IgnoredFile{File: p, Reason: "not read: " + facts.Printable(err.Error())})
 			continue
 		}
 		files = append(files, filesum.Named{Name: p, Data: b})
 	}
 	if more > 0 {
-		ignored = append(ignored, fmt.Sprintf("%s: %d more approval files beyond those named here, neither read nor named; remove the stale ones", filepath.Join(dirPath, prefix+"*"+ApprovalSuffix), more))
+		ignored = append(ignored, contract.IgnoredFile{File: filepath.Join(dirPath, prefix+"*"+contract.ApprovalSuffix), Reason: fmt.Sprintf("%d more approval files beyond those named here, neither read nor named; remove the stale ones", more)})
 	}
 	return files, ignored, nil
 }

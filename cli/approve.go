@@ -9,6 +9,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/approval"
 	"github.com/colonel-byte/zarf-planner/caller"
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/privdir"
 	"github.com/colonel-byte/zarf-planner/savedplan"
 )
@@ -17,41 +18,62 @@ import (
 const maxPrivateKey = 64 << 10
 
 func newApprove() *cobra.Command {
-	var key string
+	var key, digest string
 	cmd := &cobra.Command{
-		Use:   "approve PLAN --key KEY",
+		Use:   "approve PLAN --key KEY [--digest sha256:HEX]",
 		Short: "Sign a saved plan as one change board member (a detached sigstore bundle beside it)",
-		Long: "Signs the exact bytes of the saved plan PLAN with the cosign private key KEY (its\n" +
-			"password in " + approval.EnvPassword + ", as cosign reads it) and writes the approval beside\n" +
-			"it, PLAN.approved-by-<key>.sigstore.json: a sigstore bundle, which cosign\n" +
-			"verify-blob --bundle and sigstore-go read. A replay (plan_file, verify-plan)\n" +
-			"with approval_keys and require_approvals N deploys only when N listed keys\n" +
-			"signed these bytes; a plan edited after signing is approved by no one.",
+		Long: "Reads the saved plan PLAN once and signs exactly the bytes read with the cosign\n" +
+			"private key KEY (its password in " + approval.EnvPassword + ", as cosign reads it), then writes\n" +
+			"the approval beside it, PLAN.approved-by-<key>.sigstore.json: a sigstore bundle,\n" +
+			"which cosign verify-blob --bundle and sigstore-go read. It prints the file digest\n" +
+			"of the bytes it signed (sha256:HEX of the file, as verify-plan prints it; not\n" +
+			"plan_digest, which digests the planning inputs); with --digest it signs nothing\n" +
+			"unless PLAN holds the bytes of that digest, the ones reviewed. A replay\n" +
+			"(plan_file, verify-plan) with approval_keys and require_approvals N deploys only\n" +
+			"when N listed keys signed these bytes; a plan edited after signing is approved\n" +
+			"by no one.",
 		Args: exactArgs(1, "one saved plan"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if key == "" {
 				return &UsageError{fmt.Errorf("--key is required: the cosign private key to sign with")}
 			}
-			return approve(cmd.ErrOrStderr(), args[0], key, true)
+			want := ""
+			if cmd.Flags().Changed("digest") {
+				var err error
+				if want, err = approval.ParseDigest(digest); err != nil {
+					return &UsageError{fmt.Errorf("--digest: %w", err)}
+				}
+			}
+			return approveFile(cmd.ErrOrStderr(), args[0], key, want)
 		},
 	}
 	cmd.Flags().StringVar(&key, "key", "", "the cosign private key (cosign.key) to sign with; its password is "+approval.EnvPassword)
+	cmd.Flags().StringVar(&digest, "digest", "", "the file digest of the plan reviewed (sha256:HEX, as verify-plan prints it): sign only when PLAN holds exactly those bytes")
 	return cmd
 }
 
-// approve signs the saved plan at plan with the private key at key and
-// writes the approval beside it. check says whether plan must be read
-// back as a saved plan first (it must, unless it was just written).
-func approve(stderr io.Writer, plan, key string, check bool) error {
+// approveFile reads the saved plan at plan once, checks that it is a
+// saved plan and, when want is given, that its bytes have that digest,
+// and approves exactly the bytes read (approveBytes).
+func approveFile(stderr io.Writer, plan, key, want string) error {
 	b, err := privdir.ReadRegular(plan, savedplan.MaxSize, true)
 	if err != nil {
 		return fmt.Errorf("reading the saved plan: %w", err)
 	}
-	if check {
-		if _, err := savedplan.Decode(plan, bytes.NewReader(b)); err != nil {
-			return fmt.Errorf("%s is not a saved plan to approve: %w", plan, err)
-		}
+	if got := approval.Digest(b); want != "" && got != want {
+		return fmt.Errorf("%s has the file digest %s, not %s given with --digest: it is not the plan reviewed (it changed since, or another file was named); nothing was signed. Review it again: verify-plan prints its file digest", plan, got, want)
 	}
+	if _, err := savedplan.Decode(plan, bytes.NewReader(b)); err != nil {
+		return fmt.Errorf("%s is not a saved plan to approve: %w", plan, err)
+	}
+	return approveBytes(stderr, plan, b, key)
+}
+
+// approveBytes signs b, the saved plan at plan as it was read or written
+// (never read again: what is signed is what the caller checked), with the
+// private key at key, writes the approval beside plan and says which
+// bytes it signed, by their digest, and with which key.
+func approveBytes(stderr io.Writer, plan string, b []byte, key string) error {
 	pem, err := privdir.ReadRegular(key, maxPrivateKey, true)
 	if err != nil {
 		return fmt.Errorf("reading the private key: %w", err)
@@ -64,10 +86,10 @@ func approve(stderr io.Writer, plan, key string, check bool) error {
 	if err != nil {
 		return err
 	}
-	to := approval.FileName(plan, s.Fingerprint)
+	to := contract.ApprovalFile(plan, s.Fingerprint)
 	if _, err := caller.WriteSaved(to, bundle, false); err != nil {
 		return fmt.Errorf("writing the approval: %w", err)
 	}
-	fmt.Fprintf(stderr, "zarf-planner: approved %s as %s: %s\n", plan, s.Fingerprint, to)
+	fmt.Fprintf(stderr, "zarf-planner: approved %s: its bytes, file digest %s (as verify-plan prints it), signed with the key %s (fingerprint %s); the approval is %s\n", plan, approval.Digest(b), key, s.Fingerprint, to)
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/colonel-byte/zarf-planner/approval"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
 	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
@@ -189,9 +190,13 @@ func TestVerifyPlanSaysAFreshPlanHolds(t *testing.T) {
 	if code, _, stderr := run(t, "plan", dir, "--architecture", "amd64", "--save-to", saved); code != ExitOK {
 		t.Fatalf("saving: exit %d %s", code, stderr)
 	}
+	b, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
 	code, out, stderr := run(t, "verify-plan", saved)
 	first, rest, _ := strings.Cut(out, "\n")
-	if code != ExitOK || !strings.HasPrefix(first, "the saved plan holds: "+saved+" replays against ") || !strings.HasPrefix(rest, "Deploy 3 packages in this order") {
+	if code != ExitOK || !strings.HasPrefix(first, "the saved plan holds: "+saved+" (file digest "+approval.Digest(b)+") replays against ") || !strings.HasPrefix(rest, "Deploy 3 packages in this order") {
 		t.Errorf("exit %d, stdout:\n%s%s\nwant 0, a line saying the plan holds, then the plan", code, out, stderr)
 	}
 	code, out, _ = run(t, "verify-plan", saved, "-o", "json")

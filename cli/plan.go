@@ -82,7 +82,7 @@ func (f *planFlags) print(cmd *cobra.Command, dir, output string) error {
 		return err
 	}
 	if output == "text" && f.verified != "" && !res.Failed {
-		render.Printf(cmd.OutOrStdout(), "the saved plan holds: %s replays against %s to the plan it saved; nothing it was made from moved\n", f.verified, dir)
+		render.Printf(cmd.OutOrStdout(), "the saved plan holds: %s (file digest %s) replays against %s to the plan it saved; nothing it was made from moved\n", f.verified, f.verifiedDigest, dir)
 	}
 	switch output {
 	case "json":

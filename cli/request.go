@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/colonel-byte/zarf-planner/approval"
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/caller/answer"
@@ -24,8 +25,9 @@ type planFlags struct {
 	opts     options.Request
 	stateDir string
 	// verified is the saved plan verify-plan replays (its text output
-	// says first that it holds).
-	verified string
+	// says first that it holds), verifiedDigest the digest of the bytes
+	// replayed (approval.Digest), which approve --digest takes.
+	verified, verifiedDigest string
 	// signWith is plan's --sign-with: the private key that approves the
 	// plan it saves.
 	signWith string
@@ -105,12 +107,17 @@ func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) 
 	case w.NotSaved != "":
 		fmt.Fprintf(stderr, "zarf-planner: no plan is possible, so none was saved to %s\n", w.NotSaved)
 	case w.SavedTo != "" && w.SavedChanged:
-		fmt.Fprintf(stderr, "zarf-planner: saved the plan to %s\n", w.SavedTo)
+		fmt.Fprintf(stderr, "zarf-planner: saved the plan to %s (file digest %s)\n", w.SavedTo, approval.Digest(resp.SavedPlan))
 	case w.SavedTo != "":
-		fmt.Fprintf(stderr, "zarf-planner: %s already holds this plan\n", w.SavedTo)
+		fmt.Fprintf(stderr, "zarf-planner: %s already holds this plan (file digest %s)\n", w.SavedTo, approval.Digest(resp.SavedPlan))
+	}
+	if f.verified != "" {
+		f.verifiedDigest = approval.Digest(p.Request.SavedPlan)
 	}
 	if f.signWith != "" && w.SavedTo != "" {
-		if err := approve(stderr, w.SavedTo, f.signWith, false); err != nil {
+		// The bytes the answer held, which the file now holds: signed as
+		// they are, never read back (the file may have been swapped since).
+		if err := approveBytes(stderr, w.SavedTo, resp.SavedPlan, f.signWith); err != nil {
 			return nil, nil, nil, fmt.Errorf("--sign-with: %w", err)
 		}
 	}

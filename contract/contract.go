@@ -8,6 +8,7 @@ package contract
 
 import (
 	"context"
+	"strings"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -58,6 +59,22 @@ const (
 	MaxApprovals = 64
 	MaxApproval  = 64 << 10
 )
+
+// ApprovalSuffix ends every approval's file name; ApprovalFile puts the
+// key's fingerprint before it.
+const ApprovalSuffix = ".sigstore.json"
+
+// ApprovalFile is where the approval of plan by the key of fingerprint is
+// written: beside the plan, named for the plan and the key, so approvals
+// by several keys sit side by side and travel with the plan. The caller
+// finds them by these names (carry.Approvals) and sends their bytes.
+func ApprovalFile(plan, fingerprint string) string {
+	fp := strings.TrimPrefix(fingerprint, "sha256:")
+	if len(fp) > 16 {
+		fp = fp[:16]
+	}
+	return plan + ".approved-by-" + fp + ApprovalSuffix
+}
 
 // WindowServerOptions are the daemon's matching gRPC server options, and
 // its bound on a request's size (MaxRequest).

@@ -57,7 +57,14 @@ type PlanRequest struct {
 	// found and read them (Name: each one's path); ApprovalsIgnored the
 	// files named like approvals it did not read, each with why.
 	Approvals        []filesum.Named
-	ApprovalsIgnored []string
+	ApprovalsIgnored []IgnoredFile
+}
+
+// IgnoredFile is a file named like an approval that the caller did not
+// read (not a regular file, over the bound, a name no approval holds),
+// and why.
+type IgnoredFile struct {
+	File, Reason string
 }
 
 // Login is a caller's credentials for one registry host, resolved where

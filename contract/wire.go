@@ -90,7 +90,7 @@ func planFromWire(m *plannerpb.PlanRequest) (*PlanRequest, error) {
 		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	req := &PlanRequest{Path: m.GetPath(), Options: o, Caller: options.Caller(m.GetCaller()), Page: m.GetHtml(), SavedPlan: m.GetSavedPlan(), Save: m.GetSave(),
-		Carried: carriedOf(m.GetFiles()), Logins: loginsOf(m.GetLogins()), Approvals: namedOf(m.GetApprovals()), ApprovalsIgnored: m.GetApprovalsIgnored()}
+		Carried: carriedOf(m.GetFiles()), Logins: loginsOf(m.GetLogins()), Approvals: namedOf(m.GetApprovals()), ApprovalsIgnored: ignoredOf(m.GetApprovalsIgnored())}
 	if t := m.GetTimeUnix(); t != 0 {
 		req.Time = time.Unix(t, 0)
 	}
@@ -108,7 +108,7 @@ func (c *wireClient) Plan(ctx context.Context, req *PlanRequest) (*PlanAnswer, e
 		return nil, err
 	}
 	m := &plannerpb.PlanRequest{Path: req.Path, Options: b, Caller: string(req.Caller), Html: req.Page, SavedPlan: req.SavedPlan, Save: req.Save,
-		Files: carriedMessages(req.Carried), Logins: loginMessages(req.Logins), Approvals: namedMessages(req.Approvals), ApprovalsIgnored: req.ApprovalsIgnored}
+		Files: carriedMessages(req.Carried), Logins: loginMessages(req.Logins), Approvals: namedMessages(req.Approvals), ApprovalsIgnored: ignoredMessages(req.ApprovalsIgnored)}
 	if !req.Time.IsZero() {
 		m.TimeUnix = req.Time.Unix()
 	}
@@ -255,4 +255,20 @@ func oneCarriedMessage(c *filesum.Carried) *plannerpb.CarriedFile {
 		return nil
 	}
 	return carriedMessages([]filesum.Carried{*c})[0]
+}
+
+func ignoredOf(ms []*plannerpb.IgnoredFile) []IgnoredFile {
+	var out []IgnoredFile
+	for _, m := range ms {
+		out = append(out, IgnoredFile{File: m.GetFile(), Reason: m.GetReason()})
+	}
+	return out
+}
+
+func ignoredMessages(is []IgnoredFile) []*plannerpb.IgnoredFile {
+	var out []*plannerpb.IgnoredFile
+	for _, i := range is {
+		out = append(out, &plannerpb.IgnoredFile{File: i.File, Reason: i.Reason})
+	}
+	return out
 }

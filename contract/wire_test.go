@@ -91,7 +91,7 @@ func TestEveryFieldCrossesTheWire(t *testing.T) {
 	}
 	logins := []Login{{Host: "r.example:5000", Username: "u", Password: "p"}, {Host: "q.example", RefreshToken: "rt", AccessToken: "at"}}
 	plan := &PlanRequest{Path: "/d", Options: o, Caller: options.CLICaller, Page: true, Time: time.Unix(1777638645, 0), SavedPlan: []byte("s"), Save: true,
-		Carried: carried, Logins: logins, Approvals: []filesum.Named{{Name: "/plan.json.approved-by-x.sigstore.json", Data: []byte("{}")}}, ApprovalsIgnored: []string{"/x: a FIFO"}}
+		Carried: carried, Logins: logins, Approvals: []filesum.Named{{Name: "/plan.json.approved-by-x.sigstore.json", Data: []byte("{}")}}, ApprovalsIgnored: []IgnoredFile{{File: "/x", Reason: "a FIFO"}}}
 	a, err := p.Plan(ctx, plan)
 	if err != nil {
 		t.Fatal(err)

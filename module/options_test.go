@@ -148,7 +148,7 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 			}
 		}},
 		"approval_keys": {value: []string{pub}, with: map[string]any{"plan_file": savedFile}, client: func(t *testing.T, dir, got string) {
-			if !strings.Contains(got, `"approvals":{"missing":["`+pub+`"],"required":0,"signed":[]}`) {
+			if !strings.Contains(got, `"approvals":{"ignored":[],"missing":["`+pub+`"],"required":0,"signed":[]}`) {
 				t.Errorf("a replay listing a key that did not sign:\n%.800s", got)
 			}
 		}},

@@ -839,7 +839,7 @@ type PlanRequest struct {
 	Approvals []*NamedBytes `protobuf:"bytes,10,rep,name=approvals,proto3" json:"approvals,omitempty"`
 	// Files beside the saved plan named like approvals that the caller did
 	// not read (not regular files, or past the bound), each with why.
-	ApprovalsIgnored []string `protobuf:"bytes,11,rep,name=approvals_ignored,json=approvalsIgnored,proto3" json:"approvals_ignored,omitempty"`
+	ApprovalsIgnored []*IgnoredFile `protobuf:"bytes,11,rep,name=approvals_ignored,json=approvalsIgnored,proto3" json:"approvals_ignored,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -944,11 +944,65 @@ func (x *PlanRequest) GetApprovals() []*NamedBytes {
 	return nil
 }
 
-func (x *PlanRequest) GetApprovalsIgnored() []string {
+func (x *PlanRequest) GetApprovalsIgnored() []*IgnoredFile {
 	if x != nil {
 		return x.ApprovalsIgnored
 	}
 	return nil
+}
+
+// IgnoredFile is a file named like an approval that the caller did not
+// read, and why.
+type IgnoredFile struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	File          string                 `protobuf:"bytes,1,opt,name=file,proto3" json:"file,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IgnoredFile) Reset() {
+	*x = IgnoredFile{}
+	mi := &file_planner_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IgnoredFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IgnoredFile) ProtoMessage() {}
+
+func (x *IgnoredFile) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IgnoredFile.ProtoReflect.Descriptor instead.
+func (*IgnoredFile) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *IgnoredFile) GetFile() string {
+	if x != nil {
+		return x.File
+	}
+	return ""
+}
+
+func (x *IgnoredFile) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
 }
 
 type PlanResponse struct {
@@ -973,7 +1027,7 @@ type PlanResponse struct {
 
 func (x *PlanResponse) Reset() {
 	*x = PlanResponse{}
-	mi := &file_planner_proto_msgTypes[11]
+	mi := &file_planner_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -985,7 +1039,7 @@ func (x *PlanResponse) String() string {
 func (*PlanResponse) ProtoMessage() {}
 
 func (x *PlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[11]
+	mi := &file_planner_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -998,7 +1052,7 @@ func (x *PlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
 func (*PlanResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{11}
+	return file_planner_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PlanResponse) GetResult() []byte {
@@ -1037,7 +1091,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_planner_proto_msgTypes[12]
+	mi := &file_planner_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1049,7 +1103,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[12]
+	mi := &file_planner_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1062,7 +1116,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{12}
+	return file_planner_proto_rawDescGZIP(), []int{13}
 }
 
 type StatusResponse struct {
@@ -1093,7 +1147,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_planner_proto_msgTypes[13]
+	mi := &file_planner_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1159,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[13]
+	mi := &file_planner_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1172,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{13}
+	return file_planner_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StatusResponse) GetPid() int64 {
@@ -1265,7 +1319,7 @@ const file_planner_proto_rawDesc = "" +
 	"\x0ftimeout_seconds\x18\x04 \x01(\x03R\x0etimeoutSeconds\">\n" +
 	"\fWaitResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
-	"\x06failed\x18\x02 \x01(\bR\x06failed\"\x88\x03\n" +
+	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xa5\x03\n" +
 	"\vPlanRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
 	"\aoptions\x18\x02 \x01(\fR\aoptions\x12\x16\n" +
@@ -1278,8 +1332,11 @@ const file_planner_proto_rawDesc = "" +
 	"\x05files\x18\b \x03(\v2\x1b.zarfplanner.v1.CarriedFileR\x05files\x125\n" +
 	"\x06logins\x18\t \x03(\v2\x1d.zarfplanner.v1.RegistryLoginR\x06logins\x128\n" +
 	"\tapprovals\x18\n" +
-	" \x03(\v2\x1a.zarfplanner.v1.NamedBytesR\tapprovals\x12+\n" +
-	"\x11approvals_ignored\x18\v \x03(\tR\x10approvalsIgnored\"q\n" +
+	" \x03(\v2\x1a.zarfplanner.v1.NamedBytesR\tapprovals\x12H\n" +
+	"\x11approvals_ignored\x18\v \x03(\v2\x1b.zarfplanner.v1.IgnoredFileR\x10approvalsIgnored\"9\n" +
+	"\vIgnoredFile\x12\x12\n" +
+	"\x04file\x18\x01 \x01(\tR\x04file\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"q\n" +
 	"\fPlanResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
 	"\x06failed\x18\x02 \x01(\bR\x06failed\x12\x12\n" +
@@ -1322,7 +1379,7 @@ func file_planner_proto_rawDescGZIP() []byte {
 	return file_planner_proto_rawDescData
 }
 
-var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_planner_proto_goTypes = []any{
 	(*RegistryAccess)(nil),    // 0: zarfplanner.v1.RegistryAccess
 	(*CarriedFile)(nil),       // 1: zarfplanner.v1.CarriedFile
@@ -1335,9 +1392,10 @@ var file_planner_proto_goTypes = []any{
 	(*WaitRequest)(nil),       // 8: zarfplanner.v1.WaitRequest
 	(*WaitResponse)(nil),      // 9: zarfplanner.v1.WaitResponse
 	(*PlanRequest)(nil),       // 10: zarfplanner.v1.PlanRequest
-	(*PlanResponse)(nil),      // 11: zarfplanner.v1.PlanResponse
-	(*StatusRequest)(nil),     // 12: zarfplanner.v1.StatusRequest
-	(*StatusResponse)(nil),    // 13: zarfplanner.v1.StatusResponse
+	(*IgnoredFile)(nil),       // 11: zarfplanner.v1.IgnoredFile
+	(*PlanResponse)(nil),      // 12: zarfplanner.v1.PlanResponse
+	(*StatusRequest)(nil),     // 13: zarfplanner.v1.StatusRequest
+	(*StatusResponse)(nil),    // 14: zarfplanner.v1.StatusResponse
 }
 var file_planner_proto_depIdxs = []int32{
 	1,  // 0: zarfplanner.v1.RegistryAccess.registry_ca:type_name -> zarfplanner.v1.CarriedFile
@@ -1349,21 +1407,22 @@ var file_planner_proto_depIdxs = []int32{
 	1,  // 6: zarfplanner.v1.PlanRequest.files:type_name -> zarfplanner.v1.CarriedFile
 	3,  // 7: zarfplanner.v1.PlanRequest.logins:type_name -> zarfplanner.v1.RegistryLogin
 	2,  // 8: zarfplanner.v1.PlanRequest.approvals:type_name -> zarfplanner.v1.NamedBytes
-	10, // 9: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
-	4,  // 10: zarfplanner.v1.Planner.Inspect:input_type -> zarfplanner.v1.InspectRequest
-	6,  // 11: zarfplanner.v1.Planner.CacheWarm:input_type -> zarfplanner.v1.CacheWarmRequest
-	8,  // 12: zarfplanner.v1.Planner.Wait:input_type -> zarfplanner.v1.WaitRequest
-	12, // 13: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
-	11, // 14: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
-	5,  // 15: zarfplanner.v1.Planner.Inspect:output_type -> zarfplanner.v1.InspectResponse
-	7,  // 16: zarfplanner.v1.Planner.CacheWarm:output_type -> zarfplanner.v1.CacheWarmResponse
-	9,  // 17: zarfplanner.v1.Planner.Wait:output_type -> zarfplanner.v1.WaitResponse
-	13, // 18: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
-	14, // [14:19] is the sub-list for method output_type
-	9,  // [9:14] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	11, // 9: zarfplanner.v1.PlanRequest.approvals_ignored:type_name -> zarfplanner.v1.IgnoredFile
+	10, // 10: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
+	4,  // 11: zarfplanner.v1.Planner.Inspect:input_type -> zarfplanner.v1.InspectRequest
+	6,  // 12: zarfplanner.v1.Planner.CacheWarm:input_type -> zarfplanner.v1.CacheWarmRequest
+	8,  // 13: zarfplanner.v1.Planner.Wait:input_type -> zarfplanner.v1.WaitRequest
+	13, // 14: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
+	12, // 15: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
+	5,  // 16: zarfplanner.v1.Planner.Inspect:output_type -> zarfplanner.v1.InspectResponse
+	7,  // 17: zarfplanner.v1.Planner.CacheWarm:output_type -> zarfplanner.v1.CacheWarmResponse
+	9,  // 18: zarfplanner.v1.Planner.Wait:output_type -> zarfplanner.v1.WaitResponse
+	14, // 19: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
+	15, // [15:20] is the sub-list for method output_type
+	10, // [10:15] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_planner_proto_init() }
@@ -1377,7 +1436,7 @@ func file_planner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_planner_proto_rawDesc), len(file_planner_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

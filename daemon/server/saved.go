@@ -15,6 +15,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/savedplan"
 	"github.com/colonel-byte/zarf-planner/service"
@@ -128,6 +129,9 @@ func replay(saved []byte, given approvalsGiven, o options.Request, caller option
 		return nil, err
 	}
 	res.Approvals = approvals
+	for _, n := range approvals.Ignored {
+		res.Plan.Warnings = append(res.Plan.Warnings, "ignored beside the saved plan, not an approval: "+n.String())
+	}
 	out, err := encodePlanned(res)
 	if err != nil {
 		return nil, err
@@ -143,14 +147,16 @@ func replay(saved []byte, given approvalsGiven, o options.Request, caller option
 type approvalsGiven struct {
 	carried []filesum.Carried
 	files   []filesum.Named
-	ignored []string
+	ignored []contract.IgnoredFile
 }
 
 // checkApprovals holds a saved plan's bytes to the approvals the request
 // asks for (approval_keys, require_approvals): the approval files its
-// caller found beside plan_file and sent, verified with the listed keys
-// it carried. None asked for: nil, nil. A refusal is a problem of kind
-// signature naming who signed and who did not.
+// caller found beside plan_file and sent (carry.Approvals: bounded, never
+// blocking; a file it did not read is named, not a failure), verified
+// with the listed keys it carried. None asked for: nil, nil. A refusal is
+// a problem of kind signature naming who signed, who did not and the
+// files ignored.
 func checkApprovals(saved []byte, given approvalsGiven, o options.Request, caller options.Caller) (*approval.Result, []planner.Problem) {
 	if len(o.ApprovalKeys) == 0 && o.RequireApprovals == 0 {
 		return nil, nil
@@ -176,14 +182,17 @@ func checkApprovals(saved []byte, given approvalsGiven, o options.Request, calle
 	if len(given.files) > contract.MaxApprovals {
 		return refuse("%s has %d approval files sent with it, over %d", o.PlanFile, len(given.files), contract.MaxApprovals)
 	}
-	files := make([]approval.File, 0, len(given.files))
+	var found approval.Found
 	for _, f := range given.files {
 		if len(f.Data) > contract.MaxApproval {
 			return refuse("the approval %s holds more than %d bytes", f.Name, contract.MaxApproval)
 		}
-		files = append(files, approval.File{Path: f.Name, Data: f.Data})
+		found.Files = append(found.Files, approval.File{Path: f.Name, Data: f.Data})
 	}
-	res, err := approval.Check(saved, files, keys, o.RequireApprovals)
+	for _, n := range given.ignored {
+		found.Ignored = append(found.Ignored, approval.Note{File: facts.Printable(n.File), Reason: facts.Printable(n.Reason)})
+	}
+	res, err := approval.Check(saved, found, keys, o.RequireApprovals)
 	if err != nil {
 		return refuse("%s (%s, %s)", err, caller.Option("approval_keys"), caller.Option("require_approvals"))
 	}
