@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/colonel-byte/zarf-planner/caller"
+	"github.com/colonel-byte/zarf-planner/carry"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/inspect"
@@ -280,7 +281,7 @@ func direct(t *testing.T, dir string, set map[string]any, who options.Caller) st
 	}
 	srv := server.New(server.Config{DefaultCache: os.Getenv("ZARF_PLANNER_CACHE_DIR")})
 	defer srv.Close()
-	resp, err := srv.Plan(context.Background(), &contract.PlanRequest{Path: dir, Options: o, Caller: who})
+	resp, err := srv.Plan(context.Background(), &contract.PlanRequest{Path: dir, Options: o, Caller: who, Carried: carry.Files(options.CarriedFiles(o))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +335,7 @@ func writeSaved(t *testing.T, dir string, set map[string]any, path string) {
 	}
 	srv := server.New(server.Config{DefaultCache: os.Getenv("ZARF_PLANNER_CACHE_DIR")})
 	defer srv.Close()
-	resp, err := srv.Plan(context.Background(), &contract.PlanRequest{Path: dir, Options: o, Caller: options.ModuleCaller, Save: true})
+	resp, err := srv.Plan(context.Background(), &contract.PlanRequest{Path: dir, Options: o, Caller: options.ModuleCaller, Save: true, Carried: carry.Files(options.CarriedFiles(o))})
 	if err != nil || len(resp.SavedPlan) == 0 {
 		t.Fatalf("saving: %v (%s)", err, resp.Result)
 	}
