@@ -65,7 +65,9 @@ func approve(stderr io.Writer, plan, key string, check bool) error {
 		return err
 	}
 	to := approval.FileName(plan, s.Fingerprint)
-	if _, err := caller.WriteSaved(to, bundle, false); err != nil {
+	// An approval holds a signature and the plan's digest, nothing of
+	// the cluster: readable by whoever replays the plan, as before.
+	if _, err := caller.WriteSaved(to, bundle, 0o644, false); err != nil {
 		return fmt.Errorf("writing the approval: %w", err)
 	}
 	fmt.Fprintf(stderr, "zarf-planner: approved %s as %s: %s\n", plan, s.Fingerprint, to)
