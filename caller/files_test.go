@@ -51,7 +51,7 @@ func TestWriteSavedRefusesALinkToDevZeroWithoutReadingIt(t *testing.T) {
 	for _, dryRun := range []bool{true, false} {
 		var changed bool
 		err := within(t, func() (err error) {
-			changed, err = WriteSaved(p, []byte("{}\n"), dryRun)
+			changed, err = WriteSaved(p, []byte("{}\n"), options.DefaultFileMode, dryRun)
 			return err
 		})
 		if changed || !errors.Is(err, privdir.ErrNotRegular) || !strings.Contains(err.Error(), p) {
@@ -74,7 +74,7 @@ func TestWritePageUnderASymlinkedParent(t *testing.T) {
 	if err := os.Symlink(real, filepath.Join(root, "mine")); err != nil {
 		t.Fatal(err)
 	}
-	changed, err := WritePage(filepath.Join(root, "mine", "report.html"), []byte("<p>"), false)
+	changed, err := WritePage(filepath.Join(root, "mine", "report.html"), []byte("<p>"), options.DefaultFileMode, false)
 	if err != nil || !changed {
 		t.Fatalf("through my own link: changed %v, %v", changed, err)
 	}
@@ -82,7 +82,7 @@ func TestWritePageUnderASymlinkedParent(t *testing.T) {
 		t.Fatalf("the real directory holds %q, %v", b, err)
 	}
 	// Unchanged content is not rewritten.
-	if changed, err := WritePage(filepath.Join(real, "report.html"), []byte("<p>"), false); err != nil || changed {
+	if changed, err := WritePage(filepath.Join(real, "report.html"), []byte("<p>"), options.DefaultFileMode, false); err != nil || changed {
 		t.Fatalf("the same page again: changed %v, %v; want unchanged", changed, err)
 	}
 	// A link in a directory anyone may write is not followed.
@@ -97,7 +97,7 @@ func TestWritePageUnderASymlinkedParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := filepath.Join(shared, "out", "other.html")
-	changed, err = WritePage(target, []byte("<p>"), false)
+	changed, err = WritePage(target, []byte("<p>"), options.DefaultFileMode, false)
 	if changed || !errors.Is(err, privdir.ErrUntrusted) || !strings.Contains(err.Error(), target) {
 		t.Fatalf("through a link in a shared directory: changed %v, err = %v; want a refusal naming %s", changed, err, target)
 	}

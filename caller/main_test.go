@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 )
 
@@ -17,7 +18,7 @@ const envWriteSaved = "ZP_CALLER_WRITE_SAVED"
 
 func TestMain(m *testing.M) {
 	if p := os.Getenv(envWriteSaved); p != "" {
-		changed, err := WriteSaved(p, []byte("new\n"), false)
+		changed, err := WriteSaved(p, []byte("new\n"), options.DefaultFileMode, false)
 		if err != nil {
 			fmt.Println(err)
 			os.Exit(1)

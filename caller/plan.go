@@ -44,6 +44,10 @@ func NewPlan(dir string, o options.Request, who options.Caller, given func(name 
 	if err := options.Check(&o, who); err != nil {
 		return nil, &ArgError{err}
 	}
+	if _, err := options.ParseFileMode(o.FileMode); err != nil {
+		// Said before the daemon is asked anything.
+		return nil, &ArgError{fmt.Errorf("%s: %w", who.Name("file_mode"), err)}
+	}
 	abs, err := Source(dir)
 	if err != nil {
 		return nil, err
@@ -236,17 +240,20 @@ func (w Written) Changed() bool { return w.SavedChanged || w.PageChanged }
 // (Ansible's check mode). An error names the option, as who gives it.
 func (p *Plan) Write(a *contract.PlanAnswer, dryRun bool) (Written, error) {
 	var w Written
-	var err error
+	perm, err := options.ParseFileMode(p.Files.FileMode)
+	if err != nil {
+		return Written{}, fmt.Errorf("%s: %w", p.who.Name("file_mode"), err)
+	}
 	if to := p.Files.SaveTo; to != "" && a.Failed {
 		w.NotSaved = to
 	} else if to != "" && len(a.SavedPlan) > 0 {
-		if w.SavedChanged, err = WriteSaved(to, a.SavedPlan, dryRun); err != nil {
+		if w.SavedChanged, err = WriteSaved(to, a.SavedPlan, perm, dryRun); err != nil {
 			return Written{}, fmt.Errorf("%s: %w", p.who.Name("save_to"), err)
 		}
 		w.SavedTo = to
 	}
 	if to := p.Files.ReportHTML; to != "" {
-		if w.PageChanged, err = WritePage(to, a.Page, dryRun); err != nil {
+		if w.PageChanged, err = WritePage(to, a.Page, perm, dryRun); err != nil {
 			return Written{}, fmt.Errorf("%s %s: %w", p.who.Name("html_to"), to, err)
 		}
 		w.Page = to

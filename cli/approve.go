@@ -87,7 +87,9 @@ func approveBytes(stderr io.Writer, plan string, b []byte, key string) error {
 		return err
 	}
 	to := contract.ApprovalFile(plan, s.Fingerprint)
-	if _, err := caller.WriteSaved(to, bundle, false); err != nil {
+	// An approval holds a signature and the plan's digest, nothing of
+	// the cluster: readable by whoever replays the plan, as before.
+	if _, err := caller.WriteSaved(to, bundle, 0o644, false); err != nil {
 		return fmt.Errorf("writing the approval: %w", err)
 	}
 	fmt.Fprintf(stderr, "zarf-planner: approved %s: its bytes, file digest %s (as verify-plan prints it), signed with the key %s (fingerprint %s); the approval is %s\n", plan, approval.Digest(b), key, s.Fingerprint, to)

@@ -9,11 +9,13 @@ import (
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/deployreport"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/render"
 )
 
 func newDeployReport() *cobra.Command {
 	var output string
+	var files options.Output
 	cmd := &cobra.Command{
 		Use:   "deploy-report --to BASE < record.json",
 		Short: "Write the deploy report (BASE.json, BASE.md and BASE.html) from the deploy_packages role's record",
@@ -29,6 +31,10 @@ func newDeployReport() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output == "" {
 				return &UsageError{errors.New("--to BASE is required")}
+			}
+			perm, err := options.ParseFileMode(files.FileMode)
+			if err != nil {
+				return &UsageError{fmt.Errorf("--file-mode: %w", err)}
 			}
 			in, err := deployreport.Read(cmd.InOrStdin())
 			if err != nil {
@@ -47,7 +53,7 @@ func newDeployReport() *cobra.Command {
 				return err
 			}
 			for path, b := range map[string][]byte{output + ".json": j, output + ".md": render.DeployMarkdown(r), output + ".html": page} {
-				if _, err := caller.WriteSaved(path, b, false); err != nil {
+				if _, err := caller.WriteSaved(path, b, perm, false); err != nil {
 					return fmt.Errorf("--to: %w", err)
 				}
 			}
@@ -55,5 +61,6 @@ func newDeployReport() *cobra.Command {
 		},
 	}
 	fileFlag(cmd.Flags(), &output, "the report's path without extension: BASE.json, BASE.md and BASE.html are written")
+	bind(cmd.Flags(), &files, "file_mode")
 	return cmd
 }

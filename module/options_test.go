@@ -112,7 +112,20 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 	secure.Publish(t, "ns", registrytest.Archives(t, exampleDir)...)
 	tlsNS := "oci://" + secure.Host + "/ns"
 
+	fileMode := filepath.Join(tmp, "file-mode.json")
 	samples := map[string]sample{
+		"file_mode": {value: "0640", with: map[string]any{"save_to": fileMode}, client: func(t *testing.T, dir, got string) {
+			st, err := os.Stat(fileMode)
+			if err != nil || st.Mode().Perm() != 0o640 {
+				t.Fatalf("file_mode 0640: save_to is %v (%v); want mode 0640", st, err)
+			}
+			if want := direct(t, dir, map[string]any{"use_cache": false}, options.ModuleCaller); got != want {
+				t.Errorf("file_mode changed the document:\n%.500s\nwant\n%.500s", got, want)
+			}
+			if err := os.Remove(fileMode); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		"public_key":         {value: pub, dir: signed},
 		"require_signatures": {value: true, dir: signed, with: map[string]any{"public_key": pub}},
 		"save_to": {value: saveTo, client: func(t *testing.T, dir, got string) {

@@ -339,19 +339,31 @@ func splitPath(path string) []string {
 // a sparse one of terabytes) costs max+1 bytes to tell apart. exists is
 // false when there is no such file.
 func (d *Dir) ReadExisting(name string, max int64) (old []byte, exists bool, err error) {
+	old, _, exists, err = d.ReadExistingMode(name, max)
+	return old, exists, err
+}
+
+// ReadExistingMode is ReadExisting, and the file's mode too: its
+// permission bits with its set-user-ID, set-group-ID and sticky bits, as
+// fstat gives them on the descriptor read.
+func (d *Dir) ReadExistingMode(name string, max int64) (old []byte, mode fs.FileMode, exists bool, err error) {
 	f, err := openRegularAt(d.Fd(), name, filepath.Join(d.path, name), false, outputHint)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, 0, false, err
 	}
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("checking %s: %w", f.Name(), err)
+	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return nil, false, fmt.Errorf("reading %s: %w", f.Name(), err)
+		return nil, 0, false, fmt.Errorf("reading %s: %w", f.Name(), err)
 	}
-	return b, true, nil
+	return b, info.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), true, nil
 }
 
 // Replace replaces the file name of d whole with b (mode perm, whatever

@@ -70,9 +70,12 @@ type ChartRequest struct {
 // Helm's lookup does against the API server: the object (its
 // unstructured content), or when l.Name is empty a list of them (a map
 // holding "items"), or an empty map when there is none. Only what a
-// claim needs may be in an answer: apiVersion, kind, and the metadata
-// name, namespace, labels, annotations and ownerReferences; never an
-// object's data, spec or status.
+// claim needs may be in an answer: apiVersion, kind, the metadata name,
+// namespace and ownerReferences, the labels and annotations that say
+// who owns the object (Helm's and zarf's marks), and an empty data, spec
+// and status; never another label or annotation, nor the object's data,
+// spec or status. inspect/cluster declares these fields in one table
+// (answered) that every answer of a cluster is made from.
 //
 // A *ChartError is Helm's own refusal to look the object up (its kind's
 // API version is not served, say): the render fails with it, as Helm's

@@ -24,22 +24,24 @@ const (
 	lookupPage = 250
 )
 
-// lastApplied is the annotation kubectl apply keeps the whole object in
-// (a Secret's data too): never part of an answer.
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
-
 var _ claims.Asking = (*Clients)(nil)
 
 // Lookup answers one lookup of a chart's templates (claims.Asking) from
 // the cluster, read-only, as Helm's lookup answers it when it renders
-// against the cluster, but with the object's metadata alone: the
-// answer holds apiVersion, kind and metadata name, namespace, labels,
-// annotations (never kubectl's last-applied-configuration, which holds
-// the whole object) and ownerReferences, and an empty data, spec and
-// status (objectAnswer), never the object's own. Objects are read with the metadata client, so a
-// Secret's data is never fetched at all. A lookup with a name GETs the
-// object; one without LISTs them (in its namespace, or every namespace
-// when it names none), in pages, at most MaxLookupItems.
+// against the cluster, but with the fields of the table answered alone
+// (answerOf: apiVersion, kind, name, namespace, owner references, the
+// Helm and zarf marks of who owns the object, and an empty data, spec
+// and status), never another label, annotation or field of the
+// object's. Objects are read with the metadata client, so the daemon
+// never receives a Secret's data, spec or status at all. A lookup with
+// a name GETs the object; one without LISTs them in its namespace, in
+// pages, at most MaxLookupItems.
+//
+// A list of a namespaced kind that names no namespace, which Helm
+// answers with the objects of every namespace, is refused (a
+// *claims.ChartError: the chart is not rendered, and its claims are not
+// known): it would hand a chart the objects of every tenant, and no
+// claim needs them. A chart names the namespace it reads.
 //
 // The kind is resolved as Helm resolves it: in the API version the
 // lookup names, through the cluster's discovery. Where Helm's lookup
@@ -125,7 +127,14 @@ func (cl *Clients) Lookup(ctx context.Context, l facts.Lookup) (map[string]any, 
 		case err != nil:
 			return nil, fmt.Errorf("cluster %s: looking up %s: %w", cl.Name, what, err)
 		}
-		return objectAnswer(l.APIVersion, l.Kind, m.ObjectMeta), nil
+		a, err := answerOfMeta(l, m)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: looking up %s: %w", cl.Name, what, err)
+		}
+		return a, nil
+	}
+	if res.Namespaced && ns == "" {
+		return nil, claims.ChartErrorf("its lookup of %s lists %s of every namespace, which the planner does not answer a chart (it would hand it every namespace's objects): a lookup names the namespace it lists", what, gvr.GroupResource())
 	}
 	items := []any{}
 	opts := metav1.ListOptions{Limit: lookupPage}
@@ -139,8 +148,12 @@ func (cl *Clients) Lookup(ctx context.Context, l facts.Lookup) (map[string]any, 
 		case err != nil:
 			return nil, fmt.Errorf("cluster %s: listing %s: %w", cl.Name, what, err)
 		}
-		for _, it := range page.Items {
-			items = append(items, objectAnswer(l.APIVersion, l.Kind, it.ObjectMeta))
+		for i := range page.Items {
+			a, err := answerOfMeta(l, &page.Items[i])
+			if err != nil {
+				return nil, fmt.Errorf("cluster %s: listing %s: %w", cl.Name, what, err)
+			}
+			items = append(items, a)
 		}
 		if len(items) > MaxLookupItems {
 			return nil, claims.ChartErrorf("its lookup of %s lists more than the %d objects the planner reads for one lookup in cluster %s", what, MaxLookupItems, cl.Name)
@@ -151,49 +164,4 @@ func (cl *Clients) Lookup(ctx context.Context, l facts.Lookup) (map[string]any, 
 		opts.Continue = page.Continue
 	}
 	return map[string]any{"apiVersion": l.APIVersion, "kind": l.Kind + "List", "metadata": map[string]any{}, "items": items}, nil
-}
-
-// objectAnswer is an object as a lookup answers it: its apiVersion and
-// kind, and the metadata a claim may need (name, namespace, labels,
-// annotations but kubectl's last-applied-configuration,
-// ownerReferences), each present when the object has it, as the API
-// server writes it.
-func objectAnswer(apiVersion, kind string, m metav1.ObjectMeta) map[string]any {
-	meta := map[string]any{"name": m.Name}
-	if m.Namespace != "" {
-		meta["namespace"] = m.Namespace
-	}
-	if len(m.Labels) > 0 {
-		labels := map[string]any{}
-		for k, v := range m.Labels {
-			labels[k] = v
-		}
-		meta["labels"] = labels
-	}
-	ann := map[string]any{}
-	for k, v := range m.Annotations {
-		if k != lastApplied {
-			ann[k] = v
-		}
-	}
-	if len(ann) > 0 {
-		meta["annotations"] = ann
-	}
-	if len(m.OwnerReferences) > 0 {
-		owners := make([]any, 0, len(m.OwnerReferences))
-		for _, o := range m.OwnerReferences {
-			ref := map[string]any{"apiVersion": o.APIVersion, "kind": o.Kind, "name": o.Name, "uid": string(o.UID)}
-			if o.Controller != nil {
-				ref["controller"] = *o.Controller
-			}
-			owners = append(owners, ref)
-		}
-		meta["ownerReferences"] = owners
-	}
-	// An empty data, spec and status, as the offline second render's
-	// least object has (chartrender.Found): a template that reads a key
-	// of them (a chart reusing a previous Secret's certificate) reads
-	// nothing rather than breaking, and what it would have read is
-	// never handed to it.
-	return map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": meta, "data": map[string]any{}, "spec": map[string]any{}, "status": map[string]any{}}
 }

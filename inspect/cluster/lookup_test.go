@@ -21,12 +21,16 @@ import (
 )
 
 // A chart's lookups asked of the test API server: a Secret that exists
-// answers its name, namespace, labels and annotations (not kubectl's
-// last-applied-configuration) and no data at all; one that does not,
+// answers its name, namespace, owners and the Helm and zarf marks of who
+// owns it, and no other label or annotation (neither kubectl's
+// last-applied-configuration nor kapp's original, which hold the whole
+// Secret) and no data at all; one that does not,
 // an empty map; a list, its objects' metadata, read in pages; an
 // unserved kind of a served version, an empty map; an unserved version
 // and a list past MaxLookupItems, Helm's refusal (*claims.ChartError);
-// a lookup the planner may not make, an error that is not.
+// a list of a namespaced kind across every namespace, the planner's
+// refusal (*claims.ChartError); a lookup the planner may not make, an
+// error that is not.
 func TestLookupsOfARealCluster(t *testing.T) {
 	c := clustertest.Start(t)
 	ctx := context.Background()
@@ -36,8 +40,10 @@ func TestLookupsOfARealCluster(t *testing.T) {
 	}
 	owner := true
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tls", Namespace: "default",
-		Labels:          map[string]string{"app": "web"},
-		Annotations:     map[string]string{"note": "kept", "kubectl.kubernetes.io/last-applied-configuration": `{"data":{"tls.key":"c2VjcmV0"}}`},
+		Labels: map[string]string{"app": "web", "app.kubernetes.io/managed-by": "Helm", "zarf.dev/package": "web"},
+		Annotations: map[string]string{"note": "hunter2-note", "meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": "default",
+			"kubectl.kubernetes.io/last-applied-configuration": `{"data":{"tls.key":"c2VjcmV0"}}`,
+			"kapp.k14s.io/original":                            `{"apiVersion":"v1","kind":"Secret","data":{"tls.key":"c2VjcmV0"}}`},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: "0a0a", Controller: &owner}}},
 		Data: map[string][]byte{"tls.key": []byte("hunter2-secret")}}
 	if _, err := c.Client.CoreV1().Secrets("default").Create(ctx, secret, metav1.CreateOptions{}); err != nil {
@@ -55,8 +61,9 @@ func TestLookupsOfARealCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{
-		"name": "tls", "namespace": "default", "labels": map[string]any{"app": "web"}, "annotations": map[string]any{"note": "kept"},
-		"ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "0a0a", "controller": true}},
+		"name": "tls", "namespace": "default", "labels": map[string]any{"app.kubernetes.io/managed-by": "Helm", "zarf.dev/package": "web"},
+		"annotations":     map[string]any{"meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": "default"},
+		"ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "controller": true}},
 	}, "data": map[string]any{}, "spec": map[string]any{}, "status": map[string]any{}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("the Secret answered\n%v\nwant\n%v", got, want)
@@ -64,6 +71,17 @@ func TestLookupsOfARealCluster(t *testing.T) {
 	b, _ := json.Marshal(got)
 	if strings.Contains(string(b), "hunter2") || strings.Contains(string(b), "c2VjcmV0") || !strings.Contains(string(b), `"data":{}`) {
 		t.Errorf("the answer holds the Secret's data: %s", b)
+	}
+	// A list answers each object as a GET does.
+	secrets, err := cl.Lookup(ctx, facts.Lookup{APIVersion: "v1", Kind: "Secret", Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if items, _ := secrets["items"].([]any); len(items) != 1 || !reflect.DeepEqual(items[0], want) {
+		t.Errorf("the Secrets of default answered\n%v\nwant one item\n%v", secrets, want)
+	}
+	if b, _ := json.Marshal(secrets); strings.Contains(string(b), "hunter2") || strings.Contains(string(b), "c2VjcmV0") {
+		t.Errorf("the list holds the Secret's data: %s", b)
 	}
 	if s := claims.AnswerSummary(got, nil); s != "exists" {
 		t.Errorf("summary %q", s)
@@ -100,6 +118,11 @@ func TestLookupsOfARealCluster(t *testing.T) {
 		t.Errorf("the list answered %v", list)
 	}
 
+	// A cluster-scoped kind is listed without a namespace.
+	if nss, err := cl.Lookup(ctx, facts.Lookup{APIVersion: "v1", Kind: "Namespace"}); err != nil || claims.AnswerSummary(nss, nil) == "absent" {
+		t.Errorf("the list of namespaces: %v, %v", nss, err)
+	}
+
 	// Cluster-scoped: a namespace given is not used, as Helm does not.
 	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "shared-reader"}}
 	if _, err := c.Client.RbacV1().ClusterRoles().Create(ctx, cr, metav1.CreateOptions{}); err != nil {
@@ -112,6 +135,8 @@ func TestLookupsOfARealCluster(t *testing.T) {
 
 	var bad *claims.ChartError
 	for l, reason := range map[facts.Lookup]string{
+		{APIVersion: "v1", Kind: "Secret"}:                                              "lists secrets of every namespace, which the planner does not answer a chart",
+		{APIVersion: "v1", Kind: "ConfigMap"}:                                           "lists configmaps of every namespace, which the planner does not answer a chart",
 		{APIVersion: "example.com/v9", Kind: "Gadget", Namespace: "default", Name: "g"}: "does not serve API version example.com/v9",
 		{APIVersion: "v1", Kind: "Secret", Namespace: "default", Name: "a/b"}:           "which no request can carry",
 		{APIVersion: "../v1", Kind: "Secret", Namespace: "default", Name: "x"}:          "which no request can carry",

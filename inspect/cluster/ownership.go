@@ -185,11 +185,15 @@ func (cl *Clients) getOwner(ctx context.Context, ref facts.ObjectRef, res served
 	if err != nil {
 		return nil, err
 	}
-	ann, labels := m.GetAnnotations(), m.GetLabels()
+	// Read through the table of what the planner takes of an object.
+	a, err := answerOfMeta(facts.Lookup{}, m)
+	if err != nil {
+		return nil, err
+	}
 	e := &facts.ExistingObject{ObjectRef: ref,
-		Release:     facts.Release{Namespace: clusterText(ann[helmReleaseNamespace]), Name: clusterText(ann[helmReleaseName])},
-		HelmManaged: labels[managedBy] == "Helm",
-		Package:     clusterText(labels[zarfPackageLabel]),
+		Release:     facts.Release{Namespace: clusterText(answeredString(a, "metadata", "annotations", helmReleaseNamespace)), Name: clusterText(answeredString(a, "metadata", "annotations", helmReleaseName))},
+		HelmManaged: answeredString(a, "metadata", "labels", managedBy) == "Helm",
+		Package:     clusterText(answeredString(a, "metadata", "labels", zarfPackageLabel)),
 	}
 	return e, nil
 }

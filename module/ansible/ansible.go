@@ -32,6 +32,9 @@ const (
 	TypeBool = "bool"
 	TypeDict = "dict"
 	TypeList = "list"
+	// TypeRaw is a value taken as it is given (a string or a number),
+	// as Ansible's file modules take mode.
+	TypeRaw = "raw"
 )
 
 // Option describes one module option.
@@ -243,6 +246,7 @@ func init() {
 		TypeBool: func(v any, _ string) (any, error) { return toBool(v) },
 		TypeDict: toDict,
 		TypeList: toList,
+		TypeRaw:  toRaw,
 	}
 }
 
@@ -264,6 +268,15 @@ func toStr(v any) (string, error) {
 		return strconv.FormatBool(x), nil
 	}
 	return "", fmt.Errorf("%s is not a string", jsonType(v))
+}
+
+// toRaw takes a string or a number as it is.
+func toRaw(v any, _ string) (any, error) {
+	switch v.(type) {
+	case string, json.Number:
+		return v, nil
+	}
+	return nil, fmt.Errorf("%s is neither a string nor a number", jsonType(v))
 }
 
 func toPath(v any, _ string) (any, error) {

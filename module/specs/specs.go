@@ -58,6 +58,7 @@ var kinds = map[options.Kind][2]string{
 	options.PathList:  {ansible.TypeList, ansible.TypePath},
 	options.StringMap: {ansible.TypeDict, ansible.TypeStr},
 	options.IntMap:    {ansible.TypeDict, ansible.TypeInt},
+	options.FileMode:  {ansible.TypeRaw, ""},
 }
 
 // declared converts the options declared by v's type to Ansible options.
@@ -214,9 +215,21 @@ func catalogSpec() ansible.Spec {
 func PlanOptions(params map[string]any) (options.Request, error) {
 	given := map[string]any{}
 	for _, o := range options.Of(options.Request{}) {
-		if v, ok := params[o.Name]; ok && v != nil {
-			given[o.Name] = v
+		v, ok := params[o.Name]
+		if !ok || v == nil {
+			continue
 		}
+		if n, isNumber := v.(json.Number); isNumber && o.Kind == options.FileMode {
+			// YAML's octal 0640, unquoted, arrives as 416.
+			i, err := n.Int64()
+			if err != nil {
+				return options.Request{}, fmt.Errorf("%s: %s is not a mode: give one such as '0640'", o.Name, n)
+			}
+			if v, err = options.FileModeOfNumber(i); err != nil {
+				return options.Request{}, fmt.Errorf("%s: %w", o.Name, err)
+			}
+		}
+		given[o.Name] = v
 	}
 	b, err := json.Marshal(given)
 	if err != nil {

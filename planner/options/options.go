@@ -13,7 +13,8 @@
 // underscores) the CLI flag. Other tags:
 //
 //	help     one or two sentences for the CLI's help and the module's doc
-//	type     "path" for a string that names a file (made absolute by callers)
+//	type     "path" for a string that names a file (made absolute by callers);
+//	         "mode" for a file's mode in octal (ParseFileMode)
 //	content  on a path: the file's content decides the plan, not only its
 //	         name, so every key of a plan and the saved plan hash it (see
 //	         Files); the value is the most bytes it may hold ("64KiB")
@@ -148,6 +149,9 @@ const (
 // read, so what they hold decides nothing.
 type Output struct {
 	ReportHTML string `json:"html_to,omitempty" type:"path" opens:"caller" alias:"report_html" help:"Also write the plan as one self-contained HTML page (the graph by levels, every package's reasons, barrier and sha256; a failure drawn as well as told) to this file, on the host where the module or CLI runs. Its directory must exist; the file is replaced whole, and only when its content changes. The time it states is SOURCE_DATE_EPOCH when set, else the time of the call."`
+	// FileMode is named file_mode, not Ansible's mode: mode is the
+	// planning mode (standalone or cluster).
+	FileMode string `json:"file_mode,omitempty" type:"mode" help:"The mode of the files written (save_to, html_to), in octal as Ansible's mode is written ('0640'; a number YAML reads as octal, such as 0640 unquoted, is taken too). Default: 0600, the owner's alone, since they can hold what the cluster holds. Applied to a file already there as well, rewritten with its mode when only the mode differs. Only read, write and execute bits, and never write for others."`
 }
 
 // Request is every option of a plan request, by group.
@@ -204,6 +208,11 @@ const (
 	PathList  Kind = "path_list"  // of paths
 	StringMap Kind = "string_map" // string → string
 	IntMap    Kind = "int_map"    // string → int
+	// FileMode is a file's mode in octal (a string field tagged
+	// type:"mode"; ParseFileMode reads it): text on the CLI and the
+	// wire; a module takes it as text or as the number YAML reads an
+	// unquoted octal as (FileModeOfNumber), as Ansible's mode.
+	FileMode Kind = "file_mode"
 )
 
 // Option is one declared option.
@@ -442,8 +451,11 @@ func CarriedFiles(v any) []File {
 func kindOf(f reflect.StructField) Kind {
 	switch t := f.Type; t.Kind() {
 	case reflect.String:
-		if f.Tag.Get("type") == "path" {
+		switch f.Tag.Get("type") {
+		case "path":
 			return Path
+		case "mode":
+			return FileMode
 		}
 		return String
 	case reflect.Bool:
