@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"time"
+	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
@@ -19,15 +20,15 @@ import (
 // fails with EPERM (a Go library that looks for a file, as the time
 // package looks for a zone, gets an error, not a crash); anything
 // else (a socket, exec, fork, ptrace, a signal to another process,
-// mapping executable memory, a namespace, another architecture's
-// calls) kills the process at once (SIGSYS), which its caller reports
-// as the renderer's failure, not the chart's.
+// mapping executable memory, a namespace, the i386 calls) kills the
+// process at once (SIGSYS), which its caller reports as the renderer's
+// failure, not the chart's; the x32 calls fail with ENOSYS.
 //
 // It needs a kernel with seccomp filters (Linux 3.5, built with
-// CONFIG_SECCOMP_FILTER), synchronised over threads (3.17) and able to
-// kill a whole process (4.14). A kernel without them is not a place to
-// render a hostile chart: Restrict then fails, and so does the
-// renderer's start, naming why.
+// CONFIG_SECCOMP_FILTER) synchronised over threads (3.17); one that
+// kills a whole process (4.14) is used when there is one (killAction).
+// A kernel without filters is not a place to render a hostile chart:
+// Restrict then fails, and so does the renderer's start, naming why.
 func Restrict() error {
 	// What is read from files once is read now: the local time zone
 	// (Helm's date functions use it); other zones come from the
@@ -36,7 +37,7 @@ func Restrict() error {
 	if !seccomp.Supported() {
 		return errors.New("installing its system-call filter: this kernel has no seccomp filters (Linux 3.5 or later built with CONFIG_SECCOMP_FILTER is needed): refusing to render charts unfiltered")
 	}
-	p, err := policy(os.Getpid())
+	p, err := policy(os.Getpid(), killAction())
 	if err != nil {
 		return fmt.Errorf("building its system-call filter: %w", err)
 	}
@@ -45,6 +46,21 @@ func Restrict() error {
 		return fmt.Errorf("installing its system-call filter (seccomp, every thread: Linux 3.17 or later): %w", err)
 	}
 	return nil
+}
+
+// killAction is how a forbidden call ends the renderer: the kernel kills
+// the whole process (SECCOMP_RET_KILL_PROCESS, Linux 4.14); an older
+// kernel would kill the calling thread alone, and the process, its other
+// threads waiting, would end only at the render's timeout, blamed on
+// the chart: there the call raises SIGSYS instead, of which the Go
+// runtime dies at once ("SIGSYS: bad system call", which its caller
+// takes for the renderer's failure).
+func killAction() seccomp.Action {
+	action := uint32(seccomp.ActionKillProcess)
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_ACTION_AVAIL, 0, uintptr(unsafe.Pointer(&action))); errno != 0 {
+		return seccomp.ActionTrap
+	}
+	return seccomp.ActionKillProcess
 }
 
 // allowed are the system calls a renderer makes once it serves: the Go
@@ -86,7 +102,7 @@ const namespaces = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | un
 // namespace, no tracing), signals (tgkill, kill) only to itself, mmap
 // only of memory that cannot be executed; everything else kills the
 // process.
-func policy(pid int) (seccomp.Policy, error) {
+func policy(pid int, kill seccomp.Action) (seccomp.Policy, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
 		return seccomp.Policy{}, err
@@ -104,7 +120,7 @@ func policy(pid int) (seccomp.Policy, error) {
 	}
 	self := seccomp.Condition{Argument: 0, Operation: seccomp.Equal, Value: uint64(pid)}
 	return seccomp.Policy{
-		DefaultAction: seccomp.ActionKillProcess,
+		DefaultAction: kill,
 		Syscalls: []seccomp.SyscallGroup{
 			{
 				Action: seccomp.ActionAllow,
