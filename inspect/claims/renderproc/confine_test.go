@@ -3,6 +3,7 @@ package renderproc_test
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -33,6 +34,9 @@ func runHelper(helper string) int {
 	}
 	if helper == "attack" {
 		return attacker()
+	}
+	if path, ok := strings.CutPrefix(helper, "render:"); ok {
+		return renderAsCaller(path)
 	}
 	fmt.Fprintf(os.Stderr, "unknown helper %q\n", helper)
 	return 2
@@ -399,4 +403,80 @@ func fakeRenderer() int {
 	_, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
 	fmt.Fprintln(os.Stderr, "the filter let a socket be opened:", err)
 	return 1
+}
+
+// renderAsCaller renders the chart of chartEnv (base64) with the
+// renderer at path, then says the uid and seccomp mode of the renderer
+// process, its child.
+func renderAsCaller(path string) int {
+	chart, err := base64.StdEncoding.DecodeString(os.Getenv(chartEnv))
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	r := renderproc.New(path)
+	defer r.Close()
+	got, err := r.Render(context.Background(), claims.ChartRequest{Chart: chart, Release: "demo", Namespace: "demo"})
+	if err != nil {
+		fmt.Println("render:", err)
+		return 1
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) {
+			st, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "status"))
+			var uid, mode string
+			for _, line := range strings.Split(string(st), "\n") {
+				if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+					uid = strings.Fields(v)[0]
+				}
+				if v, ok := strings.CutPrefix(line, "Seccomp:"); ok {
+					mode = strings.TrimSpace(v)
+				}
+			}
+			fmt.Printf("rendered %d files as uid %s, seccomp %s\n", len(got.Files), uid, mode)
+			return 0
+		}
+	}
+	fmt.Println("no renderer process found")
+	return 1
+}
+
+// chartEnv holds the chart a renderAsCaller helper renders.
+const chartEnv = "ZARF_PLANNER_RENDERPROC_CHART"
+
+// A plain user's process renders with a renderer of root's installed
+// 0711, which it may execute and not read: the renderer runs as that
+// user, with its filter.
+func TestAPlainUserRendersWithRootsRenderer(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("installing a renderer of root's needs root")
+	}
+	dir, err := os.MkdirTemp(fakes, "installed-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(renderer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, renderproc.Binary)
+	if err := os.WriteFile(path, b, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(fakes, "bin"))
+	cmd.Env = []string{helperEnv + "=render:" + path, chartEnv + "=" + base64.StdEncoding.EncodeToString(chartOf(t, "kind: ConfigMap\n").Chart)}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: renderproc.Unprivileged, Gid: renderproc.Unprivileged, Groups: []uint32{}}}
+	out, err := cmd.CombinedOutput()
+	if want := fmt.Sprintf("rendered 1 files as uid %d, seccomp 2", renderproc.Unprivileged); err != nil || strings.TrimSpace(string(out)) != want {
+		t.Fatalf("a plain user rendering with root's renderer: %v, %q; want %q", err, out, want)
+	}
 }

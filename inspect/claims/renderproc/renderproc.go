@@ -429,12 +429,15 @@ const Unprivileged = 65534
 // runs as its caller (who can trace its caller already), confined from
 // its start by Confine and Restrict.
 func command(path, resolved string) (*exec.Cmd, *uidLease, error) {
-	f, err := os.Open(resolved)
+	// O_PATH: a plain user may execute a renderer of root's 0711 it
+	// cannot read; executing it needs no more.
+	fd, err := unix.Open(resolved, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the chart renderer %s cannot be opened: %w", path, err)
 	}
+	f := os.NewFile(uintptr(fd), resolved)
 	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	if err := unix.Fstat(fd, &st); err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("the chart renderer %s: %w", path, err)
 	}
@@ -442,7 +445,9 @@ func command(path, resolved string) (*exec.Cmd, *uidLease, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("the chart renderer %s is set-user-ID or set-group-ID: it must run with no more privilege than zarf-planner; clear the bits (chmod ug-s)", path)
 	}
-	if _, err := unix.Fgetxattr(int(f.Fd()), "security.capability", nil); err == nil {
+	// Extended attributes are not read through an O_PATH descriptor;
+	// through its /proc link they are, of the same file.
+	if _, err := unix.Getxattr(fmt.Sprintf("/proc/self/fd/%d", fd), "security.capability", nil); err == nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("the chart renderer %s has file capabilities: it must run with no more privilege than zarf-planner; remove them (setcap -r)", path)
 	}
