@@ -405,10 +405,10 @@ func start(path string) (*child, error) {
 	return c, nil
 }
 
-// Unprivileged was the user and group every renderer of root's ran as
-// (nobody), before each took an id of its own (FirstUID–LastUID): a
+// Unprivileged is nobody (65534), the user and group every renderer of
+// root's ran as before each took an id of its own (FirstUID–LastUID): a
 // process of nobody could signal them all, and trace one before it made
-// itself not dumpable.
+// itself not dumpable. No renderer runs as it now.
 const Unprivileged = 65534
 
 // command is the renderer at resolved (found at path) as it is started:
