@@ -42,8 +42,11 @@ bin/zarf-planner: FORCE
 
 # The chart renderer: Helm's templates run in its processes, which the
 # daemon bounds and kills (inspect/claims/renderproc).
+# Executable but not readable by others: run by root's daemon as a user
+# of its own, which the kernel then makes not dumpable from its start.
 bin/zarf-planner-render: FORCE
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/zarf-planner-render
+	chmod 0711 $@
 
 # One module binary for every module: it learns which module it is from
 # Ansible's arguments (or ZARF_PLANNER_MODULE).
@@ -73,6 +76,7 @@ $(DIST)/%/zarf-planner: FORCE
 
 $(DIST)/%/zarf-planner-render: FORCE
 	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/zarf-planner-render
+	chmod 0711 $@
 
 $(DIST)/%/zarf_planner_module: FORCE
 	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./module

@@ -6,6 +6,7 @@ require (
 	github.com/Masterminds/semver/v3 v3.5.0
 	github.com/crillab/gophersat v1.4.0
 	github.com/dgraph-io/badger/v4 v4.9.6
+	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/go-json-experiment/json v1.27.2
 	github.com/go-logr/logr v1.4.4
 	github.com/goccy/go-yaml v1.19.2

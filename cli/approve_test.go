@@ -152,7 +152,7 @@ func TestAnotherUserReplaysACarriedApprovedPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(filepath.Dir(bin), renderproc.Binary), r, 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(filepath.Dir(bin), renderproc.Binary), r, 0o711); err != nil {
 		t.Fatal(err)
 	}
 	if err := filepath.WalkDir(home, func(p string, _ fs.DirEntry, err error) error {

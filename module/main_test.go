@@ -72,6 +72,14 @@ func TestMain(m *testing.M) {
 				return 1
 			}
 		}
+		// Installed as make build installs it: executable, not readable,
+		// by others (a daemon of root's refuses it otherwise).
+		for _, r := range renderers {
+			if err := os.Chmod(r[0], 0o711); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+		}
 		// The in-process server of the tests (direct) renders charts as
 		// the daemon does: with the renderer beside the test binary.
 		if err := rendertest.Install(); err != nil {

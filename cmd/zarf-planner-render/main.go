@@ -1,13 +1,17 @@
 // Command zarf-planner-render is the chart renderer: it renders the
 // charts zarf-planner hands it on stdin (renderproc's frames) with the
-// Helm SDK and answers on stdout, bounded in memory and CPU time, so a
-// hostile chart's templates run in a process that can be killed. It is
+// Helm SDK and answers on stdout, bounded in memory and CPU time and
+// filtered in its system calls, so a hostile chart's templates run in a
+// process that can be killed and can reach nothing. It is
 // started by zarf-planner, never by hand, and installed beside it.
 package main
 
 import (
 	"fmt"
 	"os"
+	// Zones for Helm's date functions: the renderer's system-call filter
+	// opens no file (renderproc.Restrict).
+	_ "time/tzdata"
 
 	"golang.org/x/sys/unix"
 
@@ -35,6 +39,10 @@ func main() {
 		os.Exit(1)
 	}
 	out := os.NewFile(uintptr(answers), "answers")
+	if err := renderproc.Restrict(); err != nil {
+		fmt.Fprintf(os.Stderr, "zarf-planner-render: %v\n", err)
+		os.Exit(1)
+	}
 	if err := renderproc.Serve(os.Stdin, out, chartrender.Render); err != nil {
 		fmt.Fprintf(os.Stderr, "zarf-planner-render: %v\n", err)
 		os.Exit(1)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -218,7 +216,6 @@ func TestAnAskingThatErrs(t *testing.T) {
 // A renderer that asks what it was not to ask, or garbles its
 // question, is the renderer's failure, not the chart's.
 func TestARendererThatAsksOutOfTurnFails(t *testing.T) {
-	dir := t.TempDir()
 	frame := func(s string) string { return fmt.Sprintf(`\000\000\000\%03o%s`, len(s), s) }
 	hello := frame(fmt.Sprintf(`{"hello":%d,"build":"%s"}`, renderproc.Protocol, buildinfo.ID))
 	for name, c := range map[string]struct {
@@ -232,14 +229,10 @@ func TestARendererThatAsksOutOfTurnFails(t *testing.T) {
 		"unclean":  {&recording{}, frame(`{"lookup":{"api_version":"v1","kind":"Sec\u001bret","name":"x"}}`), "not printable"},
 		"unmarked": {&recording{}, frame(`{"rendered":{"files":{}}}`), "asked (false)"},
 	} {
-		path := filepath.Join(dir, name)
 		script := "#!/bin/sh\nprintf '" + hello + "'\nsleep 0.3\nprintf '" + frame(`{"ack":true}`) + c.then + "'\nsleep 2\n"
-		if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
 		req := chartOf(t, "kind: ConfigMap\n")
 		req.Asking = c.asking
-		_, err := renderproc.New(path).Render(context.Background(), req)
+		_, err := renderproc.New(fake(t, script)).Render(context.Background(), req)
 		var bad *claims.ChartError
 		if err == nil || errors.As(err, &bad) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want the renderer's failure saying %q", name, err, c.want)

@@ -346,18 +346,20 @@ func start(path string) (*child, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the chart renderer %s cannot be run: %w", path, err)
 	}
-	cmd, err := command(path, resolved)
+	cmd, lease, err := command(path, resolved)
 	if err != nil {
 		return nil, err
 	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		cmd.ExtraFiles[0].Close()
+		lease.release()
 		return nil, err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		cmd.ExtraFiles[0].Close()
+		lease.release()
 		return nil, err
 	}
 	c := &child{cmd: cmd, in: in, out: out, stderr: &headBuffer{max: stderrHead}, exited: make(chan struct{})}
@@ -368,10 +370,13 @@ func start(path string) (*child, error) {
 	err = cmd.Start()
 	cmd.ExtraFiles[0].Close()
 	if err != nil {
+		lease.release()
 		return nil, fmt.Errorf("starting the chart renderer %s: %w", path, err)
 	}
 	go func() {
 		_ = cmd.Wait()
+		// The process ended and was reaped: its id is free again.
+		lease.release()
 		close(c.exited)
 	}()
 	hello := make(chan error, 1)
@@ -400,36 +405,51 @@ func start(path string) (*child, error) {
 	return c, nil
 }
 
-// Unprivileged is the user and group a renderer runs as when its caller
-// is root (nobody): a chart's templates need no privilege at all.
+// Unprivileged is nobody (65534), the user and group every renderer of
+// root's ran as before each took an id of its own (FirstUID–LastUID): a
+// process of nobody could signal them all, and trace one before it made
+// itself not dumpable. No renderer runs as it now.
 const Unprivileged = 65534
 
 // command is the renderer at resolved (found at path) as it is started:
 // its standard descriptors and one more, the program itself, which it is
 // executed by (/proc/self/fd/3) and closes first thing, so that a
-// renderer run as Unprivileged needs no right to the directories above
+// renderer run as another user needs no right to the directories above
 // it (a collection installed in /root); an empty environment; its own
-// process group; killed with its caller (Pdeathsig); as root, the user
-// and group Unprivileged with no supplementary groups, so no
-// capabilities. A program that is set-user-ID, set-group-ID or has file
-// capabilities is refused: it would run with more than its caller.
-func command(path, resolved string) (*exec.Cmd, error) {
-	f, err := os.Open(resolved)
+// process group; killed with its caller (Pdeathsig). As root, it runs
+// as a user and group of its own (takeUID, the lease returned; nil
+// otherwise) with no supplementary groups, so no capabilities, and no
+// other process can signal it or trace it; and its program must be
+// executable but not readable by others (root's 0711, as the Makefile
+// and the collection install it): the kernel makes a process that
+// executes a program it cannot read not dumpable from its first
+// instruction, so not even a process of its own id could trace it. A
+// program that is set-user-ID, set-group-ID or has file capabilities is
+// refused: it would run with more than its caller. As another user, it
+// runs as its caller (who can trace its caller already), confined from
+// its start by Confine and Restrict.
+func command(path, resolved string) (*exec.Cmd, *uidLease, error) {
+	// O_PATH: a plain user may execute a renderer of root's 0711 it
+	// cannot read; executing it needs no more.
+	fd, err := unix.Open(resolved, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("the chart renderer %s cannot be opened: %w", path, err)
+		return nil, nil, fmt.Errorf("the chart renderer %s cannot be opened: %w", path, err)
 	}
+	f := os.NewFile(uintptr(fd), resolved)
 	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	if err := unix.Fstat(fd, &st); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("the chart renderer %s: %w", path, err)
+		return nil, nil, fmt.Errorf("the chart renderer %s: %w", path, err)
 	}
 	if st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
 		f.Close()
-		return nil, fmt.Errorf("the chart renderer %s is set-user-ID or set-group-ID: it must run with no more privilege than zarf-planner; clear the bits (chmod ug-s)", path)
+		return nil, nil, fmt.Errorf("the chart renderer %s is set-user-ID or set-group-ID: it must run with no more privilege than zarf-planner; clear the bits (chmod ug-s)", path)
 	}
-	if _, err := unix.Fgetxattr(int(f.Fd()), "security.capability", nil); err == nil {
+	// Extended attributes are not read through an O_PATH descriptor;
+	// through its /proc link they are, of the same file.
+	if _, err := unix.Getxattr(fmt.Sprintf("/proc/self/fd/%d", fd), "security.capability", nil); err == nil {
 		f.Close()
-		return nil, fmt.Errorf("the chart renderer %s has file capabilities: it must run with no more privilege than zarf-planner; remove them (setcap -r)", path)
+		return nil, nil, fmt.Errorf("the chart renderer %s has file capabilities: it must run with no more privilege than zarf-planner; remove them (setcap -r)", path)
 	}
 	cmd := exec.Command("/proc/self/fd/3")
 	cmd.Args = []string{Binary}
@@ -437,14 +457,25 @@ func command(path, resolved string) (*exec.Cmd, error) {
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if os.Geteuid() == 0 {
-		if st.Mode&0o001 == 0 {
-			f.Close()
-			return nil, fmt.Errorf("the chart renderer %s runs as nobody (uid %d) when zarf-planner runs as root, and others may not execute it: make it executable by others (chmod o+x)", path, Unprivileged)
-		}
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: Unprivileged, Gid: Unprivileged, Groups: []uint32{}}
+	if os.Geteuid() != 0 {
+		return cmd, nil, nil
 	}
-	return cmd, nil
+	if st.Mode&0o001 == 0 || st.Mode&0o004 != 0 {
+		f.Close()
+		return nil, nil, fmt.Errorf("the chart renderer %s is mode %04o: when zarf-planner runs as root, the renderer runs as a user of its own, which must be able to execute it but not read it (a process that can read its program can be traced from its start): make it executable and not readable by others (chmod 0711, as make build and the collection install it)", path, st.Mode&0o7777)
+	}
+	lease, err := takeUID()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("the chart renderer %s cannot be started: %w", path, err)
+	}
+	if st.Uid == lease.id || st.Gid == lease.id {
+		f.Close()
+		lease.release()
+		return nil, nil, fmt.Errorf("the chart renderer %s is owned by uid %d or gid %d, an id a renderer runs as: make it root's (chown root:root)", path, st.Uid, st.Gid)
+	}
+	cmd.SysProcAttr.Credential = &syscall.Credential{Uid: lease.id, Gid: lease.id, Groups: []uint32{}}
+	return cmd, lease, nil
 }
 
 // earlyError is a child that ended, or was found gone, before it

@@ -25,6 +25,15 @@ import (
 var renderer, otherBuild string
 
 func TestMain(m *testing.M) {
+	// The test binary re-run as a helper: another user's process that
+	// attacks renderers, or a process that tries what the renderer's
+	// filter forbids (confine_test.go).
+	if helper := os.Getenv(helperEnv); helper != "" {
+		os.Exit(runHelper(helper))
+	}
+	if filepath.Base(os.Args[0]) == renderproc.Binary {
+		os.Exit(fakeRenderer())
+	}
 	dir, err := os.MkdirTemp("", "renderproc-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -40,9 +49,20 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "building the renderer: %v\n%s", err, out)
 			os.Exit(1)
 		}
+		// As make build installs it (a daemon of root's refuses a
+		// renderer others may read).
+		if err := os.Chmod(path, 0o711); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	if err := installFakes(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	os.RemoveAll(fakes)
 	os.Exit(code)
 }
 
@@ -189,7 +209,6 @@ func TestARendererOthersCouldChangeIsNotRun(t *testing.T) {
 }
 
 func TestARendererThatFailsIsNotTheChartsFault(t *testing.T) {
-	dir := t.TempDir()
 	// One that dies before its hello, one that says another protocol's
 	// hello, and one of this protocol but another build.
 	for name, script := range map[string]string{
@@ -197,11 +216,7 @@ func TestARendererThatFailsIsNotTheChartsFault(t *testing.T) {
 		"other": "#!/bin/sh\nprintf '\\000\\000\\000\\014{\"hello\":99}'\nsleep 5\n",
 		"build": fmt.Sprintf("#!/bin/sh\nprintf '\\000\\000\\000\\%03o{\"hello\":%d,\"build\":\"old\"}'\nsleep 5\n", len(fmt.Sprintf(`{"hello":%d,"build":"old"}`, renderproc.Protocol)), renderproc.Protocol),
 	} {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		_, err := renderproc.New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+		_, err := renderproc.New(fake(t, script)).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
 		var bad *claims.ChartError
 		if err == nil || errors.As(err, &bad) {
 			t.Fatalf("%s: %v", name, err)
@@ -358,10 +373,11 @@ func TestAnIdleRendererReturnsItsMemory(t *testing.T) {
 	}
 }
 
-// A renderer holds nothing it does not need: as root's, it runs as
-// nobody; it has no capability, no_new_privs, no environment, and no
-// descriptor but its pipes and the runtime's own, even one its caller
-// inherited without close-on-exec.
+// A renderer holds nothing it does not need: as root's, it runs as a
+// user and group of its own; it has no capability, no_new_privs, its
+// system-call filter (seccomp mode 2) on every thread, no environment,
+// and no descriptor but its pipes and the runtime's own, even one its
+// caller inherited without close-on-exec.
 func TestTheRendererHoldsNothingItDoesNotNeed(t *testing.T) {
 	leaked := filepath.Join(t.TempDir(), "leaked")
 	if err := os.WriteFile(leaked, nil, 0o600); err != nil {
@@ -382,9 +398,13 @@ func TestTheRendererHoldsNothingItDoesNotNeed(t *testing.T) {
 		t.Fatalf("renderer processes %v", pids)
 	}
 	pid := pids[0]
-	want := map[string]string{"CapInh": "0000000000000000", "CapPrm": "0000000000000000", "CapEff": "0000000000000000", "CapAmb": "0000000000000000", "NoNewPrivs": "1"}
+	want := map[string]string{"CapInh": "0000000000000000", "CapPrm": "0000000000000000", "CapEff": "0000000000000000", "CapAmb": "0000000000000000", "NoNewPrivs": "1", "Seccomp": "2"}
 	if os.Geteuid() == 0 {
-		want["Uid"] = fmt.Sprintf("%d\t%d\t%d\t%d", renderproc.Unprivileged, renderproc.Unprivileged, renderproc.Unprivileged, renderproc.Unprivileged)
+		id := uidOf(t, pid)
+		if id < renderproc.FirstUID || id > renderproc.LastUID {
+			t.Errorf("renderer uid %d, want one of %d–%d", id, renderproc.FirstUID, renderproc.LastUID)
+		}
+		want["Uid"] = fmt.Sprintf("%d\t%d\t%d\t%d", id, id, id, id)
 		want["Gid"] = want["Uid"]
 		want["Groups"] = ""
 	} else {
@@ -458,9 +478,10 @@ func TestASetUserIDRendererIsNotRun(t *testing.T) {
 	}
 }
 
-// As root's, a renderer runs as nobody: one that others may not execute
-// is refused, saying what to do.
-func TestARendererNobodyMayNotRunIsRefusedAsRoot(t *testing.T) {
+// As root's, a renderer runs as a user of its own, which must be able
+// to execute it and must not be able to read it: one that others may
+// not execute, or may read, is refused, saying what to do.
+func TestARendererItsUserMayNotRunOrMayReadIsRefusedAsRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the renderer runs as its caller when the caller is not root")
 	}
@@ -469,17 +490,25 @@ func TestARendererNobodyMayNotRunIsRefusedAsRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), renderproc.Binary)
-	if err := os.WriteFile(path, b, 0o750); err != nil {
+	if err := os.WriteFile(path, b, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	_, err = renderproc.New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
-	var bad *claims.ChartError
-	if err == nil || errors.As(err, &bad) || !strings.Contains(err.Error(), "runs as nobody (uid 65534)") || !strings.Contains(err.Error(), "chmod o+x") {
-		t.Fatalf("a renderer nobody may not execute: %v", err)
+	for _, mode := range []os.FileMode{0o750, 0o755, 0o705} {
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		_, err = renderproc.New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+		var bad *claims.ChartError
+		if err == nil || errors.As(err, &bad) || !strings.Contains(err.Error(), fmt.Sprintf("is mode %04o", mode)) || !strings.Contains(err.Error(), "chmod 0711") {
+			t.Fatalf("a renderer of mode %04o: %v", mode, err)
+		}
+		if pids := childrenOf(t, path); len(pids) != 0 {
+			t.Fatalf("it was started: %v", pids)
+		}
 	}
-	// The directories above it need not be open to nobody: this one is
-	// 0700 (t.TempDir), and the renderer of the tests is in one too.
-	if err := os.Chmod(path, 0o755); err != nil {
+	// The directories above it need not be open to its user: this one
+	// is 0700 (t.TempDir), and the renderer of the tests is in one too.
+	if err := os.Chmod(path, 0o711); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := renderproc.New(path).Render(context.Background(), chartOf(t, "kind: ConfigMap\n")); err != nil {

@@ -24,9 +24,12 @@ import (
 // Confine is what a renderer does first: it closes descriptor 3 when it
 // is its own program (command executes it by it), sets no_new_privs (no
 // program it could execute gains privilege), makes itself not dumpable
-// (other processes of its user, nobody's when its caller is root, cannot
-// trace it or read its memory), drops every capability it holds
-// (permitted, effective, inheritable and ambient) and runs on one core.
+// (other processes of its user cannot trace it or read its memory: a
+// renderer of root's runs as a user of its own from a program it cannot
+// read, so it is not dumpable from its start; a renderer of another
+// user runs as its caller and is not dumpable from here on), drops every
+// capability it holds (permitted, effective, inheritable and ambient)
+// and runs on one core. Restrict, last, filters its system calls.
 //
 // no_new_privs, the capabilities and a thread's name are each thread's
 // own, and the Go runtime runs several threads before main (and may run

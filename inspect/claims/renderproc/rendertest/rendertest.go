@@ -19,7 +19,8 @@ import (
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 )
 
-// Install builds zarf-planner-render beside the running executable.
+// Install builds zarf-planner-render beside the running executable,
+// mode 0711 as make build installs it.
 func Install() error {
 	exe, err := os.Executable()
 	if err != nil {
@@ -28,13 +29,16 @@ func Install() error {
 	if exe, err = filepath.EvalSymlinks(exe); err != nil {
 		return err
 	}
-	cmd := exec.Command("go", "build", "-o", filepath.Join(filepath.Dir(exe), renderproc.Binary), "github.com/colonel-byte/zarf-planner/cmd/zarf-planner-render")
+	path := filepath.Join(filepath.Dir(exe), renderproc.Binary)
+	cmd := exec.Command("go", "build", "-o", path, "github.com/colonel-byte/zarf-planner/cmd/zarf-planner-render")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // it confines every thread of its own (renderproc.Confine)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("building the chart renderer: %v\n%s", err, out)
 	}
-	return nil
+	// As make build installs it: a daemon of root's runs it as a user
+	// of its own, which must not be able to read it.
+	return os.Chmod(path, 0o711)
 }
 
 // Main installs the renderer, then runs the tests: a TestMain.

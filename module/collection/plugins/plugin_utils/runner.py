@@ -127,12 +127,16 @@ class ZarfPlannerAction(ActionBase):
             q = shlex.quote
             marker = self._connection._shell.join_path(remote_tmp, ".installed")
             self._transfer_data(marker, want + "\n")
+            # The chart renderer is executable but not readable by others
+            # (0711): a daemon run as root runs it as a user of its own,
+            # which the kernel then makes not dumpable from its start
+            # (the daemon refuses a renderer that user could read).
             # Each file is renamed into place (rename is atomic), the marker
             # last: a concurrent run, or a module starting meanwhile, sees
             # whole files, and the marker only once every file is there.
             script = (
                 "set -e; umask 022; d=%(d)s; mkdir -p \"$d\"; "
-                "for f in %(files)s; do b=$(basename \"$f\"); cp \"$f\" \"$d/.$b.$$\"; chmod 0755 \"$d/.$b.$$\"; mv -f \"$d/.$b.$$\" \"$d/$b\"; done; "
+                "for f in %(files)s; do b=$(basename \"$f\"); cp \"$f\" \"$d/.$b.$$\"; case \"$b\" in zarf-planner-render) m=0711;; *) m=0755;; esac; chmod $m \"$d/.$b.$$\"; mv -f \"$d/.$b.$$\" \"$d/$b\"; done; "
                 "cp %(marker)s \"$d/..installed.$$\"; chmod 0644 \"$d/..installed.$$\"; mv -f \"$d/..installed.$$\" \"$d/.installed\""
             ) % {"d": q(directory), "files": " ".join(q(s) for s in staged), "marker": q(marker)}
             self._shell("/bin/sh -c %s" % q(script), "installing the zarf-planner binaries in %s" % directory)
