@@ -84,7 +84,9 @@ func TestApprovalsReadsApprovalsWithoutBlocking(t *testing.T) {
 		Ignored []contract.IgnoredFile
 	}{files, ignored}
 	escaped := filepath.Join(dir, name(`-g-\x1b[2J`))
-	if !slices.ContainsFunc(found.Ignored, func(n contract.IgnoredFile) bool { return n.File == escaped && strings.Contains(n.Reason, "control characters") }) {
+	if !slices.ContainsFunc(found.Ignored, func(n contract.IgnoredFile) bool {
+		return n.File == escaped && strings.Contains(n.Reason, "control characters")
+	}) {
 		t.Errorf("a name with an escape sequence: not named escaped in %v", found.Ignored)
 	}
 	if len(found.Files) != contract.MaxApprovals-len(odd)-1 || found.Files[0].Name != listed || string(found.Files[0].Data) != "the listed key's" {

@@ -34,6 +34,7 @@
 // the daemon opens no path a caller names except those declared
 // opens:"daemon". Every path option declares exactly one of the three
 // (the package's tests refuse one that does not).
+//
 //	default  the value when the option is not given, as text
 //	choices  the allowed values, comma-separated
 //	alias    former spellings, comma-separated, accepted for one release;
