@@ -504,8 +504,8 @@ func TestPlanHTML(t *testing.T) {
 	if string(written) != page {
 		t.Error("the page --html-to wrote differs from the page -o html printed")
 	}
-	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o644 {
-		t.Errorf("the page's mode is %v (%v); want 0644", fi.Mode(), err)
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the page's mode is %v (%v); want 0600, the owner's alone (no --file-mode)", fi.Mode(), err)
 	}
 
 	t.Setenv("SOURCE_DATE_EPOCH", "1777642245") // an hour later

@@ -97,6 +97,9 @@ func qemu(t *testing.T) string {
 // JSON) under qemu-aarch64-static and reads its hello, its
 // acknowledgement and the rendered manifest back.
 // (A daemon under qemu cannot start it itself: it execs it directly.)
+// qemu-user emulates no seccomp: as a daemon starts it, the renderer
+// refuses to render unfiltered, saying why; it renders only when started
+// by hand with --unfiltered-under-emulation, which it says on stderr.
 func TestArm64RendererRendersUnderQemu(t *testing.T) {
 	q := qemu(t)
 	renderer := filepath.Join(installed, "binaries", "linux-arm64", "zarf-planner-render")
@@ -105,14 +108,29 @@ func TestArm64RendererRendersUnderQemu(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var in bytes.Buffer
-	_ = binary.Write(&in, binary.BigEndian, uint32(len(req)))
-	in.Write(req)
-	cmd := exec.Command(q, renderer)
-	cmd.Stdin = &in
+	frame := func() *bytes.Buffer {
+		var in bytes.Buffer
+		_ = binary.Write(&in, binary.BigEndian, uint32(len(req)))
+		in.Write(req)
+		return &in
+	}
+	refused := exec.Command(q, renderer)
+	refused.Stdin = frame()
+	var why bytes.Buffer
+	refused.Stderr = &why
+	if out, err := refused.Output(); err == nil || len(out) > 0 || !strings.Contains(why.String(), "refusing to render charts unfiltered") {
+		t.Fatalf("the arm64 renderer without its filter under qemu: %v, answered %q, said %q; want a refusal", err, out, why.String())
+	}
+	cmd := exec.Command(q, renderer, "--unfiltered-under-emulation")
+	cmd.Stdin = frame()
+	var warned bytes.Buffer
+	cmd.Stderr = &warned
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("the arm64 renderer: %v\n%q", err, out)
+		t.Fatalf("the arm64 renderer: %v\n%q\n%s", err, out, warned.String())
+	}
+	if !strings.Contains(warned.String(), "WITHOUT its system-call filter") {
+		t.Errorf("the arm64 renderer rendered unfiltered and did not say so: %q", warned.String())
 	}
 	// Its hello, its acknowledgement of the chart, then its answer.
 	var frames [][]byte
