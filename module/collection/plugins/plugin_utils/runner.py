@@ -136,7 +136,9 @@ class ZarfPlannerAction(ActionBase):
             # whole files, and the marker only once every file is there.
             script = (
                 "set -e; umask 022; d=%(d)s; mkdir -p \"$d\"; "
-                "for f in %(files)s; do b=$(basename \"$f\"); cp \"$f\" \"$d/.$b.$$\"; case \"$b\" in zarf-planner-render) m=0711;; *) m=0755;; esac; chmod $m \"$d/.$b.$$\"; mv -f \"$d/.$b.$$\" \"$d/$b\"; done; "
+                "for f in %(files)s; do b=$(basename \"$f\"); cp \"$f\" \"$d/.$b.$$\"; "
+                "case \"$b\" in zarf-planner-render) m=0711;; *) m=0755;; esac; "
+                "chmod $m \"$d/.$b.$$\"; mv -f \"$d/.$b.$$\" \"$d/$b\"; done; "
                 "cp %(marker)s \"$d/..installed.$$\"; chmod 0644 \"$d/..installed.$$\"; mv -f \"$d/..installed.$$\" \"$d/.installed\""
             ) % {"d": q(directory), "files": " ".join(q(s) for s in staged), "marker": q(marker)}
             self._shell("/bin/sh -c %s" % q(script), "installing the zarf-planner binaries in %s" % directory)
