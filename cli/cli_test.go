@@ -15,7 +15,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/colonel-byte/zarf-planner/approval"
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
@@ -490,7 +492,7 @@ func TestPlanHTML(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d; stderr %s", code, stderr)
 	}
-	for _, want := range []string{"<!DOCTYPE html>", `http-equiv="Content-Security-Policy"`, `<time datetime="2026-05-01T12:30:45Z">`, `data-name="workload-app"`, "Plan digest"} {
+	for _, want := range []string{"<!DOCTYPE html>", `http-equiv="Content-Security-Policy"`, contract.StatedTime + `2026-05-01T12:30:45Z">`, `data-name="workload-app"`, "Plan digest"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
@@ -504,14 +506,28 @@ func TestPlanHTML(t *testing.T) {
 	if string(written) != page {
 		t.Error("the page --html-to wrote differs from the page -o html printed")
 	}
-	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o644 {
-		t.Errorf("the page's mode is %v (%v); want 0644", fi.Mode(), err)
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != options.DefaultFileMode {
+		t.Errorf("the page's mode is %v (%v); want %v, the default file_mode", fi.Mode(), err, options.DefaultFileMode)
 	}
 
 	t.Setenv("SOURCE_DATE_EPOCH", "1777642245") // an hour later
 	_, later, _ := run(t, "plan", "../examples/bundles/reference-stack", "-o", "html")
-	if !strings.Contains(later, `<time datetime="2026-05-01T13:30:45Z">`) || later == page {
+	if !strings.Contains(later, contract.StatedTime+`2026-05-01T13:30:45Z">`) || later == page {
 		t.Error("another SOURCE_DATE_EPOCH did not change the time the page states")
+	}
+
+	// --html-to an hour later: only the time would differ, so the file
+	// is left as it is, and stderr says so.
+	before, _ := os.Stat(file)
+	code, _, stderr = run(t, "plan", "../examples/bundles/reference-stack", "-o", "json", "--html-to", file)
+	kept, _ := os.ReadFile(file)
+	after, _ := os.Stat(file)
+	if code != ExitOK || string(kept) != page || !os.SameFile(before, after) || !strings.Contains(stderr, file+" already shows this plan") {
+		t.Errorf("--html-to an hour later: exit %d, page kept %v, same file %v, stderr %q; want the page left as it is, and said", code, string(kept) == page, os.SameFile(before, after), stderr)
+	}
+	code, _, _ = run(t, "plan", "../examples/bundles/reference-stack", "-o", "json", "--html-to", file, "--version-strategy", "newest_only")
+	if changed, _ := os.ReadFile(file); code != ExitOK || string(changed) == page || !strings.Contains(string(changed), contract.StatedTime+`2026-05-01T13:30:45Z">`) {
+		t.Errorf("--html-to with another option: exit %d; want the page rewritten, stating its own time", code)
 	}
 
 	code, failed, _ := run(t, "plan", "../testdata/bundles/cycle", "-o", "html", "--html-to", file)
