@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -1031,6 +1033,40 @@ func TestReportHTMLWritesThePlanPage(t *testing.T) {
 	res, code = runModule(t, args)
 	if msg, _ := res["msg"].(string); code == 0 || !strings.Contains(msg, "html_to") {
 		t.Errorf("a page into a missing directory: code %d, msg %q; want a failure naming html_to", code, msg)
+	}
+}
+
+// A daemon started with its own state and cache directories opens, and
+// locks, only the cache its requests use: the default cache stays free,
+// so a plan through another daemon with the default cache plans with it,
+// with no "cache directory in use" warning.
+func TestADaemonLocksOnlyTheCacheItUses(t *testing.T) {
+	dflt := filepath.Join(t.TempDir(), "default-cache")
+	env := "ZARF_PLANNER_CACHE_DIR=" + dflt // the default of both daemons
+	own := stateDir(t)
+	res, code := runModule(t, planArgs(exampleDir, own), env) // cache_dir: its own
+	if code != 0 || res["failed"] == true {
+		t.Fatalf("the daemon of its own directories: code %d, msg %v", code, res["msg"])
+	}
+	// Long enough for a cache opened in the background while the daemon
+	// started (a few tens of milliseconds) to be open.
+	time.Sleep(time.Second)
+	if _, err := os.Stat(dflt); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the daemon of cache_dir %s opened the default cache %s too (%v)", filepath.Join(own, "cache"), dflt, err)
+	}
+
+	args := planArgs(exampleDir, stateDir(t))
+	delete(args, "cache_dir") // the default
+	res, code = runModule(t, args, env)
+	if code != 0 || res["failed"] == true {
+		t.Fatalf("the plan with the default cache: code %d, msg %v", code, res["msg"])
+	}
+	warnings, _ := json.Marshal(res["warnings"])
+	if strings.Contains(string(warnings), "planned without the cache") || strings.Contains(string(warnings), "in use") {
+		t.Errorf("the plan with the default cache warns %s; want it to have the default cache", warnings)
+	}
+	if _, err := os.Stat(dflt); err != nil {
+		t.Errorf("the plan with the default cache did not use it: %v", err)
 	}
 }
 
