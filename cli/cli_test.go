@@ -249,6 +249,46 @@ func TestPlanningFlags(t *testing.T) {
 	}
 }
 
+// A plan of the example, whose archives each have a .sha256 beside them,
+// tells those companions in one line, not one warning-like line each;
+// a file that is no companion still has its own line.
+func TestPlanTellsTheArchivesCompanionsOnce(t *testing.T) {
+	dir := t.TempDir()
+	entries, err := os.ReadDir("../examples/bundles/reference-stack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("../examples/bundles/reference-stack", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "NOTES.txt"), []byte("notes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "plan", dir, "--use-cache=false")
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr %s", code, stderr)
+	}
+	var ignored []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "ignored ") {
+			ignored = append(ignored, l)
+		}
+	}
+	want := []string{
+		"ignored NOTES.txt: not a package archive (only .tar.zst, .tar and split .part000 files are)",
+		"ignored 6 checksum or signature files of the archives beside them (.sha256), not read; inspect lists each",
+	}
+	if !slices.Equal(ignored, want) {
+		t.Errorf("the plan says\n%s\nwant\n%s", strings.Join(ignored, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestInspectAndForms(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -261,7 +301,7 @@ func TestInspectAndForms(t *testing.T) {
 		{"inspect as json names an invalid document's field", []string{"inspect", "../testdata/bundles/malformed", "-o", "json"}, ExitOK,
 			[]string{`"invalid":[{"archive":"zarf-package-broken-amd64-1.0.0.tar.zst","package":"broken","field":"requires.packages[0].nmae"`}},
 		{"inspect of the example reports companions", []string{"inspect", "../examples/bundles/reference-stack", "-o", "yaml"}, ExitOK,
-			[]string{"reason: not a package archive", ".tar.zst.sha256"}},
+			[]string{"kind: companion", "reason: the sha256 checksum of zarf-package-init-amd64-0.1.0.tar.zst beside"}},
 		{"several flavors without a selector", []string{"plan", "../testdata/bundles/forms"}, ExitFailed,
 			[]string{`flavored 1.0.0 is in the directory in several flavors: "hardened"`, "set --flavor to choose one"}},
 		{"a flavor selector and the host architecture", []string{"plan", "../testdata/bundles/forms", "--flavor", "upstream", "--architecture", "amd64"}, ExitOK,
