@@ -184,6 +184,41 @@ func TestWhyWithItsArgumentsSwapped(t *testing.T) {
 	}
 }
 
+// why takes the sources plan takes: a directory, then more planned with
+// it as one (the packages of the example split between two directories).
+func TestWhyTakesTheSourcesPlanTakes(t *testing.T) {
+	first, second := t.TempDir(), t.TempDir()
+	entries, err := os.ReadDir("../examples/bundles/reference-stack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		to := first
+		if strings.Contains(e.Name(), "workload-app") || strings.Contains(e.Name(), "app-fluxcd") {
+			to = second
+		}
+		b, err := os.ReadFile(filepath.Join("../examples/bundles/reference-stack", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, stderr := run(t, "why", "workload-app", first, second, "--use-cache=false")
+	if code != ExitOK || !strings.Contains(out, "workload-app 2.3.0 is planned, step 6 of 6") {
+		t.Errorf("why of two directories: exit %d; want 0 and workload-app planned last\n%s%s", code, out, stderr)
+	}
+	code, _, stderr = run(t, "why", "workload-app", first, "/nonexistent/more")
+	if code != ExitUsage || !strings.Contains(stderr, "/nonexistent/more") {
+		t.Errorf("why with a source that is not there: exit %d, stderr %q; want %d naming it", code, stderr, ExitUsage)
+	}
+	code, _, stderr = run(t, "why", "workload-app")
+	if code != ExitUsage || !strings.Contains(stderr, "expected a package name, then a directory") {
+		t.Errorf("why without a source: exit %d, stderr %q; want %d saying what it takes", code, stderr, ExitUsage)
+	}
+}
+
 // verify-plan of a plan that still holds says so first, in text; the
 // other formats are the saved plan alone.
 func TestVerifyPlanSaysAFreshPlanHolds(t *testing.T) {
