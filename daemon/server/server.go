@@ -232,13 +232,16 @@ func (d *Server) open(dir string, keep bool) (*cache.Cache, []string, error) {
 	return c, notes, nil
 }
 
-// Preopen opens the default cache in the background, so that a daemon
-// that has just started has it open (Badger creates its next log files)
-// by the time its first request arrives. The notices of opening it are
-// reported to the first request that uses it; an error is met again by
-// the request that opens it.
-func (d *Server) Preopen() {
-	go func() { _, _, _ = d.open("", true) }()
+// Preopen opens the cache of dir ("" for the default) in the background,
+// so that a daemon that has just started has it open (Badger creates its
+// next log files) by the time its first request arrives: the daemon is
+// told the cache of the request that started it. The notices of opening
+// it are reported to the first request that uses it; an error is met
+// again by the request that opens it. No other cache is opened before a
+// request uses it: each one open holds its directory's lock, which every
+// other process of the user then finds held.
+func (d *Server) Preopen(dir string) {
+	go func() { _, _, _ = d.open(dir, true) }()
 }
 
 // clients returns the cached clients of a cluster, keyed by the kubeconfig

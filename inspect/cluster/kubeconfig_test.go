@@ -71,3 +71,52 @@ current-context: ctx-a
 		t.Errorf("unknown context: %v", err)
 	}
 }
+
+// A kubeconfig client-go cannot decode is refused with a message that
+// names the file and says what is wrong in words, never a Go type; what
+// client-go accepts (an empty file, a mapping with fields it does not
+// know) is left to it.
+func TestAKubeconfigThatIsNotOneIsNamedInWords(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want       []string // "" body: accepted as client-go accepts it
+	}{
+		{"not YAML", "apiVersion: v1\nkind: Config\nclusters: [\n", []string{"is not YAML", "line"}},
+		{"a sentence", "this is not a kubeconfig\n", []string{"holds a string, not a mapping"}},
+		{"a list", "- a\n- b\n", []string{"holds a list, not a mapping"}},
+		{"a field of another type", "apiVersion: v1\nkind: Config\nclusters: 5\n", []string{"field clusters is a number where a list belongs"}},
+		{"a nested field of another type", "apiVersion: v1\nkind: Config\nclusters:\n- name: a\n  cluster: {server: [1]}\n", []string{"field clusters.cluster.server is a list where a string belongs"}},
+		{"empty", "\n", nil},
+		{"an unknown field", "apiVersion: v1\nkind: Config\nsomething: else\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kc := filepath.Join(t.TempDir(), "config")
+			if err := os.WriteFile(kc, []byte(tt.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := Kube{Kubeconfig: kc}.RESTConfig()
+			if tt.want == nil {
+				if err != nil && strings.Contains(err.Error(), "a kubeconfig is a YAML mapping") {
+					t.Errorf("refused what client-go accepts: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("accepted; want a refusal")
+			}
+			msg := err.Error()
+			for _, w := range append(tt.want, "kubeconfig "+kc) {
+				if !strings.Contains(msg, w) {
+					t.Errorf("the message %q does not say %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "Go value") || strings.Contains(msg, "Go struct") || strings.Contains(msg, "struct {") {
+				t.Errorf("the message names a Go type: %q", msg)
+			}
+			if _, _, err := (Kube{Kubeconfig: kc}).Pinned(); err == nil || err.Error() != msg {
+				t.Errorf("Pinned says %v; want what RESTConfig says", err)
+			}
+		})
+	}
+}

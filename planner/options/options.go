@@ -149,7 +149,7 @@ const (
 // Its paths carry no content tag: they are outputs, written and never
 // read, so what they hold decides nothing.
 type Output struct {
-	ReportHTML string `json:"html_to,omitempty" type:"path" opens:"caller" alias:"report_html" help:"Also write the plan as one self-contained HTML page (the graph by levels, every package's reasons, barrier and sha256; a failure drawn as well as told) to this file, on the host where the module or CLI runs. Its directory must exist; the file is replaced whole, and only when its content changes. The time it states is SOURCE_DATE_EPOCH when set, else the time of the call."`
+	ReportHTML string `json:"html_to,omitempty" type:"path" opens:"caller" alias:"report_html" help:"Also write the plan as one self-contained HTML page (the graph by levels, every package's reasons, barrier and sha256; a failure drawn as well as told) to this file, on the host where the module or CLI runs. Its directory must exist; the file is replaced whole, and only when its content changes: a page that differs from the file only in the time it states leaves the file as it is (changed is false). The time it states is SOURCE_DATE_EPOCH when set, else the time of the call."`
 	// FileMode is named file_mode, not Ansible's mode: mode is the
 	// planning mode (standalone or cluster).
 	FileMode string `json:"file_mode,omitempty" type:"mode" help:"The mode of the files written (save_to, html_to), in octal as Ansible's mode is written ('0640'; a number YAML reads as octal, such as 0640 unquoted, is taken too). Default: 0600, the owner's alone, since they can hold what the cluster holds. Applied to a file already there as well, rewritten with its mode when only the mode differs. Only read, write and execute bits, and never write for others."`
