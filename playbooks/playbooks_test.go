@@ -181,7 +181,7 @@ func TestAnsibleDocRendersEveryModule(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ansible-doc: %v\n%s", err, out)
 			}
-			for _, want := range []string{"MODULE colonel_byte.zarf_planner." + tt.module, tt.says, "daemon_path", "kubeconfig", "context", "state_dir", "cache_dir", "EXAMPLES", "check_mode", "diff_mode", "RETURN VALUES"} {
+			for _, want := range []string{"MODULE colonel_byte.zarf_planner." + tt.module, tt.says, "daemon_path", "kubeconfig", "context", "state_dir", "cache_dir", "EXAMPLES", "check_mode", "diff_mode", "RETURN VALUES", "zarf_planner_install_dir", "noexec"} {
 				if !strings.Contains(string(out), want) {
 					t.Errorf("ansible-doc output lacks %q:\n%s", want, out)
 				}
