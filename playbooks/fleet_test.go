@@ -128,10 +128,11 @@ func TestDeployBundlePlansAndDeploysEveryHost(t *testing.T) {
 	built(t)
 	clusters := startClusters(t, 3)
 	empty, installed, readOnly := clusters[0], clusters[1], clusters[2]
-	// Two packages of the signed fixtures, app needing base: enough for
-	// plans that differ by what each cluster holds.
+	// Two packages of the signed fixtures: enough for plans that differ by
+	// what each cluster holds. tool's plan item is the same wherever it
+	// is planned, first on one host and second on another: see below.
 	bundle := t.TempDir()
-	for _, p := range []string{"zarf-package-base-amd64-1.0.0.tar.zst", "zarf-package-app-amd64-1.0.0.tar.zst"} {
+	for _, p := range []string{"zarf-package-base-amd64-1.0.0.tar.zst", "zarf-package-tool-amd64-1.0.0.tar.zst"} {
 		b, err := os.ReadFile(filepath.Join(root, "testdata", "bundles", "signed", p))
 		if err != nil {
 			t.Fatal(err)
@@ -149,9 +150,12 @@ func TestDeployBundlePlansAndDeploysEveryHost(t *testing.T) {
 		planned    []string // what its plan deploys, in any order
 		result     string   // its deploy report's
 	}{
-		{"cluster-empty", empty, empty.Kubeconfig, nil, []string{"app", "base"}, "succeeded"},
-		{"cluster-installed", installed, installed.Kubeconfig, []string{"base"}, []string{"app"}, "succeeded"},
-		{"cluster-readonly", readOnly, readOnlyKubeconfig(t, readOnly, "reader"), nil, []string{"app", "base"}, "stopped"},
+		// First: Ansible runs an include once for every host that has it
+		// with the same variables, in the order it meets them, and this
+		// host's plan starts with the item the next host's has second.
+		{"cluster-installed", installed, installed.Kubeconfig, []string{"base"}, []string{"tool"}, "succeeded"},
+		{"cluster-empty", empty, empty.Kubeconfig, nil, []string{"base", "tool"}, "succeeded"},
+		{"cluster-readonly", readOnly, readOnlyKubeconfig(t, readOnly, "reader"), nil, []string{"base", "tool"}, "stopped"},
 	}
 	inventory := "[clusters]\n"
 	for _, h := range hosts {
