@@ -402,6 +402,13 @@ func (p *Prepared) Decide() *Result {
 	cands, sigProbs, sigWarnings := p.checkSignatures()
 	probs = append(probs, sigProbs...)
 	warnings = append(warnings, sigWarnings...)
+	if len(probs) == 0 {
+		// Sources with nothing to plan are a failure, not a plan that
+		// deploys nothing, unless the operator expects one.
+		if e := emptyProblem(req, dir, len(cands)); e != nil {
+			probs = append(probs, *e)
+		}
+	}
 	if len(probs) > 0 {
 		return withCounts(fail(summary(probs), probs, warnings, dir.Ignored), dir.Counts)
 	}
