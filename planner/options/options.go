@@ -34,10 +34,13 @@
 // the daemon opens no path a caller names except those declared
 // opens:"daemon". Every path option declares exactly one of the three
 // (the package's tests refuse one that does not).
+//
 //	default  the value when the option is not given, as text
 //	choices  the allowed values, comma-separated
 //	alias    former spellings, comma-separated, accepted for one release;
 //	         a leading "!" marks a CLI flag that sets a bool to false
+//	option   "-" on a field that travels with the request but is set by
+//	         the caller, never by an operator: it declares no option
 //
 // It is pure: it opens no file and reads no environment.
 package options
@@ -104,8 +107,15 @@ const (
 // Cluster names the cluster a cluster-aware plan (or a readiness barrier)
 // reads.
 type Cluster struct {
-	Kubeconfig string `json:"kubeconfig,omitempty" type:"path" opens:"daemon" help:"Kubeconfig of the target cluster. Default: K8S_AUTH_KUBECONFIG, then the first entry of KUBECONFIG, then ~/.kube/config, where the module or CLI runs; the daemon is always given this path explicitly."`
-	Context    string `json:"context,omitempty" help:"Kubeconfig context to use. Default: K8S_AUTH_CONTEXT, then the kubeconfig's current context."`
+	Kubeconfig string `json:"kubeconfig,omitempty" type:"path" opens:"daemon" help:"Kubeconfig of the target cluster. Default: K8S_AUTH_KUBECONFIG, then the files KUBECONFIG lists, merged as kubectl merges them (the first file to set a value wins), then ~/.kube/config, where the module or CLI runs; the daemon is always sent these paths, never reading its own environment. A plan that reads no live cluster (standalone, or against a snapshot) does not use it: refused with mode standalone given, else warned about."`
+	Context    string `json:"context,omitempty" help:"Kubeconfig context to use. Default: K8S_AUTH_CONTEXT, then the kubeconfig's current context (the first file's that sets one, of several). A plan that reads no live cluster does not use it: refused with mode standalone given, else warned about."`
+	// KubeconfigPrecedence is the caller's KUBECONFIG, its files in
+	// order and made absolute, when no kubeconfig is given: they are
+	// loaded as kubectl loads them (client-go's loading rules, merged).
+	// The caller sets it (caller.Cluster), never an operator, so it is no
+	// option (tag option:"-"); it travels with the request because the
+	// daemon never reads its own environment.
+	KubeconfigPrecedence []string `json:"kubeconfig_precedence,omitempty" option:"-"`
 }
 
 // Cache says how archives are read.
@@ -348,7 +358,7 @@ func collect(t reflect.Type, index []int, out *[]Option) {
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" || name == "-" || !f.IsExported() {
+		if name == "" || name == "-" || !f.IsExported() || f.Tag.Get("option") == "-" {
 			continue
 		}
 		o := Option{Name: name, Kind: kindOf(f), Help: f.Tag.Get("help"), Default: f.Tag.Get("default"), index: idx}
