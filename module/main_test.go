@@ -609,7 +609,7 @@ func TestArgumentAndDaemonErrors(t *testing.T) {
 		want []string
 	}{
 		{"unknown option names it and the valid ones", map[string]any{"path": exampleDir, "pth": 1, "_ansible_foo": true},
-			nil, []string{"Unsupported parameters for (zarf_bundle_plan) module: pth", "Supported parameters include: allow_downgrade, approval_keys, architecture, cache_dir, constraints, context, daemon_path"}},
+			nil, []string{"Unsupported parameters for (zarf_bundle_plan) module: pth", "Supported parameters include: allow_downgrade, allow_empty, approval_keys, architecture, cache_dir, constraints, context, daemon_path"}},
 		{"path is required", map[string]any{"_ansible_module_name": "zarf_bundle_plan"}, nil, []string{"missing required arguments: path"}},
 		{"mode is a choice", map[string]any{"path": exampleDir, "mode": "fleet"}, nil, []string{"value of mode must be one of: standalone, cluster, got: fleet"}},
 		{"timeout must be an int", map[string]any{"path": exampleDir, "timeout": "soon"}, nil, []string{"argument 'timeout' is of type str", "to int"}},

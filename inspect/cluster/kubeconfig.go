@@ -22,11 +22,15 @@ import (
 // checkKubeconfigs opens each kubeconfig file rules would read as
 // privdir.OpenRegular does (without blocking, fstat-checked) and refuses
 // a FIFO, device or socket before client-go's own open(2) could block on
-// it forever. A missing file is left to client-go (a KUBECONFIG list may
-// name files that do not exist). client-go then opens the files again by
-// name: this refuses what is there, it cannot pin what client-go reads;
-// the files the kubeconfig names (certificates, keys) are not checked.
+// it forever. A missing file of a precedence list is left to client-go,
+// which passes over it as kubectl does (a KUBECONFIG list may name files
+// that do not exist), but a list none of whose files exists is refused,
+// naming them, rather than read as an empty configuration. client-go
+// then opens the files again by name: this refuses what is there, it
+// cannot pin what client-go reads; the files the kubeconfig names
+// (certificates, keys) are checked apart (checkContextFiles).
 func checkKubeconfigs(rules *clientcmd.ClientConfigLoadingRules) error {
+	found := false
 	for _, p := range rules.GetLoadingPrecedence() {
 		if p == "" {
 			continue
@@ -43,6 +47,10 @@ func checkKubeconfigs(rules *clientcmd.ClientConfigLoadingRules) error {
 		if err != nil {
 			return err
 		}
+		found = true
+	}
+	if !found && rules.ExplicitPath == "" {
+		return fmt.Errorf("reading kubeconfig: none of the files KUBECONFIG lists exists (%s); set KUBECONFIG to existing files, or give kubeconfig", strings.Join(rules.Precedence, ", "))
 	}
 	return nil
 }
@@ -174,10 +182,7 @@ func checkContextFiles(raw *clientcmdapi.Config, name string) error {
 // their KUBECONFIG, they reach the cluster k names, as the planner and the
 // barriers do. It also returns the context's name.
 func (k Kube) Pinned() ([]byte, string, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if k.Kubeconfig != "" {
-		rules.ExplicitPath = k.Kubeconfig
-	}
+	rules := k.rules()
 	if err := checkKubeconfigs(rules); err != nil {
 		return nil, "", err
 	}
@@ -195,7 +200,7 @@ func (k Kube) Pinned() ([]byte, string, error) {
 			names = append(names, n)
 		}
 		slices.Sort(names)
-		return nil, name, fmt.Errorf("kubeconfig %s has no context %q (it has: %s); name one with context", k.Kubeconfig, name, strings.Join(names, ", "))
+		return nil, name, fmt.Errorf("kubeconfig %s has no context %q (it has: %s); name one with context", k.Files(), name, strings.Join(names, ", "))
 	}
 	raw.CurrentContext = name
 	if err := checkContextFiles(&raw, name); err != nil {
