@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -47,35 +47,46 @@ func DockerConfig() string {
 func SigningPassword() []byte { return []byte(os.Getenv(EnvCosignPassword)) }
 
 // Cluster is the cluster a caller means: explicit's kubeconfig and context
-// where given, else the caller's environment (Kubeconfig, Context). Every
+// where given, else the caller's environment (Kubeconfigs, Context). Every
 // command that reaches a cluster, itself or through the daemon, takes its
-// cluster from here, so none can forget K8S_AUTH_KUBECONFIG or
-// K8S_AUTH_CONTEXT.
+// cluster from here, so none can forget K8S_AUTH_KUBECONFIG,
+// K8S_AUTH_CONTEXT or a KUBECONFIG of several files.
 func Cluster(explicit options.Cluster) options.Cluster {
-	return options.Cluster{Kubeconfig: Kubeconfig(explicit.Kubeconfig), Context: Context(explicit.Context)}
+	path, precedence := Kubeconfigs(explicit.Kubeconfig)
+	return options.Cluster{Kubeconfig: path, KubeconfigPrecedence: precedence, Context: Context(explicit.Context)}
 }
 
-// Kubeconfig is the kubeconfig path a caller means: explicit, else
-// K8S_AUTH_KUBECONFIG, else the first entry of KUBECONFIG, else
-// ~/.kube/config, made absolute. Clients always send this path: the daemon
-// serves many callers and never reads its own environment.
-func Kubeconfig(explicit string) string {
+// Kubeconfigs are the kubeconfig files a caller means, as kubectl finds
+// them: one path when one is given (explicit, else K8S_AUTH_KUBECONFIG),
+// made absolute; else the files KUBECONFIG lists, in order, made
+// absolute, empty entries and repeats dropped, as precedence (client-go
+// merges them: the first file to set a value wins); else
+// ~/.kube/config. Clients always send these: the daemon serves many
+// callers and never reads its own environment.
+func Kubeconfigs(explicit string) (path string, precedence []string) {
 	if explicit == "" {
 		explicit = os.Getenv(EnvKubeconfig)
 	}
 	if explicit != "" {
 		abs, _ := filepath.Abs(explicit)
-		return abs
+		return abs, nil
 	}
-	if env := os.Getenv("KUBECONFIG"); env != "" {
-		first, _, _ := strings.Cut(env, string(os.PathListSeparator))
-		abs, _ := filepath.Abs(first)
-		return abs
+	for _, p := range filepath.SplitList(os.Getenv("KUBECONFIG")) {
+		if p == "" {
+			continue
+		}
+		abs, _ := filepath.Abs(p)
+		if !slices.Contains(precedence, abs) {
+			precedence = append(precedence, abs)
+		}
+	}
+	if len(precedence) > 0 {
+		return "", precedence
 	}
 	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".kube", "config")
+		return filepath.Join(home, ".kube", "config"), nil
 	}
-	return ""
+	return "", nil
 }
 
 // Context is the kubeconfig context a caller means: explicit, else

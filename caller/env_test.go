@@ -3,27 +3,38 @@ package caller
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
-func TestKubeconfig(t *testing.T) {
+// TestKubeconfigs: a path given wins, made absolute; else KUBECONFIG's
+// files, every one of them in order (absolute, empty entries and
+// repeats dropped), for the daemon to merge as kubectl does; else
+// ~/.kube/config.
+func TestKubeconfigs(t *testing.T) {
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
+	sep := string(os.PathListSeparator)
 	t.Setenv("HOME", "/home/op")
-	t.Setenv("KUBECONFIG", "/etc/a.yaml"+string(os.PathListSeparator)+"/etc/b.yaml")
-	if got := Kubeconfig("rel/kc"); got != filepath.Join(wd, "rel/kc") {
-		t.Errorf("explicit relative path = %q; want it made absolute", got)
+	t.Setenv(EnvKubeconfig, "")
+	t.Setenv("KUBECONFIG", "/etc/a.yaml"+sep+sep+"rel/b.yaml"+sep+"/etc/a.yaml")
+	if got, list := Kubeconfigs("rel/kc"); got != filepath.Join(wd, "rel/kc") || list != nil {
+		t.Errorf("explicit relative path = %q %q; want it made absolute, alone", got, list)
 	}
-	if got := Kubeconfig(""); got != "/etc/a.yaml" {
-		t.Errorf("KUBECONFIG list = %q; want its first entry", got)
+	if got, list := Kubeconfigs(""); got != "" || !slices.Equal(list, []string{"/etc/a.yaml", filepath.Join(wd, "rel/b.yaml")}) {
+		t.Errorf("KUBECONFIG list = %q %q; want every file of it, in order", got, list)
+	}
+	t.Setenv("KUBECONFIG", sep)
+	if got, list := Kubeconfigs(""); got != "/home/op/.kube/config" || list != nil {
+		t.Errorf("KUBECONFIG of no file = %q %q; want ~/.kube/config", got, list)
 	}
 	t.Setenv("KUBECONFIG", "")
-	if got := Kubeconfig(""); got != "/home/op/.kube/config" {
-		t.Errorf("no flag, no KUBECONFIG = %q; want ~/.kube/config", got)
+	if got, list := Kubeconfigs(""); got != "/home/op/.kube/config" || list != nil {
+		t.Errorf("no flag, no KUBECONFIG = %q %q; want ~/.kube/config", got, list)
 	}
 }
 

@@ -8,18 +8,23 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
 // WritePage writes a page the daemon returned to path, on the caller's
 // host, as WriteSaved writes a saved plan: whole or not at all, with
-// mode perm, only when its content or mode differs (it reports whether
-// it changed the file), nothing with dryRun. The directory must exist.
+// mode perm, nothing with dryRun. It changes the file (and reports that
+// it did) only when the page's content or the file's mode differs: a
+// page that differs from the file only in the time it states
+// (contract.SamePage) leaves the file as it is, with the time it was
+// written at, so asking the same plan again is idempotent without
+// SOURCE_DATE_EPOCH. The directory must exist.
 func WritePage(path string, page []byte, perm fs.FileMode, dryRun bool) (changed bool, err error) {
 	if len(page) == 0 {
 		return false, errors.New("the daemon returned no page: is it of an older release?")
 	}
-	return writeFile(path, page, perm, dryRun)
+	return writeFile(path, page, perm, dryRun, contract.SamePage)
 }
 
 // WriteSaved writes a file the caller keeps (a saved plan, a deploy
@@ -30,12 +35,13 @@ func WritePage(path string, page []byte, perm fs.FileMode, dryRun bool) (changed
 // file. With dryRun (Ansible's check mode) it writes nothing and reports
 // whether it would.
 func WriteSaved(path string, b []byte, perm fs.FileMode, dryRun bool) (changed bool, err error) {
-	return writeFile(path, b, perm, dryRun)
+	return writeFile(path, b, perm, dryRun, bytes.Equal)
 }
 
 // writeFile writes b to path with mode perm, replacing the file whole (a
 // temporary file beside it, renamed over it), and only when its content
-// or its mode differs: it reports whether it changed the file. A file
+// (as same judges the old bytes and b) or its mode differs: it reports
+// whether it changed the file. A file
 // already there takes perm too, as Ansible's file modules apply mode: so
 // a file an older release wrote readable by all is closed by its next
 // write, and one whose content is the same but whose mode is not is
@@ -47,7 +53,7 @@ func WriteSaved(path string, b []byte, perm fs.FileMode, dryRun bool) (changed b
 // compared, created and renamed relative to its descriptor. The old file
 // is read through an fstat-checked descriptor, at most len(b)+1 bytes: a
 // symlink, FIFO or device at path is refused, not read or written through.
-func writeFile(path string, b []byte, perm fs.FileMode, dryRun bool) (changed bool, err error) {
+func writeFile(path string, b []byte, perm fs.FileMode, dryRun bool, same func(old, b []byte) bool) (changed bool, err error) {
 	name := filepath.Base(path)
 	if name == "." || name == ".." || name == "/" || strings.HasSuffix(path, "/") {
 		return false, fmt.Errorf("writing %s: name a file, not a directory", path)
@@ -69,7 +75,7 @@ func writeFile(path string, b []byte, perm fs.FileMode, dryRun bool) (changed bo
 	if err != nil {
 		return false, fmt.Errorf("writing %s: %w", path, err)
 	}
-	if exists && bytes.Equal(old, b) && mode == perm {
+	if exists && mode == perm && same(old, b) {
 		return false, nil
 	}
 	if dryRun {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/privdir"
 	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
@@ -131,5 +132,52 @@ func TestWriteSavedReplacesAFileItMayNotRead(t *testing.T) {
 	}
 	if b, err := os.ReadFile(p); err != nil || string(b) != "new\n" {
 		t.Fatalf("the file holds %q, %v; want new", b, err)
+	}
+}
+
+// A page that differs from the file only in the time it states leaves the
+// file as it is (unchanged, in check mode too); another content, or
+// another mode, replaces it. A saved plan is compared byte for byte: its
+// bytes are what approvals sign.
+func TestWritePageLeavesAPageThatOnlyTheTimeChanged(t *testing.T) {
+	page := func(body, at string) []byte {
+		return []byte("<dd>" + contract.StatedTime + at + `">` + at + "</time></dd>" + body)
+	}
+	p := filepath.Join(t.TempDir(), "plan.html")
+	first := page("<p>x</p>", "2026-05-01T12:30:45Z")
+	if changed, err := WritePage(p, first, options.DefaultFileMode, false); err != nil || !changed {
+		t.Fatalf("the first page: changed %v, %v", changed, err)
+	}
+	before, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := page("<p>x</p>", "2026-05-01T13:30:45Z")
+	for _, dryRun := range []bool{true, false} {
+		if changed, err := WritePage(p, later, options.DefaultFileMode, dryRun); err != nil || changed {
+			t.Errorf("an hour later (dry run %v): changed %v, %v; want unchanged", dryRun, changed, err)
+		}
+	}
+	after, err := os.Stat(p)
+	if b, _ := os.ReadFile(p); err != nil || string(b) != string(first) || !os.SameFile(before, after) {
+		t.Errorf("an hour later: the file was replaced (holds %q); want it as it was", b)
+	}
+	if changed, err := WritePage(p, later, 0o640, false); err != nil || !changed {
+		t.Errorf("another mode: changed %v, %v; want the page rewritten", changed, err)
+	}
+	other := page("<p>y</p>", "2026-05-01T13:30:45Z")
+	if changed, err := WritePage(p, other, 0o640, false); err != nil || !changed {
+		t.Errorf("another content: changed %v, %v; want the page rewritten", changed, err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != string(other) {
+		t.Errorf("another content: the file holds %q; want %q", b, other)
+	}
+
+	saved := filepath.Join(t.TempDir(), "plan.json")
+	if _, err := WriteSaved(saved, first, options.DefaultFileMode, false); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := WriteSaved(saved, later, options.DefaultFileMode, false); err != nil || !changed {
+		t.Errorf("a saved file that differs in a stated time: changed %v, %v; want it rewritten (saved files compare byte for byte)", changed, err)
 	}
 }

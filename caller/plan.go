@@ -65,6 +65,9 @@ func NewPlan(dir string, o options.Request, who options.Caller, given func(name 
 	if err := Resolve(&o); err != nil { // the saved mode may be cluster
 		return nil, err
 	}
+	if err := standaloneCluster(o, who, given("mode")); err != nil {
+		return nil, &ArgError{err}
+	}
 	files := Files{Saved: o.Saved, Output: o.Output}
 	// The files the caller writes itself are not the daemon's; plan_file
 	// goes with the request (the saved plan's bytes travel as SavedPlan,
@@ -109,6 +112,39 @@ func NewPlan(dir string, o options.Request, who options.Caller, given func(name 
 		req.Page, req.Time = true, time.Unix(at, 0)
 	}
 	return &Plan{Request: req, Files: files, who: who}, nil
+}
+
+// standaloneCluster refuses cluster options given with mode standalone
+// said outright (modeGiven): the two contradict each other, and the plan
+// would read no cluster while the operator named one. With mode not
+// given, or a saved plan's standalone replayed, the daemon plans
+// standalone and warns about each by name (service.UnusedCluster): plays
+// commonly give kubeconfig and context to every module (module_defaults,
+// or the deploy that follows the plan needs them).
+func standaloneCluster(o options.Request, who options.Caller, modeGiven bool) error {
+	if !modeGiven || o.Mode != options.ModeStandalone {
+		return nil
+	}
+	var given []string
+	if o.Kubeconfig != "" {
+		given = append(given, who.Name("kubeconfig"))
+	}
+	if o.Context != "" {
+		given = append(given, who.Name("context"))
+	}
+	if len(given) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s %s a cluster, but %s plans without one: drop %s, or set %s to plan against that cluster",
+		strings.Join(given, " and "), names(len(given)), who.Setting("mode", options.ModeStandalone), strings.Join(given, " and "), who.Setting("mode", options.ModeCluster))
+}
+
+// names is the verb of a sentence whose subject is n options.
+func names(n int) string {
+	if n == 1 {
+		return "names"
+	}
+	return "name"
 }
 
 // Resolve fills in what only the caller knows, before a request leaves
@@ -173,6 +209,12 @@ func (p *Plan) Kept() (doc []byte, failed, ok bool) {
 	// A registry's tags move without a trace on this host: a plan of one
 	// is never answered from a kept plan.
 	if !o.UseCache || o.Mode == options.ModeCluster || o.Snapshot != "" || strings.HasPrefix(req.Path, RegistryScheme) || len(o.Sources) > 0 {
+		return nil, false, false
+	}
+	// Cluster options given to a plan that reads no cluster: the daemon
+	// warns about them (service.UnusedCluster), which a kept answer
+	// would not.
+	if o.Kubeconfig != "" || o.Context != "" {
 		return nil, false, false
 	}
 	dir := o.CacheDir

@@ -176,6 +176,10 @@ func TestKept(t *testing.T) {
 		"a save":      func(o *options.Request) { o.SaveTo = filepath.Join(pkgs, "s.json") },
 		"no cache":    func(o *options.Request) { o.UseCache = false },
 		"the cluster": func(o *options.Request) { o.Mode = options.ModeCluster },
+		// The daemon warns about cluster options a standalone plan
+		// does not use; a kept answer would not.
+		"a kubeconfig, unused": func(o *options.Request) { o.Kubeconfig = filepath.Join(pkgs, "kc") },
+		"a context, unused":    func(o *options.Request) { o.Context = "prod" },
 		// Approvals are the daemon's to refuse without a saved plan.
 		"approvals required": func(o *options.Request) { o.RequireApprovals = 1 },
 		"approval keys":      func(o *options.Request) { o.ApprovalKeys = []string{filepath.Join(pkgs, "board.pub")} },

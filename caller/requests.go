@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/carry"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -181,6 +182,17 @@ func logins(sources ...string) ([]contract.Login, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), LoginTimeout)
 	defer cancel()
 	return carry.Logins(ctx, DockerConfig(), hosts)
+}
+
+// CacheDir is the cache directory a request of the caller's uses: dir
+// made absolute, else the default (ZARF_PLANNER_CACHE_DIR, else the
+// user's cache directory), as the daemon, given the caller's environment,
+// resolves it.
+func CacheDir(dir string) (string, error) {
+	if dir == "" {
+		return kept.DefaultCacheDir()
+	}
+	return absolute(dir)
 }
 
 // absolute is p made absolute, "" staying "".

@@ -71,6 +71,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.Version = versionLine()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newInspect(), newCatalog(), newPlan(), newVerifyPlan(), newApprove(), newDeployReport(), newWhy(), newGraph(), newSnapshot(), newKubeconfig(), newWait(), newCache(), newServe(), newDaemon(), newVersion())
+	completeValues(root)
 	return root
 }
 

@@ -15,7 +15,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/colonel-byte/zarf-planner/approval"
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
+	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
@@ -182,6 +184,41 @@ func TestWhyWithItsArgumentsSwapped(t *testing.T) {
 	}
 }
 
+// why takes the sources plan takes: a directory, then more planned with
+// it as one (the packages of the example split between two directories).
+func TestWhyTakesTheSourcesPlanTakes(t *testing.T) {
+	first, second := t.TempDir(), t.TempDir()
+	entries, err := os.ReadDir("../examples/bundles/reference-stack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		to := first
+		if strings.Contains(e.Name(), "workload-app") || strings.Contains(e.Name(), "app-fluxcd") {
+			to = second
+		}
+		b, err := os.ReadFile(filepath.Join("../examples/bundles/reference-stack", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, stderr := run(t, "why", "workload-app", first, second, "--use-cache=false")
+	if code != ExitOK || !strings.Contains(out, "workload-app 2.3.0 is planned, step 6 of 6") {
+		t.Errorf("why of two directories: exit %d; want 0 and workload-app planned last\n%s%s", code, out, stderr)
+	}
+	code, _, stderr = run(t, "why", "workload-app", first, "/nonexistent/more")
+	if code != ExitUsage || !strings.Contains(stderr, "/nonexistent/more") {
+		t.Errorf("why with a source that is not there: exit %d, stderr %q; want %d naming it", code, stderr, ExitUsage)
+	}
+	code, _, stderr = run(t, "why", "workload-app")
+	if code != ExitUsage || !strings.Contains(stderr, "expected a package name, then a directory") {
+		t.Errorf("why without a source: exit %d, stderr %q; want %d saying what it takes", code, stderr, ExitUsage)
+	}
+}
+
 // verify-plan of a plan that still holds says so first, in text; the
 // other formats are the saved plan alone.
 func TestVerifyPlanSaysAFreshPlanHolds(t *testing.T) {
@@ -247,6 +284,46 @@ func TestPlanningFlags(t *testing.T) {
 	}
 }
 
+// A plan of the example, whose archives each have a .sha256 beside them,
+// tells those companions in one line, not one warning-like line each;
+// a file that is no companion still has its own line.
+func TestPlanTellsTheArchivesCompanionsOnce(t *testing.T) {
+	dir := t.TempDir()
+	entries, err := os.ReadDir("../examples/bundles/reference-stack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("../examples/bundles/reference-stack", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "NOTES.txt"), []byte("notes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "plan", dir, "--use-cache=false")
+	if code != ExitOK {
+		t.Fatalf("exit %d; stderr %s", code, stderr)
+	}
+	var ignored []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "ignored ") {
+			ignored = append(ignored, l)
+		}
+	}
+	want := []string{
+		"ignored NOTES.txt: not a package archive (only .tar.zst, .tar and split .part000 files are)",
+		"ignored 6 checksum or signature files of the archives beside them (.sha256), not read; inspect lists each",
+	}
+	if !slices.Equal(ignored, want) {
+		t.Errorf("the plan says\n%s\nwant\n%s", strings.Join(ignored, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestInspectAndForms(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -259,7 +336,7 @@ func TestInspectAndForms(t *testing.T) {
 		{"inspect as json names an invalid document's field", []string{"inspect", "../testdata/bundles/malformed", "-o", "json"}, ExitOK,
 			[]string{`"invalid":[{"archive":"zarf-package-broken-amd64-1.0.0.tar.zst","package":"broken","field":"requires.packages[0].nmae"`}},
 		{"inspect of the example reports companions", []string{"inspect", "../examples/bundles/reference-stack", "-o", "yaml"}, ExitOK,
-			[]string{"reason: not a package archive", ".tar.zst.sha256"}},
+			[]string{"kind: companion", "reason: the sha256 checksum of zarf-package-init-amd64-0.1.0.tar.zst beside"}},
 		{"several flavors without a selector", []string{"plan", "../testdata/bundles/forms"}, ExitFailed,
 			[]string{`flavored 1.0.0 is in the directory in several flavors: "hardened"`, "set --flavor to choose one"}},
 		{"a flavor selector and the host architecture", []string{"plan", "../testdata/bundles/forms", "--flavor", "upstream", "--architecture", "amd64"}, ExitOK,
@@ -490,7 +567,7 @@ func TestPlanHTML(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d; stderr %s", code, stderr)
 	}
-	for _, want := range []string{"<!DOCTYPE html>", `http-equiv="Content-Security-Policy"`, `<time datetime="2026-05-01T12:30:45Z">`, `data-name="workload-app"`, "Plan digest"} {
+	for _, want := range []string{"<!DOCTYPE html>", `http-equiv="Content-Security-Policy"`, contract.StatedTime + `2026-05-01T12:30:45Z">`, `data-name="workload-app"`, "Plan digest"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
@@ -504,14 +581,28 @@ func TestPlanHTML(t *testing.T) {
 	if string(written) != page {
 		t.Error("the page --html-to wrote differs from the page -o html printed")
 	}
-	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("the page's mode is %v (%v); want 0600, the owner's alone (no --file-mode)", fi.Mode(), err)
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != options.DefaultFileMode {
+		t.Errorf("the page's mode is %v (%v); want %v, the default file_mode", fi.Mode(), err, options.DefaultFileMode)
 	}
 
 	t.Setenv("SOURCE_DATE_EPOCH", "1777642245") // an hour later
 	_, later, _ := run(t, "plan", "../examples/bundles/reference-stack", "-o", "html")
-	if !strings.Contains(later, `<time datetime="2026-05-01T13:30:45Z">`) || later == page {
+	if !strings.Contains(later, contract.StatedTime+`2026-05-01T13:30:45Z">`) || later == page {
 		t.Error("another SOURCE_DATE_EPOCH did not change the time the page states")
+	}
+
+	// --html-to an hour later: only the time would differ, so the file
+	// is left as it is, and stderr says so.
+	before, _ := os.Stat(file)
+	code, _, stderr = run(t, "plan", "../examples/bundles/reference-stack", "-o", "json", "--html-to", file)
+	kept, _ := os.ReadFile(file)
+	after, _ := os.Stat(file)
+	if code != ExitOK || string(kept) != page || !os.SameFile(before, after) || !strings.Contains(stderr, file+" already shows this plan") {
+		t.Errorf("--html-to an hour later: exit %d, page kept %v, same file %v, stderr %q; want the page left as it is, and said", code, string(kept) == page, os.SameFile(before, after), stderr)
+	}
+	code, _, _ = run(t, "plan", "../examples/bundles/reference-stack", "-o", "json", "--html-to", file, "--version-strategy", "newest_only")
+	if changed, _ := os.ReadFile(file); code != ExitOK || string(changed) == page || !strings.Contains(string(changed), contract.StatedTime+`2026-05-01T13:30:45Z">`) {
+		t.Errorf("--html-to with another option: exit %d; want the page rewritten, stating its own time", code)
 	}
 
 	code, failed, _ := run(t, "plan", "../testdata/bundles/cycle", "-o", "html", "--html-to", file)

@@ -37,7 +37,8 @@ func noteAliases(cmd *cobra.Command, w io.Writer) {
 // bind registers a flag for every option declared by *ptr's type (only
 // those named, when names are given), bound to its field: the flag is the
 // option's name with dashes. Former spellings stay as hidden, deprecated
-// aliases.
+// aliases. An option's choices annotate its flag (choicesOf), which shell
+// completion offers.
 func bind(fl *pflag.FlagSet, ptr any, names ...string) {
 	v := reflect.ValueOf(ptr)
 	for _, o := range options.Of(ptr) {
@@ -58,6 +59,12 @@ func bind(fl *pflag.FlagSet, ptr any, names ...string) {
 			if i > 0 {
 				f.Hidden = true
 				f.Annotations = map[string][]string{aliasOf: {"--" + o.Flag()}}
+			}
+			if len(o.Choices) > 0 {
+				if f.Annotations == nil {
+					f.Annotations = map[string][]string{}
+				}
+				f.Annotations[choicesOf] = o.Choices
 			}
 		}
 		if o.NegatedAlias != "" {

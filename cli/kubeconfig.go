@@ -63,5 +63,5 @@ func newKubeconfig() *cobra.Command {
 // the only cluster.Kube the CLI makes.
 func kubeOf(flags options.Cluster) cluster.Kube {
 	c := caller.Cluster(flags)
-	return cluster.Kube{Kubeconfig: c.Kubeconfig, Context: c.Context}
+	return cluster.Kube{Kubeconfig: c.Kubeconfig, Precedence: c.KubeconfigPrecedence, Context: c.Context}
 }

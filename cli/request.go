@@ -111,6 +111,9 @@ func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) 
 	case w.SavedTo != "":
 		fmt.Fprintf(stderr, "zarf-planner: %s already holds this plan (file digest %s)\n", w.SavedTo, approval.Digest(resp.SavedPlan))
 	}
+	if w.Page != "" && !w.PageChanged {
+		fmt.Fprintf(stderr, "zarf-planner: %s already shows this plan; left as it is, with the time it states\n", w.Page)
+	}
 	if f.verified != "" {
 		f.verifiedDigest = approval.Digest(p.Request.SavedPlan)
 	}

@@ -16,17 +16,23 @@ import (
 )
 
 func newServe() *cobra.Command {
-	var stateDir, cacheDir string
+	var stateDir, cacheDir, openCache string
 	var idle time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the daemon the Ansible modules reattach to",
 		Long: "Serves the Planner over go-plugin (gRPC on a unix socket), publishes its\n" +
 			"reattach config in <state-dir>/daemon.json and exits after --idle-timeout\n" +
-			"without requests, or on SIGTERM after in-flight requests finish.",
+			"without requests, or on SIGTERM after in-flight requests finish. It opens (and\n" +
+			"locks) only the caches its requests use, each on first use, and --open-cache.",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if err := checkCookie(); err != nil {
+				return err
+			}
+			// Read into --open-cache's default: not passed on to what the
+			// daemon starts.
+			if err := os.Unsetenv(lifecycle.EnvOpenCache); err != nil {
 				return err
 			}
 			if cacheDir == "" {
@@ -37,13 +43,16 @@ func newServe() *cobra.Command {
 			log := hclog.New(&hclog.LoggerOptions{Name: "zarf-planner", Output: cmd.ErrOrStderr(), Level: hclog.Info})
 			d := server.New(server.Config{DefaultCache: cacheDir, Warn: func(w string) { log.Warn(w) }})
 			defer func() { err = errors.Join(err, d.Close()) }()
-			d.Preopen()
+			if openCache != "" {
+				d.Preopen(openCache)
+			}
 			return lifecycle.Serve(cmd.Context(), lifecycle.ServeOptions{StateDir: stateDir, IdleTimeout: idle, Impl: d, Logger: log})
 		},
 	}
 	cmd.Flags().StringVar(&stateDir, "state-dir", os.Getenv(lifecycle.EnvStateDir), "state directory (env "+lifecycle.EnvStateDir+"; default $XDG_RUNTIME_DIR/zarf-planner or the user cache dir)")
 	cmd.Flags().DurationVar(&idle, "idle-timeout", lifecycle.DefaultIdleTimeout, "exit after this long without a request")
 	cmd.Flags().StringVar(&cacheDir, "cache-dir", os.Getenv(cache.EnvDir), "default archive cache directory (env "+cache.EnvDir+"; default under the user cache dir)")
+	cmd.Flags().StringVar(&openCache, "open-cache", os.Getenv(lifecycle.EnvOpenCache), "a cache directory to open while starting (env "+lifecycle.EnvOpenCache+", which a caller that starts the daemon sets to the cache its request uses); any other cache is opened, and locked, when a request first uses it")
 	return cmd
 }
 

@@ -60,7 +60,7 @@ func (s *wireServer) CacheWarm(ctx context.Context, m *plannerpb.CacheWarmReques
 func (s *wireServer) Wait(ctx context.Context, m *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
 	a, err := s.impl.Wait(ctx, &WaitRequest{
 		Barrier: m.GetBarrier(), Checks: m.GetChecks(),
-		Cluster: options.Cluster{Kubeconfig: m.GetKubeconfig(), Context: m.GetContext()},
+		Cluster: options.Cluster{Kubeconfig: m.GetKubeconfig(), KubeconfigPrecedence: m.GetKubeconfigPrecedence(), Context: m.GetContext()},
 		Timeout: timeoutOf(m.GetTimeoutSeconds()),
 	})
 	if err != nil {
@@ -143,7 +143,7 @@ func (c *wireClient) CacheWarm(ctx context.Context, req *WarmRequest) (*WarmAnsw
 
 func (c *wireClient) Wait(ctx context.Context, req *WaitRequest) (*WaitAnswer, error) {
 	r, err := c.rpc.Wait(ctx, &plannerpb.WaitRequest{
-		Barrier: req.Barrier, Checks: req.Checks, Kubeconfig: req.Cluster.Kubeconfig, Context: req.Cluster.Context,
+		Barrier: req.Barrier, Checks: req.Checks, Kubeconfig: req.Cluster.Kubeconfig, KubeconfigPrecedence: req.Cluster.KubeconfigPrecedence, Context: req.Cluster.Context,
 		TimeoutSeconds: int64(req.Timeout / time.Second), // whole seconds already (caller.Wait)
 	})
 	if err != nil {

@@ -125,6 +125,7 @@ var packageSteps = map[string]string{
 // checked the zarf-planner binary writes no report: no binary it trusts
 // is there to write one.)
 var runSteps = map[string]string{
+	"zarf":       "running zarf version, before any package",
 	"kubeconfig": "writing zarf's kubeconfig of one context",
 	"packages":   "going through the packages",
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -333,6 +334,7 @@ func TestReadDir(t *testing.T) {
 	}
 	write(t, dir, "README.md", []byte("# bundle"))
 	write(t, dir, "zarf-package-init-amd64-0.1.0.tar.zst.sig", []byte("sig"))
+	write(t, dir, "zarf-package-gone-amd64-1.0.0.tar.zst.sha256", []byte("x")) // its archive is not here
 	write(t, dir, "stray.tar", tarOf(t, [][2]string{{"a.txt", "a"}}))
 	if err := os.Mkdir(filepath.Join(dir, "old"), 0o755); err != nil {
 		t.Fatal(err)
@@ -348,8 +350,25 @@ func TestReadDir(t *testing.T) {
 	if strings.Join(got, ",") != "app-fluxcd,init" {
 		t.Errorf("candidates = %v; want app-fluxcd,init in path order", got)
 	}
-	if len(d.Ignored) != 5 {
-		t.Errorf("ignored = %+v; want README, 2 .sha256, .sig and the directory", d.Ignored)
+	if len(d.Ignored) != 6 {
+		t.Errorf("ignored = %+v; want README, 3 .sha256, .sig and the directory", d.Ignored)
+	}
+	// The checksum and signature files of archives beside them are
+	// companions, said as such; a checksum whose archive is not there is
+	// not (something is missing).
+	companions := map[string]string{}
+	for _, ig := range d.Ignored {
+		if ig.Kind == IgnoredCompanion {
+			companions[filepath.Base(ig.Path)] = ig.Reason
+		}
+	}
+	wantCompanions := map[string]string{
+		archiveName("init", "0.1.0") + ".sha256":       "the sha256 checksum of " + archiveName("init", "0.1.0") + " beside it (not read)",
+		archiveName("app-fluxcd", "2.4.0") + ".sha256": "the sha256 checksum of " + archiveName("app-fluxcd", "2.4.0") + " beside it (not read)",
+		archiveName("init", "0.1.0") + ".sig":          "the signature of " + archiveName("init", "0.1.0") + " beside it (not read)",
+	}
+	if !maps.Equal(companions, wantCompanions) {
+		t.Errorf("companions = %v; want %v", companions, wantCompanions)
 	}
 	if len(d.Unusable) != 1 || !strings.Contains(d.Unusable[0].Reason, "not a Zarf package") || filepath.Base(d.Unusable[0].Path) != "stray.tar" {
 		t.Errorf("excluded = %+v; want stray.tar as not a Zarf package", d.Unusable)

@@ -23,8 +23,40 @@ type FileNote struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
 	// Kind says, for an unusable archive, what went wrong: integrity,
-	// unreadable, limit or not-zarf (see UnusableKind).
+	// unreadable, limit or not-zarf (see UnusableKind); for an ignored
+	// file, IgnoredCompanion when it is an archive's checksum or
+	// signature file.
 	Kind string `json:"kind,omitempty"`
+}
+
+// IgnoredCompanion is the Kind of an ignored file that is a companion of
+// an archive beside it: ARCHIVE.sha256 (or .sha512, .sha256sum), .sig,
+// .asc, .pem or .bundle, as release tooling publishes next to an
+// archive. It is not read (the archive's integrity is checked from the
+// archive itself), and a terminal shows all of them in one line.
+const IgnoredCompanion = "companion"
+
+// companions are the suffixes of an archive's companion files, and what
+// each one is.
+var companions = map[string]string{
+	".sha256": "sha256 checksum", ".sha512": "sha512 checksum", ".sha256sum": "sha256 checksum",
+	".sig": "signature", ".asc": "signature", ".pem": "signing certificate", ".bundle": "signature bundle",
+}
+
+// companionOf returns, for a file name that is an archive's name with a
+// companion suffix, the archive's name and what the file is; the archive
+// must be in the directory (names) as a candidate or a split part.
+func companionOf(name string, names map[string]bool) (archive, what string, ok bool) {
+	ext := filepath.Ext(name)
+	what, ok = companions[ext]
+	archive = strings.TrimSuffix(name, ext)
+	if !ok || !names[archive] {
+		return "", "", false
+	}
+	if _, _, isPart := splitBase(archive); !isPart && !IsCandidate(archive) {
+		return "", "", false
+	}
+	return archive, what, true
 }
 
 // Kinds of unusable archive.
@@ -190,6 +222,7 @@ func (d *Directory) sort(abs string, entries []os.DirEntry) []string {
 		// escaped (a name that is not UTF-8 would reach JSON as U+FFFD,
 		// naming a file that does not exist).
 		shown, shownBase := facts.Printable(p), facts.Printable(base)
+		archive, what, companion := companionOf(e.Name(), names)
 		switch {
 		case e.IsDir():
 			d.Ignored = append(d.Ignored, FileNote{Path: shown, Reason: "a directory (only files directly inside the package directory are planned)"})
@@ -197,6 +230,8 @@ func (d *Directory) sort(abs string, entries []os.DirEntry) []string {
 			d.Ignored = append(d.Ignored, FileNote{Path: shown, Reason: fmt.Sprintf("part %d of split package %s.part000, read with it", part, shownBase)})
 		case isPart && part > 0:
 			d.Unusable = append(d.Unusable, FileNote{Path: shown, Kind: UnusableUnreadable, Reason: fmt.Sprintf("part %d of a split package whose metadata %s.part000 is missing; copy it next to the parts", part, shownBase)})
+		case companion:
+			d.Ignored = append(d.Ignored, FileNote{Path: shown, Kind: IgnoredCompanion, Reason: fmt.Sprintf("the %s of %s beside it (not read)", what, facts.Printable(archive))})
 		case !IsCandidate(e.Name()):
 			d.Ignored = append(d.Ignored, FileNote{Path: shown, Reason: "not a package archive (only .tar.zst, .tar and split .part000 files are)"})
 		default:

@@ -477,7 +477,9 @@ func verifiedDaemon(args map[string]any) (string, error) {
 
 // daemonOptions say where the daemon of a call lives: its state
 // directory, and its binary: daemon_path, else the zarf-planner beside
-// this module's binary (where the collection installs both), else PATH.
+// this module's binary (where the collection installs both), else PATH;
+// and the cache the call's request uses, which a daemon it starts opens
+// while starting (cacheOf).
 func daemonOptions(args map[string]any) lifecycle.Options {
 	path := str(args["daemon_path"])
 	if path == "" {
@@ -488,7 +490,24 @@ func daemonOptions(args map[string]any) lifecycle.Options {
 			}
 		}
 	}
-	return lifecycle.Options{StateDir: str(args["state_dir"]), DaemonPath: path}
+	return lifecycle.Options{StateDir: str(args["state_dir"]), DaemonPath: path, Cache: cacheOf(args)}
+}
+
+// cacheOf is the cache directory a module's request uses: cache_dir, else
+// the default (caller.CacheDir); none when use_cache is false, or for a
+// module that reads no archive (the barrier: it has no path).
+func cacheOf(args map[string]any) string {
+	if use, ok := args["use_cache"].(bool); ok && !use {
+		return ""
+	}
+	if _, ok := args["path"]; !ok {
+		return ""
+	}
+	dir, err := caller.CacheDir(str(args["cache_dir"]))
+	if err != nil {
+		return "" // the request meets the error itself
+	}
+	return dir
 }
 
 // strs is a validated list option's strings (nil when not given).

@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
@@ -606,7 +609,7 @@ func TestArgumentAndDaemonErrors(t *testing.T) {
 		want []string
 	}{
 		{"unknown option names it and the valid ones", map[string]any{"path": exampleDir, "pth": 1, "_ansible_foo": true},
-			nil, []string{"Unsupported parameters for (zarf_bundle_plan) module: pth", "Supported parameters include: allow_downgrade, approval_keys, architecture, cache_dir, constraints, context, daemon_path"}},
+			nil, []string{"Unsupported parameters for (zarf_bundle_plan) module: pth", "Supported parameters include: allow_downgrade, allow_empty, approval_keys, architecture, cache_dir, constraints, context, daemon_path"}},
 		{"path is required", map[string]any{"_ansible_module_name": "zarf_bundle_plan"}, nil, []string{"missing required arguments: path"}},
 		{"mode is a choice", map[string]any{"path": exampleDir, "mode": "fleet"}, nil, []string{"value of mode must be one of: standalone, cluster, got: fleet"}},
 		{"timeout must be an int", map[string]any{"path": exampleDir, "timeout": "soon"}, nil, []string{"argument 'timeout' is of type str", "to int"}},
@@ -999,7 +1002,7 @@ func TestReportHTMLWritesThePlanPage(t *testing.T) {
 		}
 		t.Errorf("the module's page (%d bytes) differs from the CLI's (%d bytes) from byte %d:\n%.300s\nwant\n%.300s", len(written), len(want), i, written[max(0, i-100):], want[max(0, i-100):])
 	}
-	if !bytes.Contains(written, []byte(`<time datetime="2026-05-01T12:30:45Z">`)) || !bytes.Contains(written, []byte(`<td><code>architecture</code></td><td class="code">amd64</td>`)) {
+	if !bytes.Contains(written, []byte(contract.StatedTime+`2026-05-01T12:30:45Z">`)) || !bytes.Contains(written, []byte(`<td><code>architecture</code></td><td class="code">amd64</td>`)) {
 		t.Error("the page does not state the caller's time and the options given")
 	}
 	if res, _ = runModule(t, args, epoch); res["changed"] != false {
@@ -1007,8 +1010,13 @@ func TestReportHTMLWritesThePlanPage(t *testing.T) {
 	}
 	args["_ansible_check_mode"] = true
 	res, _ = runModule(t, args, "SOURCE_DATE_EPOCH=1777642245")
+	if again, _ := os.ReadFile(page); res["changed"] != false || !bytes.Equal(again, written) {
+		t.Errorf("check mode with another time alone: changed %v, page rewritten %v; want false (only the time would differ) and the page untouched", res["changed"], !bytes.Equal(again, written))
+	}
+	args["version_strategy"] = "newest_only" // the page lists the options: its content changes
+	res, _ = runModule(t, args, "SOURCE_DATE_EPOCH=1777642245")
 	if again, _ := os.ReadFile(page); res["changed"] != true || !bytes.Equal(again, written) {
-		t.Errorf("check mode with another time: changed %v, page rewritten %v; want true (it would change) and the page untouched", res["changed"], !bytes.Equal(again, written))
+		t.Errorf("check mode with another option: changed %v, page rewritten %v; want true (it would change) and the page untouched", res["changed"], !bytes.Equal(again, written))
 	}
 
 	cycle, _ := filepath.Abs("../testdata/bundles/cycle")
@@ -1025,6 +1033,88 @@ func TestReportHTMLWritesThePlanPage(t *testing.T) {
 	res, code = runModule(t, args)
 	if msg, _ := res["msg"].(string); code == 0 || !strings.Contains(msg, "html_to") {
 		t.Errorf("a page into a missing directory: code %d, msg %q; want a failure naming html_to", code, msg)
+	}
+}
+
+// A daemon started with its own state and cache directories opens, and
+// locks, only the cache its requests use: the default cache stays free,
+// so a plan through another daemon with the default cache plans with it,
+// with no "cache directory in use" warning.
+func TestADaemonLocksOnlyTheCacheItUses(t *testing.T) {
+	dflt := filepath.Join(t.TempDir(), "default-cache")
+	env := "ZARF_PLANNER_CACHE_DIR=" + dflt // the default of both daemons
+	own := stateDir(t)
+	res, code := runModule(t, planArgs(exampleDir, own), env) // cache_dir: its own
+	if code != 0 || res["failed"] == true {
+		t.Fatalf("the daemon of its own directories: code %d, msg %v", code, res["msg"])
+	}
+	// Long enough for a cache opened in the background while the daemon
+	// started (a few tens of milliseconds) to be open.
+	time.Sleep(time.Second)
+	if _, err := os.Stat(dflt); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the daemon of cache_dir %s opened the default cache %s too (%v)", filepath.Join(own, "cache"), dflt, err)
+	}
+
+	args := planArgs(exampleDir, stateDir(t))
+	delete(args, "cache_dir") // the default
+	res, code = runModule(t, args, env)
+	if code != 0 || res["failed"] == true {
+		t.Fatalf("the plan with the default cache: code %d, msg %v", code, res["msg"])
+	}
+	warnings, _ := json.Marshal(res["warnings"])
+	if strings.Contains(string(warnings), "planned without the cache") || strings.Contains(string(warnings), "in use") {
+		t.Errorf("the plan with the default cache warns %s; want it to have the default cache", warnings)
+	}
+	if _, err := os.Stat(dflt); err != nil {
+		t.Errorf("the plan with the default cache did not use it: %v", err)
+	}
+}
+
+// html_to is idempotent without SOURCE_DATE_EPOCH: each run states the
+// time of its call, and a page that differs from the file only in that
+// time leaves the file as it is (changed false, the same bytes, the same
+// inode and mtime). A change of content (another option the page lists)
+// still rewrites it.
+func TestReportHTMLIsIdempotentWithoutSourceDateEpoch(t *testing.T) {
+	state := stateDir(t)
+	page := filepath.Join(t.TempDir(), "plan.html")
+	args := planArgs(exampleDir, state)
+	args["html_to"] = page
+	const now = "SOURCE_DATE_EPOCH=" // unset: the time of the call
+	res, code := runModule(t, args, now)
+	if code != 0 || res["changed"] != true {
+		t.Fatalf("first run: code %d, changed %v, msg %v; want 0 and true", code, res["changed"], res["msg"])
+	}
+	written, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The page states the time to the second: the next run is in
+	// another second, so its page states another time.
+	time.Sleep(time.Until(before.ModTime().Truncate(time.Second).Add(1100 * time.Millisecond)))
+	res, code = runModule(t, args, now)
+	again, _ := os.ReadFile(page)
+	after, err := os.Stat(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 || res["changed"] != false || res["page"] != page {
+		t.Errorf("second run: code %d, changed %v, page %v; want 0, false, %s", code, res["changed"], res["page"], page)
+	}
+	if !bytes.Equal(again, written) || !after.ModTime().Equal(before.ModTime()) || !os.SameFile(before, after) {
+		t.Errorf("second run: the page was rewritten (same bytes %v, same mtime %v, same file %v); want it untouched",
+			bytes.Equal(again, written), after.ModTime().Equal(before.ModTime()), os.SameFile(before, after))
+	}
+
+	args["version_strategy"] = "newest_only" // the page lists the options: its content changes
+	res, code = runModule(t, args, now)
+	changed, _ := os.ReadFile(page)
+	if code != 0 || res["changed"] != true || bytes.Equal(changed, written) || !bytes.Contains(changed, []byte(`<td><code>version_strategy</code></td><td class="code">newest_only</td>`)) {
+		t.Errorf("another option: code %d, changed %v, page rewritten %v; want 0, true and the page of the new options", code, res["changed"], !bytes.Equal(changed, written))
 	}
 }
 

@@ -68,6 +68,9 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bombed, "zarf-package-bomb-amd64-1.0.0.tar.zst"), craft.Bomb(inspect.InflationAllowance+32<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A bundle directory with no archive: allow_empty turns its failure
+	// into an empty plan.
+	emptyDir := t.TempDir()
 	cut := copyDir(t, exampleDir)
 	whole, err := os.ReadFile(filepath.Join(cut, "zarf-package-init-amd64-0.1.0.tar.zst"))
 	if err != nil {
@@ -188,6 +191,7 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 		"version_strategy": {value: "newest_only"},
 		"mode":             {value: "standalone", with: map[string]any{"snapshot": snapshot}},
 		"allow_downgrade":  {value: true},
+		"allow_empty":      {value: true, dir: emptyDir},
 		"prereleases":      {value: []string{"init"}},
 		"max_inflation":    {value: 100000, dir: bombed},
 		"integrity":        {value: "fail", dir: cut},

@@ -38,6 +38,12 @@ const (
 	// needs could not be read. The service reports it; the planner never
 	// sees the cluster it could not read.
 	KindCluster = "cluster"
+	// KindEmpty: the sources hold no Zarf package archive the plan can
+	// use (nothing, only other files, or only archives left out as
+	// unusable), and the operator did not say an empty plan is expected
+	// (allow_empty). The message names the sources and what they hold.
+	// Check the path; the service reports it.
+	KindEmpty = "empty"
 	// KindSignature: an archive's cosign signature does not verify with
 	// the operator's public_key, or, with require_signatures, it is not
 	// signed. Replace the archive or give the right key. The service
@@ -62,7 +68,7 @@ const (
 func Kinds() []string { return slices.Clone(kindOrder) }
 
 // kindOrder is the order of Kinds.
-var kindOrder = []string{KindStale, KindCluster, KindSignature, KindIntegrity, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict, KindPolicy}
+var kindOrder = []string{KindStale, KindCluster, KindEmpty, KindSignature, KindIntegrity, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict, KindPolicy}
 
 // Problem is one reason no plan is possible. Beside its sentence it says,
 // for the kinds that have one, the same in structure, so a failure can be

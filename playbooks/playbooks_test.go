@@ -181,7 +181,7 @@ func TestAnsibleDocRendersEveryModule(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ansible-doc: %v\n%s", err, out)
 			}
-			for _, want := range []string{"MODULE colonel_byte.zarf_planner." + tt.module, tt.says, "daemon_path", "kubeconfig", "context", "state_dir", "cache_dir", "EXAMPLES", "check_mode", "diff_mode", "RETURN VALUES"} {
+			for _, want := range []string{"MODULE colonel_byte.zarf_planner." + tt.module, tt.says, "daemon_path", "kubeconfig", "context", "state_dir", "cache_dir", "EXAMPLES", "check_mode", "diff_mode", "RETURN VALUES", "zarf_planner_install_dir", "noexec"} {
 				if !strings.Contains(string(out), want) {
 					t.Errorf("ansible-doc output lacks %q:\n%s", want, out)
 				}
@@ -379,5 +379,36 @@ func TestDeployBundleStopsAtTheFirstFailure(t *testing.T) {
 	i := strings.Index(s, "TASK [colonel_byte.zarf_planner.deploy_packages : Deploy init 0.1.0]")
 	if i < 0 || !strings.Contains(s[i:], "fatal: [localhost]") || strings.Contains(s, "Deploy app-fluxcd") || !strings.Contains(s, "failed=1") {
 		t.Errorf("the play should stop at init's deploy step:\n%s", out)
+	}
+}
+
+// TestDeployBundleOfAnEmptyDirectoryFails: deploy_bundle pointed at a
+// directory with no package archive fails at the plan, naming the
+// directory and what it holds, instead of a green run that deployed
+// nothing; zarf_planner_options' allow_empty makes it the empty run it
+// then is.
+func TestDeployBundleOfAnEmptyDirectoryFails(t *testing.T) {
+	built(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("bundle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	play := func(extra ...string) (string, error) {
+		args := append([]string{"colonel_byte.zarf_planner.deploy_bundle", "-e", "bundle_dir=" + dir, "-e", "zarf_planner_mode=standalone",
+			"-e", "zarf_bin=" + filepath.Join(root, ".tools", "bin", "zarf")}, extra...)
+		cmd := exec.Command(tool(t, "ansible-playbook"), args...)
+		cmd.Dir = root
+		cmd.Env = ansibleEnv(privateStateDir(t))
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := play()
+	if err == nil || !strings.Contains(out, dir+" holds no Zarf package archive: 1 file, none a Zarf package archive") || !strings.Contains(out, "README.md") ||
+		!strings.Contains(out, "failed=1") || strings.Contains(out, "Show the plan") {
+		t.Errorf("deploy_bundle of a directory holding a README alone: %v; want it to fail at the plan, naming the directory\n%s", err, out)
+	}
+	out, err = play("-e", `{"zarf_planner_options": {"allow_empty": true}}`)
+	if err != nil || !strings.Contains(out, "failed=0") {
+		t.Errorf("deploy_bundle with allow_empty: %v; want an empty run\n%s", err, out)
 	}
 }

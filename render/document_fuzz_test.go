@@ -8,6 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/service"
 )
@@ -67,6 +68,11 @@ func FuzzRenderDocument(f *testing.F) {
 		page, err := Plan(res, PlanInput{Directory: "/b", Producer: "fuzz"})
 		if err != nil || !bytes.HasSuffix(bytes.TrimSpace(page), []byte("</html>")) {
 			t.Fatalf("the page: %v (%d bytes)", err, len(page))
+		}
+		// Whatever the values, the page states its time once, where the
+		// caller looks for it: no value can forge or hide it.
+		if _, ok := contract.WithoutStatedTime(page); !ok {
+			t.Fatal("the page does not state its time exactly once where contract.StatedTime marks it")
 		}
 		g, problems := res.Graph, res.Errors
 		if !res.Failed && res.Plan != nil {

@@ -81,7 +81,10 @@ type Fact struct {
 	Label, Value string
 	// Code shows the value in a fixed-width font (a digest, a path).
 	Code bool
-	// Time, when set, is the value's machine-readable time.
+	// Time, when set, is the value's machine-readable time, and the value
+	// is the time the page states (Stamp): the shell marks it as
+	// contract.StatedTime says, so a caller can tell a page that differs
+	// from the one it wrote before only in that time. A page has one.
 	Time string
 }
 
@@ -90,8 +93,9 @@ type Setting struct {
 	Name, Value string
 }
 
-// Stamp is how a page states a time: UTC, to the second, for people
-// (2006-01-02 15:04:05 UTC) and machines (RFC 3339).
+// Stamp is how a page states the time it was asked at: UTC, to the
+// second, for people (2006-01-02 15:04:05 UTC) and machines (RFC 3339),
+// in the one element contract.StatedTime marks. A page has one Stamp.
 func Stamp(t time.Time) Fact {
 	t = t.UTC().Truncate(time.Second)
 	return Fact{Value: t.Format("2006-01-02 15:04:05 UTC"), Time: t.Format(time.RFC3339), Code: true}

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/service"
@@ -132,10 +134,31 @@ func PlanText(w io.Writer, res *service.Result) error {
 	for _, warn := range p.Warnings {
 		Printf(w, "warning: %s\n", warn)
 	}
-	for _, ig := range res.Ignored {
+	ignoredText(w, res.Ignored)
+	return nil
+}
+
+// ignoredText prints the files a plan ignored, one line each, but for
+// the companions of archives (checksum and signature files beside them),
+// which are expected and told in one line with their suffixes: inspect
+// lists each.
+func ignoredText(w io.Writer, ignored []inspect.FileNote) {
+	var companions int
+	var suffixes []string
+	for _, ig := range ignored {
+		if ig.Kind == inspect.IgnoredCompanion {
+			companions++
+			if ext := filepath.Ext(ig.Path); !slices.Contains(suffixes, ext) {
+				suffixes = append(suffixes, ext)
+			}
+			continue
+		}
 		Printf(w, "ignored %s: %s\n", filepath.Base(ig.Path), ig.Reason)
 	}
-	return nil
+	if companions > 0 {
+		slices.Sort(suffixes)
+		Printf(w, "ignored %s of the archives beside them (%s), not read; inspect lists each\n", count(companions, "checksum or signature file"), strings.Join(suffixes, ", "))
+	}
 }
 
 // AfterWords are the names an item waits for, each marked " (inferred)"

@@ -166,13 +166,49 @@ func (s ClusterSource) snapshot(ctx context.Context, files *filesum.Reader) (*fa
 // NewRequest is the request of a directory with these options: the
 // planner's choices, where the cluster's facts come from, and the caller
 // whose words messages use. The cache is the caller's to set.
+//
+// Cluster options a plan does not use (UnusedCluster) are warned about
+// in its result.
 func NewRequest(path string, o options.Request, caller options.Caller) Request {
 	return Request{
-		Path:    path,
-		Options: planner.Options{Plan: o.Plan, Caller: caller},
-		Read:    o.Read,
-		Cluster: ClusterSource{Kube: cluster.Kube{Kubeconfig: o.Kubeconfig, Context: o.Context}, Snapshot: o.Snapshot},
+		Path:     path,
+		Options:  planner.Options{Plan: o.Plan, Caller: caller},
+		Read:     o.Read,
+		Cluster:  ClusterSource{Kube: cluster.Kube{Kubeconfig: o.Kubeconfig, Precedence: o.KubeconfigPrecedence, Context: o.Context}, Snapshot: o.Snapshot},
+		Warnings: UnusedCluster(o, caller),
 	}
+}
+
+// UnusedCluster warns, naming each, about the cluster options (kubeconfig,
+// context) of a plan that reads no live cluster: a standalone plan (mode
+// not given, or a saved plan's; the caller refuses them with mode
+// standalone said outright) or one against a snapshot. A caller fills
+// them in from its environment only for a live cluster, so any here
+// were given.
+func UnusedCluster(o options.Request, caller options.Caller) []string {
+	if o.Mode == options.ModeCluster && o.Snapshot == "" {
+		return nil
+	}
+	var given []string
+	if o.Kubeconfig != "" {
+		given = append(given, "kubeconfig")
+	}
+	if o.Context != "" {
+		given = append(given, "context")
+	}
+	var out []string
+	for _, name := range given {
+		if o.Snapshot != "" {
+			out = append(out, fmt.Sprintf("%s is not used: the plan reads the snapshot %s (%s), not a live cluster; drop it", caller.The(name), o.Snapshot, caller.Option("snapshot")))
+			continue
+		}
+		why := caller.Name("mode") + " not given"
+		if o.Mode == options.ModeStandalone {
+			why = caller.Setting("mode", options.ModeStandalone) // a saved plan's
+		}
+		out = append(out, fmt.Sprintf("%s is not used: the plan is standalone (%s) and reads no cluster; set %s to plan against that cluster, or drop it", caller.The(name), why, caller.Setting("mode", options.ModeCluster)))
+	}
+	return out
 }
 
 // Prepared is a plan request with everything it reads already read: the
@@ -402,6 +438,13 @@ func (p *Prepared) Decide() *Result {
 	cands, sigProbs, sigWarnings := p.checkSignatures()
 	probs = append(probs, sigProbs...)
 	warnings = append(warnings, sigWarnings...)
+	if len(probs) == 0 {
+		// Sources with nothing to plan are a failure, not a plan that
+		// deploys nothing, unless the operator expects one.
+		if e := emptyProblem(req, dir, len(cands)); e != nil {
+			probs = append(probs, *e)
+		}
+	}
 	if len(probs) > 0 {
 		return withCounts(fail(summary(probs), probs, warnings, dir.Ignored), dir.Counts)
 	}

@@ -679,6 +679,9 @@ type WaitRequest struct {
 	// own environment).
 	Kubeconfig string `protobuf:"bytes,2,opt,name=kubeconfig,proto3" json:"kubeconfig,omitempty"`
 	Context    string `protobuf:"bytes,3,opt,name=context,proto3" json:"context,omitempty"`
+	// The files of the caller's KUBECONFIG, in order, merged as kubectl
+	// merges them, when no kubeconfig path is given.
+	KubeconfigPrecedence []string `protobuf:"bytes,6,rep,name=kubeconfig_precedence,json=kubeconfigPrecedence,proto3" json:"kubeconfig_precedence,omitempty"`
 	// How long to wait before failing.
 	TimeoutSeconds int64 `protobuf:"varint,4,opt,name=timeout_seconds,json=timeoutSeconds,proto3" json:"timeout_seconds,omitempty"`
 	unknownFields  protoimpl.UnknownFields
@@ -741,6 +744,13 @@ func (x *WaitRequest) GetContext() string {
 		return x.Context
 	}
 	return ""
+}
+
+func (x *WaitRequest) GetKubeconfigPrecedence() []string {
+	if x != nil {
+		return x.KubeconfigPrecedence
+	}
+	return nil
 }
 
 func (x *WaitRequest) GetTimeoutSeconds() int64 {
@@ -1308,14 +1318,15 @@ const file_planner_proto_rawDesc = "" +
 	"\bregistry\x18\x06 \x01(\v2\x1e.zarfplanner.v1.RegistryAccessR\bregistry\"E\n" +
 	"\x11CacheWarmResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x18\n" +
-	"\achanged\x18\x02 \x01(\bR\achanged\"\xa2\x01\n" +
+	"\achanged\x18\x02 \x01(\bR\achanged\"\xd7\x01\n" +
 	"\vWaitRequest\x12\x18\n" +
 	"\abarrier\x18\x01 \x01(\fR\abarrier\x12\x16\n" +
 	"\x06checks\x18\x05 \x01(\fR\x06checks\x12\x1e\n" +
 	"\n" +
 	"kubeconfig\x18\x02 \x01(\tR\n" +
 	"kubeconfig\x12\x18\n" +
-	"\acontext\x18\x03 \x01(\tR\acontext\x12'\n" +
+	"\acontext\x18\x03 \x01(\tR\acontext\x123\n" +
+	"\x15kubeconfig_precedence\x18\x06 \x03(\tR\x14kubeconfigPrecedence\x12'\n" +
 	"\x0ftimeout_seconds\x18\x04 \x01(\x03R\x0etimeoutSeconds\">\n" +
 	"\fWaitResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +

@@ -45,7 +45,22 @@ type Options struct {
 	// StartTimeout bounds waiting for a started daemon to publish its
 	// state (0 = 15s); the caller's context bounds it too.
 	StartTimeout time.Duration
+	// Cache is the cache directory the call's request uses (absolute; ""
+	// when it uses none). A daemon this call starts opens it while it
+	// starts (EnvOpenCache), so the request finds it open; it opens no
+	// other cache until a request uses it, so it locks no cache another
+	// daemon's callers use (a daemon of its own state and cache
+	// directories leaves the default cache free).
+	Cache string
 }
+
+// EnvOpenCache names, in the environment of a daemon a caller starts, the
+// cache directory to open while starting (Options.Cache; `serve
+// --open-cache` by hand). It is the environment, not a flag, so that a
+// daemon binary of an older release, which knows no such flag, still
+// starts and is then named as of another release, not failed on an
+// unknown flag.
+const EnvOpenCache = "ZARF_PLANNER_OPEN_CACHE"
 
 // Conn is a connection to a running daemon, proved to be this user's
 // daemon of this build.
@@ -441,6 +456,9 @@ func start(ctx context.Context, sd *stateDir, daemon string, opts Options) (int,
 	}
 	cmd := exec.Command(daemon, args...)
 	cmd.Env = daemonEnv(os.Environ())
+	if opts.Cache != "" {
+		cmd.Env = append(cmd.Env, EnvOpenCache+"="+opts.Cache)
+	}
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = "/"

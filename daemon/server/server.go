@@ -9,7 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,7 +59,7 @@ type Server struct {
 	opening map[string]chan struct{}
 	// closed is set by Close: a Preopen that starts later opens nothing.
 	closed bool
-	kube   map[cluster.Kube]kubeEntry
+	kube   map[string]kubeEntry // by cluster.Kube.Key
 	memo   *Memo
 	// signatures remembers signature checks by the bytes checked and the
 	// key, for requests with public_key.
@@ -96,7 +98,7 @@ func New(cfg Config) *Server {
 	// Every request shares one memo of renders: a chart in many archives
 	// or many reads renders once while it is remembered.
 	charts = claims.NewMemo(charts, claims.MemoBytes)
-	return &Server{cfg: cfg, limits: inspect.Limits{Budget: inspect.NewBudget(0), Charts: charts}, renderer: own, caches: map[string]*cache.Cache{}, notes: map[string][]string{}, opening: map[string]chan struct{}{}, kube: map[cluster.Kube]kubeEntry{},
+	return &Server{cfg: cfg, limits: inspect.Limits{Budget: inspect.NewBudget(0), Charts: charts}, renderer: own, caches: map[string]*cache.Cache{}, notes: map[string][]string{}, opening: map[string]chan struct{}{}, kube: map[string]kubeEntry{},
 		memo: NewMemo(memoDocs, memoBytes), signatures: signature.NewMemo(memoSignatures)}
 }
 
@@ -232,52 +234,88 @@ func (d *Server) open(dir string, keep bool) (*cache.Cache, []string, error) {
 	return c, notes, nil
 }
 
-// Preopen opens the default cache in the background, so that a daemon
-// that has just started has it open (Badger creates its next log files)
-// by the time its first request arrives. The notices of opening it are
-// reported to the first request that uses it; an error is met again by
-// the request that opens it.
-func (d *Server) Preopen() {
-	go func() { _, _, _ = d.open("", true) }()
+// Preopen opens the cache of dir ("" for the default) in the background,
+// so that a daemon that has just started has it open (Badger creates its
+// next log files) by the time its first request arrives: the daemon is
+// told the cache of the request that started it. The notices of opening
+// it are reported to the first request that uses it; an error is met
+// again by the request that opens it. No other cache is opened before a
+// request uses it: each one open holds its directory's lock, which every
+// other process of the user then finds held.
+func (d *Server) Preopen(dir string) {
+	go func() { _, _, _ = d.open(dir, true) }()
 }
 
 // clients returns the cached clients of a cluster, keyed by the kubeconfig
-// path and context the caller chose. The daemon never falls back to its
+// files and context the caller chose. The daemon never falls back to its
 // own environment (KUBECONFIG, ~/.kube/config): it serves many callers.
 func (d *Server) clients(k cluster.Kube) (*cluster.Clients, error) {
-	if k.Kubeconfig == "" {
-		return nil, fmt.Errorf("cluster mode through the daemon needs an explicit kubeconfig path: the daemon does not use its own environment (the module passes KUBECONFIG or ~/.kube/config of its caller)")
+	if k.Kubeconfig == "" && len(k.Precedence) == 0 {
+		return nil, fmt.Errorf("cluster mode through the daemon needs the caller's kubeconfig files: the daemon does not use its own environment (the module and the CLI send the kubeconfig given, else K8S_AUTH_KUBECONFIG, the files of KUBECONFIG or ~/.kube/config of their caller)")
 	}
-	abs, err := filepath.Abs(k.Kubeconfig)
+	if k.Kubeconfig != "" {
+		abs, err := filepath.Abs(k.Kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		k.Kubeconfig, k.Precedence = abs, nil
+	}
+	k.Precedence = slices.Clone(k.Precedence)
+	for i, p := range k.Precedence {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("kubeconfig file %q of KUBECONFIG must be absolute when sent to the daemon", p)
+		}
+		k.Precedence[i] = filepath.Clean(p)
+	}
+	// A kubeconfig rewritten in place (a recreated test cluster, rotated
+	// credentials) must not keep answering with the clients of its old
+	// content: the clients are kept with the files' stat (size, mtime,
+	// inode, device; a file of KUBECONFIG that is missing, as missing)
+	// and rebuilt when one changes.
+	seen, err := kubeStamp(k)
 	if err != nil {
 		return nil, err
 	}
-	k.Kubeconfig = abs
-	// A kubeconfig rewritten in place (a recreated test cluster, rotated
-	// credentials) must not keep answering with the clients of its old
-	// content: the clients are kept with the file's stat (size, mtime,
-	// inode, device) and rebuilt when it changes.
-	seen, err := inspect.Stat(abs)
-	if err != nil {
-		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if e, ok := d.kube[k]; ok && e.stamp == seen {
+	key := k.Key()
+	if e, ok := d.kube[key]; ok && slices.Equal(e.stamp, seen) {
 		return e.clients, nil
 	}
 	cl, err := k.Clients()
 	if err != nil {
 		return nil, err
 	}
-	d.kube[k] = kubeEntry{clients: cl, stamp: seen}
+	d.kube[key] = kubeEntry{clients: cl, stamp: seen}
 	return cl, nil
+}
+
+// kubeStamp is the stat of each kubeconfig file k reads: the explicit
+// one, which must exist, or each of the precedence list, a missing one
+// stamped as missing (zero).
+func kubeStamp(k cluster.Kube) ([]inspect.FileStat, error) {
+	if k.Kubeconfig != "" {
+		st, err := inspect.Stat(k.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+		}
+		return []inspect.FileStat{st}, nil
+	}
+	var out []inspect.FileStat
+	for _, p := range k.Precedence {
+		st, err := inspect.Stat(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("reading the kubeconfig %s (KUBECONFIG): %w", p, err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 // kubeEntry is the clients built from a kubeconfig as it was.
 type kubeEntry struct {
 	clients *cluster.Clients
-	stamp   inspect.FileStat
+	stamp   []inspect.FileStat
 }
 
 // count records how a request obtained its archives.
@@ -541,7 +579,7 @@ func (d *Server) Wait(ctx context.Context, req *contract.WaitRequest) (*contract
 			return nil, status.Errorf(codes.InvalidArgument, "%v", err)
 		}
 	}
-	cl, err := d.clients(cluster.Kube{Kubeconfig: req.Cluster.Kubeconfig, Context: req.Cluster.Context})
+	cl, err := d.clients(cluster.Kube{Kubeconfig: req.Cluster.Kubeconfig, Precedence: req.Cluster.KubeconfigPrecedence, Context: req.Cluster.Context})
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
 	}

@@ -72,7 +72,7 @@ func TestClientsFollowARewrittenKubeconfig(t *testing.T) {
 func TestPreopenedCacheServesTheFirstRequestAndCloses(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
 	d := New(Config{DefaultCache: dir})
-	d.Preopen()
+	d.Preopen(dir) // the default, by its path: one open cache
 	c, err := d.Cache("")
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func TestPreopenedCacheServesTheFirstRequestAndCloses(t *testing.T) {
 	}
 	// Closed: the lock is free for the next daemon, and a late Preopen
 	// opens nothing.
-	d.Preopen()
+	d.Preopen(dir)
 	next := New(Config{DefaultCache: dir})
 	defer next.Close()
 	if _, err := next.Cache(""); err != nil {

@@ -36,21 +36,51 @@ import (
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
-// Kube names a cluster the way the caller chose it: an explicit kubeconfig
-// path (else KUBECONFIG and ~/.kube/config, by clientcmd's rules) and an
-// optional context override.
+// Kube names a cluster the way the caller chose it: a kubeconfig path,
+// else the files of the caller's KUBECONFIG (merged as kubectl merges
+// them), and an optional context override. It never falls back to this
+// process's environment: the caller says which files (caller.Cluster).
 type Kube struct {
+	// Kubeconfig is the one kubeconfig file given (kubectl's
+	// --kubeconfig); when set, Precedence is not read.
 	Kubeconfig string
+	// Precedence are the files of the caller's KUBECONFIG, in order:
+	// client-go's loading rules merge them, the first to set a value
+	// winning, and pass over those that do not exist.
+	Precedence []string
 	Context    string
+}
+
+// rules are client-go's loading rules for the files k names: the
+// explicit path alone, else the precedence list. Unlike
+// clientcmd.NewDefaultClientConfigLoadingRules they take nothing from
+// this process's environment (KUBECONFIG, KUBERNETES_MASTER) and migrate
+// no file.
+func (k Kube) rules() *clientcmd.ClientConfigLoadingRules {
+	if k.Kubeconfig != "" {
+		return &clientcmd.ClientConfigLoadingRules{ExplicitPath: k.Kubeconfig}
+	}
+	return &clientcmd.ClientConfigLoadingRules{Precedence: slices.Clone(k.Precedence)}
+}
+
+// Files names the kubeconfig files k reads, for messages: the path, or
+// the precedence list joined as KUBECONFIG joins it.
+func (k Kube) Files() string {
+	if k.Kubeconfig != "" {
+		return k.Kubeconfig
+	}
+	return strings.Join(k.Precedence, string(filepath.ListSeparator))
+}
+
+// Key is k as one comparable string (a map key for cached clients).
+func (k Kube) Key() string {
+	return strings.Join(append([]string{k.Kubeconfig, k.Context}, k.Precedence...), "\x00")
 }
 
 // RESTConfig resolves the client configuration and the cluster's name for
 // messages (the context used).
 func (k Kube) RESTConfig() (*rest.Config, string, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if k.Kubeconfig != "" {
-		rules.ExplicitPath = k.Kubeconfig
-	}
+	rules := k.rules()
 	if err := checkKubeconfigs(rules); err != nil {
 		return nil, "", err
 	}

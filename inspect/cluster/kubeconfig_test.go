@@ -71,3 +71,100 @@ current-context: ctx-a
 		t.Errorf("unknown context: %v", err)
 	}
 }
+
+// A kubeconfig client-go cannot decode is refused with a message that
+// names the file and says what is wrong in words, never a Go type; what
+// client-go accepts (an empty file, a mapping with fields it does not
+// know) is left to it.
+func TestAKubeconfigThatIsNotOneIsNamedInWords(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want       []string // "" body: accepted as client-go accepts it
+	}{
+		{"not YAML", "apiVersion: v1\nkind: Config\nclusters: [\n", []string{"is not YAML", "line"}},
+		{"a sentence", "this is not a kubeconfig\n", []string{"holds a string, not a mapping"}},
+		{"a list", "- a\n- b\n", []string{"holds a list, not a mapping"}},
+		{"a field of another type", "apiVersion: v1\nkind: Config\nclusters: 5\n", []string{"field clusters is a number where a list belongs"}},
+		{"a nested field of another type", "apiVersion: v1\nkind: Config\nclusters:\n- name: a\n  cluster: {server: [1]}\n", []string{"field clusters.cluster.server is a list where a string belongs"}},
+		{"empty", "\n", nil},
+		{"an unknown field", "apiVersion: v1\nkind: Config\nsomething: else\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kc := filepath.Join(t.TempDir(), "config")
+			if err := os.WriteFile(kc, []byte(tt.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := Kube{Kubeconfig: kc}.RESTConfig()
+			if tt.want == nil {
+				if err != nil && strings.Contains(err.Error(), "a kubeconfig is a YAML mapping") {
+					t.Errorf("refused what client-go accepts: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("accepted; want a refusal")
+			}
+			msg := err.Error()
+			for _, w := range append(tt.want, "kubeconfig "+kc) {
+				if !strings.Contains(msg, w) {
+					t.Errorf("the message %q does not say %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "Go value") || strings.Contains(msg, "Go struct") || strings.Contains(msg, "struct {") {
+				t.Errorf("the message names a Go type: %q", msg)
+			}
+			if _, _, err := (Kube{Kubeconfig: kc}).Pinned(); err == nil || err.Error() != msg {
+				t.Errorf("Pinned says %v; want what RESTConfig says", err)
+			}
+		})
+	}
+}
+
+// TestAPrecedenceListIsMergedAsKubectlMergesIt: the files of a KUBECONFIG
+// list are merged, the first to set a value winning, a missing one passed
+// over; a context only the second file holds is found; a list none of
+// whose files exists is an error naming them, not an empty config.
+func TestAPrecedenceListIsMergedAsKubectlMergesIt(t *testing.T) {
+	dir := t.TempDir()
+	first, second, missing := filepath.Join(dir, "first"), filepath.Join(dir, "second"), filepath.Join(dir, "missing")
+	for p, body := range map[string]string{
+		first: `apiVersion: v1
+kind: Config
+clusters: [{name: dev, cluster: {server: "https://dev.example:6443"}}]
+users: [{name: dev, user: {token: dev-token}}]
+contexts: [{name: dev, context: {cluster: dev, user: dev}}]
+current-context: dev
+`,
+		second: `apiVersion: v1
+kind: Config
+clusters: [{name: prod, cluster: {server: "https://prod.example:6443"}}]
+users: [{name: prod, user: {token: prod-token}}]
+contexts: [{name: prod, context: {cluster: prod, user: prod}}]
+current-context: prod
+`,
+	} {
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := []string{missing, first, second}
+	cfg, name, err := Kube{Precedence: list, Context: "prod"}.RESTConfig()
+	if err != nil || name != "prod" || cfg.Host != "https://prod.example:6443" || cfg.BearerToken != "prod-token" {
+		t.Fatalf("context prod of the second file: %v %q %v; want prod's server and token", cfg, name, err)
+	}
+	// The first file's current context wins, as with kubectl.
+	if cfg, name, err := (Kube{Precedence: list}).RESTConfig(); err != nil || name != "dev" || cfg.Host != "https://dev.example:6443" {
+		t.Errorf("no context: %q %v; want the first file's current context, dev", name, err)
+	}
+	if b, name, err := (Kube{Precedence: list, Context: "prod"}).Pinned(); err != nil || name != "prod" || strings.Contains(string(b), "dev-token") {
+		t.Errorf("pinned prod: %q %v\n%s", name, err, b)
+	}
+	// An explicit path reads that file alone.
+	if _, _, err := (Kube{Kubeconfig: first, Precedence: list, Context: "prod"}).Pinned(); err == nil || !strings.Contains(err.Error(), `no context "prod" (it has: dev)`) {
+		t.Errorf("explicit first file, context prod: %v; want prod not found in it", err)
+	}
+	if _, _, err := (Kube{Precedence: []string{missing}}).RESTConfig(); err == nil || !strings.Contains(err.Error(), "none of the files KUBECONFIG lists exists ("+missing+")") {
+		t.Errorf("no file of the list exists: %v; want an error naming it", err)
+	}
+}

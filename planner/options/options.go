@@ -39,6 +39,8 @@
 //	choices  the allowed values, comma-separated
 //	alias    former spellings, comma-separated, accepted for one release;
 //	         a leading "!" marks a CLI flag that sets a bool to false
+//	option   "-" on a field that travels with the request but is set by
+//	         the caller, never by an operator: it declares no option
 //
 // It is pure: it opens no file and reads no environment.
 package options
@@ -105,8 +107,15 @@ const (
 // Cluster names the cluster a cluster-aware plan (or a readiness barrier)
 // reads.
 type Cluster struct {
-	Kubeconfig string `json:"kubeconfig,omitempty" type:"path" opens:"daemon" help:"Kubeconfig of the target cluster. Default: K8S_AUTH_KUBECONFIG, then the first entry of KUBECONFIG, then ~/.kube/config, where the module or CLI runs; the daemon is always given this path explicitly."`
-	Context    string `json:"context,omitempty" help:"Kubeconfig context to use. Default: K8S_AUTH_CONTEXT, then the kubeconfig's current context."`
+	Kubeconfig string `json:"kubeconfig,omitempty" type:"path" opens:"daemon" help:"Kubeconfig of the target cluster. Default: K8S_AUTH_KUBECONFIG, then the files KUBECONFIG lists, merged as kubectl merges them (the first file to set a value wins), then ~/.kube/config, where the module or CLI runs; the daemon is always sent these paths, never reading its own environment. A plan that reads no live cluster (standalone, or against a snapshot) does not use it: refused with mode standalone given, else warned about."`
+	Context    string `json:"context,omitempty" help:"Kubeconfig context to use. Default: K8S_AUTH_CONTEXT, then the kubeconfig's current context (the first file's that sets one, of several). A plan that reads no live cluster does not use it: refused with mode standalone given, else warned about."`
+	// KubeconfigPrecedence is the caller's KUBECONFIG, its files in
+	// order and made absolute, when no kubeconfig is given: they are
+	// loaded as kubectl loads them (client-go's loading rules, merged).
+	// The caller sets it (caller.Cluster), never an operator, so it is no
+	// option (tag option:"-"); it travels with the request because the
+	// daemon never reads its own environment.
+	KubeconfigPrecedence []string `json:"kubeconfig_precedence,omitempty" option:"-"`
 }
 
 // Cache says how archives are read.
@@ -135,6 +144,8 @@ type Read struct {
 	Policy  string `json:"policy,omitempty" type:"path" content:"1MiB" help:"A maximal policy (YAML, schema docs/policy.schema.json): what packages may claim (allowed) and may not (denied, which wins) on the cluster and the deploying host: namespaces, CRD groups, cluster-scoped kinds, image registries and images not carried, cluster-wide RBAC wildcards, onDeploy and onRemove actions and their commands, host file paths. The plan fails, naming each package, claim, object and policy line, when a package it would deploy claims beyond it; an unknown claim only when a field bounds a kind it may affect."`
 	// Prerequisites are the operator's PackagePrerequisites documents.
 	Prerequisites string `json:"prerequisites,omitempty" type:"path" content:"4MiB" dir:"yaml" help:"The operator's PackagePrerequisites documents: a YAML file of one or more (separated by ---), or a directory of such files (*.yaml, *.yml, directly inside). Each names a package (metadata.package) and, optionally, the versions it applies to (metadata.version, a semver range), and replaces, for those archives, the document the archive carries: what it requires, provides and assumes is the operator's. Requirements inferred from what a package uses are still added, unless its document assumes them (assumes). Two documents for one archive fail the plan (kind invalid); one that matches no archive is a warning."`
+	// AllowEmpty accepts sources that hold no Zarf package archive.
+	AllowEmpty bool `json:"allow_empty,omitempty" help:"Accept sources that hold no Zarf package archive: the plan then deploys nothing. Without it such a plan fails (kind empty), naming the directory and what it holds, so an empty or wrong bundle directory is never a green run. Sources whose every package archive was left out as unusable fail either way."`
 }
 
 // Integrity policies.
@@ -149,7 +160,7 @@ const (
 // Its paths carry no content tag: they are outputs, written and never
 // read, so what they hold decides nothing.
 type Output struct {
-	ReportHTML string `json:"html_to,omitempty" type:"path" opens:"caller" alias:"report_html" help:"Also write the plan as one self-contained HTML page (the graph by levels, every package's reasons, barrier and sha256; a failure drawn as well as told) to this file, on the host where the module or CLI runs. Its directory must exist; the file is replaced whole, and only when its content changes. The time it states is SOURCE_DATE_EPOCH when set, else the time of the call."`
+	ReportHTML string `json:"html_to,omitempty" type:"path" opens:"caller" alias:"report_html" help:"Also write the plan as one self-contained HTML page (the graph by levels, every package's reasons, barrier and sha256; a failure drawn as well as told) to this file, on the host where the module or CLI runs. Its directory must exist; the file is replaced whole, and only when its content changes: a page that differs from the file only in the time it states leaves the file as it is (changed is false). The time it states is SOURCE_DATE_EPOCH when set, else the time of the call."`
 	// FileMode is named file_mode, not Ansible's mode: mode is the
 	// planning mode (standalone or cluster).
 	FileMode string `json:"file_mode,omitempty" type:"mode" help:"The mode of the files written (save_to, html_to), in octal as Ansible's mode is written ('0640'; a number YAML reads as octal, such as 0640 unquoted, is taken too). Default: 0600, the owner's alone, since they can hold what the cluster holds. Applied to a file already there as well, rewritten with its mode when only the mode differs. Only read, write and execute bits, and never write for others."`
@@ -347,7 +358,7 @@ func collect(t reflect.Type, index []int, out *[]Option) {
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" || name == "-" || !f.IsExported() {
+		if name == "" || name == "-" || !f.IsExported() || f.Tag.Get("option") == "-" {
 			continue
 		}
 		o := Option{Name: name, Kind: kindOf(f), Help: f.Tag.Get("help"), Default: f.Tag.Get("default"), index: idx}

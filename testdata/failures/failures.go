@@ -156,6 +156,14 @@ func Fixtures(t *testing.T) map[string]Fixture {
 	truncated := copyDir(t, bundle("signed"))
 	rewrite(t, truncated, signedBase, func(b []byte) []byte { return b[:len(b)/2] })
 	amd64 := func(o map[string]any) map[string]any { o["architecture"] = "amd64"; return o }
+	// A bundle directory holding what sits beside archives, and no
+	// archive.
+	empty := t.TempDir()
+	for _, name := range []string{"README.md", "zarf-package-app-amd64-1.0.0.tar.zst.sha256"} {
+		if err := os.WriteFile(filepath.Join(empty, name), []byte("companion\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return map[string]Fixture{
 		"stale": {
 			Dir: copyDir(t, bundle("signed")), Options: amd64(map[string]any{}), SaveFirst: true,
@@ -169,6 +177,10 @@ func Fixtures(t *testing.T) map[string]Fixture {
 			Dir:     bundle("signed"),
 			Options: amd64(map[string]any{"snapshot": filepath.Join(t.TempDir(), "no-such-snapshot.json")}),
 			Package: "base", Catalog: "base", ReplayKind: "cluster",
+		},
+		"empty": {
+			Dir: empty, Options: amd64(map[string]any{}),
+			Package: "app", Catalog: "README.md", ReplayKind: "stale",
 		},
 		"signature": {
 			Dir:     bundle("signed"),

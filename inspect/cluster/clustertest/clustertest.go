@@ -25,6 +25,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
@@ -288,4 +290,44 @@ func findProcess(t testing.TB, binary, marker string) (int, []string) {
 	}
 	t.Fatalf("no %s process mentions %s", binary, marker)
 	return 0, nil
+}
+
+// KubeconfigList writes two kubeconfig files and returns them as a
+// KUBECONFIG value (joined with the path list separator), the way an
+// operator keeps one file per cluster: the first file reaches no cluster
+// (its context "dev", made current, names an address nothing listens
+// on), the second holds this cluster's admin credentials under the
+// context name given (current there, but the first file's current
+// context wins when kubectl merges them). Only a reader that merges the
+// list, as kubectl does, finds the context.
+func (c *Cluster) KubeconfigList(t testing.TB, context string) string {
+	t.Helper()
+	admin, err := clientcmd.LoadFromFile(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, ok := admin.Contexts[admin.CurrentContext]
+	if !ok {
+		t.Fatalf("the admin kubeconfig %s has no current context", c.Kubeconfig)
+	}
+	second := clientcmdapi.NewConfig()
+	second.Clusters[context] = admin.Clusters[cur.Cluster]
+	second.AuthInfos[context] = admin.AuthInfos[cur.AuthInfo]
+	second.Contexts[context] = &clientcmdapi.Context{Cluster: context, AuthInfo: context}
+	second.CurrentContext = context
+	first := clientcmdapi.NewConfig()
+	first.Clusters["dev"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
+	first.AuthInfos["dev"] = &clientcmdapi.AuthInfo{Token: "dev-token"}
+	first.Contexts["dev"] = &clientcmdapi.Context{Cluster: "dev", AuthInfo: "dev"}
+	first.CurrentContext = "dev"
+	dir := t.TempDir()
+	var files []string
+	for i, cfg := range []*clientcmdapi.Config{first, second} {
+		p := filepath.Join(dir, fmt.Sprintf("kubeconfig-%d", i+1))
+		if err := clientcmd.WriteToFile(*cfg, p); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	return strings.Join(files, string(filepath.ListSeparator))
 }

@@ -6,16 +6,25 @@ architecture, installing them there once per collection version.
 The collection carries static Linux binaries for amd64 and arm64 (the module,
 the zarf-planner daemon and its chart renderer) under ``binaries/linux-<arch>/`` with a
 ``binaries/SHA256SUMS`` manifest. Each module in ``plugins/modules`` is a small
-POSIX shell script that runs the module binary installed in
+POSIX shell script that runs the module binary installed in the install
+directory on the target, the first of:
 
-    ${ZARF_PLANNER_INSTALL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/colonel_byte.zarf_planner/<version>}
+1. ``ZARF_PLANNER_INSTALL_DIR`` in the task's ``environment`` (task, block
+   or play);
+2. the variable ``zarf_planner_install_dir`` (inventory, play or task vars);
+3. ``ZARF_PLANNER_INSTALL_DIR`` in the target's own environment;
+4. ``${XDG_DATA_HOME:-$HOME/.local/share}/colonel_byte.zarf_planner/<version>``.
 
-on the target. This action plugin, run on the controller before each module,
-asks the target for its architecture and for that directory's install
-marker, copies the three binaries of the target's architecture there when the
-marker is missing or names other bytes (so a later run of the same version
-copies nothing), then runs the module. The module finds the daemon beside
-itself (and the daemon its renderer), so no daemon_path is needed.
+This action plugin, run on the controller before each module, asks the
+target for its architecture, for that directory, whether the binaries there
+can run, and for its install marker; copies the three binaries of the
+target's architecture there when the marker is missing or names other bytes
+(so a later run of the same version copies nothing); then runs the module
+with ``ZARF_PLANNER_INSTALL_DIR`` set to that directory, so the module runs
+the very binaries installed. A directory on a filesystem mounted ``noexec``
+(where a hardened host often puts ``$HOME``) is refused, naming what to set.
+The module finds the daemon beside itself (and the daemon its renderer), so
+no daemon_path is needed.
 """
 
 from __future__ import annotations
@@ -39,14 +48,31 @@ BINARIES = ("zarf_planner_module", "zarf-planner", "zarf-planner-render")
 
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# The probe prints the target's architecture, the install directory and
-# the marker of what is installed there (empty when nothing is).
+# The environment variable and the variable that name the install directory.
+ENV_INSTALL_DIR = "ZARF_PLANNER_INSTALL_DIR"
+VAR_INSTALL_DIR = "zarf_planner_install_dir"
+
+# The probe prints the target's architecture, the install directory,
+# "exec" or "not-exec" (the installed module binary is there and the kernel
+# would not run it: a noexec mount, or a mode without x, which an install
+# repairs), and the marker of what is installed there (empty when nothing is).
 PROBE = (
     'uname -m; '
     'd="${ZARF_PLANNER_INSTALL_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/colonel_byte.zarf_planner/%s}"; '
     'printf "%%s\\n" "$d"; '
+    'if [ -f "$d/zarf_planner_module" ] && [ ! -x "$d/zarf_planner_module" ]; then echo not-exec; else echo exec; fi; '
     'cat "$d/.installed" 2>/dev/null || true'
 )
+
+# Exit codes of the install script: the kernel will not execute the files
+# it installed (a noexec mount), or the installed daemon did not run.
+NOEXEC, NORUN = 3, 4
+
+# What to set, said whenever the install directory cannot be used.
+WHAT_TO_SET = (
+    "set the variable %s (inventory, play or task vars) or %s in the task's environment "
+    "to an absolute directory on a filesystem that allows execution, such as /opt/zarf-planner or /var/lib/zarf-planner"
+) % (VAR_INSTALL_DIR, ENV_INSTALL_DIR)
 
 
 def collection_version():
@@ -71,33 +97,80 @@ class ZarfPlannerAction(ActionBase):
 
     TRANSFERS_FILES = True
 
+    # The install directory the binaries were found or installed in, which
+    # the module is then run with (ZARF_PLANNER_INSTALL_DIR); None before.
+    _install_dir = None
+
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         del tmp  # the module makes and removes its own
         try:
-            self._install()
+            self._install_dir = self._install(self._install_env(task_vars or {}))
         except AnsibleActionFail as e:
             result.update(failed=True, msg=str(e))
             return result
         result.update(self._execute_module(module_name=self._task.action, module_args=self._task.args, task_vars=task_vars))
         return result
 
-    def _shell(self, cmd, what):
-        res = self._low_level_execute_command(cmd)
+    def _compute_environment_string(self, raw_environment_out=None):
+        """The task's environment, with ZARF_PLANNER_INSTALL_DIR set to the
+        directory the binaries were installed in, so that the module runs
+        those and no others."""
+        env = {}
+        super()._compute_environment_string(env)
+        if self._install_dir:
+            env[ENV_INSTALL_DIR] = self._install_dir
+        if isinstance(raw_environment_out, dict):
+            raw_environment_out.clear()
+            raw_environment_out.update(env)
+        return self._connection._shell.env_prefix(**env)
+
+    def _install_env(self, task_vars):
+        """The environment the probe and the install run in: the task's
+        own, with ZARF_PLANNER_INSTALL_DIR from zarf_planner_install_dir
+        unless the task's environment sets it. Either must be absolute."""
+        env = {}
+        super()._compute_environment_string(env)
+        source = "%s in the task's environment" % ENV_INSTALL_DIR
+        value = env.get(ENV_INSTALL_DIR)
+        if value in (None, ""):
+            env.pop(ENV_INSTALL_DIR, None)
+            value = task_vars.get(VAR_INSTALL_DIR)
+            if value is not None:
+                value = self._templar.template(value)
+            source = "the variable %s" % VAR_INSTALL_DIR
+        if value in (None, ""):
+            return env
+        if not isinstance(value, str) or not value.startswith("/") or "\n" in value:
+            raise AnsibleActionFail(
+                "zarf-planner: %s is %s; the install directory must be an absolute path on the target (%s)"
+                % (source, json.dumps(value, default=str), WHAT_TO_SET)
+            )
+        env[ENV_INSTALL_DIR] = value
+        return env
+
+    def _shell(self, cmd, what, env=None):
+        res = self._low_level_execute_command(self._with_env(cmd, env))
         if res.get("rc", 1) != 0:
             raise AnsibleActionFail(
                 "zarf-planner: %s failed on the target (rc %s): %s" % (what, res.get("rc"), (res.get("stderr") or res.get("stdout") or "").strip())
             )
         return res.get("stdout", "")
 
-    def _install(self):
-        """Install this version's binaries for the target's architecture,
-        unless they are there already."""
+    def _with_env(self, script, env):
+        """script run by /bin/sh with env set."""
+        prefix = self._connection._shell.env_prefix(**env) if env else ""
+        return ("%s /bin/sh -c %s" % (prefix, shlex.quote(script))).strip()
+
+    def _install(self, env):
+        """Install this version's binaries for the target's architecture in
+        the install directory env names (else the default), unless they are
+        there already, and return that directory."""
         version = collection_version()
-        lines = self._shell(PROBE % shlex.quote(version), "probing the architecture and install directory").splitlines()
-        if len(lines) < 2:
+        lines = self._shell(PROBE % shlex.quote(version), "probing the architecture and install directory", env).splitlines()
+        if len(lines) < 3:
             raise AnsibleActionFail("zarf-planner: the target answered the probe with %r" % lines)
-        machine, directory = lines[0].strip(), lines[1].strip()
+        machine, directory, runs = lines[0].strip(), lines[1].strip(), lines[2].strip()
         arch = ARCHITECTURES.get(machine)
         if arch is None:
             raise AnsibleActionFail(
@@ -113,9 +186,9 @@ class ZarfPlannerAction(ActionBase):
                 % (machine, arch, ", ".join(missing))
             )
         want = "\n".join("%s  %s" % (sums["linux-%s/%s" % (arch, b)], b) for b in BINARIES)
-        installed = "\n".join(l.strip() for l in lines[2:] if l.strip())
-        if installed == want:
-            return
+        installed = "\n".join(l.strip() for l in lines[3:] if l.strip())
+        if installed == want and runs == "exec":
+            return directory
         remote_tmp = self._make_tmp_path()
         try:
             staged = []
@@ -134,13 +207,34 @@ class ZarfPlannerAction(ActionBase):
             # Each file is renamed into place (rename is atomic), the marker
             # last: a concurrent run, or a module starting meanwhile, sees
             # whole files, and the marker only once every file is there.
+            # Before the marker, the binaries must run where they are: a
+            # file with its x bits that the kernel still will not execute
+            # is on a noexec mount.
             script = (
                 "set -e; umask 022; d=%(d)s; mkdir -p \"$d\"; "
                 "for f in %(files)s; do b=$(basename \"$f\"); cp \"$f\" \"$d/.$b.$$\"; "
                 "case \"$b\" in zarf-planner-render) m=0711;; *) m=0755;; esac; "
                 "chmod $m \"$d/.$b.$$\"; mv -f \"$d/.$b.$$\" \"$d/$b\"; done; "
+                "[ -x \"$d/zarf_planner_module\" ] || exit %(noexec)d; "
+                "\"$d/zarf-planner\" version >/dev/null || exit %(norun)d; "
                 "cp %(marker)s \"$d/..installed.$$\"; chmod 0644 \"$d/..installed.$$\"; mv -f \"$d/..installed.$$\" \"$d/.installed\""
-            ) % {"d": q(directory), "files": " ".join(q(s) for s in staged), "marker": q(marker)}
-            self._shell("/bin/sh -c %s" % q(script), "installing the zarf-planner binaries in %s" % directory)
+            ) % {"d": q(directory), "files": " ".join(q(s) for s in staged), "marker": q(marker), "noexec": NOEXEC, "norun": NORUN}
+            res = self._low_level_execute_command(self._with_env(script, None))
+            rc = res.get("rc", 1)
+            said = (res.get("stderr") or res.get("stdout") or "").strip()
+            if rc == NOEXEC:
+                raise AnsibleActionFail(
+                    "zarf-planner: the install directory %s is on a filesystem mounted noexec: the binaries copied there cannot run; %s"
+                    % (directory, WHAT_TO_SET)
+                )
+            if rc == NORUN:
+                raise AnsibleActionFail(
+                    "zarf-planner: the zarf-planner binary installed in %s does not run there (%s); %s" % (directory, said, WHAT_TO_SET)
+                )
+            if rc != 0:
+                raise AnsibleActionFail(
+                    "zarf-planner: installing the zarf-planner binaries in %s failed on the target (rc %s): %s" % (directory, rc, said)
+                )
         finally:
             self._remove_tmp_path(remote_tmp)
+        return directory

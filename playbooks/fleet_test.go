@@ -1,0 +1,268 @@
+package playbooks_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
+)
+
+// startClusters starts n test API servers at once (each takes seconds to
+// come up) and stops them when the test ends.
+func startClusters(t *testing.T, n int) []*clustertest.Cluster {
+	t.Helper()
+	dirs := make([]string, n)
+	for i := range dirs {
+		dirs[i] = t.TempDir()
+	}
+	clusters := make([]*clustertest.Cluster, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range clusters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			clusters[i], errs[i] = clustertest.Launch(dirs[i])
+		}()
+	}
+	wg.Wait()
+	for _, c := range clusters {
+		if c != nil {
+			t.Cleanup(func() {
+				if err := c.Stop(); err != nil {
+					t.Logf("stopping a control plane: %v", err)
+				}
+			})
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return clusters
+}
+
+// readOnlyKubeconfig writes a kubeconfig for a user who may read every
+// object of the cluster and change none: a plan of the cluster succeeds,
+// a deploy to it fails.
+func readOnlyKubeconfig(t *testing.T, c *clustertest.Cluster, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}}},
+	}
+	if _, err := c.Client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: name}},
+	}
+	if _, err := c.Client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return c.UserKubeconfig(t, name)
+}
+
+// recapLine is one host's line of the PLAY RECAP.
+var recapLine = regexp.MustCompile(`(?m)^(\S+)\s+: ok=\d+\s+changed=\d+\s+unreachable=(\d+)\s+failed=(\d+)`)
+
+// recap reads the PLAY RECAP of a run: each host's failed count (plus
+// unreachable).
+func recap(out string) map[string]string {
+	_, tail, _ := strings.Cut(out, "PLAY RECAP")
+	hosts := map[string]string{}
+	for _, m := range recapLine.FindAllStringSubmatch(tail, -1) {
+		hosts[m[1]] = "failed=" + m[3] + " unreachable=" + m[2]
+	}
+	return hosts
+}
+
+// snapshotPackages lists the zarf packages installed in a cluster, with
+// their generation, as zarf-planner snapshot reads them.
+func snapshotPackages(t *testing.T, kubeconfig string) map[string]int {
+	t.Helper()
+	snap, err := exec.Command(filepath.Join(root, "bin", "zarf-planner"), "snapshot", "--kubeconfig", kubeconfig, "-o", "json").Output()
+	if err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	var cluster struct {
+		Packages []struct {
+			Name       string
+			Generation int
+		}
+	}
+	if err := json.Unmarshal(snap, &cluster); err != nil {
+		t.Fatal(err)
+	}
+	installed := map[string]int{}
+	for _, p := range cluster.Packages {
+		installed[p.Name] = p.Generation
+	}
+	return installed
+}
+
+// TestDeployBundlePlansAndDeploysEveryHost runs the collection's
+// deploy_bundle once on an inventory of three hosts, each with its own
+// test API server in its own state: one empty, one with base installed
+// already, one whose user may read but not write (its plan succeeds, its
+// first deploy fails). Every host plans its own cluster and deploys its
+// own plan; the failure of one does not stop or hide the others: the
+// recap lists all three, each cluster holds what its own plan deployed,
+// and each host's deploy report says so.
+func TestDeployBundlePlansAndDeploysEveryHost(t *testing.T) {
+	built(t)
+	clusters := startClusters(t, 3)
+	empty, installed, readOnly := clusters[0], clusters[1], clusters[2]
+	// Two packages of the signed fixtures: enough for plans that differ by
+	// what each cluster holds. tool's plan item is the same wherever it
+	// is planned, first on one host and second on another: see below.
+	bundle := t.TempDir()
+	for _, p := range []string{"zarf-package-base-amd64-1.0.0.tar.zst", "zarf-package-tool-amd64-1.0.0.tar.zst"} {
+		b, err := os.ReadFile(filepath.Join(root, "testdata", "bundles", "signed", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bundle, p), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	installed.Deploy(t, filepath.Join(bundle, "zarf-package-base-amd64-1.0.0.tar.zst"))
+	hosts := []struct {
+		name       string
+		cluster    *clustertest.Cluster
+		kubeconfig string   // the host's, for the play
+		before     []string // installed before the run
+		planned    []string // what its plan deploys, in any order
+		result     string   // its deploy report's
+	}{
+		// First: Ansible runs an include once for every host that has it
+		// with the same variables, in the order it meets them, and this
+		// host's plan starts with the item the next host's has second.
+		{"cluster-installed", installed, installed.Kubeconfig, []string{"base"}, []string{"tool"}, "succeeded"},
+		{"cluster-empty", empty, empty.Kubeconfig, nil, []string{"base", "tool"}, "succeeded"},
+		{"cluster-readonly", readOnly, readOnlyKubeconfig(t, readOnly, "reader"), nil, []string{"base", "tool"}, "stopped"},
+	}
+	inventory := "[clusters]\n"
+	for _, h := range hosts {
+		inventory += h.name + " kubeconfig=" + h.kubeconfig + "\n"
+	}
+	inventory += "[clusters:vars]\nansible_connection=local\nansible_python_interpreter=\"{{ ansible_playbook_python }}\"\n"
+	inv := filepath.Join(t.TempDir(), "inventory.ini")
+	if err := os.WriteFile(inv, []byte(inventory), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reports := t.TempDir()
+	cmd := exec.Command(tool(t, "ansible-playbook"), "colonel_byte.zarf_planner.deploy_bundle", "-i", inv,
+		"-e", "bundle_dir="+bundle, "-e", "zarf_bin="+filepath.Join(root, ".tools", "bin", "zarf"),
+		"-e", `{"zarf_deploy_args": ["--connected"]}`,
+		"-e", `{"zarf_planner_options": {"public_key": "`+filepath.Join(root, "testdata", "keys", "cosign.pub")+`"}}`,
+		"-e", "deploy_report="+reports+"/{{ inventory_hostname }}")
+	cmd.Dir = root
+	cmd.Env = ansibleEnv(privateStateDir(t))
+	b, err := cmd.CombinedOutput()
+	out := string(b)
+	got := recap(out)
+	want := map[string]string{"cluster-empty": "failed=0 unreachable=0", "cluster-installed": "failed=0 unreachable=0", "cluster-readonly": "failed=1 unreachable=0"}
+	if !maps.Equal(got, want) {
+		t.Fatalf("recap: %v; want %v\n%s", got, want, out)
+	}
+	if err == nil {
+		t.Fatalf("the run succeeded although cluster-readonly cannot be written to:\n%s", out)
+	}
+	for _, h := range hosts {
+		t.Run(h.name, func(t *testing.T) {
+			r, _ := readReport(t, filepath.Join(reports, h.name))
+			var planned []string
+			for _, p := range r.Packages {
+				planned = append(planned, p.Name)
+			}
+			if slices.Sort(planned); !slices.Equal(planned, h.planned) || r.Result != h.result {
+				t.Fatalf("its report: %s, planned %v; want %s, planned %v", r.Result, planned, h.result, h.planned)
+			}
+			wantInstalled := map[string]int{}
+			for _, p := range h.before {
+				wantInstalled[p] = 1
+			}
+			for _, p := range r.Packages {
+				if p.Result == "deployed" {
+					wantInstalled[p.Name]++
+				}
+			}
+			if h.result == "stopped" && (r.StoppedStep != "deploy" || r.Deployed != 0 || r.Packages[0].Result != "failed") {
+				t.Errorf("its report: stopped at %q (step %q), %d deployed; want its first package's deploy step, none deployed", r.StoppedAt, r.StoppedStep, r.Deployed)
+			}
+			if have := snapshotPackages(t, h.cluster.Kubeconfig); !maps.Equal(have, wantInstalled) {
+				t.Errorf("the cluster holds %v (package: generation); want %v", have, wantInstalled)
+			}
+		})
+	}
+}
+
+// TestDeployBundleRefusesTwoHostsWritingOneFile runs deploy_bundle on two
+// hosts of one machine (connection local) given one deploy report path:
+// both stop before planning, each naming the other, the path and what to
+// set. With serial 1 the second batch is refused the path the first wrote.
+func TestDeployBundleRefusesTwoHostsWritingOneFile(t *testing.T) {
+	built(t)
+	inv := filepath.Join(t.TempDir(), "inventory.ini")
+	if err := os.WriteFile(inv, []byte("[clusters]\nprod-a\nprod-b\n[clusters:vars]\nansible_connection=local\nansible_python_interpreter=\"{{ ansible_playbook_python }}\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	report := filepath.Join(t.TempDir(), "report")
+	saved := filepath.Join(t.TempDir(), "plan.json")
+	state := privateStateDir(t)
+	run := func(extra ...string) string {
+		args := append([]string{"colonel_byte.zarf_planner.deploy_bundle", "-i", inv,
+			"-e", "bundle_dir=" + filepath.Join(root, "testdata", "bundles", "signed"), "-e", "zarf_planner_mode=standalone",
+			"-e", `{"zarf_planner_options": {"public_key": "` + filepath.Join(root, "testdata", "keys", "cosign.pub") + `"}}`}, extra...)
+		cmd := exec.Command(tool(t, "ansible-playbook"), args...)
+		cmd.Dir = root
+		cmd.Env = ansibleEnv(state)
+		b, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Fatalf("two hosts writing one file ran:\n%s", b)
+		}
+		return string(b)
+	}
+
+	out := run("-e", "deploy_report="+report)
+	if got, want := recap(out), map[string]string{"prod-a": "failed=1 unreachable=0", "prod-b": "failed=1 unreachable=0"}; !maps.Equal(got, want) ||
+		strings.Contains(out, "TASK [Plan the bundle directory") {
+		t.Fatalf("both hosts must stop before planning: recap %v\n%s", got, out)
+	}
+	for _, want := range []string{
+		"prod-a and prod-b would each write " + report + ".json on localhost",
+		"prod-b and prod-a would each write " + report + ".json on localhost",
+		"save_plan=/srv/plans/{{ inventory_hostname }}.json",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the run does not say %q:\n%s", want, out)
+		}
+	}
+
+	// Batches of one: prod-a saves its plan and stops there; prod-b, in
+	// the next batch, is refused the same file.
+	out = run("-e", "bundle_serial=1", "-e", "save_plan="+saved, "-e", "plan_only=true")
+	if got, want := recap(out), map[string]string{"prod-a": "failed=0 unreachable=0", "prod-b": "failed=1 unreachable=0"}; !maps.Equal(got, want) ||
+		!strings.Contains(out, "prod-b and prod-a would each write "+saved+" on localhost") {
+		t.Fatalf("with serial 1, prod-a saves its plan and prod-b is refused the same file: recap %v\n%s", got, out)
+	}
+	if _, err := os.Stat(saved); err != nil {
+		t.Errorf("prod-a saved no plan: %v", err)
+	}
+}
