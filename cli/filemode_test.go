@@ -58,7 +58,7 @@ func TestPlanOutputsAreTheOwnersAloneUnlessFileModeSaysOtherwise(t *testing.T) {
 
 // deploy-report's three files are written 0600, or as --file-mode says.
 func TestDeployReportIsTheOwnersAloneUnlessFileModeSaysOtherwise(t *testing.T) {
-	record, err := json.Marshal(map[string]any{"plan_digest": "abc", "plan_file": "", "directory": "/b", "host": "localhost", "kubeconfig": "/k",
+	record, err := json.Marshal(map[string]any{"plan_digest": "abc", "plan_file": "", "directory": "/b", "host": "localhost", "inventory_host": "localhost", "kubeconfig": "/k",
 		"context": "", "started": "t0", "finished": "t1", "items": []any{}, "done": []any{}, "stopped": nil, "approved_by": []any{}})
 	if err != nil {
 		t.Fatal(err)

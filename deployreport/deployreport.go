@@ -39,10 +39,13 @@ type Input struct {
 	PlanFile   string `json:"plan_file"`
 	Directory  string `json:"directory"`
 	Host       string `json:"host"`
-	Kubeconfig string `json:"kubeconfig"`
-	Context    string `json:"context"`
-	Started    string `json:"started"`
-	Finished   string `json:"finished"`
+	// InventoryHost is the inventory host deployed for (the cluster),
+	// which Host planned and deployed for.
+	InventoryHost string `json:"inventory_host"`
+	Kubeconfig    string `json:"kubeconfig"`
+	Context       string `json:"context"`
+	Started       string `json:"started"`
+	Finished      string `json:"finished"`
 	// Items are the plan's zarf_packages_to_deploy, in order, as the plan
 	// gives them (keys the report does not use are ignored).
 	Items    []Item            `json:"-"`
@@ -70,7 +73,7 @@ type Approver struct {
 }
 
 // inputKeys are the keys every record carries.
-var inputKeys = []string{"plan_digest", "plan_file", "directory", "host", "kubeconfig", "context", "started", "finished", "items", "done", "stopped", "approved_by"}
+var inputKeys = []string{"plan_digest", "plan_file", "directory", "host", "inventory_host", "kubeconfig", "context", "started", "finished", "items", "done", "stopped", "approved_by"}
 
 // Item is one plan item, as far as the report cares.
 type Item struct {
@@ -156,10 +159,12 @@ type Report struct {
 	PlanFile   string `json:"plan_file,omitempty"`
 	Directory  string `json:"directory"`
 	Host       string `json:"host"`
-	Kubeconfig string `json:"kubeconfig"`
-	Context    string `json:"context,omitempty"`
-	Started    string `json:"started"`
-	Finished   string `json:"finished"`
+	// InventoryHost is the inventory host (the cluster) deployed for.
+	InventoryHost string `json:"inventory_host"`
+	Kubeconfig    string `json:"kubeconfig"`
+	Context       string `json:"context,omitempty"`
+	Started       string `json:"started"`
+	Finished      string `json:"finished"`
 	// Result is RunSucceeded, RunStopped or RunIncomplete.
 	Result string `json:"result"`
 	// Deployed and Planned count the packages deployed and planned.
@@ -286,7 +291,7 @@ func require(name string, b []byte, keys []string) error {
 // at a step other than its barrier, a step the role does not have) is
 // refused, never rendered.
 func Build(in *Input) (*Report, error) {
-	r := &Report{Kind: Kind, PlanDigest: in.PlanDigest, PlanFile: in.PlanFile, Directory: in.Directory, Host: in.Host,
+	r := &Report{Kind: Kind, PlanDigest: in.PlanDigest, PlanFile: in.PlanFile, Directory: in.Directory, Host: in.Host, InventoryHost: in.InventoryHost,
 		Kubeconfig: in.Kubeconfig, Context: in.Context, Started: in.Started, Finished: in.Finished, Planned: len(in.Items), Rows: []Row{},
 		ApprovedBy: append([]Approver{}, in.ApprovedBy...)}
 	if len(in.Done) > len(in.Items) {
@@ -392,3 +397,40 @@ func PackageStep(step string) string { return packageSteps[step] }
 // RunStep says what a step of the role outside a package's own is (""
 // for a step the role does not have).
 func RunStep(step string) string { return runSteps[step] }
+
+// ReadReport reads a saved report (the JSON Report.JSON wrote) named
+// name, strictly, and refuses one whose counts or result contradict its
+// rows: a report edited after it was written is not read as another.
+func ReadReport(name string, b []byte) (*Report, error) {
+	var r Report
+	if err := strictjson.Unmarshal(name, b, &r); err != nil {
+		return nil, err
+	}
+	if r.Kind != Kind {
+		return nil, fmt.Errorf("%s: its kind is %q, not %s", name, r.Kind, Kind)
+	}
+	deployed, failed := 0, 0
+	for _, row := range r.Rows {
+		switch row.Result {
+		case ResultDeployed:
+			deployed++
+		case ResultFailed:
+			failed++
+		case ResultNotAttempted:
+		default:
+			return nil, fmt.Errorf("%s: package %s has result %q, not one a deploy report writes", name, row.Name, row.Result)
+		}
+	}
+	want := RunIncomplete
+	switch {
+	case failed > 0 || r.StoppedStep != "":
+		want = RunStopped
+	case deployed == len(r.Rows):
+		want = RunSucceeded
+	}
+	if r.Planned != len(r.Rows) || r.Deployed != deployed || failed > 1 || r.Result != want {
+		return nil, fmt.Errorf("%s: it says %s with %d of %d package(s) deployed, but its rows hold %d package(s), %d deployed and %d failed: the report was changed after it was written",
+			name, r.Result, r.Deployed, r.Planned, len(r.Rows), deployed, failed)
+	}
+	return &r, nil
+}

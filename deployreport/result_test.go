@@ -21,7 +21,7 @@ func record(t *testing.T, done []map[string]any, stopped any) string {
 	if done == nil {
 		done = []map[string]any{}
 	}
-	b, err := json.Marshal(map[string]any{"plan_digest": "abc", "plan_file": "", "directory": "/b", "host": "localhost", "kubeconfig": "/k",
+	b, err := json.Marshal(map[string]any{"plan_digest": "abc", "plan_file": "", "directory": "/b", "host": "localhost", "inventory_host": "localhost", "kubeconfig": "/k",
 		"context": "", "started": "t0", "finished": "t1", "items": items, "done": done, "stopped": stopped, "approved_by": []any{}})
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestTheReportSaysHowTheRunEnded(t *testing.T) {
 // An empty plan deployed is a success with nothing to deploy (and a
 // null stop read as none, however it is spaced).
 func TestAnEmptyPlanSucceedsWithNothingDeployed(t *testing.T) {
-	rec := `{"plan_digest":"abc","plan_file":"","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"approved_by":[],"stopped" :
+	rec := `{"plan_digest":"abc","plan_file":"","directory":"/b","host":"h","inventory_host":"c","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"approved_by":[],"stopped" :
 	null }`
 	r, _, md, _ := renderRecord(t, rec)
 	if r.Result != deployreport.RunSucceeded || !strings.Contains(md, "**Succeeded**: the plan had nothing to deploy.") {
@@ -251,7 +251,7 @@ func TestRecordsThatContradictThemselvesAreRefused(t *testing.T) {
 // The report names who approved the saved plan the run replayed, in each
 // of its forms; a record whose approver is malformed is refused.
 func TestTheReportNamesWhoApproved(t *testing.T) {
-	rec := `{"plan_digest":"abc","plan_file":"/p/change-42.json","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"stopped":null,
+	rec := `{"plan_digest":"abc","plan_file":"/p/change-42.json","directory":"/b","host":"h","inventory_host":"c","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"stopped":null,
 		"approved_by":[{"key":"/keys/board-a.pub","fingerprint":"sha256:aaaa","file":"/p/change-42.json.approved-by-aaaa.sigstore.json"},{"key":"/keys/board-b.pub","fingerprint":"sha256:bbbb","file":"/p/change-42.json.approved-by-bbbb.sigstore.json"}]}`
 	r, j, md, page := renderRecord(t, rec)
 	if len(r.ApprovedBy) != 2 || !strings.Contains(j, `"fingerprint": "sha256:aaaa"`) {

@@ -123,7 +123,12 @@ func snapshotPackages(t *testing.T, kubeconfig string) map[string]int {
 // first deploy fails). Every host plans its own cluster and deploys its
 // own plan; the failure of one does not stop or hide the others: the
 // recap lists all three, each cluster holds what its own plan deployed,
-// and each host's deploy report says so.
+// and each host's deploy report says so. A fourth host, whose kubeconfig
+// is missing, is refused its plan. The fleet report the play makes at
+// its end holds all four with their statuses, is fetched to the
+// controller (report_dir) with every host's deploy report, is published
+// as custom stats, and is made again by the CLI from the fetched deploy
+// reports.
 func TestDeployBundlePlansAndDeploysEveryHost(t *testing.T) {
 	built(t)
 	clusters := startClusters(t, 3)
@@ -161,23 +166,26 @@ func TestDeployBundlePlansAndDeploysEveryHost(t *testing.T) {
 	for _, h := range hosts {
 		inventory += h.name + " kubeconfig=" + h.kubeconfig + "\n"
 	}
+	missing := filepath.Join(t.TempDir(), "no-such-kubeconfig")
+	inventory += "cluster-missing kubeconfig=" + missing + "\n"
 	inventory += "[clusters:vars]\nansible_connection=local\nansible_python_interpreter=\"{{ ansible_playbook_python }}\"\n"
 	inv := filepath.Join(t.TempDir(), "inventory.ini")
 	if err := os.WriteFile(inv, []byte(inventory), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	reports := t.TempDir()
-	cmd := exec.Command(tool(t, "ansible-playbook"), "colonel_byte.zarf_planner.deploy_bundle", "-i", inv,
+	reports, fetched := t.TempDir(), t.TempDir()
+	cmd := exec.Command(tool(t, "ansible-playbook"), "colonel_byte.zarf_planner.deploy_bundle", "-i", inv, "-e", "report_dir="+fetched,
 		"-e", "bundle_dir="+bundle, "-e", "zarf_bin="+filepath.Join(root, ".tools", "bin", "zarf"),
 		"-e", `{"zarf_deploy_args": ["--connected"]}`,
 		"-e", `{"zarf_planner_options": {"public_key": "`+filepath.Join(root, "testdata", "keys", "cosign.pub")+`"}}`,
 		"-e", "deploy_report="+reports+"/{{ inventory_hostname }}")
 	cmd.Dir = root
-	cmd.Env = ansibleEnv(privateStateDir(t))
+	cmd.Env = append(ansibleEnv(privateStateDir(t)), "ANSIBLE_SHOW_CUSTOM_STATS=true")
 	b, err := cmd.CombinedOutput()
 	out := string(b)
 	got := recap(out)
-	want := map[string]string{"cluster-empty": "failed=0 unreachable=0", "cluster-installed": "failed=0 unreachable=0", "cluster-readonly": "failed=1 unreachable=0"}
+	want := map[string]string{"cluster-empty": "failed=0 unreachable=0", "cluster-installed": "failed=0 unreachable=0", "cluster-readonly": "failed=1 unreachable=0",
+		"cluster-missing": "failed=1 unreachable=0"}
 	if !maps.Equal(got, want) {
 		t.Fatalf("recap: %v; want %v\n%s", got, want, out)
 	}
@@ -211,6 +219,99 @@ func TestDeployBundlePlansAndDeploysEveryHost(t *testing.T) {
 			}
 		})
 	}
+
+	wantStatus := map[string]string{"cluster-installed": "current", "cluster-empty": "current", "cluster-readonly": "stopped", "cluster-missing": "refused"}
+	fleet := readFleet(t, filepath.Join(fetched, "fleet.json"))
+	if got := fleetStatuses(fleet); !maps.Equal(got, wantStatus) {
+		t.Fatalf("the fleet report fetched to the controller: %v; want %v", got, wantStatus)
+	}
+	for _, h := range fleet.Hosts {
+		switch h.Host {
+		case "cluster-missing":
+			if len(h.Refused) == 0 || !strings.Contains(h.Error, missing) || h.PlanDigest != "" {
+				t.Errorf("cluster-missing's entry: %+v; want its plan refused, naming its kubeconfig", h)
+			}
+		case "cluster-readonly":
+			if h.Stopped == nil || h.Stopped.Package != "base" || h.Stopped.Step != "deploy" || len(h.Deployed) != 0 || h.Report == "" {
+				t.Errorf("cluster-readonly's entry: %+v; want stopped at base's deploy step, its report named", h)
+			}
+		case "cluster-empty":
+			if !slices.Equal(h.Deployed, []string{"base", "tool"}) && !slices.Equal(h.Deployed, []string{"tool", "base"}) {
+				t.Errorf("cluster-empty's entry: deployed %v; want base and tool", h.Deployed)
+			}
+		case "cluster-installed":
+			if len(h.AlreadyInstalled) != 1 || h.AlreadyInstalled[0].Name != "base" {
+				t.Errorf("cluster-installed's entry: already installed %v; want base", h.AlreadyInstalled)
+			}
+		}
+	}
+	for _, ext := range []string{"md", "html"} {
+		b, err := os.ReadFile(filepath.Join(fetched, "fleet."+ext))
+		if err != nil || !strings.Contains(string(b), "cluster-missing") || !strings.Contains(string(b), "refused") {
+			t.Errorf("fleet.%s on the controller: %v; want it naming cluster-missing, refused", ext, err)
+		}
+	}
+	// Custom stats, for AWX: every host's status.
+	if !strings.Contains(out, "CUSTOM STATS") || !regexp.MustCompile(`"cluster-missing":\s*"refused"`).MatchString(out) {
+		t.Errorf("the run published no fleet status of cluster-missing in its custom stats:\n%s", out)
+	}
+
+	// The CLI, from the deploy reports fetched to the controller, says
+	// the same of the three hosts that deployed.
+	var fetchedReports []string
+	for _, h := range hosts {
+		fetchedReports = append(fetchedReports, filepath.Join(fetched, h.name+".report.json"))
+	}
+	again, err := exec.Command(filepath.Join(root, "bin", "zarf-planner"), append([]string{"fleet-report", "-o", "json"}, fetchedReports...)...).Output()
+	if err != nil {
+		t.Fatalf("fleet-report of the fetched deploy reports: %v", err)
+	}
+	var fromCLI fleetDoc
+	if err := json.Unmarshal(again, &fromCLI); err != nil {
+		t.Fatal(err)
+	}
+	delete(wantStatus, "cluster-missing")
+	if got := fleetStatuses(fromCLI); !maps.Equal(got, wantStatus) {
+		t.Errorf("fleet-report of the fetched deploy reports: %v; want %v", got, wantStatus)
+	}
+}
+
+// fleetDoc is the part of a fleet report the tests read.
+type fleetDoc struct {
+	Kind     string
+	Headline string
+	Counts   map[string]int
+	Hosts    []struct {
+		Host, Status, Error, Report string
+		PlanDigest                  string `json:"plan_digest"`
+		Refused                     []struct{ Kind, Message string }
+		Deployed                    []string
+		AlreadyInstalled            []struct{ Name string } `json:"already_installed"`
+		Stopped                     *struct{ Package, Step string }
+	}
+}
+
+// readFleet reads a fleet report.
+func readFleet(t *testing.T, path string) fleetDoc {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the fleet report: %v", err)
+	}
+	var f fleetDoc
+	if err := json.Unmarshal(b, &f); err != nil || f.Kind != "ZarfPlannerFleetReport" {
+		t.Fatalf("the fleet report %s: %v, kind %q", path, err, f.Kind)
+	}
+	return f
+}
+
+// fleetStatuses is each host's status in a fleet report.
+func fleetStatuses(f fleetDoc) map[string]string {
+	out := map[string]string{}
+	for _, h := range f.Hosts {
+		out[h.Host] = h.Status
+	}
+	return out
 }
 
 // TestDeployBundleRefusesTwoHostsWritingOneFile runs deploy_bundle on two

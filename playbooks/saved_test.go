@@ -369,9 +369,9 @@ func TestDeployReportRefusesARecordThatIsNotTheRoles(t *testing.T) {
 	built(t)
 	for _, tt := range []struct{ record, says string }{
 		{`{}`, `the deploy record has no "plan_digest"`},
-		{`{"plan_digest":"x","plan_file":"","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[]}`,
+		{`{"plan_digest":"x","plan_file":"","directory":"/b","host":"h","inventory_host":"c","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[]}`,
 			`the deploy record has no "stopped"`},
-		{`{"plan_digest":"x","plan_file":"","directory":"/b","host":"h","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"stopped":null,"approved_by":[],"result":"succeeded"}`,
+		{`{"plan_digest":"x","plan_file":"","directory":"/b","host":"h","inventory_host":"c","kubeconfig":"/k","context":"","started":"t0","finished":"t1","items":[],"done":[],"stopped":null,"approved_by":[],"result":"succeeded"}`,
 			`key "/result": no such key here`},
 	} {
 		base := filepath.Join(t.TempDir(), "report")

@@ -57,7 +57,7 @@ func DeployHTML(r *deployreport.Report, producer string) ([]byte, error) {
 		Kind: "deploy", Kicker: "Deploy report", Title: v(title), Producer: v(producer), NoOptions: true,
 		Facts: []Fact{
 			fact("Plan digest", r.PlanDigest, true), fact("Saved plan", r.PlanFile, true), fact("Approved by", approvers(r), false), fact("Directory", r.Directory, true),
-			fact("Host", r.Host, false), fact("Kubeconfig", r.Kubeconfig, true), fact("Context", r.Context, false),
+			fact("Cluster", r.InventoryHost, false), fact("Host", r.Host, false), fact("Kubeconfig", r.Kubeconfig, true), fact("Context", r.Context, false),
 			fact("Started", r.Started, true), fact("Finished", r.Finished, true),
 		},
 	}
@@ -101,7 +101,7 @@ func DeployMarkdown(r *deployreport.Report) []byte {
 	fmt.Fprintf(&b, "| | |\n|---|---|\n")
 	for _, kv := range [][2]string{
 		{"Plan digest", cellCode(r.PlanDigest)}, {"Saved plan", orDashWith(r.PlanFile, cellCode)}, {"Approved by", orDashWith(approvers(r), cellMD)}, {"Directory", cellCode(r.Directory)},
-		{"Host", cellMD(r.Host)}, {"Kubeconfig", cellCode(r.Kubeconfig)}, {"Context", orDashWith(r.Context, cellMD)},
+		{"Cluster", orDashWith(r.InventoryHost, cellMD)}, {"Host", cellMD(r.Host)}, {"Kubeconfig", cellCode(r.Kubeconfig)}, {"Context", orDashWith(r.Context, cellMD)},
 		{"Started", cellMD(r.Started)}, {"Finished", cellMD(r.Finished)},
 	} {
 		fmt.Fprintf(&b, "| %s | %s |\n", kv[0], kv[1])
@@ -162,10 +162,13 @@ func orDashWith(s string, f func(string) string) string {
 // cellMD escapes text for a Markdown table cell, whose content is read
 // inline only: every character inline Markdown or HTML could read as
 // markup is backslash-escaped (CommonMark lets any ASCII punctuation be),
-// the cell's pipe too, and line breaks become spaces.
+// the cell's pipe too, and line breaks become spaces. A value holding a
+// character a reader cannot see (a bidirectional override) is shown as
+// Visible shows it.
 func cellMD(s string) string {
 	var b strings.Builder
-	for _, r := range s {
+	s = strings.NewReplacer("\n", " ", "\r", " ", "\t", " ").Replace(s)
+	for _, r := range Visible(s) {
 		switch {
 		case r == '\n' || r == '\r' || r == '\t':
 			b.WriteByte(' ')
@@ -184,8 +187,8 @@ func cellMD(s string) string {
 // cellCode shows a value verbatim in a code span: it cannot hold a backtick or
 // a pipe in a table, so those (and line breaks) are replaced visibly.
 func cellCode(s string) string {
-	s = strings.NewReplacer("`", "'", "|", "¦", "\n", " ", "\r", " ").Replace(s)
-	return "`" + s + "`"
+	s = strings.NewReplacer("`", "'", "|", "¦", "\n", " ", "\r", " ", "\t", " ").Replace(s)
+	return "`" + Visible(s) + "`"
 }
 
 // approvers says who approved the saved plan a run replayed: each key's
