@@ -100,7 +100,75 @@ func TestExecutionEnvironmentBuildContext(t *testing.T) {
 		}
 	}
 
-	cmd = exec.Command(tool(t, "ansible-builder"), "introspect", "--sanitize", filepath.Join(root, ".cache", "collections"))
+}
+
+// TestExecutionEnvironmentFromTheTarball builds the context of an
+// air-gapped site's execution environment, which installs the collection
+// from the tarball it carried (no Galaxy server): `ansible-builder
+// create` of a definition naming the tarball as a file and adding it to
+// the build context, with the base image of the site's own registry.
+// Then it runs, on this machine, the two steps of the image build that
+// read the collection: the galaxy stage's ansible-galaxy install of
+// _build/requirements.yml (in _build, as the Containerfile runs it), and
+// the builder stage's `ansible-builder introspect`, which reads the
+// installed collection's meta/execution-environment.yml for the Python
+// and system packages to add: it must read it, and find none.
+func TestExecutionEnvironmentFromTheTarball(t *testing.T) {
+	built(t)
+	version := installedVersion(t)
+	name := "colonel_byte-zarf_planner-" + version + ".tar.gz"
+	tarball := filepath.Join(root, "bin", name)
+	if !fileExists(tarball) {
+		t.Fatalf("%s is missing: run `make test` (it builds the collection first)", tarball)
+	}
+	dir := t.TempDir()
+	definition := `version: 3
+images:
+  base_image:
+    name: registry.internal/ee-minimal:2.19
+dependencies:
+  galaxy:
+    collections:
+      - name: collections/` + name + `
+        type: file
+additional_build_files:
+  - src: ` + tarball + `
+    dest: collections
+`
+	if err := os.WriteFile(filepath.Join(dir, "execution-environment.yml"), []byte(definition), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	context := filepath.Join(dir, "context")
+	cmd := exec.Command(tool(t, "ansible-builder"), "create", "-c", context, "--output-filename", "Containerfile")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ansible-builder create: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(context, "Containerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `ARG EE_BASE_IMAGE="registry.internal/ee-minimal:2.19"`; !strings.Contains(string(b), want) {
+		t.Errorf("the Containerfile lacks %q:\n%s", want, b)
+	}
+
+	// The galaxy stage: COPY _build /build; WORKDIR /build; install.
+	collections := filepath.Join(dir, "collections")
+	cmd = exec.Command(tool(t, "ansible-galaxy"), "collection", "install", "--offline", "-r", "requirements.yml", "--collections-path", collections)
+	cmd.Dir = filepath.Join(context, "_build")
+	cmd.Env = append(os.Environ(), "ANSIBLE_NOCOLOR=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ansible-galaxy collection install -r _build/requirements.yml: %v\n%s", err, out)
+	}
+	in := filepath.Join(collections, "ansible_collections", "colonel_byte", "zarf_planner")
+	for _, f := range []string{"meta/execution-environment.yml", "binaries/SHA256SUMS"} {
+		if !fileExists(filepath.Join(in, f)) {
+			t.Errorf("the collection the build installs lacks %s", f)
+		}
+	}
+
+	// The builder stage: introspect the installed collections.
+	cmd = exec.Command(tool(t, "ansible-builder"), "introspect", "--sanitize", collections)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("ansible-builder introspect of the installed collection: %v\n%s", err, out)
