@@ -2,6 +2,7 @@ package playbooks_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -86,7 +87,7 @@ func runDeployBundleWithRunner(t *testing.T, state, bundle string, hosts map[str
 		"zarf_deploy_args":     []string{"--connected"},
 		"zarf_planner_options": map[string]any{"public_key": filepath.Join(root, "testdata", "keys", "cosign.pub")},
 		// The daemon exits with the job, as an AWX job asks it to.
-		"deploy_packages_stop_daemon": true,
+		"stop_daemon": true,
 	})
 
 	const ident = "job"
@@ -129,22 +130,29 @@ func runDeployBundleWithRunner(t *testing.T, state, bundle string, hosts map[str
 	return job
 }
 
-// customStats is what the job published with set_stats, as AWX reads it:
-// the artifact_data of the playbook_on_stats event, here its
-// zarf_planner_deploy, one entry per inventory host.
-func (j runnerJob) customStats(t *testing.T) map[string]any {
+// stats is what the job published with set_stats, as AWX reads it: the
+// artifact_data of the playbook_on_stats event.
+func (j runnerJob) stats(t *testing.T) map[string]any {
 	t.Helper()
 	for _, e := range j.events {
 		if e.Event == "playbook_on_stats" {
-			stats, _ := e.EventData.ArtifactData["zarf_planner_deploy"].(map[string]any)
-			if stats == nil {
-				t.Fatalf("the job's stats event holds no zarf_planner_deploy: artifact_data %v\n%s", e.EventData.ArtifactData, j.stdout)
-			}
-			return stats
+			return e.EventData.ArtifactData
 		}
 	}
 	t.Fatalf("the job has no playbook_on_stats event:\n%s", j.stdout)
 	return nil
+}
+
+// customStats is the job's zarf_planner_deploy, one entry per inventory
+// host.
+func (j runnerJob) customStats(t *testing.T) map[string]any {
+	t.Helper()
+	all := j.stats(t)
+	stats, _ := all["zarf_planner_deploy"].(map[string]any)
+	if stats == nil {
+		t.Fatalf("the job's stats event holds no zarf_planner_deploy: artifact_data %v\n%s", all, j.stdout)
+	}
+	return stats
 }
 
 // taskResults lists, for each host, the tasks of its events of kind
@@ -250,10 +258,9 @@ func TestDeployBundleThroughAnsibleRunner(t *testing.T) {
 	})
 
 	t.Run("a job with one host whose kubeconfig is not there", func(t *testing.T) {
-		// cluster-x's plan itself fails: deploy_bundle publishes a host
-		// from the deploy_packages role only, which a failed plan never
-		// reaches, so AWX's summary would not name the host that failed.
-		// deploy_bundle (the lead's part of issue 43) is to publish it.
+		// cluster-x's plan itself fails, before the deploy_packages role:
+		// deploy_bundle publishes it (refused) all the same, and the fleet
+		// report names it refused.
 		missing := filepath.Join(t.TempDir(), "no", "kubeconfig")
 		job := runDeployBundleWithRunner(t, state, bundle, map[string]string{"cluster-a": clusters[0].Kubeconfig, "cluster-x": missing})
 		if job.status != "failed" || job.rc == "0" {
@@ -264,11 +271,12 @@ func TestDeployBundleThroughAnsibleRunner(t *testing.T) {
 			t.Errorf("zarf_planner_deploy.cluster-a = %v; want succeeded", a)
 		}
 		x, _ := stats["cluster-x"].(map[string]any)
-		if x == nil {
-			t.Skipf("zarf_planner_deploy names no cluster-x, whose plan failed: deploy_bundle publishes a host only once its plan succeeded (issue 43, the lead's change to deploy_bundle); hosts published: %v", slices.Sorted(maps.Keys(stats)))
+		if x["result"] != "refused" || !strings.Contains(fmt.Sprint(x["error"]), missing) {
+			t.Errorf("zarf_planner_deploy.cluster-x = %v (hosts published: %v); want refused, naming its kubeconfig", x, slices.Sorted(maps.Keys(stats)))
 		}
-		if x["result"] == "succeeded" || x["result"] == nil {
-			t.Errorf("zarf_planner_deploy.cluster-x = %v; want a result that says its plan failed", x)
+		fleet, _ := job.stats(t)["zarf_planner_fleet"].(map[string]any)
+		if hosts, _ := fleet["hosts"].(map[string]any); hosts["cluster-x"] != "refused" || hosts["cluster-a"] != "current" {
+			t.Errorf("zarf_planner_fleet = %v; want cluster-x refused, cluster-a current", fleet)
 		}
 	})
 }
