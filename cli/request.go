@@ -89,12 +89,15 @@ func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	b, err := openBackend(cmd, f.stateDir)
+	line := newReadingLine(cmd.ErrOrStderr())
+	b, err := openBackendWith(cmd, f.stateDir, line)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer b.close()
+	line.watch(cmd.Context(), b.Status, p.Request.Path)
 	resp, err := b.Plan(cmd.Context(), p.Request)
+	line.end()
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("planning in %s: %w", b.who, err)
 	}
@@ -145,6 +148,13 @@ type backend struct {
 // server in this process (whose cache it opens itself, and says so when
 // another process holds it).
 func openBackend(cmd *cobra.Command, stateDir string) (*backend, error) {
+	return openBackendWith(cmd, stateDir, nil)
+}
+
+// openBackendWith is openBackend for a command that may draw line (the
+// progress line on a terminal, nil for none): the in-process server's
+// notices erase it before they are printed.
+func openBackendWith(cmd *cobra.Command, stateDir string, line *readingLine) (*backend, error) {
 	actx, cancel := context.WithTimeout(cmd.Context(), 3*time.Second)
 	defer cancel()
 	conn, err := lifecycle.Attach(actx, stateDir)
@@ -162,9 +172,10 @@ func openBackend(cmd *cobra.Command, stateDir string) (*backend, error) {
 	if err != nil {
 		fmt.Fprintf(stderr, "zarf-planner: %v\n", err)
 	}
+	notices := line.warn(stderr)
 	srv := server.New(server.Config{
 		DefaultCache: cacheDir,
-		Warn:         func(w string) { fmt.Fprintf(stderr, "zarf-planner: %s\n", w) },
+		Warn:         func(w string) { fmt.Fprintf(notices, "zarf-planner: %s\n", w) },
 		Progress:     newProgress(stderr).update,
 	})
 	return &backend{Planner: srv, who: "this process", close: srv.Close}, nil
