@@ -36,6 +36,7 @@ type readingLine struct {
 
 	mu     sync.Mutex
 	shown  bool
+	last   string // the text on the line, not drawn again
 	stop   chan struct{}
 	done   chan struct{}
 	cancel context.CancelFunc
@@ -141,8 +142,11 @@ func (l *readingLine) draw(s string) {
 	if r := []rune(s); len(r) > l.width()-1 {
 		s = string(r[:max(l.width()-1, 0)])
 	}
+	if l.shown && s == l.last {
+		return
+	}
 	fmt.Fprintf(l.w, "\r%s\x1b[K", s)
-	l.shown = true
+	l.shown, l.last = true, s
 }
 
 // end stops the polling and erases the line, before the command prints
