@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -155,7 +156,13 @@ func openBackend(cmd *cobra.Command, stateDir string) (*backend, error) {
 // progress line on a terminal, nil for none): the in-process server's
 // notices erase it before they are printed.
 func openBackendWith(cmd *cobra.Command, stateDir string, line *readingLine) (*backend, error) {
-	actx, cancel := context.WithTimeout(cmd.Context(), 3*time.Second)
+	return openBackendTo(cmd.Context(), stateDir, line.warn(cmd.ErrOrStderr()))
+}
+
+// openBackendTo is openBackend for a caller that says where the
+// in-process server's notices go (stderr, or nowhere for completion).
+func openBackendTo(ctx context.Context, stateDir string, stderr io.Writer) (*backend, error) {
+	actx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	conn, err := lifecycle.Attach(actx, stateDir)
 	if err == nil {
@@ -167,15 +174,13 @@ func openBackendWith(cmd *cobra.Command, stateDir string, line *readingLine) (*b
 	if errors.As(err, &refused) {
 		return nil, err
 	}
-	stderr := cmd.ErrOrStderr()
 	cacheDir, err := cache.DefaultDir()
 	if err != nil {
 		fmt.Fprintf(stderr, "zarf-planner: %v\n", err)
 	}
-	notices := line.warn(stderr)
 	srv := server.New(server.Config{
 		DefaultCache: cacheDir,
-		Warn:         func(w string) { fmt.Fprintf(notices, "zarf-planner: %s\n", w) },
+		Warn:         func(w string) { fmt.Fprintf(stderr, "zarf-planner: %s\n", w) },
 		Progress:     newProgress(stderr).update,
 	})
 	return &backend{Planner: srv, who: "this process", close: srv.Close}, nil
