@@ -250,6 +250,9 @@ func newProgress(w io.Writer) *progress {
 }
 
 func (p *progress) update(pr inspect.Progress) {
+	if pr.Reading != "" {
+		return // an archive begun: the bar counts archives done
+	}
 	now := time.Now()
 	if !p.tty && now.Sub(p.last) < time.Second && pr.Done != pr.Total {
 		return

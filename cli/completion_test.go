@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
@@ -64,5 +66,108 @@ func TestCompletionOffersTheDeclaredValues(t *testing.T) {
 	// A prefix is the shell's to filter: the values are offered whole.
 	if got, _ := complete(t, "plan", "x", "--mode", "c"); !slices.Contains(got, "cluster") {
 		t.Errorf("plan --mode c offers %v; want cluster among them", got)
+	}
+}
+
+// Completion offers the package names of the sources on the command line
+// wherever a flag or argument takes one, as each option declares where
+// its value names packages: a list's items (after those written, never
+// one twice), a map's key (then "=", no space) or its value; why's NAME
+// from --sources or the working directory. Never file names there.
+func TestCompletionOffersPackageNames(t *testing.T) {
+	dir := "../examples/bundles/reference-stack"
+	names := []string{"app-fluxcd", "csi-rook-ceph", "init", "operator-cert-manager", "operator-external-secrets", "workload-app"}
+	with := func(prefix, suffix string, except ...string) []string {
+		var out []string
+		for _, n := range names {
+			if !slices.Contains(except, n) {
+				out = append(out, prefix+n+suffix)
+			}
+		}
+		return out
+	}
+	noSpace := ":6" // no files, and no space after the completion
+	seen := 0
+	for _, o := range options.Of(options.Request{}) {
+		if o.Names == "" {
+			continue
+		}
+		for _, cmd := range []string{"plan", "why", "graph"} {
+			args := []string{cmd, dir, "--" + o.Flag()}
+			if cmd == "why" {
+				args = []string{cmd, "init", dir, "--" + o.Flag()}
+			}
+			var cases []struct {
+				word      string
+				want      []string
+				directive string
+			}
+			switch o.Names {
+			case options.NamesItems:
+				cases = append(cases, completionCase{"", with("", ""), noFiles}, completionCase{"init,csi", with("init,", "", "init"), noFiles})
+			case options.NamesKeys:
+				cases = append(cases, completionCase{"", with("", "="), noSpace}, completionCase{"init=", nil, noFiles})
+			case options.NamesValues:
+				cases = append(cases, completionCase{"flux=", with("flux=", ""), noFiles}, completionCase{"", nil, noFiles})
+			}
+			for _, c := range cases {
+				got, directive := complete(t, append(args, c.word)...)
+				if !slices.Equal(got, c.want) || directive != c.directive {
+					t.Errorf("%s --%s %q offers %v (%s); want %v (%s)", cmd, o.Flag(), c.word, got, directive, c.want, c.directive)
+				}
+				seen++
+			}
+		}
+	}
+	if seen < 7*3*2 {
+		t.Errorf("checked %d completions of package names; want two on each of the seven options on plan, why and graph", seen)
+	}
+	if got, directive := complete(t, "why", "--sources", dir, ""); !slices.Equal(got, names) || directive != noFiles {
+		t.Errorf("why --sources DIR NAME offers %v (%s); want %v (%s)", got, directive, names, noFiles)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(abs)
+	if got, directive := complete(t, "why", ""); !slices.Equal(got, names) || directive != noFiles {
+		t.Errorf("why NAME in the bundle's directory offers %v (%s); want %v (%s)", got, directive, names, noFiles)
+	}
+	// After NAME come the sources: file names, as before.
+	if got, directive := complete(t, "why", "init", ""); len(got) != 0 || directive != ":0" {
+		t.Errorf("why NAME DIR offers %v (%s); want the shell's file names (:0)", got, directive)
+	}
+}
+
+// completionCase is a word being completed, what completion should
+// offer for it, and the directive.
+type completionCase struct {
+	word      string
+	want      []string
+	directive string
+}
+
+// Completion never hangs the shell nor prints a failure: a directory
+// that does not exist, or one too slow to read cold within the bound,
+// offers nothing, at once or by the bound.
+func TestCompletionOfPackageNamesIsBounded(t *testing.T) {
+	defer func(d time.Duration) { completionTimeout = d }(completionTimeout)
+	completionTimeout = 200 * time.Millisecond
+	t.Setenv("ZARF_PLANNER_CACHE_DIR", filepath.Join(t.TempDir(), "cache"))
+	slow := slowBundle(t, 2)
+	for _, dir := range []string{filepath.Join(t.TempDir(), "missing"), slow} {
+		start := time.Now()
+		code, out, stderr := run(t, cobraComplete, "plan", dir, "--exclude", "")
+		took := time.Since(start)
+		// stderr: cobra's own note of the directive, which shells discard.
+		if code != ExitOK || strings.TrimSpace(out) != noFiles || stderr != "Completion ended with directive: ShellCompDirectiveNoFileComp\n" {
+			t.Errorf("completing --exclude of %s: exit %d, stdout %q, stderr %q; want only the directive %s, no failure printed", dir, code, out, stderr, noFiles)
+		}
+		if dir == slow && took < completionTimeout {
+			t.Errorf("the slow directory was read in %s, within the bound of %s: nothing shows the bound holds", took, completionTimeout)
+		}
+		if took > 2*time.Second {
+			t.Errorf("completing --exclude of %s took %s; want it within the bound of %s", dir, took, completionTimeout)
+		}
 	}
 }

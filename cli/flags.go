@@ -38,7 +38,7 @@ func noteAliases(cmd *cobra.Command, w io.Writer) {
 // those named, when names are given), bound to its field: the flag is the
 // option's name with dashes. Former spellings stay as hidden, deprecated
 // aliases. An option's choices annotate its flag (choicesOf), which shell
-// completion offers.
+// completion offers; so does where its value names packages (namesOf).
 func bind(fl *pflag.FlagSet, ptr any, names ...string) {
 	v := reflect.ValueOf(ptr)
 	for _, o := range options.Of(ptr) {
@@ -65,6 +65,12 @@ func bind(fl *pflag.FlagSet, ptr any, names ...string) {
 					f.Annotations = map[string][]string{}
 				}
 				f.Annotations[choicesOf] = o.Choices
+			}
+			if o.Names != "" {
+				if f.Annotations == nil {
+					f.Annotations = map[string][]string{}
+				}
+				f.Annotations[namesOf] = []string{o.Names}
 			}
 		}
 		if o.NegatedAlias != "" {

@@ -60,14 +60,21 @@ func newInspect() *cobra.Command {
 
 // inspectIn asks the backend (the daemon, else a server in this process)
 // for the document req asks for; doing names the work in an error
-// ("inspecting", "cataloguing").
+// ("inspecting", "cataloguing"). A catalog draws how far its read has
+// come on a terminal (readingLine).
 func inspectIn(cmd *cobra.Command, stateDir string, req *contract.InspectRequest, doing string) (*contract.Document, error) {
-	b, err := openBackend(cmd, stateDir)
+	var line *readingLine
+	if req.Catalog {
+		line = newReadingLine(cmd.ErrOrStderr())
+	}
+	b, err := openBackendWith(cmd, stateDir, line)
 	if err != nil {
 		return nil, err
 	}
 	defer b.close()
+	line.watch(cmd.Context(), b.Status, req.Path)
 	resp, err := b.Inspect(cmd.Context(), req)
+	line.end()
 	if err != nil {
 		return nil, fmt.Errorf("%s in %s: %w", doing, b.who, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -89,12 +90,15 @@ func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	b, err := openBackend(cmd, f.stateDir)
+	line := newReadingLine(cmd.ErrOrStderr())
+	b, err := openBackendWith(cmd, f.stateDir, line)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer b.close()
+	line.watch(cmd.Context(), b.Status, p.Request.Path)
 	resp, err := b.Plan(cmd.Context(), p.Request)
+	line.end()
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("planning in %s: %w", b.who, err)
 	}
@@ -145,7 +149,20 @@ type backend struct {
 // server in this process (whose cache it opens itself, and says so when
 // another process holds it).
 func openBackend(cmd *cobra.Command, stateDir string) (*backend, error) {
-	actx, cancel := context.WithTimeout(cmd.Context(), 3*time.Second)
+	return openBackendWith(cmd, stateDir, nil)
+}
+
+// openBackendWith is openBackend for a command that may draw line (the
+// progress line on a terminal, nil for none): the in-process server's
+// notices erase it before they are printed.
+func openBackendWith(cmd *cobra.Command, stateDir string, line *readingLine) (*backend, error) {
+	return openBackendTo(cmd.Context(), stateDir, line.warn(cmd.ErrOrStderr()))
+}
+
+// openBackendTo is openBackend for a caller that says where the
+// in-process server's notices go (stderr, or nowhere for completion).
+func openBackendTo(ctx context.Context, stateDir string, stderr io.Writer) (*backend, error) {
+	actx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	conn, err := lifecycle.Attach(actx, stateDir)
 	if err == nil {
@@ -157,7 +174,6 @@ func openBackend(cmd *cobra.Command, stateDir string) (*backend, error) {
 	if errors.As(err, &refused) {
 		return nil, err
 	}
-	stderr := cmd.ErrOrStderr()
 	cacheDir, err := cache.DefaultDir()
 	if err != nil {
 		fmt.Fprintf(stderr, "zarf-planner: %v\n", err)

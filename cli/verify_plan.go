@@ -14,8 +14,9 @@ func newVerifyPlan() *cobra.Command {
 	var output string
 	var flags planFlags
 	cmd := &cobra.Command{
-		Use:   "verify-plan FILE [DIR]",
-		Short: "Check a saved plan against its directory and the cluster now",
+		Use:         "verify-plan FILE [DIR]",
+		Short:       "Check a saved plan against its directory and the cluster now",
+		Annotations: map[string]string{sourcesFrom: "1"},
 		Long: "Replays a plan saved with plan --save-to: plans DIR (default: the directory the\n" +
 			"plan was saved for) with the saved options, except the flags given here, and\n" +
 			"when nothing it was made from moved prints the plan made now, whose decisions\n" +

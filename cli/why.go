@@ -19,7 +19,9 @@ func newWhy() *cobra.Command {
 			"installed. Exits 1 when no plan is possible (after saying which problems name\n" +
 			"NAME) or the sources hold no package NAME. DIR may be a registry source; MORE\n" +
 			"are further sources (--sources), planned with it as one, as plan takes them.",
-		Args: whyArgs,
+		Args:              whyArgs,
+		Annotations:       map[string]string{sourcesFrom: "1"},
+		ValidArgsFunction: completeNameArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkDir(args[1], "DIR (the second argument)"); err != nil {
 				if fi, serr := os.Stat(args[0]); serr == nil && fi.IsDir() && len(args) == 2 {

@@ -207,4 +207,19 @@ type Status struct {
 	ContentHits  uint64
 	// Goroutines running in the daemon now.
 	Goroutines int64
+	// Readings are the reads of archives under way now (a plan's, a
+	// catalog's), for a terminal's progress line.
+	Readings []Reading
+}
+
+// Reading is how far one read of a request's archives has come.
+type Reading struct {
+	// Path is the source the request named first (an absolute directory
+	// or a registry source): a caller finds its own read by it.
+	Path string
+	// Done of Total archives of the source being read.
+	Done, Total int
+	// Archive is the archive begun last (its file name, or a registry
+	// reference), printable.
+	Archive string
 }

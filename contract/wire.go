@@ -74,10 +74,14 @@ func (s *wireServer) Status(ctx context.Context, _ *plannerpb.StatusRequest) (*p
 	if err != nil {
 		return nil, err
 	}
+	readings := make([]*plannerpb.Reading, 0, len(st.Readings))
+	for _, r := range st.Readings {
+		readings = append(readings, &plannerpb.Reading{Path: r.Path, Done: int64(r.Done), Total: int64(r.Total), Archive: r.Archive})
+	}
 	return &plannerpb.StatusResponse{
 		Pid: st.Pid, BuildId: st.BuildID, Version: st.Version, ProtocolVersion: st.ProtocolVersion, StartedUnix: st.StartedUnix,
 		Requests: st.Requests, Inflight: st.Inflight, ArchivesRead: st.ArchivesRead, CacheHits: st.CacheHits, ContentHits: st.ContentHits,
-		Goroutines: st.Goroutines,
+		Goroutines: st.Goroutines, Readings: readings,
 	}, nil
 }
 
@@ -157,11 +161,21 @@ func (c *wireClient) Status(ctx context.Context) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
+	var readings []Reading
+	for _, m := range r.GetReadings() {
+		readings = append(readings, Reading{Path: m.GetPath(), Done: countOf(m.GetDone()), Total: countOf(m.GetTotal()), Archive: m.GetArchive()})
+	}
 	return &Status{
 		Pid: r.GetPid(), BuildID: r.GetBuildId(), Version: r.GetVersion(), ProtocolVersion: r.GetProtocolVersion(), StartedUnix: r.GetStartedUnix(),
 		Requests: r.GetRequests(), Inflight: r.GetInflight(), ArchivesRead: r.GetArchivesRead(), CacheHits: r.GetCacheHits(), ContentHits: r.GetContentHits(),
-		Goroutines: r.GetGoroutines(),
+		Goroutines: r.GetGoroutines(), Readings: readings,
 	}, nil
+}
+
+// countOf is a count from the wire, held between 0 and the largest int32
+// (a count no directory reaches).
+func countOf(n int64) int {
+	return int(min(max(n, 0), 1<<31-1))
 }
 
 // timeoutOf is the wire's whole seconds as a duration (options.Seconds,

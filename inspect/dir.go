@@ -115,8 +115,8 @@ type Options struct {
 	// Cache, when set, answers for archives that have not changed and
 	// records the outcome of those read.
 	Cache Cache
-	// Progress, when set, is told after each archive (from any goroutine,
-	// one call at a time).
+	// Progress, when set, is told as each archive begins (Reading set)
+	// and after each archive (from any goroutine, one call at a time).
 	Progress func(Progress)
 	// Registry says how to reach the registry of a registry source.
 	Registry registry.Options
@@ -130,6 +130,10 @@ type Progress struct {
 	Done, Total int
 	// Bytes of the archives done so far.
 	Bytes int64
+	// Reading, set only when an archive begins, is the archive's file
+	// name (a registry source's: its reference), printable
+	// (facts.Printable); a call telling of an archive done leaves it "".
+	Reading string
 }
 
 // CandidatePaths lists the archive candidates directly inside dir, in name
@@ -266,6 +270,11 @@ func inspectAll(ctx context.Context, dir *os.File, files []string, opts Options)
 				i := int(next.Add(1) - 1)
 				if i >= len(files) {
 					return
+				}
+				if opts.Progress != nil {
+					progressMu.Lock()
+					opts.Progress(Progress{Done: progress.Done, Total: progress.Total, Bytes: progress.Bytes, Reading: facts.Printable(filepath.Base(files[i]))})
+					progressMu.Unlock()
 				}
 				results[i] = inspectGuarded(ctx, dir, files[i], opts.Cache, opts.Limits)
 				if opts.Progress != nil {

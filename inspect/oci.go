@@ -92,6 +92,11 @@ func ReadRegistry(ctx context.Context, source string, opts Options) (*Directory,
 				if i >= len(targets) {
 					return
 				}
+				if opts.Progress != nil {
+					progressMu.Lock()
+					opts.Progress(Progress{Done: progress.Done, Total: progress.Total, Reading: facts.Printable(paths[i])})
+					progressMu.Unlock()
+				}
 				results[i] = readTargetGuarded(ctx, c, targets[i], opts)
 				if opts.Progress != nil {
 					progressMu.Lock()

@@ -120,6 +120,9 @@ type Request struct {
 	Limits inspect.Limits
 	// Cache, when set, answers for unchanged archives and records the rest.
 	Cache inspect.Cache
+	// Progress, when set, is told how far the read of the archives has
+	// come (inspect.Options.Progress).
+	Progress func(inspect.Progress)
 	// Cluster says where cluster facts come from in cluster mode.
 	Cluster ClusterSource
 	// Warnings are added to the result's (such as a daemon's note that it
@@ -316,7 +319,7 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 	}
 	reach := RegistryOptions(req.Read, req.Options.Caller)
 	reach.CA, reach.Logins = ca, req.Logins
-	dir, err := inspect.ReadSources(ctx, append([]string{req.Path}, req.Read.Sources...), inspect.Options{Cache: req.Cache, Limits: req.readLimits(), Registry: reach, Offline: req.Read.Offline})
+	dir, err := inspect.ReadSources(ctx, append([]string{req.Path}, req.Read.Sources...), inspect.Options{Cache: req.Cache, Limits: req.readLimits(), Registry: reach, Offline: req.Read.Offline, Progress: req.Progress})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()

@@ -1150,7 +1150,10 @@ type StatusResponse struct {
 	Version string `protobuf:"bytes,10,opt,name=version,proto3" json:"version,omitempty"`
 	// Goroutines running in the daemon now (a soak watches it come back
 	// to where it started).
-	Goroutines    int64 `protobuf:"varint,11,opt,name=goroutines,proto3" json:"goroutines,omitempty"`
+	Goroutines int64 `protobuf:"varint,11,opt,name=goroutines,proto3" json:"goroutines,omitempty"`
+	// The reads of archives under way now (a plan's, a catalog's): how far
+	// each has come, for a terminal's progress line.
+	Readings      []*Reading `protobuf:"bytes,12,rep,name=readings,proto3" json:"readings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1262,6 +1265,87 @@ func (x *StatusResponse) GetGoroutines() int64 {
 	return 0
 }
 
+func (x *StatusResponse) GetReadings() []*Reading {
+	if x != nil {
+		return x.Readings
+	}
+	return nil
+}
+
+// Reading is one read of a source's archives under way.
+type Reading struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The source the request named first (an absolute directory or a
+	// registry source): a caller finds its own read by it.
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// Archives done of the source being read.
+	Done  int64 `protobuf:"varint,2,opt,name=done,proto3" json:"done,omitempty"`
+	Total int64 `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
+	// The archive begun last (its file name, or a registry reference),
+	// printable.
+	Archive       string `protobuf:"bytes,4,opt,name=archive,proto3" json:"archive,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Reading) Reset() {
+	*x = Reading{}
+	mi := &file_planner_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reading) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reading) ProtoMessage() {}
+
+func (x *Reading) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reading.ProtoReflect.Descriptor instead.
+func (*Reading) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *Reading) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *Reading) GetDone() int64 {
+	if x != nil {
+		return x.Done
+	}
+	return 0
+}
+
+func (x *Reading) GetTotal() int64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *Reading) GetArchive() string {
+	if x != nil {
+		return x.Archive
+	}
+	return ""
+}
+
 var File_planner_proto protoreflect.FileDescriptor
 
 const file_planner_proto_rawDesc = "" +
@@ -1354,7 +1438,7 @@ const file_planner_proto_rawDesc = "" +
 	"\x04html\x18\x03 \x01(\fR\x04html\x12\x1d\n" +
 	"\n" +
 	"saved_plan\x18\x04 \x01(\fR\tsavedPlan\"\x0f\n" +
-	"\rStatusRequest\"\xe4\x02\n" +
+	"\rStatusRequest\"\x99\x03\n" +
 	"\x0eStatusResponse\x12\x10\n" +
 	"\x03pid\x18\x01 \x01(\x03R\x03pid\x12\x19\n" +
 	"\bbuild_id\x18\x02 \x01(\tR\abuildId\x12)\n" +
@@ -1370,7 +1454,13 @@ const file_planner_proto_rawDesc = "" +
 	" \x01(\tR\aversion\x12\x1e\n" +
 	"\n" +
 	"goroutines\x18\v \x01(\x03R\n" +
-	"goroutines2\xf6\x02\n" +
+	"goroutines\x123\n" +
+	"\breadings\x18\f \x03(\v2\x17.zarfplanner.v1.ReadingR\breadings\"a\n" +
+	"\aReading\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04done\x18\x02 \x01(\x03R\x04done\x12\x14\n" +
+	"\x05total\x18\x03 \x01(\x03R\x05total\x12\x18\n" +
+	"\aarchive\x18\x04 \x01(\tR\aarchive2\xf6\x02\n" +
 	"\aPlanner\x12A\n" +
 	"\x04Plan\x12\x1b.zarfplanner.v1.PlanRequest\x1a\x1c.zarfplanner.v1.PlanResponse\x12J\n" +
 	"\aInspect\x12\x1e.zarfplanner.v1.InspectRequest\x1a\x1f.zarfplanner.v1.InspectResponse\x12P\n" +
@@ -1390,7 +1480,7 @@ func file_planner_proto_rawDescGZIP() []byte {
 	return file_planner_proto_rawDescData
 }
 
-var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_planner_proto_goTypes = []any{
 	(*RegistryAccess)(nil),    // 0: zarfplanner.v1.RegistryAccess
 	(*CarriedFile)(nil),       // 1: zarfplanner.v1.CarriedFile
@@ -1407,6 +1497,7 @@ var file_planner_proto_goTypes = []any{
 	(*PlanResponse)(nil),      // 12: zarfplanner.v1.PlanResponse
 	(*StatusRequest)(nil),     // 13: zarfplanner.v1.StatusRequest
 	(*StatusResponse)(nil),    // 14: zarfplanner.v1.StatusResponse
+	(*Reading)(nil),           // 15: zarfplanner.v1.Reading
 }
 var file_planner_proto_depIdxs = []int32{
 	1,  // 0: zarfplanner.v1.RegistryAccess.registry_ca:type_name -> zarfplanner.v1.CarriedFile
@@ -1419,21 +1510,22 @@ var file_planner_proto_depIdxs = []int32{
 	3,  // 7: zarfplanner.v1.PlanRequest.logins:type_name -> zarfplanner.v1.RegistryLogin
 	2,  // 8: zarfplanner.v1.PlanRequest.approvals:type_name -> zarfplanner.v1.NamedBytes
 	11, // 9: zarfplanner.v1.PlanRequest.approvals_ignored:type_name -> zarfplanner.v1.IgnoredFile
-	10, // 10: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
-	4,  // 11: zarfplanner.v1.Planner.Inspect:input_type -> zarfplanner.v1.InspectRequest
-	6,  // 12: zarfplanner.v1.Planner.CacheWarm:input_type -> zarfplanner.v1.CacheWarmRequest
-	8,  // 13: zarfplanner.v1.Planner.Wait:input_type -> zarfplanner.v1.WaitRequest
-	13, // 14: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
-	12, // 15: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
-	5,  // 16: zarfplanner.v1.Planner.Inspect:output_type -> zarfplanner.v1.InspectResponse
-	7,  // 17: zarfplanner.v1.Planner.CacheWarm:output_type -> zarfplanner.v1.CacheWarmResponse
-	9,  // 18: zarfplanner.v1.Planner.Wait:output_type -> zarfplanner.v1.WaitResponse
-	14, // 19: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
-	15, // [15:20] is the sub-list for method output_type
-	10, // [10:15] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	15, // 10: zarfplanner.v1.StatusResponse.readings:type_name -> zarfplanner.v1.Reading
+	10, // 11: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
+	4,  // 12: zarfplanner.v1.Planner.Inspect:input_type -> zarfplanner.v1.InspectRequest
+	6,  // 13: zarfplanner.v1.Planner.CacheWarm:input_type -> zarfplanner.v1.CacheWarmRequest
+	8,  // 14: zarfplanner.v1.Planner.Wait:input_type -> zarfplanner.v1.WaitRequest
+	13, // 15: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
+	12, // 16: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
+	5,  // 17: zarfplanner.v1.Planner.Inspect:output_type -> zarfplanner.v1.InspectResponse
+	7,  // 18: zarfplanner.v1.Planner.CacheWarm:output_type -> zarfplanner.v1.CacheWarmResponse
+	9,  // 19: zarfplanner.v1.Planner.Wait:output_type -> zarfplanner.v1.WaitResponse
+	14, // 20: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
+	16, // [16:21] is the sub-list for method output_type
+	11, // [11:16] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_planner_proto_init() }
@@ -1447,7 +1539,7 @@ func file_planner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_planner_proto_rawDesc), len(file_planner_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

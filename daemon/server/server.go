@@ -66,6 +66,8 @@ type Server struct {
 	signatures *signature.Memo
 
 	read, hits, contentHits atomic.Uint64
+	// reads are the plans' and catalogs' reads under way, for Status.
+	reads readings
 }
 
 var _ contract.Planner = (*Server)(nil)
@@ -354,6 +356,9 @@ func (d *Server) Plan(ctx context.Context, req *contract.PlanRequest) (*contract
 	r.Cluster.Clients = d.clients
 	r.Limits = d.limits
 	r.Signatures = d.signatures
+	progress, done := d.reads.start(req.Path)
+	defer done()
+	r.Progress = progress
 	memo := d.memo
 	if o.UseCache {
 		c, notes, err := d.cache(o.CacheDir)
@@ -467,7 +472,9 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 				return &contract.Document{Result: doc.doc}, nil
 			}
 		}
-		dir, err := inspect.ReadSources(ctx, sources, inspect.Options{Cache: c, Limits: d.limits, Registry: reach})
+		progress, done := d.reads.start(req.Path)
+		defer done()
+		dir, err := inspect.ReadSources(ctx, sources, inspect.Options{Cache: c, Limits: d.limits, Registry: reach, Progress: progress})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -602,10 +609,10 @@ func (d *Server) Wait(ctx context.Context, req *contract.WaitRequest) (*contract
 	return &contract.WaitAnswer{Result: out, Failed: werr != nil}, nil
 }
 
-// Status reports the daemon's archive counters; the lifecycle layer adds
-// who the daemon is.
+// Status reports the daemon's archive counters and the reads of plans
+// and catalogs under way; the lifecycle layer adds who the daemon is.
 func (d *Server) Status(context.Context) (*contract.Status, error) {
-	return &contract.Status{ArchivesRead: d.read.Load(), CacheHits: d.hits.Load(), ContentHits: d.contentHits.Load()}, nil
+	return &contract.Status{ArchivesRead: d.read.Load(), CacheHits: d.hits.Load(), ContentHits: d.contentHits.Load(), Readings: d.reads.list()}, nil
 }
 
 // registryOptions are how a request reaches the registry of a registry

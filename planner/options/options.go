@@ -37,6 +37,9 @@
 //
 //	default  the value when the option is not given, as text
 //	choices  the allowed values, comma-separated
+//	names    what of the value is a package name: "items" (of a list),
+//	         "keys" or "values" (of a map); shell completion offers the
+//	         package names of the sources given there
 //	alias    former spellings, comma-separated, accepted for one release;
 //	         a leading "!" marks a CLI flag that sets a bool to false
 //	option   "-" on a field that travels with the request but is set by
@@ -61,12 +64,12 @@ type Plan struct {
 	Architecture string `json:"architecture,omitempty" alias:"arch" help:"Plan only archives built for this architecture. Default: this host's; in cluster mode, the nodes'."`
 	Flavor       string `json:"flavor,omitempty" help:"Flavor to choose when one package name and version is present in several flavors."`
 	// Select and Priorities settle alternative groups and alias sets.
-	Select      map[string]string `json:"select,omitempty" help:"Settle an alternative group (key: its id) or an alias set (key: its names joined with commas) on one package name. Wins over cluster precedence and priorities."`
-	Priorities  map[string]int    `json:"priorities,omitempty" alias:"priority" help:"Priority per package name inside alternative groups and alias sets (higher wins), overriding the priority a requirement declares."`
-	Packages    []string          `json:"packages,omitempty" help:"Plan only these package names and everything they need. By default every package in the directory is planned, except those that lost an alternative group."`
-	Exclude     []string          `json:"exclude,omitempty" help:"Never plan these package names. Planning fails, saying why, if something needs them."`
-	Constraints map[string]string `json:"constraints,omitempty" alias:"constraint" help:"Pin package names to a semver range (Masterminds syntax), as one more consumer would; cited as requested by the operator."`
-	Force       []string          `json:"force,omitempty" help:"Plan these package names even when a cluster-aware plan would skip them as already installed."`
+	Select      map[string]string `json:"select,omitempty" names:"values" help:"Settle an alternative group (key: its id) or an alias set (key: its names joined with commas) on one package name. Wins over cluster precedence and priorities."`
+	Priorities  map[string]int    `json:"priorities,omitempty" alias:"priority" names:"keys" help:"Priority per package name inside alternative groups and alias sets (higher wins), overriding the priority a requirement declares."`
+	Packages    []string          `json:"packages,omitempty" names:"items" help:"Plan only these package names and everything they need. By default every package in the directory is planned, except those that lost an alternative group."`
+	Exclude     []string          `json:"exclude,omitempty" names:"items" help:"Never plan these package names. Planning fails, saying why, if something needs them."`
+	Constraints map[string]string `json:"constraints,omitempty" alias:"constraint" names:"keys" help:"Pin package names to a semver range (Masterminds syntax), as one more consumer would; cited as requested by the operator."`
+	Force       []string          `json:"force,omitempty" names:"items" help:"Plan these package names even when a cluster-aware plan would skip them as already installed."`
 	// VersionStrategy is StrategyNewestSatisfying or StrategyNewestOnly.
 	VersionStrategy string `json:"version_strategy,omitempty" choices:"newest_satisfying,newest_only" default:"newest_satisfying" help:"newest_satisfying picks, per name, the newest version every planned consumer accepts, stepping down when needed; newest_only allows only the newest version and fails instead of stepping down."`
 	// Mode is ModeStandalone or ModeCluster.
@@ -74,7 +77,7 @@ type Plan struct {
 	AllowDowngrade bool   `json:"allow_downgrade,omitempty" help:"In cluster mode, allow planning an older version than the one installed."`
 	// Prereleases names the packages whose prerelease versions (such as
 	// UDS-style 1.14.0-uds.1) satisfy constraints that name no prerelease.
-	Prereleases []string `json:"prereleases,omitempty" help:"Package names whose prerelease versions (such as 1.14.0-uds.1) satisfy version ranges that name no prerelease; semver otherwise leaves them out."`
+	Prereleases []string `json:"prereleases,omitempty" names:"items" help:"Package names whose prerelease versions (such as 1.14.0-uds.1) satisfy version ranges that name no prerelease; semver otherwise leaves them out."`
 	// Requirements is RequirementsInferred or RequirementsDeclared.
 	Requirements string `json:"requirements,omitempty" choices:"declared_and_inferred,declared" default:"declared_and_inferred" help:"declared_and_inferred: a package also requires what its objects use (the CRD of each custom resource, the storage class of each claim, the priority class of each pod), inferred from what it ships, whether or not it carries a document. declared: only what the PackagePrerequisites documents (the archives' and the operator's) declare."`
 }
@@ -237,6 +240,9 @@ type Option struct {
 	// it has none).
 	Default string
 	Choices []string
+	// Names says what of the value is a package name (tag names):
+	// NamesItems, NamesKeys or NamesValues; "" for none.
+	Names string
 	// Aliases are former names, accepted for one release.
 	Aliases []string
 	// NegatedAlias is a former CLI flag that sets this bool to false.
@@ -259,6 +265,16 @@ type Option struct {
 	Opens string
 	index []int
 }
+
+// What of an option's value is a package name (Option.Names).
+const (
+	// NamesItems: each item of a list.
+	NamesItems = "items"
+	// NamesKeys: each key of a map (a name's priority, its range).
+	NamesKeys = "keys"
+	// NamesValues: each value of a map (the package a group settles on).
+	NamesValues = "values"
+)
 
 // Who opens a path option's file (Option.Opens).
 const (
@@ -373,6 +389,7 @@ func collect(t reflect.Type, index []int, out *[]Option) {
 		}
 		o.Dir = f.Tag.Get("dir") != ""
 		o.Opens = f.Tag.Get("opens")
+		o.Names = f.Tag.Get("names")
 		for _, a := range strings.Split(f.Tag.Get("alias"), ",") {
 			switch {
 			case a == "":

@@ -190,3 +190,23 @@ func TestEveryFileOptionSaysWhoOpensIt(t *testing.T) {
 		t.Errorf("CarriedFiles = %v; want %v", got, want)
 	}
 }
+
+// TestNamesFitTheirKind: an option whose value names packages says where
+// in a way its kind has (a list's items, a map's keys or values), so
+// completion offers names where the flag takes them.
+func TestNamesFitTheirKind(t *testing.T) {
+	fits := map[string][]Kind{NamesItems: {List}, NamesKeys: {StringMap, IntMap}, NamesValues: {StringMap}}
+	seen := 0
+	for _, o := range Of(Request{}) {
+		if o.Names == "" {
+			continue
+		}
+		seen++
+		if !slices.Contains(fits[o.Names], o.Kind) {
+			t.Errorf("option %s (%s) says names:%q; want items on a list, keys or values on a map", o.Name, o.Kind, o.Names)
+		}
+	}
+	if seen < 7 {
+		t.Errorf("%d options say where they name packages; want select, priorities, packages, exclude, constraints, force and prereleases", seen)
+	}
+}
