@@ -13,6 +13,9 @@ ZARF_VERSION := v0.84.0
 BUILD_ID := $(shell cat go.sum $$(find . -name '*.go' -not -path './.tools/*' -not -path './testdata/tools/*' -not -path './.venv/*' | sort) 2>/dev/null | sha256sum | cut -c1-16)
 # The collection's version, which the binaries report beside their build.
 VERSION := $(shell sed -n 's/^version: //p' module/collection/galaxy.yml)
+# The date the built collection's changelog gives its version: the last
+# commit's (today's outside a git checkout).
+RELEASE_DATE := $(shell git log -1 --format=%cs 2>/dev/null || date -u +%F)
 LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/buildinfo.ID=$(BUILD_ID) -X github.com/colonel-byte/zarf-planner/buildinfo.Version=$(VERSION)
 # Every binary is static (no libc), so it runs on any Linux of its
 # architecture whatever its glibc (RHEL 8, Ubuntu 20.04, Amazon Linux 2).
@@ -89,6 +92,16 @@ $(DIST)/%/zarf_planner_module: FORCE
 #
 # $(call build_collection,STAGING,PLATFORMS,OUTPUT) stages a collection of
 # PLATFORMS' binaries in STAGING and builds its tarball into OUTPUT.
+#
+# The tarball is galaxy.yml's version as released: antsibull-changelog
+# release runs in the staging copy only, moving the fragments of the
+# version into its changelog.yaml and writing CHANGELOG.rst with every
+# release, this one included (a version changelog.yaml already holds is
+# left as it is). The repository keeps its fragments until the release is
+# cut there (antsibull-changelog release in module/collection, committed);
+# keep_fragments stays false, so a released changelog.yaml is the one
+# record and the tarball ships no fragment twice. The release date is the
+# last commit's, so two builds of one commit make the same changelog.
 define build_collection
 	rm -rf $(1) && mkdir -p $(1)/plugins/modules $(1)/binaries
 	cp -r module/collection/. $(1)/
@@ -99,7 +112,7 @@ define build_collection
 	done
 	for p in $(2); do mkdir -p $(1)/binaries/$$p && cp $(DIST)/$$p/* $(1)/binaries/$$p/ || exit 1; done
 	cd $(1)/binaries && sha256sum */* > SHA256SUMS
-	cd $(1) && $(VENV)/bin/antsibull-changelog generate >/dev/null
+	cd $(1) && PATH=$(VENV)/bin:$$PATH antsibull-changelog release --version $(VERSION) --date $(RELEASE_DATE) >/dev/null
 	mkdir -p $(3) && rm -f $(3)/colonel_byte-zarf_planner-*.tar.gz
 	cd $(1) && $(VENV)/bin/ansible-galaxy collection build --force --output-path $(3)
 endef
