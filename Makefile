@@ -284,28 +284,54 @@ print-fuzz-targets:
 	@echo $(FUZZ_TARGETS)
 
 # ansible-lint (production profile) on the playbooks, the molecule
-# scenarios and the collection's role and playbook.
+# scenarios and the collection's role and playbook; then on the installed
+# collection, from its directory and with no configuration but its own
+# (--project-dir: the repository's .ansible-lint excludes .cache/), as an
+# operator or a certification run lints it: its generated docs, changelog,
+# sanity ignore files (and its .ansible-lint-ignore, which says why).
+INSTALLED_COLLECTION := $(COLLECTIONS_PATH)/ansible_collections/colonel_byte/zarf_planner
 lint: venv install-collection
 	PATH=$(VENV)/bin:$$PATH ansible-lint --profile production playbooks molecule \
 		module/collection/roles module/collection/playbooks
+	cd $(INSTALLED_COLLECTION) && PATH=$(VENV)/bin:$$PATH ansible-lint --profile production --project-dir .
 
 # ansible-test sanity on the built tarball, unpacked outside this git
 # checkout (ansible-test reads only the files git tracks when it finds a
-# repository), with the Python this venv runs and no containers. Its
+# repository), with the Python this venv runs and no containers, once for
+# each ansible-core of SANITY_VENVS: by default the oldest series
+# requires_ansible names (.venv-oldest, 2.16) and the newest (.venv,
+# 2.19); `make sanity SANITY_VENVS="..."` with the venvs of
+# `make venv-core-2.17 venv-core-2.18` adds the series between. Its
 # per-test virtual environments live in .cache/ansible-test/home, with an
-# offline pip bootstrap (testdata/tools/ansible-test/get_pip.py). Each
-# line of tests/sanity/ignore-*.txt says why.
+# offline pip bootstrap (testdata/tools/ansible-test/get_pip.py) of the pip
+# each ansible-test asks for. Each line of tests/sanity/ignore-*.txt (one
+# file per series) says why.
 SANITY := $(CURDIR)/.cache/ansible-test
-SANITY_PIP = $(shell sed -n "s/^ *pip='\([0-9.]*\)',/\1/p" $(VENV)/lib/python*/site-packages/ansible_test/_internal/python_requirements.py 2>/dev/null | tr . _)
-sanity: collection
-	@test -n "$(SANITY_PIP)" || { echo "ansible-test's pip version not found"; exit 1; }
+SANITY_VENVS ?= $(VENV_OLDEST) $(VENV)
+sanity: collection venv-oldest
 	mkdir -p $(SANITY)/home/.ansible/test/cache
-	cp testdata/tools/ansible-test/get_pip.py $(SANITY)/home/.ansible/test/cache/get_pip_$(SANITY_PIP).py
-	src=$$(mktemp -d) && trap 'rm -rf '$$src EXIT && \
-	mkdir -p $$src/ansible_collections/colonel_byte/zarf_planner && \
-	tar xzf $(COLLECTION) -C $$src/ansible_collections/colonel_byte/zarf_planner && \
-	cd $$src/ansible_collections/colonel_byte/zarf_planner && \
-	HOME=$(SANITY)/home $(VENV)/bin/ansible-test sanity --color no --python $(PYTHON_VERSION) --requirements
+	@for venv in $(SANITY_VENVS); do \
+		pip=$$(sed -n "s/^ *pip='\([0-9.]*\)',/\1/p" $$venv/lib/python*/site-packages/ansible_test/_internal/python_requirements.py 2>/dev/null | head -n1 | tr . _); \
+		test -n "$$pip" || { echo "$$venv: ansible-test's pip version not found"; exit 1; }; \
+		cp testdata/tools/ansible-test/get_pip.py $(SANITY)/home/.ansible/test/cache/get_pip_$$pip.py; \
+		src=$$(mktemp -d) && \
+		mkdir -p $$src/ansible_collections/colonel_byte/zarf_planner && \
+		tar xzf $(COLLECTION) -C $$src/ansible_collections/colonel_byte/zarf_planner && \
+		echo "== ansible-test sanity with ansible-core $$($$venv/bin/python -c "from ansible.release import __version__; print(__version__)")" && \
+		(cd $$src/ansible_collections/colonel_byte/zarf_planner && \
+		HOME=$(SANITY)/home $$venv/bin/ansible-test sanity --color no --python $(PYTHON_VERSION) --requirements); \
+		status=$$?; rm -rf $$src; [ $$status = 0 ] || exit $$status; \
+	done
+
+# ansible-core of the series between the oldest and the newest, in
+# git-ignored venvs, for `make sanity SANITY_VENVS=...` (not part of make test).
+CORE_2.17 := 2.17.14
+CORE_2.18 := 2.18.19
+venv-core-%: $(CURDIR)/.cache/venv-core-%/.installed ;
+$(CURDIR)/.cache/venv-core-%/.installed:
+	python3 -m venv $(@D)
+	$(@D)/bin/pip install --quiet --disable-pip-version-check ansible-core==$(CORE_$*)
+	touch $@
 
 # Every molecule scenario, full test sequence: localhost with the default
 # driver, and `ssh`, a target reached over real SSH.

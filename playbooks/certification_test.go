@@ -2,11 +2,14 @@ package playbooks_test
 
 import (
 	"archive/tar"
+	"bufio"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -149,5 +152,57 @@ func TestBuiltChangelogHoldsThisRelease(t *testing.T) {
 		if strings.HasPrefix(name, "changelogs/fragments/") {
 			t.Errorf("the tarball ships the unreleased fragment %s: its text belongs in changelog.yaml's %s", name, version)
 		}
+	}
+}
+
+// lintAllowedIgnores are the sanity tests ansible-lint's production
+// profile lets an ignore file name (its sanity rule, kept by Red Hat
+// Partner Engineering; ansiblelint/rules/sanity.py).
+var lintAllowedIgnores = []string{
+	"validate-modules:missing-gplv3-license", "action-plugin-docs",
+	"import-2.6", "import-2.6!skip", "import-2.7", "import-2.7!skip", "import-3.5", "import-3.5!skip",
+	"compile-2.6", "compile-2.6!skip", "compile-2.7", "compile-2.7!skip", "compile-3.5", "compile-3.5!skip",
+	"shebang", "shellcheck", "pylint:used-before-assignment",
+}
+
+// TestSanityIgnoresAreOnlyTheAllowedOnes reads the collection's
+// tests/sanity/ignore-*.txt: there is one for every ansible-core series
+// requires_ansible names (ansible-test reads only its own series' file),
+// each entry gives its reason, and names a test ansible-lint's production
+// profile permits, or validate-modules:invalid-extension on a module's
+// shell script (a binary module has no .py; .ansible-lint-ignore says
+// so), nothing else.
+func TestSanityIgnoresAreOnlyTheAllowedOnes(t *testing.T) {
+	low, high := requiresAnsible(t)
+	if low.Major() != high.Major() {
+		t.Fatalf("requires_ansible spans ansible-core %s to %s: list the series by hand here", low, high)
+	}
+	dir := filepath.Join(root, "module", "collection", "tests", "sanity")
+	for minor := low.Minor(); minor < high.Minor(); minor++ {
+		name := fmt.Sprintf("ignore-%d.%d.txt", low.Major(), minor)
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Errorf("requires_ansible names %d.%d, and tests/sanity has no %s: %v", low.Major(), minor, name, err)
+			continue
+		}
+		s := bufio.NewScanner(f)
+		for line := 1; s.Scan(); line++ {
+			entry, reason, _ := strings.Cut(s.Text(), "#")
+			fields := strings.Fields(entry)
+			if len(fields) == 0 {
+				continue
+			}
+			if len(fields) != 2 || strings.TrimSpace(reason) == "" {
+				t.Errorf("%s:%d: %q: want PATH TEST # REASON", name, line, s.Text())
+				continue
+			}
+			path, test := fields[0], fields[1]
+			module, isModule := strings.CutPrefix(path, "plugins/modules/")
+			shellModule := isModule && !strings.Contains(module, ".") && fileExists(filepath.Join(root, "module", "docs", module+".yml"))
+			if !slices.Contains(lintAllowedIgnores, test) && !(test == "validate-modules:invalid-extension" && shellModule) {
+				t.Errorf("%s:%d: %s %s is an ignore ansible-lint --profile production refuses (sanity[cannot-ignore]): fix what it ignores", name, line, path, test)
+			}
+		}
+		f.Close()
 	}
 }
