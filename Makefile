@@ -13,6 +13,9 @@ ZARF_VERSION := v0.84.0
 BUILD_ID := $(shell cat go.sum $$(find . -name '*.go' -not -path './.tools/*' -not -path './testdata/tools/*' -not -path './.venv/*' | sort) 2>/dev/null | sha256sum | cut -c1-16)
 # The collection's version, which the binaries report beside their build.
 VERSION := $(shell sed -n 's/^version: //p' module/collection/galaxy.yml)
+# The date the built collection's changelog gives its version: the last
+# commit's (today's outside a git checkout).
+RELEASE_DATE := $(shell git log -1 --format=%cs 2>/dev/null || date -u +%F)
 LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/buildinfo.ID=$(BUILD_ID) -X github.com/colonel-byte/zarf-planner/buildinfo.Version=$(VERSION)
 # Every binary is static (no libc), so it runs on any Linux of its
 # architecture whatever its glibc (RHEL 8, Ubuntu 20.04, Amazon Linux 2).
@@ -89,6 +92,16 @@ $(DIST)/%/zarf_planner_module: FORCE
 #
 # $(call build_collection,STAGING,PLATFORMS,OUTPUT) stages a collection of
 # PLATFORMS' binaries in STAGING and builds its tarball into OUTPUT.
+#
+# The tarball is galaxy.yml's version as released: antsibull-changelog
+# release runs in the staging copy only, moving the fragments of the
+# version into its changelog.yaml and writing CHANGELOG.rst with every
+# release, this one included (a version changelog.yaml already holds is
+# left as it is). The repository keeps its fragments until the release is
+# cut there (antsibull-changelog release in module/collection, committed);
+# keep_fragments stays false, so a released changelog.yaml is the one
+# record and the tarball ships no fragment twice. The release date is the
+# last commit's, so two builds of one commit make the same changelog.
 define build_collection
 	rm -rf $(1) && mkdir -p $(1)/plugins/modules $(1)/binaries
 	cp -r module/collection/. $(1)/
@@ -99,7 +112,7 @@ define build_collection
 	done
 	for p in $(2); do mkdir -p $(1)/binaries/$$p && cp $(DIST)/$$p/* $(1)/binaries/$$p/ || exit 1; done
 	cd $(1)/binaries && sha256sum */* > SHA256SUMS
-	cd $(1) && $(VENV)/bin/antsibull-changelog generate >/dev/null
+	cd $(1) && PATH=$(VENV)/bin:$$PATH antsibull-changelog release --version $(VERSION) --date $(RELEASE_DATE) >/dev/null
 	mkdir -p $(3) && rm -f $(3)/colonel_byte-zarf_planner-*.tar.gz
 	cd $(1) && $(VENV)/bin/ansible-galaxy collection build --force --output-path $(3)
 endef
@@ -271,28 +284,54 @@ print-fuzz-targets:
 	@echo $(FUZZ_TARGETS)
 
 # ansible-lint (production profile) on the playbooks, the molecule
-# scenarios and the collection's role and playbook.
+# scenarios and the collection's role and playbook; then on the installed
+# collection, from its directory and with no configuration but its own
+# (--project-dir: the repository's .ansible-lint excludes .cache/), as an
+# operator or a certification run lints it: its generated docs, changelog,
+# sanity ignore files (and its .ansible-lint-ignore, which says why).
+INSTALLED_COLLECTION := $(COLLECTIONS_PATH)/ansible_collections/colonel_byte/zarf_planner
 lint: venv install-collection
 	PATH=$(VENV)/bin:$$PATH ansible-lint --profile production playbooks molecule \
 		module/collection/roles module/collection/playbooks
+	cd $(INSTALLED_COLLECTION) && PATH=$(VENV)/bin:$$PATH ansible-lint --profile production --project-dir .
 
 # ansible-test sanity on the built tarball, unpacked outside this git
 # checkout (ansible-test reads only the files git tracks when it finds a
-# repository), with the Python this venv runs and no containers. Its
+# repository), with the Python this venv runs and no containers, once for
+# each ansible-core of SANITY_VENVS: by default the oldest series
+# requires_ansible names (.venv-oldest, 2.16) and the newest (.venv,
+# 2.19); `make sanity SANITY_VENVS="..."` with the venvs of
+# `make venv-core-2.17 venv-core-2.18` adds the series between. Its
 # per-test virtual environments live in .cache/ansible-test/home, with an
-# offline pip bootstrap (testdata/tools/ansible-test/get_pip.py). Each
-# line of tests/sanity/ignore-*.txt says why.
+# offline pip bootstrap (testdata/tools/ansible-test/get_pip.py) of the pip
+# each ansible-test asks for. Each line of tests/sanity/ignore-*.txt (one
+# file per series) says why.
 SANITY := $(CURDIR)/.cache/ansible-test
-SANITY_PIP = $(shell sed -n "s/^ *pip='\([0-9.]*\)',/\1/p" $(VENV)/lib/python*/site-packages/ansible_test/_internal/python_requirements.py 2>/dev/null | tr . _)
-sanity: collection
-	@test -n "$(SANITY_PIP)" || { echo "ansible-test's pip version not found"; exit 1; }
+SANITY_VENVS ?= $(VENV_OLDEST) $(VENV)
+sanity: collection venv-oldest
 	mkdir -p $(SANITY)/home/.ansible/test/cache
-	cp testdata/tools/ansible-test/get_pip.py $(SANITY)/home/.ansible/test/cache/get_pip_$(SANITY_PIP).py
-	src=$$(mktemp -d) && trap 'rm -rf '$$src EXIT && \
-	mkdir -p $$src/ansible_collections/colonel_byte/zarf_planner && \
-	tar xzf $(COLLECTION) -C $$src/ansible_collections/colonel_byte/zarf_planner && \
-	cd $$src/ansible_collections/colonel_byte/zarf_planner && \
-	HOME=$(SANITY)/home $(VENV)/bin/ansible-test sanity --color no --python $(PYTHON_VERSION) --requirements
+	@for venv in $(SANITY_VENVS); do \
+		pip=$$(sed -n "s/^ *pip='\([0-9.]*\)',/\1/p" $$venv/lib/python*/site-packages/ansible_test/_internal/python_requirements.py 2>/dev/null | head -n1 | tr . _); \
+		test -n "$$pip" || { echo "$$venv: ansible-test's pip version not found"; exit 1; }; \
+		cp testdata/tools/ansible-test/get_pip.py $(SANITY)/home/.ansible/test/cache/get_pip_$$pip.py; \
+		src=$$(mktemp -d) && \
+		mkdir -p $$src/ansible_collections/colonel_byte/zarf_planner && \
+		tar xzf $(COLLECTION) -C $$src/ansible_collections/colonel_byte/zarf_planner && \
+		echo "== ansible-test sanity with ansible-core $$($$venv/bin/python -c "from ansible.release import __version__; print(__version__)")" && \
+		(cd $$src/ansible_collections/colonel_byte/zarf_planner && \
+		HOME=$(SANITY)/home $$venv/bin/ansible-test sanity --color no --python $(PYTHON_VERSION) --requirements); \
+		status=$$?; rm -rf $$src; [ $$status = 0 ] || exit $$status; \
+	done
+
+# ansible-core of the series between the oldest and the newest, in
+# git-ignored venvs, for `make sanity SANITY_VENVS=...` (not part of make test).
+CORE_2.17 := 2.17.14
+CORE_2.18 := 2.18.19
+venv-core-%: $(CURDIR)/.cache/venv-core-%/.installed ;
+$(CURDIR)/.cache/venv-core-%/.installed:
+	python3 -m venv $(@D)
+	$(@D)/bin/pip install --quiet --disable-pip-version-check ansible-core==$(CORE_$*)
+	touch $@
 
 # Every molecule scenario, full test sequence: localhost with the default
 # driver, and `ssh`, a target reached over real SSH.
