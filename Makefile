@@ -298,17 +298,18 @@ lint: venv install-collection
 # ansible-test sanity on the built tarball, unpacked outside this git
 # checkout (ansible-test reads only the files git tracks when it finds a
 # repository), with the Python this venv runs and no containers, once for
-# each ansible-core of SANITY_VENVS: by default the oldest series
-# requires_ansible names (.venv-oldest, 2.16) and the newest (.venv,
-# 2.19); `make sanity SANITY_VENVS="..."` with the venvs of
-# `make venv-core-2.17 venv-core-2.18` adds the series between. Its
+# each ansible-core of SANITY_VENVS: by default every series
+# requires_ansible names, the oldest (.venv-oldest, 2.16), the two between
+# (git-ignored venvs of ansible-core alone) and the newest (.venv, 2.19);
+# `make sanity SANITY_VENVS="$$PWD/.venv"` runs one. Its
 # per-test virtual environments live in .cache/ansible-test/home, with an
 # offline pip bootstrap (testdata/tools/ansible-test/get_pip.py) of the pip
 # each ansible-test asks for. Each line of tests/sanity/ignore-*.txt (one
 # file per series) says why.
 SANITY := $(CURDIR)/.cache/ansible-test
-SANITY_VENVS ?= $(VENV_OLDEST) $(VENV)
-sanity: collection venv-oldest
+CORE_VENVS := $(CURDIR)/.cache/venv-core-2.17 $(CURDIR)/.cache/venv-core-2.18
+SANITY_VENVS ?= $(VENV_OLDEST) $(CORE_VENVS) $(VENV)
+sanity: collection venv-oldest venv-core-2.17 venv-core-2.18
 	mkdir -p $(SANITY)/home/.ansible/test/cache
 	@for venv in $(SANITY_VENVS); do \
 		pip=$$(sed -n "s/^ *pip='\([0-9.]*\)',/\1/p" $$venv/lib/python*/site-packages/ansible_test/_internal/python_requirements.py 2>/dev/null | head -n1 | tr . _); \
@@ -324,7 +325,7 @@ sanity: collection venv-oldest
 	done
 
 # ansible-core of the series between the oldest and the newest, in
-# git-ignored venvs, for `make sanity SANITY_VENVS=...` (not part of make test).
+# git-ignored venvs, for make sanity.
 CORE_2.17 := 2.17.14
 CORE_2.18 := 2.18.19
 venv-core-%: $(CURDIR)/.cache/venv-core-%/.installed ;
