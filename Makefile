@@ -329,6 +329,8 @@ sanity: collection venv-oldest venv-core-2.17 venv-core-2.18
 CORE_2.17 := 2.17.14
 CORE_2.18 := 2.18.19
 venv-core-%: $(CURDIR)/.cache/venv-core-%/.installed ;
+# Kept: make would remove them as intermediate files of the rule above.
+.PRECIOUS: $(CURDIR)/.cache/venv-core-%/.installed
 $(CURDIR)/.cache/venv-core-%/.installed:
 	python3 -m venv $(@D)
 	$(@D)/bin/pip install --quiet --disable-pip-version-check ansible-core==$(CORE_$*)

@@ -67,9 +67,16 @@ const (
 
 var runs = []string{RunDeploy, RunCheck, RunPlanOnly, RunNotRun}
 
-// The results of a deployment the role records (deployreport's, and
-// "checked" for check mode, which deploys nothing).
-var deployResults = []string{deployreport.RunSucceeded, deployreport.RunStopped, deployreport.RunIncomplete, "checked"}
+// ResultChecked is the result the role records of a check-mode run
+// that did not stop (it deploys nothing).
+const ResultChecked = "checked"
+
+// runResults are the results the role can record of each run (none of
+// a plan only, or of a host the run never reached).
+var runResults = map[string][]string{
+	RunDeploy: {deployreport.RunSucceeded, deployreport.RunStopped, deployreport.RunIncomplete},
+	RunCheck:  {ResultChecked, deployreport.RunStopped},
+}
 
 // Package is one package of a plan: to deploy (with its action), already
 // installed, or left out (with the reason).
@@ -127,6 +134,9 @@ type Host struct {
 	Result   string   `json:"result"`
 	Deployed []string `json:"deployed"`
 	Stopped  *Stop    `json:"stopped"`
+	// Failure is what failed the host in the play (a step outside the
+	// deployment's own record, or the deployment's), "" when nothing did.
+	Failure string `json:"failure"`
 	// ApprovedBy are the keys whose approval of the saved plan verified.
 	ApprovedBy []string `json:"approved_by"`
 	// Report is the host's deploy report (BASE.json on RanOn).
@@ -162,9 +172,11 @@ type recordHost struct {
 	Plan       json.RawMessage `json:"plan"`
 	Refused    json.RawMessage `json:"refused"`
 	Deploy     json.RawMessage `json:"deploy"`
+	// Failure is what failed the host in the play ("" for nothing).
+	Failure string `json:"failure"`
 }
 
-var recordHostKeys = []string{"host", "ran_on", "run", "directory", "kubeconfig", "context", "plan", "refused", "deploy"}
+var recordHostKeys = []string{"host", "ran_on", "run", "directory", "kubeconfig", "context", "plan", "refused", "deploy", "failure"}
 
 // recordPlan is the part of the plan module's result the report uses:
 // its lists are the module's own, whose other keys are passed over.
@@ -242,7 +254,7 @@ func fromRecordHost(what string, raw []byte) (Host, error) {
 	if err := strictjson.Unmarshal(what, raw, &rh); err != nil {
 		return Host{}, err
 	}
-	h := Host{Host: rh.Host, RanOn: rh.RanOn, Run: rh.Run, Directory: rh.Directory, Kubeconfig: rh.Kubeconfig, Context: rh.Context}
+	h := Host{Host: rh.Host, RanOn: rh.RanOn, Run: rh.Run, Directory: rh.Directory, Kubeconfig: rh.Kubeconfig, Context: rh.Context, Failure: rh.Failure}
 	if h.Host != "" {
 		what += " (" + h.Host + ")"
 	}
@@ -281,7 +293,7 @@ func fromRecordHost(what string, raw []byte) (Host, error) {
 			return Host{}, err
 		}
 		h.Result, h.Deployed, h.Report = d.Result, d.Deployed, d.Report
-		if !isNull(d.Stopped) && string(bytes.TrimSpace(d.Stopped)) != `""` {
+		if !isNull(d.Stopped) {
 			h.Stopped = &Stop{}
 			if err := strictjson.Unmarshal(w+"'s stop", d.Stopped, h.Stopped); err != nil {
 				return Host{}, err
@@ -386,6 +398,9 @@ func Build(hosts []Host) (*Report, error) {
 		if h.Error == "" && h.Stopped != nil {
 			h.Error = h.Stopped.Error
 		}
+		if h.Error == "" {
+			h.Error = h.Failure
+		}
 		h.Status, h.Summary = judge(h)
 		h = filled(h)
 		r.Counts[h.Status]++
@@ -405,12 +420,12 @@ func check(h Host) error {
 	if !slices.Contains(runs, h.Run) {
 		return fmt.Errorf("host %s: run %q is not one of %s", name, h.Run, strings.Join(runs, ", "))
 	}
-	if h.Result != "" && !slices.Contains(deployResults, h.Result) {
-		return fmt.Errorf("host %s: result %q is not one of %s", name, h.Result, strings.Join(deployResults, ", "))
+	if h.Result != "" && !slices.Contains(runResults[h.Run], h.Result) {
+		return fmt.Errorf("host %s: result %q cannot be of a %s run (its results: %s)", name, h.Result, h.Run, orNothing(strings.Join(runResults[h.Run], ", ")))
 	}
 	refused := h.PlanRefused
 	switch {
-	case h.Run == RunNotRun && (h.PlanDigest != "" || refused || h.Result != ""):
+	case h.Run == RunNotRun && (h.PlanDigest != "" || refused || h.Result != "" || h.Failure != ""):
 		return fmt.Errorf("host %s: recorded as not run, yet it has a plan or a result", name)
 	case !refused && len(h.Refused) > 0:
 		return fmt.Errorf("host %s: problems are recorded but its plan is not recorded refused", name)
@@ -434,11 +449,21 @@ func check(h Host) error {
 // judge says a host's status and why, from its record.
 func judge(h Host) (status, summary string) {
 	n := len(h.Deploy)
+	deployed := fmt.Sprintf("%d of %d package(s) deployed", len(h.Deployed), n)
 	switch {
 	case h.Run == RunNotRun:
-		return StatusNotRun, "the run never reached this host"
+		return StatusNotRun, "the run never reached its plan"
 	case h.PlanRefused:
 		return StatusRefused, "its plan was refused; nothing was deployed"
+	// A run that stopped or failed is stopped whatever its plan held or
+	// its mode: a check-mode run whose zarf does not run, or a plan with
+	// nothing to deploy whose run failed, is not current.
+	case h.Stopped != nil && h.Stopped.Package != "":
+		return StatusStopped, fmt.Sprintf("%s; stopped at %s, step %s", deployed, h.Stopped.Package, h.Stopped.Step)
+	case h.Stopped != nil && h.Stopped.Step != "":
+		return StatusStopped, fmt.Sprintf("%s; stopped at step %s", deployed, h.Stopped.Step)
+	case h.Result == deployreport.RunStopped || h.Failure != "":
+		return StatusStopped, deployed + "; the run failed"
 	case n == 0:
 		return StatusCurrent, "the plan had nothing to deploy"
 	case h.Run == RunCheck:
@@ -448,14 +473,18 @@ func judge(h Host) (status, summary string) {
 	case h.Result == deployreport.RunSucceeded:
 		return StatusCurrent, fmt.Sprintf("all %d package(s) of the plan deployed", n)
 	case h.Result == "":
-		return StatusStopped, fmt.Sprintf("0 of %d package(s) deployed: the run recorded no deployment", n)
-	case h.Stopped != nil && h.Stopped.Package != "":
-		return StatusStopped, fmt.Sprintf("%d of %d package(s) deployed; stopped at %s, step %s", len(h.Deployed), n, h.Stopped.Package, h.Stopped.Step)
-	case h.Stopped != nil && h.Stopped.Step != "":
-		return StatusStopped, fmt.Sprintf("%d of %d package(s) deployed; stopped at step %s", len(h.Deployed), n, h.Stopped.Step)
+		return StatusStopped, deployed + ": the run recorded no deployment"
 	default:
-		return StatusStopped, fmt.Sprintf("%d of %d package(s) deployed; the record ends with no failure recorded", len(h.Deployed), n)
+		return StatusStopped, deployed + "; the record ends with no failure recorded"
 	}
+}
+
+// orNothing is s, or "none" for nothing.
+func orNothing(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // filled gives every list of h a value, so the JSON has [] for none.
@@ -506,10 +535,12 @@ func (r *Report) JSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// isNull says whether raw is absent or JSON null.
+// isNull says whether raw is absent, JSON null, or "": ansible-core
+// before 2.19 templates a Jinja expression whose value is None as the
+// empty string, and the playbook's record says "none" with None.
 func isNull(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || string(t) == "null"
+	t := string(bytes.TrimSpace(raw))
+	return t == "" || t == "null" || t == `""`
 }
 
 // require refuses b (a JSON object) unless it has every key of keys.

@@ -23,7 +23,7 @@ func plan(digest string, deploy ...string) map[string]any {
 
 func host(name, run string, p, refused, deploy any) map[string]any {
 	return map[string]any{"host": name, "ran_on": "bastion", "run": run, "directory": "/b", "kubeconfig": "/k/" + name, "context": "",
-		"plan": p, "refused": refused, "deploy": deploy}
+		"plan": p, "refused": refused, "deploy": deploy, "failure": ""}
 }
 
 func recordOf(t *testing.T, notRun []string, hosts ...map[string]any) []byte {
@@ -49,6 +49,16 @@ func TestStatusesFromTheRecord(t *testing.T) {
 		host("uptodate", RunCheck, plan("d6"), nil, map[string]any{"result": "checked", "deployed": []string{}, "stopped": nil, "report": ""}),
 		host("refused", RunDeploy, nil, map[string]any{"msg": "no such kubeconfig /k/refused", "failed": true,
 			"errors": []any{map[string]any{"kind": "cluster", "message": "no such kubeconfig /k/refused", "field": "kubeconfig"}}}, nil),
+		// Check mode whose zarf does not run: stopped, not behind.
+		host("nozarf", RunCheck, plan("d7", "tool"), nil, map[string]any{"result": "stopped", "deployed": []string{},
+			"stopped": map[string]any{"package": "", "step": "zarf", "error": "zarf version: not found"}, "report": ""}),
+		// Nothing to deploy, yet the play failed it before the role's
+		// record (its settings refused): stopped, not current.
+		func() map[string]any {
+			h := host("badsettings", RunDeploy, plan("d8"), nil, nil)
+			h["failure"] = "Check the settings of each package: deploy_packages_settings[app] must be a mapping"
+			return h
+		}(),
 	)
 	hosts, err := FromRecord("the record", b)
 	if err != nil {
@@ -59,7 +69,8 @@ func TestStatusesFromTheRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"done": StatusCurrent, "old-ansible": StatusCurrent, "broken": StatusStopped, "checked": StatusBehind,
-		"reviewed": StatusBehind, "uptodate": StatusCurrent, "refused": StatusRefused, "later": StatusNotRun}
+		"reviewed": StatusBehind, "uptodate": StatusCurrent, "refused": StatusRefused, "later": StatusNotRun,
+		"nozarf": StatusStopped, "badsettings": StatusStopped}
 	if len(r.Hosts) != len(want) {
 		t.Fatalf("%d hosts; want %d", len(r.Hosts), len(want))
 	}
@@ -79,6 +90,10 @@ func TestStatusesFromTheRecord(t *testing.T) {
 			if len(h.Refused) != 1 || h.Refused[0].Kind != "cluster" || h.Error == "" {
 				t.Errorf("refused: %+v", h)
 			}
+		case "badsettings":
+			if !strings.Contains(h.Error, "must be a mapping") || !strings.Contains(h.Summary, "the run failed") {
+				t.Errorf("badsettings: %+v", h)
+			}
 		case "done":
 			if len(h.ApprovedBy) != 1 || h.ApprovedBy[0] != "/keys/a.pub" || len(h.AlreadyInstalled) != 1 || h.Report != "/r/done.json" {
 				t.Errorf("done: %+v", h)
@@ -88,7 +103,7 @@ func TestStatusesFromTheRecord(t *testing.T) {
 	if r.Counts[StatusCurrent] != 3 || r.Counts[StatusBehind] != 2 || r.Counts[StatusNotRun] != 1 || !r.Bad() {
 		t.Errorf("counts %v, bad %v", r.Counts, r.Bad())
 	}
-	if r.Headline != "8 cluster(s): 3 current, 2 behind, 1 stopped, 1 refused, 1 not run." {
+	if r.Headline != "10 cluster(s): 3 current, 2 behind, 3 stopped, 1 refused, 1 not run." {
 		t.Errorf("headline %q", r.Headline)
 	}
 }
@@ -149,6 +164,9 @@ func TestRefusesWhatIsNotTheRecord(t *testing.T) {
 		{"succeeded short", []Host{{Host: "a", Run: RunDeploy, PlanDigest: "d", Deploy: []Package{{Name: "x"}, {Name: "y"}}, Deployed: []string{"x"}, Result: "succeeded"}}, "1 of 2"},
 		{"deployed off plan", []Host{{Host: "a", Run: RunDeploy, PlanDigest: "d", Deploy: []Package{{Name: "x"}}, Deployed: []string{"z"}, Result: "stopped"}}, "z is recorded deployed but is not in its plan"},
 		{"result unknown", []Host{{Host: "a", Run: RunDeploy, PlanDigest: "d", Result: "fine"}}, `result "fine"`},
+		{"check succeeded", []Host{{Host: "a", Run: RunCheck, PlanDigest: "d", Result: "succeeded"}}, `result "succeeded" cannot be of a check run`},
+		{"deploy checked", []Host{{Host: "a", Run: RunDeploy, PlanDigest: "d", Result: "checked"}}, `result "checked" cannot be of a deploy run`},
+		{"plan only with a result", []Host{{Host: "a", Run: RunPlanOnly, PlanDigest: "d", Result: "stopped"}}, "cannot be of a plan only run"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Build(tt.hosts)

@@ -367,3 +367,65 @@ func TestDeployBundleRefusesTwoHostsWritingOneFile(t *testing.T) {
 		t.Errorf("prod-a saved no plan: %v", err)
 	}
 }
+
+// TestFleetReportOnTheOldestAndNewestAnsible runs deploy_bundle on two
+// hosts with plan_only and in check mode, on the oldest ansible-core
+// requires_ansible names and the newest (which template None
+// differently): one host plans (behind: its plan has packages to deploy
+// that the run did not deploy), the other's bundle directory is not
+// there (refused). The fleet report fetched to the controller says so,
+// in check mode too, and the refused host alone fails. A fleet report
+// that cannot be fetched (report_dir a file) is said, and fails no host.
+func TestFleetReportOnTheOldestAndNewestAnsible(t *testing.T) {
+	built(t)
+	for _, tt := range []struct {
+		venv, name string
+		args       []string
+		badDir     bool
+	}{
+		{".venv-oldest", "plan only", []string{"-e", "plan_only=true"}, false},
+		{".venv-oldest", "check mode", []string{"--check"}, false},
+		{".venv", "plan only", []string{"-e", "plan_only=true"}, false},
+		{".venv", "check mode", []string{"--check"}, false},
+		{".venv", "report_dir a file", []string{"-e", "plan_only=true"}, true},
+	} {
+		t.Run(tt.venv+" "+tt.name, func(t *testing.T) {
+			missing := filepath.Join(t.TempDir(), "no-bundle")
+			// bundle_dir is a group variable, which the refused host's own
+			// variable overrides.
+			inv := filepath.Join(t.TempDir(), "inventory.ini")
+			if err := os.WriteFile(inv, []byte("[clusters]\nplanned\nrefused bundle_dir="+missing+"\n[clusters:vars]\nansible_connection=local\n"+
+				"ansible_python_interpreter=\"{{ ansible_playbook_python }}\"\nbundle_dir="+filepath.Join(root, "testdata", "bundles", "signed")+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			fetched := t.TempDir()
+			if tt.badDir {
+				fetched = filepath.Join(fetched, "a-file")
+				if err := os.WriteFile(fetched, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := append([]string{"colonel_byte.zarf_planner.deploy_bundle", "-i", inv,
+				"-e", "zarf_planner_mode=standalone", "-e", "report_dir=" + fetched, "-e", "zarf_bin=" + filepath.Join(root, ".tools", "bin", "zarf"),
+				"-e", `{"zarf_planner_options": {"public_key": "` + filepath.Join(root, "testdata", "keys", "cosign.pub") + `"}}`}, tt.args...)
+			cmd := exec.Command(filepath.Join(root, tt.venv, "bin", "ansible-playbook"), args...)
+			cmd.Dir = root
+			cmd.Env = ansibleEnv(privateStateDir(t))
+			b, _ := cmd.CombinedOutput()
+			out := string(b)
+			if got, want := recap(out), map[string]string{"planned": "failed=0 unreachable=0", "refused": "failed=1 unreachable=0"}; !maps.Equal(got, want) {
+				t.Fatalf("recap %v; want %v\n%s", got, want, out)
+			}
+			if tt.badDir {
+				if !strings.Contains(out, "No fleet report: fetching it to report_dir") {
+					t.Errorf("the run does not say the fleet report could not be fetched:\n%s", out)
+				}
+				return
+			}
+			fleet := readFleet(t, filepath.Join(fetched, "fleet.json"))
+			if got, want := fleetStatuses(fleet), map[string]string{"planned": "behind", "refused": "refused"}; !maps.Equal(got, want) {
+				t.Fatalf("the fleet report: %v; want %v\n%s", got, want, out)
+			}
+		})
+	}
+}

@@ -178,9 +178,8 @@ func (j runnerJob) taskResults(event string) map[string][]string {
 // second job whose one host's kubeconfig may read but not write its
 // cluster (its plan succeeds, its deploy fails) has status failed and a
 // non-zero rc, and still publishes both hosts' entries. A third, whose
-// one host's kubeconfig is not there (its plan fails), is to publish both
-// too; it is skipped, saying so, until deploy_bundle publishes a host
-// whose plan failed.
+// one host's kubeconfig is not there (its plan fails), publishes both
+// too, that host refused, and the fleet's statuses (zarf_planner_fleet).
 func TestDeployBundleThroughAnsibleRunner(t *testing.T) {
 	built(t)
 	clusters := startClusters(t, 3)
