@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,7 +157,11 @@ additional_build_files:
 	collections := filepath.Join(dir, "collections")
 	cmd = exec.Command(tool(t, "ansible-galaxy"), "collection", "install", "--offline", "-r", "requirements.yml", "--collections-path", collections)
 	cmd.Dir = filepath.Join(context, "_build")
-	cmd.Env = append(os.Environ(), "ANSIBLE_NOCOLOR=1")
+	// The image's ansible-galaxy knows no collection but those it
+	// installs: with this machine's collections path (make exports the
+	// tests' installed collection), it would find the same version there
+	// and install nothing ("Nothing to do").
+	cmd.Env = append(withoutEnv(os.Environ(), "ANSIBLE_COLLECTIONS_PATH", "ANSIBLE_COLLECTIONS_PATHS"), "ANSIBLE_NOCOLOR=1", "ANSIBLE_COLLECTIONS_PATH="+collections)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("ansible-galaxy collection install -r _build/requirements.yml: %v\n%s", err, out)
 	}
@@ -182,4 +187,16 @@ additional_build_files:
 	if len(deps.Python)+len(deps.System) != 0 {
 		t.Errorf("introspection finds dependencies %+v; want none", deps)
 	}
+}
+
+// withoutEnv is env without the variables names.
+func withoutEnv(env []string, names ...string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
