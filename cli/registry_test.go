@@ -442,3 +442,91 @@ func TestARegistrysIntegrityFailureIsNotAnotherRegistrysPlan(t *testing.T) {
 		}
 	}
 }
+
+// One bad entry of a registry source is one unusable package, named by
+// its reference with the kind an archive's fault gets, and the rest of
+// the source plans; --integrity fail fails the plan on it, as it does on
+// a bad archive in a directory. A hostile proxy in front of a registry
+// holding init and app-fluxcd (and csi-rook-ceph, where the bad entry is
+// that package) serves each bad entry; the second plan of each is
+// answered by the cache for the recorded entry.
+func TestOneBadRegistryEntryIsOneUnusablePackage(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	dir := "../examples/bundles/reference-stack"
+	good := []string{dir + "/zarf-package-init-amd64-0.1.0.tar.zst", dir + "/zarf-package-app-fluxcd-amd64-2.4.0.tar.zst"}
+	reg.Publish(t, "pair", good...)
+	reg.Publish(t, "ns", append(good, dir+"/zarf-package-csi-rook-ceph-amd64-1.15.0.tar.zst")...)
+	c, err := registry.New(reg.Host, registry.Options{PlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ts, err := c.Resolve(ctx, "ns/csi-rook-ceph", "1.15.0")
+	if err != nil || len(ts) != 1 {
+		t.Fatalf("resolving csi-rook-ceph: %v (%d manifests)", err, len(ts))
+	}
+	m, _, err := c.Manifest(ctx, ts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, zarfYAML := ts[0].Descriptor.Digest.String(), ""
+	for _, l := range m.Layers {
+		if l.Annotations["org.opencontainers.image.title"] == "zarf.yaml" {
+			zarfYAML = l.Digest.String()
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		hostile   registrytest.Hostile
+		namespace string
+		entry     string // the unusable entry, after oci://HOST/
+		reason    string
+	}{
+		{"a catalog entry the grammar refuses", registrytest.Hostile{Catalog: []string{"pair/../x"}}, "pair", "pair/../x", "which the distribution spec's grammar refuses"},
+		{"a layer of size -1", registrytest.Hostile{Resize: "ns/csi-rook-ceph", LayerSize: -1}, "ns", "ns/csi-rook-ceph@sha256:", "a size of -1 bytes"},
+		{"a manifest that is not its digest", registrytest.Hostile{Other: manifest}, "ns", "ns/csi-rook-ceph@" + manifest, "is longer than the"},
+		{"a cut blob", registrytest.Hostile{Cut: zarfYAML}, "ns", "ns/csi-rook-ceph@" + manifest, "zarf.yaml: integrity: " + zarfYAML + " ended after"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cacheDir, state := t.TempDir(), filepath.Join(t.TempDir(), "state")
+			host := reg.Hostile(t, tc.hostile)
+			src, entry := "oci://"+host+"/"+tc.namespace, "oci://"+host+"/"+tc.entry
+			plan := func(args ...string) (int, string, planDoc, []string) {
+				t.Helper()
+				code, out, stderr := run(t, append([]string{"plan", src, "--plain-http", "--cache-dir", cacheDir, "-o", "json", "--state-dir", state}, args...)...)
+				var doc planDoc
+				var w struct {
+					Warnings []string `json:"warnings"`
+				}
+				if err := json.Unmarshal([]byte(out), &doc); err != nil {
+					t.Fatalf("plan %v: %v\n%s\n%s", args, err, out, stderr)
+				}
+				_ = json.Unmarshal([]byte(out), &w)
+				return code, out, doc, w.Warnings
+			}
+			code, out, doc, warnings := plan()
+			var names []string
+			for _, p := range doc.Packages {
+				names = append(names, p.Name)
+			}
+			if code != ExitOK || strings.Join(names, ",") != "init,app-fluxcd" {
+				t.Fatalf("exit %d, planned %v; want init and app-fluxcd planned: %s", code, names, out)
+			}
+			var said bool
+			for _, w := range warnings {
+				said = said || (strings.HasPrefix(w, "could not use "+entry) && strings.Contains(w, "integrity") && strings.Contains(w, tc.reason))
+			}
+			if !said {
+				t.Errorf("no warning names %s for integrity with %q: %q", entry, tc.reason, warnings)
+			}
+			code, out, doc, _ = plan("--integrity", "fail")
+			var failed bool
+			for _, e := range doc.Errors {
+				failed = failed || (e.Kind == "integrity" && strings.HasPrefix(e.Message, entry) && strings.Contains(e.Message, "cannot be used (integrity), and --integrity fail fails the plan on it") && strings.Contains(e.Message, tc.reason))
+			}
+			if code != ExitFailed || !doc.Failed || !failed {
+				t.Errorf("--integrity fail: exit %d; want the plan failed on %s for integrity: %s", code, entry, out)
+			}
+		})
+	}
+}

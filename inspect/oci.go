@@ -51,10 +51,29 @@ func ReadSource(ctx context.Context, source string, opts Options) (*Directory, e
 // repository it was read from: a warm read lists and resolves, and
 // fetches no blob; a failure answers only a read of the repository that
 // served it, so another registry serving the same digest is read afresh
-// (Outcome.Answers). A registry that cannot be listed or
-// answers a resolve with an error fails the read (a package silently
-// left out would change the plan); a package whose bytes fail a check
-// is unusable, as an archive would be.
+// (Outcome.Answers).
+//
+// What is one entry's fault and what is the registry's:
+//
+//   - An entry's fault is in what the registry says of one package, the
+//     same on every read: a catalog name the distribution spec's grammar
+//     refuses (ns/../x), an index or manifest that is not its digest, a
+//     descriptor out of range (a negative size, a digest not sha256), a
+//     blob shorter or longer than its descriptor or of another digest, a
+//     bound passed, something zarf did not publish. That entry alone is
+//     unusable, named by its reference (oci://HOST/REPO:TAG, or
+//     @sha256:… once resolved; a refused repository by its name), of the
+//     kind an archive with that fault gets (integrity, limit, not-zarf,
+//     unreadable), and the rest of the source plans. The cache records it
+//     as it records an archive's (outcomeOf).
+//   - The registry's fault, or the network's, is failing to answer: no
+//     connection, TLS or a login refused, 404 of what it listed, 429 or
+//     5xx after retries, a silence past registry_timeout, a body cut off
+//     by the connection. Nothing is known of the package then, and a
+//     plan without it would be wrong, not smaller: the whole read fails,
+//     and the cache records nothing of it.
+//
+// entryFault tells the two apart; registryError carries the second.
 func ReadRegistry(ctx context.Context, source string, opts Options) (*Directory, error) {
 	src, err := registry.Parse(source)
 	if err != nil {
@@ -218,7 +237,7 @@ func lookupTarget(c Cache, source string, t registry.Target) (Outcome, bool) {
 }
 
 // errRegistry marks a registry's failure to answer (not a fault of a
-// package's bytes): it fails the whole read.
+// package's bytes): it fails the whole read (see ReadRegistry).
 var errRegistry = errors.New("the registry failed")
 
 type registryError struct{ err error }
@@ -244,10 +263,20 @@ func listTargets(ctx context.Context, c *registry.Client, src registry.Source, d
 		tags := make([][]string, len(repos))
 		errs := make([]error, len(repos))
 		forEach(ctx, len(repos), func(i int) { tags[i], errs[i] = c.Tags(ctx, repos[i]) })
-		if err := errors.Join(errs...); err != nil {
+		var failed []error
+		for _, err := range errs {
+			if err != nil && !entryFault(err) {
+				failed = append(failed, err)
+			}
+		}
+		if err := errors.Join(failed...); err != nil {
 			return nil, err
 		}
 		for i, r := range repos {
+			if err := errs[i]; err != nil {
+				d.Unusable = append(d.Unusable, FileNote{Path: facts.Printable(registry.Source{Registry: c.Host(), Namespace: r}.String()), Kind: UnusableKind(fromRegistry(err)), Reason: facts.Printable(err.Error())})
+				continue
+			}
 			for _, t := range tags[i] {
 				refs = append(refs, named{r, t})
 			}
@@ -263,7 +292,7 @@ func listTargets(ctx context.Context, c *registry.Client, src registry.Source, d
 	seen := map[string]bool{}
 	for i, ts := range found {
 		if err := errs[i]; err != nil {
-			if errors.Is(err, registry.ErrNotPackage) || errors.Is(err, registry.ErrIntegrity) || errors.Is(err, registry.ErrLimit) {
+			if entryFault(err) {
 				d.Unusable = append(d.Unusable, FileNote{Path: facts.Printable(registry.Source{Registry: c.Host(), Namespace: refs[i].repo, Reference: refs[i].ref}.String()), Kind: UnusableKind(fromRegistry(err)), Reason: facts.Printable(err.Error())})
 				continue
 			}
@@ -306,7 +335,16 @@ func forEach(ctx context.Context, n int, f func(i int)) {
 	wg.Wait()
 }
 
-// fromRegistry maps a registry package's sentinel onto this package's.
+// entryFault reports whether an error of the registry client is one
+// entry's own fault, not the registry's failure to answer (the rule is
+// ReadRegistry's): it wraps registry.ErrIntegrity, ErrLimit or
+// ErrNotPackage.
+func entryFault(err error) bool {
+	return errors.Is(err, registry.ErrIntegrity) || errors.Is(err, registry.ErrLimit) || errors.Is(err, registry.ErrNotPackage)
+}
+
+// fromRegistry maps a registry package's sentinel onto this package's;
+// any other error is the registry's (registryError).
 func fromRegistry(err error) error {
 	switch {
 	case errors.Is(err, registry.ErrIntegrity):
@@ -375,6 +413,9 @@ func readTarget(ctx context.Context, c *registry.Client, t registry.Target, limi
 	layers := map[string]ocispec.Descriptor{}
 	var size int64
 	for _, l := range m.Layers {
+		if l.Size < 0 {
+			return Archive{Candidate: facts.Candidate{SHA256: sum}}, fmt.Errorf("%w: %s: the manifest gives the layer %s a size of %d bytes; refused as tampered", ErrIntegrity, name, facts.Quote(string(l.Digest)), l.Size)
+		}
 		size += l.Size
 		title := l.Annotations[titleAnnotation]
 		if title == "" {

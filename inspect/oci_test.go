@@ -302,3 +302,36 @@ func TestAnIntegrityFailureAnswersOnlyTheRegistryThatServedIt(t *testing.T) {
 	}
 	planned("an offline read of the good registry", offline)
 }
+
+// A registry that answers 500 for one package's manifest fails the read
+// of the whole source, its good packages with it: that is the registry's
+// fault, not the package's, and a plan without the package would be
+// wrong. The cache records nothing of that package.
+func TestARegistrys5xxOnOneManifestFailsTheSource(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	dir := referenceStack(t)
+	reg.Publish(t, "ns", filepath.Join(dir, "zarf-package-init-amd64-0.1.0.tar.zst"), filepath.Join(dir, "zarf-package-app-fluxcd-amd64-2.4.0.tar.zst"), filepath.Join(dir, "zarf-package-csi-rook-ceph-amd64-1.15.0.tar.zst"))
+	ctx := context.Background()
+	c, err := registry.New(reg.Host, registry.Options{PlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := c.Resolve(ctx, "ns/csi-rook-ceph", "1.15.0")
+	if err != nil || len(ts) != 1 {
+		t.Fatalf("resolving csi-rook-ceph: %v (%d manifests)", err, len(ts))
+	}
+	failing := ts[0].Descriptor.Digest
+	host := reg.Hostile(t, registrytest.Hostile{Fail: failing.String()})
+	store, err := cache.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	d, err := inspect.ReadSource(ctx, "oci://"+host+"/ns", inspect.Options{Cache: store, Registry: registry.Options{PlainHTTP: true, Retries: -1}})
+	if err == nil || !strings.Contains(err.Error(), "500") || !strings.Contains(err.Error(), "csi-rook-ceph@"+failing.String()) {
+		t.Fatalf("read %+v, %v; want it failed naming the manifest answered 500", d, err)
+	}
+	if o, ok := store.LookupContent(failing.Encoded()); ok {
+		t.Errorf("the cache records %+v for a manifest the registry failed to serve", o)
+	}
+}

@@ -35,10 +35,10 @@ func emptyProblem(req Request, dir *inspect.Directory, cands int) *planner.Probl
 	var unusable, other []string
 	for _, u := range dir.Unusable {
 		if u.Kind == inspect.UnusableNotZarf {
-			other = append(other, fmt.Sprintf("%q (not a Zarf package)", filepath.Base(u.Path)))
+			other = append(other, fmt.Sprintf("%q (not a Zarf package)", unusableName(u.Path)))
 			continue
 		}
-		unusable = append(unusable, fmt.Sprintf("%q (%s: %s)", filepath.Base(u.Path), u.Kind, u.Reason))
+		unusable = append(unusable, fmt.Sprintf("%q (%s: %s)", unusableName(u.Path), u.Kind, u.Reason))
 	}
 	for _, f := range dir.Ignored {
 		other = append(other, strconv.Quote(filepath.Base(f.Path)))

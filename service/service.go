@@ -401,13 +401,23 @@ func violations(pol *policy.Policy, plan *planner.Plan, cands []facts.Candidate)
 	return probs
 }
 
+// unusableName names an unusable entry in a message: an archive by its
+// file's name, a registry entry by its whole reference (its last element
+// alone could name another repository: oci://HOST/ns/../x is not x).
+func unusableName(path string) string {
+	if registry.IsSource(path) {
+		return path
+	}
+	return filepath.Base(path)
+}
+
 // Decide plans what Read read. It reads nothing: its result depends on
 // the request's options and warnings and on the directory alone.
 func (p *Prepared) Decide() *Result {
 	req, dir := p.Request, p.Directory
 	warnings := slices.Clone(dir.Warnings)
 	for _, w := range dir.Unusable {
-		warnings = append(warnings, fmt.Sprintf("could not use %s: %s", filepath.Base(w.Path), w.Reason))
+		warnings = append(warnings, fmt.Sprintf("could not use %s: %s", unusableName(w.Path), w.Reason))
 	}
 	warnings = append(warnings, req.Warnings...)
 	var probs []planner.Problem
@@ -422,7 +432,7 @@ func (p *Prepared) Decide() *Result {
 		for _, u := range dir.Unusable {
 			if u.Kind != inspect.UnusableNotZarf {
 				probs = append(probs, planner.Problem{Kind: planner.KindIntegrity, Packages: []string{},
-					Message: fmt.Sprintf("%s cannot be used (%s), and %s fails the plan on it: %s", filepath.Base(u.Path), u.Kind, req.Options.Caller.Setting("integrity", options.IntegrityFail), u.Reason)})
+					Message: fmt.Sprintf("%s cannot be used (%s), and %s fails the plan on it: %s", unusableName(u.Path), u.Kind, req.Options.Caller.Setting("integrity", options.IntegrityFail), u.Reason)})
 			}
 		}
 	}
@@ -434,7 +444,7 @@ func (p *Prepared) Decide() *Result {
 		for _, u := range dir.Unusable {
 			if u.Kind != inspect.UnusableNotZarf {
 				probs = append(probs, planner.Problem{Kind: planner.KindSignature, Packages: []string{},
-					Message: fmt.Sprintf("%s cannot be used (%s), so its signature could not be verified, and %s fails the plan on it: %s", filepath.Base(u.Path), u.Kind, req.Options.Caller.Option("require_signatures"), u.Reason)})
+					Message: fmt.Sprintf("%s cannot be used (%s), so its signature could not be verified, and %s fails the plan on it: %s", unusableName(u.Path), u.Kind, req.Options.Caller.Option("require_signatures"), u.Reason)})
 			}
 		}
 	}

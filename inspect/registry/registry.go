@@ -244,10 +244,14 @@ func (c *Client) Repositories(ctx context.Context, namespace string) ([]string, 
 }
 
 // Tags lists the tags of a repository, in name order, within MaxTags.
+//
+// A repository the catalog names that the distribution spec's grammar
+// refuses (ns/../x) is an error wrapping ErrIntegrity: that entry's
+// fault, not the registry's failure to answer.
 func (c *Client) Tags(ctx context.Context, repository string) ([]string, error) {
 	repo, err := c.reg.Repository(ctx, repository)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: the catalog of %s names the repository %s, which the distribution spec's grammar refuses (%v); refused as tampered", ErrIntegrity, Scheme+c.host, quote(repository), err)
 	}
 	ctx, stop := c.listing(ctx)
 	defer stop()
@@ -342,14 +346,17 @@ func (c *Client) Resolve(ctx context.Context, repository, reference string) ([]T
 // digest; raw is what the registry sent.
 func (c *Client) Manifest(ctx context.Context, t Target) (m ocispec.Manifest, raw []byte, err error) {
 	shown := t.Pinned(c.host)
-	if t.Descriptor.Size > MaxManifest || t.Descriptor.Size < 0 {
+	if t.Descriptor.Size < 0 {
+		return m, nil, fmt.Errorf("%w: %s: the index gives the manifest a size of %d bytes; refused as tampered", ErrIntegrity, shown, t.Descriptor.Size)
+	}
+	if t.Descriptor.Size > MaxManifest {
 		return m, nil, fmt.Errorf("%w: %s: the manifest is %d bytes, more than the %d allowed", ErrLimit, shown, t.Descriptor.Size, MaxManifest)
 	}
 	repo, err := c.reg.Repository(ctx, t.Repository)
 	if err != nil {
 		return m, nil, err
 	}
-	sctx, stop := c.silence(ctx)
+	sctx, stop := c.silence(expecting(ctx, t.Descriptor))
 	defer stop()
 	rc, err := repo.Manifests().Fetch(sctx, t.Descriptor)
 	if err != nil {
@@ -372,16 +379,21 @@ func (c *Client) Manifest(ctx context.Context, t Target) (m ocispec.Manifest, ra
 // Blob opens a blob of repository: its reader ends with an error
 // wrapping ErrIntegrity when the bytes are not the descriptor's (too many,
 // too few, another digest), and one wrapping ErrStalled when the
-// registry stays silent longer than the timeout.
+// registry stays silent longer than the timeout. A descriptor out of
+// range (a digest not sha256, a negative size) is refused unfetched,
+// wrapping ErrIntegrity.
 func (c *Client) Blob(ctx context.Context, repository string, d ocispec.Descriptor) (io.ReadCloser, error) {
 	if d.Digest.Validate() != nil || d.Digest.Algorithm() != digest.SHA256 {
 		return nil, fmt.Errorf("%w: layer digest %s is not a sha256 digest", ErrIntegrity, quote(string(d.Digest)))
+	}
+	if d.Size < 0 {
+		return nil, fmt.Errorf("%w: the layer %s has a size of %d bytes; refused as tampered", ErrIntegrity, d.Digest, d.Size)
 	}
 	repo, err := c.reg.Repository(ctx, repository)
 	if err != nil {
 		return nil, err
 	}
-	sctx, stop := context.WithCancel(ctx) // the body's silences are bounded by verifying
+	sctx, stop := context.WithCancel(expecting(ctx, d)) // the body's silences are bounded by verifying
 	rc, err := repo.Blobs().Fetch(sctx, d)
 	if err != nil {
 		stop()
@@ -390,9 +402,14 @@ func (c *Client) Blob(ctx context.Context, repository string, d ocispec.Descript
 	return &verifying{rc: rc, want: d, h: sha256.New(), stop: stop, timeout: c.opts.Timeout, c: c}, nil
 }
 
-// Errors the reads wrap.
+// Errors the reads wrap. ErrIntegrity, ErrLimit and ErrNotPackage are
+// one entry's fault (a name, a manifest, a blob of one package); any
+// other error is the registry's or the network's (package inspect keeps
+// the two apart: see its ReadRegistry).
 var (
-	// ErrIntegrity: the registry sent bytes other than their digest's.
+	// ErrIntegrity: the registry sent bytes other than their digest's,
+	// or a name or descriptor zarf never publishes (a repository name
+	// the grammar refuses, a negative size).
 	ErrIntegrity = errors.New("integrity")
 	// ErrLimit: a bound on what a registry may send was passed.
 	ErrLimit = errors.New("limit")
@@ -489,7 +506,9 @@ func (v *verifying) Close() error {
 	return v.rc.Close()
 }
 
-// counting counts the requests made and the body bytes received.
+// counting counts the requests made and the body bytes received, and
+// leaves to the bytes what an expected descriptor's headers contradict
+// (see expecting).
 type counting struct {
 	base http.RoundTripper
 	c    *Client
@@ -501,8 +520,36 @@ func (t *counting) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
+	if d, ok := req.Context().Value(expectKey{}).(ocispec.Descriptor); ok && req.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
+		leaveToBytes(resp, d)
+	}
 	resp.Body = &countedBody{ReadCloser: resp.Body, n: &t.c.fetched}
 	return resp, nil
+}
+
+type expectKey struct{}
+
+// expecting marks ctx's requests as fetching the bytes of d, a
+// descriptor the client read (an index's manifest, a manifest's layer).
+func expecting(ctx context.Context, d ocispec.Descriptor) context.Context {
+	return context.WithValue(ctx, expectKey{}, d)
+}
+
+// leaveToBytes drops from a 200 answer for d the headers that contradict
+// d (a Content-Length other than its size, a Docker-Content-Digest other
+// than its digest). oras would refuse such an answer with an error of no
+// kind, the registry's failure; but the body is read through verifying,
+// which checks every byte against d and names the entry's fault
+// (ErrIntegrity: a cut blob, one too long, another digest). A header
+// that agrees is kept, and oras checks it as ever.
+func leaveToBytes(resp *http.Response, d ocispec.Descriptor) {
+	if resp.ContentLength != -1 && resp.ContentLength != d.Size {
+		resp.ContentLength = -1
+		resp.Header.Del("Content-Length")
+	}
+	if got := resp.Header.Get("Docker-Content-Digest"); got != "" && got != d.Digest.String() {
+		resp.Header.Del("Docker-Content-Digest")
+	}
 }
 
 type countedBody struct {

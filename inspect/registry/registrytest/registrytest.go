@@ -5,9 +5,11 @@
 package registrytest
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -26,11 +28,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -372,4 +378,170 @@ func CopyArchives(t testing.TB, archives ...string) string {
 		}
 	}
 	return dir
+}
+
+// Hostile says what a hostile proxy (Registry.Hostile) changes of the
+// registry's answers; what it does not name is served as it is.
+type Hostile struct {
+	// Catalog are repository names added to the catalog's answer.
+	Catalog []string
+	// Cut is a blob digest served cut to half its length, with a
+	// Content-Length that says so.
+	Cut string
+	// Other is a manifest digest served with other bytes (its own and a
+	// newline), with a Content-Length and a Docker-Content-Digest that
+	// are those of the bytes sent.
+	Other string
+	// Resize is a repository each of whose tags is served as an index of
+	// manifests whose every layer has the size LayerSize: manifests that
+	// are their digests (the index names them by their new ones) and
+	// hold a descriptor out of range.
+	Resize    string
+	LayerSize int64
+	// Fail is a manifest digest answered 500 Internal Server Error.
+	Fail string
+}
+
+// Hostile starts a plain-HTTP proxy in front of a plain registry that
+// changes its answers as h says; it returns the proxy's host:port.
+func (r *Registry) Hostile(t testing.TB, h Hostile) string {
+	t.Helper()
+	target, err := url.Parse("http://" + r.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.Request.Method != http.MethodGet || resp.StatusCode != http.StatusOK {
+			return nil
+		}
+		p := resp.Request.URL.Path
+		switch {
+		case h.Cut != "" && strings.HasSuffix(p, "/blobs/"+h.Cut):
+			b, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return err
+			}
+			replaceBody(resp, b[:len(b)/2])
+		case h.Other != "" && strings.HasSuffix(p, "/manifests/"+h.Other):
+			b, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return err
+			}
+			b = append(b, '\n')
+			replaceBody(resp, b)
+			resp.Header.Set("Docker-Content-Digest", sha256Digest(b))
+		}
+		return nil
+	}
+	resized := map[string][]byte{}
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		p := req.URL.Path
+		switch {
+		case h.Fail != "" && strings.HasSuffix(p, "/manifests/"+h.Fail):
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = io.WriteString(w, `{"errors":[{"code":"UNKNOWN","message":"hostile: failing on purpose"}]}`)
+			return
+		case len(h.Catalog) > 0 && req.Method == http.MethodGet && p == "/v2/_catalog":
+			var cat struct {
+				Repositories []string `json:"repositories"`
+			}
+			if err := upstreamJSON(r.Host, req.URL.RequestURI(), "", &cat); err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			cat.Repositories = append(cat.Repositories, h.Catalog...)
+			b, _ := json.Marshal(cat)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(b)
+			return
+		case h.Resize != "" && req.Method == http.MethodGet && strings.HasPrefix(p, "/v2/"+h.Resize+"/manifests/"):
+			ref := strings.TrimPrefix(p, "/v2/"+h.Resize+"/manifests/")
+			mu.Lock()
+			b, ok := resized[ref]
+			mu.Unlock()
+			mediaType := ocispec.MediaTypeImageManifest
+			if !ok {
+				var err error
+				b, err = r.resize(h, ref, func(d string, m []byte) {
+					mu.Lock()
+					resized[d] = m
+					mu.Unlock()
+				})
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadGateway)
+					return
+				}
+				mediaType = ocispec.MediaTypeImageIndex
+			}
+			w.Header().Set("Content-Type", mediaType)
+			w.Header().Set("Docker-Content-Digest", sha256Digest(b))
+			w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+			_, _ = w.Write(b)
+			return
+		}
+		rp.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// resize is the index of a tag of h.Resize with each manifest's layers
+// given h.LayerSize; each changed manifest is kept by its new digest.
+func (r *Registry) resize(h Hostile, tag string, keep func(digest string, manifest []byte)) ([]byte, error) {
+	var idx ocispec.Index
+	if err := upstreamJSON(r.Host, "/v2/"+h.Resize+"/manifests/"+tag, ocispec.MediaTypeImageIndex, &idx); err != nil {
+		return nil, err
+	}
+	for i, d := range idx.Manifests {
+		var m ocispec.Manifest
+		if err := upstreamJSON(r.Host, "/v2/"+h.Resize+"/manifests/"+d.Digest.String(), d.MediaType, &m); err != nil {
+			return nil, err
+		}
+		for j := range m.Layers {
+			m.Layers[j].Size = h.LayerSize
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		keep(sha256Digest(b), b)
+		idx.Manifests[i].Digest = digest.Digest(sha256Digest(b))
+		idx.Manifests[i].Size = int64(len(b))
+	}
+	return json.Marshal(idx)
+}
+
+// upstreamJSON decodes the registry's answer to a GET of uri.
+func upstreamJSON(host, uri, accept string, v any) error {
+	req, err := http.NewRequest(http.MethodGet, "http://"+host+uri, nil)
+	if err != nil {
+		return err
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", uri, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// replaceBody makes b the answer's body, with a Content-Length that says
+// its length.
+func replaceBody(resp *http.Response, b []byte) {
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	resp.ContentLength = int64(len(b))
+	resp.Header.Set("Content-Length", strconv.Itoa(len(b)))
+}
+
+func sha256Digest(b []byte) string {
+	return fmt.Sprintf("sha256:%x", sha256.Sum256(b))
 }
