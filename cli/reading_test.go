@@ -25,7 +25,7 @@ func openPTY(t *testing.T) (pty, tty *os.File) {
 	t.Helper()
 	pty, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
+		t.Fatalf("no pseudo-terminal (/dev/ptmx): %v", err)
 	}
 	t.Cleanup(func() { pty.Close() })
 	if err := unix.IoctlSetPointerInt(int(pty.Fd()), unix.TIOCSPTLCK, 0); err != nil {

@@ -220,7 +220,7 @@ func Read(r io.Reader) (*Input, error) {
 		return nil, fmt.Errorf("the deploy record is over %d MiB", MaxInput>>20)
 	}
 	const name = "the deploy record"
-	if err := require(name, b, inputKeys); err != nil {
+	if err := strictjson.Require(name, b, inputKeys); err != nil {
 		return nil, notRecord(err)
 	}
 	var in Input
@@ -235,7 +235,7 @@ func Read(r io.Reader) (*Input, error) {
 	}
 	for i, raw := range in.RawItems {
 		what := fmt.Sprintf("the deploy record's plan item %d", i+1)
-		if err := require(what, raw, itemKeys); err != nil {
+		if err := strictjson.Require(what, raw, itemKeys); err != nil {
 			return nil, notRecord(err)
 		}
 		var it Item
@@ -246,7 +246,7 @@ func Read(r io.Reader) (*Input, error) {
 	}
 	for i, raw := range in.RawDone {
 		what := fmt.Sprintf("the deploy record's package done %d", i+1)
-		if err := require(what, raw, doneKeys); err != nil {
+		if err := strictjson.Require(what, raw, doneKeys); err != nil {
 			return nil, notRecord(err)
 		}
 		var d Done
@@ -257,7 +257,7 @@ func Read(r io.Reader) (*Input, error) {
 	}
 	if in.RawStopped.Kind() != 'n' { // null: no stop recorded
 		const what = "the deploy record's stop"
-		if err := require(what, in.RawStopped, stoppedKeys); err != nil {
+		if err := strictjson.Require(what, in.RawStopped, stoppedKeys); err != nil {
 			return nil, notRecord(err)
 		}
 		in.Stopped = &Stopped{}
@@ -266,21 +266,6 @@ func Read(r io.Reader) (*Input, error) {
 		}
 	}
 	return &in, nil
-}
-
-// require refuses b (a JSON object) unless it has every key of keys,
-// naming the first missing one.
-func require(name string, b []byte, keys []string) error {
-	have, err := strictjson.Keys(name, b)
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		if !slices.Contains(have, k) {
-			return fmt.Errorf("%s has no %q: every record of the role has it (keys required: %s)", name, k, strings.Join(keys, ", "))
-		}
-	}
-	return nil
 }
 
 // Build makes the report: every plan item is a row, in plan order; those

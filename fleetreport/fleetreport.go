@@ -247,7 +247,7 @@ func FromRecord(name string, b []byte) ([]Host, error) {
 }
 
 func fromRecordHost(what string, raw []byte) (Host, error) {
-	if err := require(what, raw, recordHostKeys); err != nil {
+	if err := strictjson.Require(what, raw, recordHostKeys); err != nil {
 		return Host{}, err
 	}
 	var rh recordHost
@@ -260,7 +260,7 @@ func fromRecordHost(what string, raw []byte) (Host, error) {
 	}
 	if !isNull(rh.Plan) {
 		w := what + "'s plan"
-		if err := require(w, rh.Plan, recordPlanKeys); err != nil {
+		if err := strictjson.Require(w, rh.Plan, recordPlanKeys); err != nil {
 			return Host{}, err
 		}
 		var p recordPlan
@@ -274,7 +274,7 @@ func fromRecordHost(what string, raw []byte) (Host, error) {
 	}
 	if !isNull(rh.Refused) {
 		w := what + "'s refused plan"
-		if err := require(w, rh.Refused, []string{"msg"}); err != nil {
+		if err := strictjson.Require(w, rh.Refused, []string{"msg"}); err != nil {
 			return Host{}, err
 		}
 		var r recordRefusal
@@ -285,7 +285,7 @@ func fromRecordHost(what string, raw []byte) (Host, error) {
 	}
 	if !isNull(rh.Deploy) {
 		w := what + "'s deployment"
-		if err := require(w, rh.Deploy, recordDeployKeys); err != nil {
+		if err := strictjson.Require(w, rh.Deploy, recordDeployKeys); err != nil {
 			return Host{}, err
 		}
 		var d recordDeploy
@@ -541,18 +541,4 @@ func (r *Report) JSON() ([]byte, error) {
 func isNull(raw json.RawMessage) bool {
 	t := string(bytes.TrimSpace(raw))
 	return t == "" || t == "null" || t == `""`
-}
-
-// require refuses b (a JSON object) unless it has every key of keys.
-func require(name string, b []byte, keys []string) error {
-	have, err := strictjson.Keys(name, b)
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		if !slices.Contains(have, k) {
-			return fmt.Errorf("%s has no %q (keys required: %s)", name, k, strings.Join(keys, ", "))
-		}
-	}
-	return nil
 }

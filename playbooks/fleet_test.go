@@ -136,16 +136,7 @@ func TestDeployBundlePlansAndDeploysEveryHost(t *testing.T) {
 	// Two packages of the signed fixtures: enough for plans that differ by
 	// what each cluster holds. tool's plan item is the same wherever it
 	// is planned, first on one host and second on another: see below.
-	bundle := t.TempDir()
-	for _, p := range []string{"zarf-package-base-amd64-1.0.0.tar.zst", "zarf-package-tool-amd64-1.0.0.tar.zst"} {
-		b, err := os.ReadFile(filepath.Join(root, "testdata", "bundles", "signed", p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(bundle, p), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bundle := signedBundle(t, "zarf-package-base-amd64-1.0.0.tar.zst", "zarf-package-tool-amd64-1.0.0.tar.zst")
 	installed.Deploy(t, filepath.Join(bundle, "zarf-package-base-amd64-1.0.0.tar.zst"))
 	hosts := []struct {
 		name       string
@@ -428,4 +419,21 @@ func TestFleetReportOnTheOldestAndNewestAnsible(t *testing.T) {
 			}
 		})
 	}
+}
+
+// signedBundle copies the signed fixtures named into a new directory of
+// the test's: a bundle of those packages alone.
+func signedBundle(t *testing.T, names ...string) string {
+	t.Helper()
+	bundle := t.TempDir()
+	for _, p := range names {
+		b, err := os.ReadFile(filepath.Join(root, "testdata", "bundles", "signed", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bundle, p), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return bundle
 }

@@ -183,16 +183,7 @@ func (j runnerJob) taskResults(event string) map[string][]string {
 func TestDeployBundleThroughAnsibleRunner(t *testing.T) {
 	built(t)
 	clusters := startClusters(t, 3)
-	bundle := t.TempDir()
-	for _, p := range []string{"zarf-package-base-amd64-1.0.0.tar.zst", "zarf-package-tool-amd64-1.0.0.tar.zst"} {
-		b, err := os.ReadFile(filepath.Join(root, "testdata", "bundles", "signed", p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(bundle, p), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bundle := signedBundle(t, "zarf-package-base-amd64-1.0.0.tar.zst", "zarf-package-tool-amd64-1.0.0.tar.zst")
 	state := privateStateDir(t)
 	planned := []any{"base 1.0.0", "tool 1.0.0"}
 

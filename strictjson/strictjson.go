@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -284,4 +285,20 @@ func errText(err error) string {
 		s = strings.TrimPrefix(s, p)
 	}
 	return s
+}
+
+// Require refuses b, a JSON object, unless it has every key of keys,
+// naming the first missing one and the keys required: for a document
+// in which a missing key would read as an empty (and so harmless) value.
+func Require(name string, b []byte, keys []string) error {
+	have, err := Keys(name, b)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if !slices.Contains(have, k) {
+			return fmt.Errorf("%s has no %q (keys required: %s)", name, k, strings.Join(keys, ", "))
+		}
+	}
+	return nil
 }
