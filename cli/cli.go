@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -41,8 +42,16 @@ var errNoPlan = errors.New("no plan is possible")
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
+	var bound commandBound
+	defer bound.stop()
+	root.PersistentPreRunE = bound.start
+	root.PersistentFlags().DurationVar(&bound.timeout, "timeout", 0, "Stop the command, and the daemon's work on its request, after this long (a duration: 90s, 10m), failing with exit 1 and saying so. 0: no bound. wait's own --timeout is how long it waits. Not for serve, which runs until --idle-timeout.")
 	cmd, err := root.ExecuteContextC(ctx)
 	noteAliases(cmd, stderr)
+	if err != nil && bound.ranPast() {
+		fmt.Fprintf(stderr, "zarf-planner: %s ran past its --timeout of %s and was stopped; give a longer --timeout (0: no bound)\n", cmd.CommandPath(), bound.timeout)
+		return ExitFailed
+	}
 	var ue *UsageError
 	switch {
 	case err == nil:
@@ -55,6 +64,54 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	default:
 		fmt.Fprintf(stderr, "zarf-planner: %v\n", err)
 		return ExitFailed
+	}
+}
+
+// commandBound is the root's --timeout: the context of the command it
+// runs ends after the duration, and the gRPC deadline a daemon request
+// carries ends the daemon's work on it too.
+type commandBound struct {
+	timeout time.Duration
+	ctx     context.Context
+	cancel  context.CancelFunc
+}
+
+// errRanPast is the cause of a command's context ended by --timeout.
+var errRanPast = errors.New("the command ran past --timeout")
+
+// start bounds cmd's context by the timeout (a PersistentPreRunE).
+func (b *commandBound) start(cmd *cobra.Command, _ []string) error {
+	if !cmd.Flags().Changed("timeout") || b.timeout == 0 {
+		return nil
+	}
+	if b.timeout < 0 {
+		return &UsageError{fmt.Errorf("--timeout %s: give a positive duration (90s, 10m), or 0 for no bound", b.timeout)}
+	}
+	if cmd.Name() == "serve" {
+		return &UsageError{errors.New("--timeout bounds one command; serve runs until --idle-timeout passes without a request")}
+	}
+	b.ctx, b.cancel = context.WithTimeoutCause(cmd.Context(), b.timeout, errRanPast)
+	cmd.SetContext(b.ctx)
+	return nil
+}
+
+// ranPast reports whether --timeout ended the command: its context ended
+// so, or its deadline has passed (a daemon's answer to a request whose
+// deadline passed can come before the command's own timer fires).
+func (b *commandBound) ranPast() bool {
+	if b.ctx == nil {
+		return false
+	}
+	if errors.Is(context.Cause(b.ctx), errRanPast) {
+		return true
+	}
+	deadline, _ := b.ctx.Deadline()
+	return b.ctx.Err() == nil && !time.Now().Before(deadline)
+}
+
+func (b *commandBound) stop() {
+	if b.cancel != nil {
+		b.cancel()
 	}
 }
 
