@@ -45,11 +45,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var bound commandBound
 	defer bound.stop()
 	root.PersistentPreRunE = bound.start
-	root.PersistentFlags().DurationVar(&bound.timeout, "timeout", 0, "Stop the command, and the daemon's work on its request, after this long (a duration: 90s, 10m), failing with exit 1 and saying so. 0: no bound. wait's own --timeout is how long it waits. Not for serve, which runs until --idle-timeout.")
+	root.PersistentFlags().DurationVar(&bound.timeout, "timeout", 0, "Stop the command, and the daemon's work on its request, after this long (a duration: 90s, 10m), failing with exit 1 and saying so. Default: no bound. wait's own --timeout is how long it waits. Not for serve, which runs until --idle-timeout.")
 	cmd, err := root.ExecuteContextC(ctx)
 	noteAliases(cmd, stderr)
 	if err != nil && bound.ranPast() {
-		fmt.Fprintf(stderr, "zarf-planner: %s ran past its --timeout of %s and was stopped; give a longer --timeout (0: no bound)\n", cmd.CommandPath(), bound.timeout)
+		fmt.Fprintf(stderr, "zarf-planner: %s ran past its --timeout of %s and was stopped; give a longer --timeout, or leave it out for no bound\n", cmd.CommandPath(), bound.timeout)
 		return ExitFailed
 	}
 	var ue *UsageError
@@ -81,11 +81,11 @@ var errRanPast = errors.New("the command ran past --timeout")
 
 // start bounds cmd's context by the timeout (a PersistentPreRunE).
 func (b *commandBound) start(cmd *cobra.Command, _ []string) error {
-	if !cmd.Flags().Changed("timeout") || b.timeout == 0 {
-		return nil
+	if !cmd.Flags().Changed("timeout") || cmd.Flags().Lookup("timeout") != cmd.InheritedFlags().Lookup("timeout") {
+		return nil // not given, or wait's own
 	}
-	if b.timeout < 0 {
-		return &UsageError{fmt.Errorf("--timeout %s: give a positive duration (90s, 10m), or 0 for no bound", b.timeout)}
+	if b.timeout <= 0 {
+		return &UsageError{fmt.Errorf("--timeout %s: give a positive duration (90s, 10m); leave it out for no bound", b.timeout)}
 	}
 	if cmd.Name() == "serve" {
 		return &UsageError{errors.New("--timeout bounds one command; serve runs until --idle-timeout passes without a request")}

@@ -109,7 +109,7 @@ func TestTimeoutBoundsTheWholeCommand(t *testing.T) {
 		})
 	}
 
-	for _, bad := range [][]string{{"plan", t.TempDir(), "--timeout", "-1s"}, {"serve", "--timeout", "1m"}} {
+	for _, bad := range [][]string{{"plan", t.TempDir(), "--timeout", "-1s"}, {"plan", t.TempDir(), "--timeout", "0s"}, {"serve", "--timeout", "1m"}} {
 		code, _, stderr := run(t, bad...)
 		if code != ExitUsage || !strings.Contains(stderr, "--timeout") {
 			t.Errorf("%v: exit %d, stderr %q; want a usage error naming --timeout", bad, code, stderr)
