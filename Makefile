@@ -22,7 +22,7 @@ LDFLAGS := -s -w -X github.com/colonel-byte/zarf-planner/buildinfo.ID=$(BUILD_ID
 export CGO_ENABLED := 0
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 
-.PHONY: all build tools fixtures demo test test-go vet gate venv proto clean bench-planner bench-inspect bench-cache bench-memory fuzz collection install-collection dist lint sanity molecule demo-cluster host-deps venv-oldest bench-collection bench-catalog bench-registry bench-report docs-screenshots
+.PHONY: all build tools fixtures demo test test-go vet gate venv proto clean bench-planner bench-inspect bench-cache bench-memory fuzz collection install-collection dist lint sanity molecule demo-cluster host-deps venv-oldest bench-collection bench-catalog bench-registry bench-report bench-fairness docs-screenshots
 
 all: build
 
@@ -426,6 +426,15 @@ bench-catalog: build
 # 100 published packages with images. Results: docs/benchmarks.md.
 bench-registry: tools build
 	python3 testdata/bench/registry/bench.py
+
+# What a hostile neighbour costs a trusted plan through one daemon (issue
+# 44): the upstream bundle's cold plan alone, then beside a dripping
+# registry, looping charts, deep manifests, a 15 MiB render and a listing
+# without end, each neighbour's end and the daemon's and renderers' peak
+# memory. Builds its archives with the zarf CLI once (.cache/bench/fairness).
+# Results: docs/benchmarks.md.
+bench-fairness: tools build
+	$(GO) run ./testdata/bench/fairness -bin bin/zarf-planner
 
 # Regenerate the gRPC contract from contract/plannerpb/planner.proto.
 proto:
