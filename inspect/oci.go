@@ -68,12 +68,19 @@ func ReadSource(ctx context.Context, source string, opts Options) (*Directory, e
 //     as it records an archive's (outcomeOf).
 //   - The registry's fault, or the network's, is failing to answer: no
 //     connection, TLS or a login refused, 404 of what it listed, 429 or
-//     5xx after retries, a silence past registry_timeout, a body cut off
-//     by the connection. Nothing is known of the package then, and a
-//     plan without it would be wrong, not smaller: the whole read fails,
-//     and the cache records nothing of it.
+//     5xx after retries, a silence past registry_timeout, a blob not
+//     whole within its transfer time (registry.Client.TransferTime), a
+//     body cut off by the connection, a listing past its bounds in total
+//     (registry.MaxReferences, registry.MaxListingBytes). Nothing is
+//     known of the package (or of the source) then, and a plan without
+//     it would be wrong, not smaller: the whole read fails, and the cache
+//     records nothing of it.
 //
 // entryFault tells the two apart; registryError carries the second.
+//
+// A package's read takes from the memory budget only the bytes that
+// have arrived (readArriving): while it waits on the registry it holds
+// no more of what the daemon's readers share than it has received.
 func ReadRegistry(ctx context.Context, source string, opts Options) (*Directory, error) {
 	src, err := registry.Parse(source)
 	if err != nil {
