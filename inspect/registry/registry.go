@@ -359,7 +359,7 @@ func (c *Client) Resolve(ctx context.Context, repository, reference string) ([]T
 	if desc.Size > MaxManifest || desc.Size < 0 {
 		return nil, fmt.Errorf("%w: %s: the manifest is %d bytes, more than the %d allowed", ErrLimit, shown, desc.Size, MaxManifest)
 	}
-	b, err := readVerified(rc, desc, c.opts.Timeout)
+	b, err := readVerified(rc, desc, c.opts.Timeout, stop)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown, c.explainRead(err))
 	}
@@ -411,7 +411,7 @@ func (c *Client) Manifest(ctx context.Context, t Target) (m ocispec.Manifest, ra
 		return m, nil, c.explain("fetching the manifest "+shown, err, "")
 	}
 	defer rc.Close()
-	raw, err = readVerified(rc, t.Descriptor, c.opts.Timeout)
+	raw, err = readVerified(rc, t.Descriptor, c.opts.Timeout, stop)
 	if err != nil {
 		return m, nil, fmt.Errorf("%s: %w", shown, c.explainRead(err))
 	}
@@ -531,9 +531,10 @@ func (c *Client) listingOver() error {
 	return nil
 }
 
-// readVerified reads a whole manifest and checks it against d.
-func readVerified(rc io.Reader, d ocispec.Descriptor, timeout time.Duration) ([]byte, error) {
-	v := &verifying{rc: io.NopCloser(rc), want: d, h: sha256.New(), stop: func() {}, timeout: timeout}
+// readVerified reads a whole manifest and checks it against d; stop
+// cancels its request.
+func readVerified(rc io.Reader, d ocispec.Descriptor, timeout time.Duration, stop func()) ([]byte, error) {
+	v := &verifying{rc: io.NopCloser(rc), want: d, h: sha256.New(), stop: stop, timeout: timeout}
 	b, err := io.ReadAll(v)
 	if err != nil {
 		return nil, err
@@ -544,7 +545,8 @@ func readVerified(rc io.Reader, d ocispec.Descriptor, timeout time.Duration) ([]
 // verifying reads a body of known digest and size, failing on the first
 // byte too many, on a short body, on another digest, on a silence past
 // the timeout, and (a blob's, allowed set) on the body not whole within
-// allowed from start.
+// allowed from start. stop cancels the body's request, which ends a read
+// under way.
 type verifying struct {
 	rc      io.ReadCloser
 	want    ocispec.Descriptor
@@ -592,9 +594,9 @@ func (v *verifying) Read(p []byte) (int, error) {
 	select {
 	case r = <-ch:
 	case <-timer.C:
-		v.stop()
-		_ = v.rc.Close()
+		v.stop() // the request is cancelled: the read under way returns
 		<-ch
+		_ = v.rc.Close()
 		if last {
 			return 0, v.c.overdue(v.want, v.n, time.Since(v.start), v.allowed)
 		}
