@@ -61,8 +61,10 @@ const (
 	MaxReferences = 10_000
 	// MaxListingBytes bounds the bytes of every listing answer one read
 	// of a source receives, the catalog's pages and every repository's
-	// tag pages together, counted as the bytes arrive.
-	MaxListingBytes = 8 << 20
+	// tag pages together, counted as the bytes arrive: beyond a catalog
+	// of MaxRepositories names of 300 bytes, so it stops a registry that
+	// pads its pages or pages without end, not a large one.
+	MaxListingBytes = 32 << 20
 	// MinRate is the floor on how fast a blob must come: a blob (and so
 	// its body, however it drips) must be whole within the registry's
 	// timeout plus its declared size at MinRate bytes a second (256 KiB/s:

@@ -426,10 +426,13 @@ type Hostile struct {
 // catalog, each with Tags synthetic tags (t000000, …), all served page by
 // page as the client asks (n, last, a Link header to the next page) and
 // made as they are served, never stored: a listing of millions costs the
-// proxy nothing. Their manifests are not found.
+// proxy nothing. Their manifests are not found. Pad, when set, starts
+// every page of the catalog and of their tag lists with that many bytes
+// of whitespace (valid JSON): a registry wasting its reader's bytes.
 type Endless struct {
 	Namespace          string
 	Repositories, Tags int
+	Pad                int
 }
 
 // Hostile starts a plain-HTTP proxy in front of a plain registry that
@@ -493,11 +496,11 @@ func (r *Registry) Hostile(t testing.TB, h Hostile) string {
 			if h.Endless.Repositories > 0 {
 				synthetic = func(i int) string { return fmt.Sprintf("%s/r%06d", h.Endless.Namespace, i) }
 			}
-			page(w, req, "/v2/_catalog", "repositories", nil, cat.Repositories, h.Endless.Repositories, synthetic)
+			page(w, req, "/v2/_catalog", "repositories", nil, cat.Repositories, h.Endless.Repositories, synthetic, h.Endless.Pad)
 			return
 		case h.Endless.Repositories > 0 && req.Method == http.MethodGet && strings.HasPrefix(p, "/v2/"+h.Endless.Namespace+"/r") && strings.HasSuffix(p, "/tags/list"):
 			repo := strings.TrimSuffix(strings.TrimPrefix(p, "/v2/"), "/tags/list")
-			page(w, req, p, "tags", map[string]string{"name": repo}, nil, h.Endless.Tags, func(i int) string { return fmt.Sprintf("t%06d", i) })
+			page(w, req, p, "tags", map[string]string{"name": repo}, nil, h.Endless.Tags, func(i int) string { return fmt.Sprintf("t%06d", i) }, h.Endless.Pad)
 			return
 		case h.Resize != "" && h.Copies > 0 && req.Method == http.MethodGet && p == "/v2/"+h.Resize+"/tags/list":
 			tags := make([]string, h.Copies)
@@ -592,9 +595,9 @@ func (r *Registry) drip(w http.ResponseWriter, req *http.Request, h Hostile) {
 // names of the listing (own, sorted, then n synthetic ones, name(0) …
 // name(n-1), in name order among themselves) after the query's last, at
 // most the query's n, under key (with fields beside it), and a Link
-// header to the next page when there is one. The synthetic names are made
-// as the page is served.
-func page(w http.ResponseWriter, req *http.Request, path, key string, fields map[string]string, own []string, n int, name func(i int) string) {
+// header to the next page when there is one, after pad bytes of
+// whitespace. The synthetic names are made as the page is served.
+func page(w http.ResponseWriter, req *http.Request, path, key string, fields map[string]string, own []string, n int, name func(i int) string, pad int) {
 	q := req.URL.Query()
 	size, err := strconv.Atoi(q.Get("n"))
 	if err != nil || size <= 0 {
@@ -630,6 +633,9 @@ func page(w http.ResponseWriter, req *http.Request, path, key string, fields map
 	}
 	b, _ := json.Marshal(answer)
 	w.Header().Set("Content-Type", "application/json")
+	if pad > 0 {
+		_, _ = w.Write(bytes.Repeat([]byte(" "), pad))
+	}
 	_, _ = w.Write(b)
 }
 
