@@ -392,6 +392,10 @@ type members struct {
 	components map[string]*claims.Component
 	// contents counts the bytes kept of component tarballs.
 	contents int64
+	// arriving says the members stream from the network (a registry's
+	// blobs): what is kept is taken from the budget as it arrives
+	// (readArriving), not as a header declares it.
+	arriving bool
 }
 
 // readStream reads an archive; it returns the candidate (without Path).

@@ -66,7 +66,9 @@ func (s *sourceError) Read(p []byte) (int, error) {
 
 // walkComponent reads one component tarball as it streams past, keeping
 // its manifests, chart archives and values files within MaxContentFile
-// and MaxContents, taken from the budget. A tarball that is not a tar is
+// and MaxContents, taken from the budget (as each file's header declares
+// it from an archive on disk; as its bytes arrive from a registry,
+// m.arriving). A tarball that is not a tar is
 // recorded as the component's problem; an error of the archive stream
 // itself is returned.
 //
@@ -127,11 +129,20 @@ func (m *members) walkComponent(ctx context.Context, tr io.Reader, hdr *tar.Head
 			comp.Skipped[rel] = fmt.Sprintf("%s is %d bytes, over what the catalog reads (%d a file, %d an archive)", facts.Printable(rel), ih.Size, MaxContentFile, MaxContents)
 			continue
 		}
-		if err := h.take(ctx, ih.Size, rel+" of "+name); err != nil {
-			return err
+		var b []byte
+		if m.arriving {
+			var taken error
+			b, taken, err = readArriving(ctx, io.LimitReader(inner, ih.Size), h, rel+" of "+name)
+			if taken != nil {
+				return taken
+			}
+		} else {
+			if err := h.take(ctx, ih.Size, rel+" of "+name); err != nil {
+				return err
+			}
+			b, err = io.ReadAll(io.LimitReader(inner, ih.Size))
 		}
 		m.contents += ih.Size
-		b, err := io.ReadAll(io.LimitReader(inner, ih.Size))
 		if err != nil {
 			if src.err != nil {
 				return m.streamError(src.err, name, member)

@@ -68,12 +68,19 @@ func ReadSource(ctx context.Context, source string, opts Options) (*Directory, e
 //     as it records an archive's (outcomeOf).
 //   - The registry's fault, or the network's, is failing to answer: no
 //     connection, TLS or a login refused, 404 of what it listed, 429 or
-//     5xx after retries, a silence past registry_timeout, a body cut off
-//     by the connection. Nothing is known of the package then, and a
-//     plan without it would be wrong, not smaller: the whole read fails,
-//     and the cache records nothing of it.
+//     5xx after retries, a silence past registry_timeout, a blob not
+//     whole within its transfer time (registry.Client.TransferTime), a
+//     body cut off by the connection, a listing past its bounds in total
+//     (registry.MaxReferences, registry.MaxListingBytes). Nothing is
+//     known of the package (or of the source) then, and a plan without
+//     it would be wrong, not smaller: the whole read fails, and the cache
+//     records nothing of it.
 //
 // entryFault tells the two apart; registryError carries the second.
+//
+// A package's read takes from the memory budget only the bytes that
+// have arrived (readArriving): while it waits on the registry it holds
+// no more of what the daemon's readers share than it has received.
 func ReadRegistry(ctx context.Context, source string, opts Options) (*Directory, error) {
 	src, err := registry.Parse(source)
 	if err != nil {
@@ -249,14 +256,24 @@ func (e registryError) Unwrap() []error {
 
 // listTargets resolves a source to its manifests, one per package and
 // architecture, in repository, tag and architecture order, each digest
-// once (the first tag naming it keeps it).
+// once (the first tag naming it keeps it). The listing as a whole is
+// bounded (registry.MaxReferences tags, and as many manifests resolved;
+// registry.MaxListingBytes of listing answers), counted as it arrives:
+// past a bound it stops and the read fails, naming the source and what
+// to name instead.
 func listTargets(ctx context.Context, c *registry.Client, src registry.Source, d *Directory) ([]registry.Target, error) {
 	type named struct{ repo, ref string }
 	var refs []named
+	tooLarge := func(err error) error {
+		return fmt.Errorf("%s: %w; the listing is refused as a whole: name a narrower namespace (%s/…) or one package (%s/NAME:TAG)", facts.Printable(src.String()), err, facts.Printable(src.String()), facts.Printable(src.String()))
+	}
 	if src.Reference != "" {
 		refs = append(refs, named{src.Namespace, src.Reference})
 	} else {
 		repos, err := c.Repositories(ctx, src.Namespace)
+		if errors.Is(err, registry.ErrListingBound) {
+			return nil, tooLarge(err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -265,6 +282,9 @@ func listTargets(ctx context.Context, c *registry.Client, src registry.Source, d
 		forEach(ctx, len(repos), func(i int) { tags[i], errs[i] = c.Tags(ctx, repos[i]) })
 		var failed []error
 		for _, err := range errs {
+			if errors.Is(err, registry.ErrListingBound) {
+				return nil, tooLarge(err)
+			}
 			if err != nil && !entryFault(err) {
 				failed = append(failed, err)
 			}
@@ -287,7 +307,21 @@ func listTargets(ctx context.Context, c *registry.Client, src registry.Source, d
 	}
 	found := make([][]registry.Target, len(refs))
 	errs := make([]error, len(refs))
-	forEach(ctx, len(refs), func(i int) { found[i], errs[i] = c.Resolve(ctx, refs[i].repo, refs[i].ref) })
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var manifests atomic.Int64
+	forEach(rctx, len(refs), func(i int) {
+		found[i], errs[i] = c.Resolve(rctx, refs[i].repo, refs[i].ref)
+		if manifests.Add(int64(len(found[i]))) > registry.MaxReferences {
+			stop()
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if n := manifests.Load(); n > registry.MaxReferences {
+		return nil, tooLarge(fmt.Errorf("%w: its tags resolve to more than %d manifests (registry.MaxReferences)", registry.ErrListingBound, registry.MaxReferences))
+	}
 	var out []registry.Target
 	seen := map[string]bool{}
 	for i, ts := range found {
@@ -310,9 +344,6 @@ func listTargets(ctx context.Context, c *registry.Client, src registry.Source, d
 			seen[t.Descriptor.Digest.String()] = true
 			out = append(out, t)
 		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
 	}
 	return out, nil
 }
@@ -429,9 +460,13 @@ func readTarget(ctx context.Context, c *registry.Client, t registry.Target, limi
 		}
 		layers[title] = l
 	}
+	// What the layers keep is taken from the budget as their bytes
+	// arrive (readArriving), never as the manifest declares them: a read
+	// waiting on the registry holds no more of the memory the daemon's
+	// readers share than it has received.
 	h := limits.Budget.hold()
 	defer h.release()
-	var mem members
+	mem := members{arriving: true}
 	titles := make([]string, 0, len(layers))
 	for title := range layers {
 		titles = append(titles, title)
@@ -456,10 +491,10 @@ func readTarget(ctx context.Context, c *registry.Client, t registry.Target, limi
 		}
 		if keep {
 			err = func() error {
-				if err := h.take(ctx, l.Size, title+" of "+name); err != nil {
-					return err
+				b, taken, err := readArriving(ctx, rc, h, title+" of "+name)
+				if taken != nil {
+					return taken
 				}
-				b, err := io.ReadAll(rc)
 				if err != nil {
 					return err
 				}
@@ -508,6 +543,37 @@ func readTarget(ctx context.Context, c *registry.Client, t registry.Target, limi
 		return Archive{Candidate: cand}, fmt.Errorf("%w: %s: the index says architecture %s, zarf.yaml says %s; refused as tampered", ErrIntegrity, name, facts.Quote(t.Architecture), facts.Quote(cand.Architecture))
 	}
 	return Archive{Candidate: cand}, describe(ctx, name, mem, pkg, &cand, right.renderer(limits.charts()))
+}
+
+// arrivingChunk is what readArriving reads at a time: the most a read
+// has in hand that is not yet taken from the budget.
+const arrivingChunk = 32 << 10
+
+// readArriving reads r to its end, taking each chunk from h once it has
+// arrived and before it is kept, so a read that waits on the network
+// holds no more of the budget than it has received, and nothing while it
+// waits for its first byte. (r's own bound caps the total: a blob's
+// verifying reader its descriptor's size, a component's file its
+// header's.) A failure to take (a bound of the budget, ctx ended) is
+// returned as taken, a failure of r as err.
+func readArriving(ctx context.Context, r io.Reader, h *hold, what string) (b []byte, taken, err error) {
+	chunk := make([]byte, arrivingChunk)
+	b = []byte{} // an empty member is present, as io.ReadAll has it
+	for {
+		n, rerr := r.Read(chunk)
+		if n > 0 {
+			if err := h.take(ctx, int64(n), what); err != nil {
+				return nil, err, nil
+			}
+			b = append(b, chunk[:n]...)
+		}
+		if errors.Is(rerr, io.EOF) {
+			return b, nil, nil
+		}
+		if rerr != nil {
+			return nil, nil, rerr
+		}
+	}
 }
 
 // checkLayers holds the manifest to checksums.txt (whose own sum zarf.yaml

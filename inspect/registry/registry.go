@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -52,10 +53,29 @@ const (
 	PageSize = 1000
 	// MaxPlatforms bounds the manifests of one index.
 	MaxPlatforms = 64
+	// MaxReferences bounds a source's listing as a whole: the tags it
+	// lists across every repository of the namespace, counted page by
+	// page as they arrive (and, by package inspect, the manifests they
+	// resolve to). 200 repositories of 10,000 tags each once held
+	// 490 MiB of one process; a listing past this bound stops at once.
+	MaxReferences = 10_000
+	// MaxListingBytes bounds the bytes of every listing answer one read
+	// of a source receives, the catalog's pages and every repository's
+	// tag pages together, counted as the bytes arrive: beyond a catalog
+	// of MaxRepositories names of 300 bytes, so it stops a registry that
+	// pads its pages or pages without end, not a large one.
+	MaxListingBytes = 32 << 20
+	// MinRate is the floor on how fast a blob must come: a blob (and so
+	// its body, however it drips) must be whole within the registry's
+	// timeout plus its declared size at MinRate bytes a second (256 KiB/s:
+	// an 8 MiB checksums.txt may take the timeout and 32 s). A registry
+	// that sends one byte within every silence otherwise never ends.
+	MinRate = 256 << 10
 )
 
 // DefaultTimeout is how long the registry may stay silent: to answer a
-// request, or in the middle of a body.
+// request, or in the middle of a body. A blob's whole transfer is bounded
+// too: by the timeout and its size at MinRate (Client.Blob).
 const DefaultTimeout = 30 * time.Second
 
 // ZarfConfigMediaType is the config media type of a package zarf
@@ -128,7 +148,8 @@ type Options struct {
 	// caller read it (package carry); CAFile names it in messages.
 	CA     []byte
 	CAFile string
-	// Timeout bounds each silence of the registry (0: DefaultTimeout).
+	// Timeout bounds each silence of the registry (0: DefaultTimeout),
+	// and with MinRate each blob's whole transfer.
 	Timeout time.Duration
 	// Retries is how many times a request is retried on 429, 5xx or a
 	// network error, with backoff (0: oras' default, 5; <0: none).
@@ -145,13 +166,21 @@ type Options struct {
 	Say func(name string) string
 }
 
-// Client reads one registry. It counts every byte the registry sends.
+// Client reads one registry for one read of a source. It counts every
+// byte the registry sends, and the references and bytes of its listings,
+// which MaxReferences and MaxListingBytes bound over the client's life.
 type Client struct {
 	reg     *remote.Registry
 	opts    Options
 	host    string
 	fetched atomic.Int64
 	calls   atomic.Int64
+	// references counts the tags listed, listed the bytes of listing
+	// answers received; overListing is the first listing bound passed
+	// (an error wrapping ErrListingBound), after which every listing
+	// stops.
+	references, listed atomic.Int64
+	overListing        atomic.Pointer[error]
 }
 
 // New is a client of the registry host with these options.
@@ -222,6 +251,9 @@ func (c *Client) Repositories(ctx context.Context, namespace string) ([]string, 
 	ctx, stop := c.listing(ctx)
 	defer stop()
 	err := c.reg.Repositories(ctx, "", func(repos []string) error {
+		if err := c.listingOver(); err != nil {
+			return err
+		}
 		if pages++; pages > MaxPages {
 			return fmt.Errorf("the registry's catalog runs past %d pages; refused", MaxPages)
 		}
@@ -235,6 +267,9 @@ func (c *Client) Repositories(ctx context.Context, namespace string) ([]string, 
 		}
 		return nil
 	})
+	if err := c.listingOver(); err != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, c.explain("listing the repositories of "+Scheme+c.host+" (the catalog API, /v2/_catalog)", err,
 			"a registry that lists no repositories to this user (ghcr.io, many Harbor projects) is planned from references: give oci://"+c.host+"/"+namespace+"/NAME:TAG")
@@ -243,7 +278,10 @@ func (c *Client) Repositories(ctx context.Context, namespace string) ([]string, 
 	return slices.Compact(out), nil
 }
 
-// Tags lists the tags of a repository, in name order, within MaxTags.
+// Tags lists the tags of a repository, in name order, within MaxTags,
+// and within MaxReferences and MaxListingBytes with every other listing
+// of the client (an error wrapping ErrListingBound, the same for every
+// listing once one has passed a bound).
 //
 // A repository the catalog names that the distribution spec's grammar
 // refuses (ns/../x) is an error wrapping ErrIntegrity: that entry's
@@ -253,16 +291,28 @@ func (c *Client) Tags(ctx context.Context, repository string) ([]string, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: the catalog of %s names the repository %s, which the distribution spec's grammar refuses (%v); refused as tampered", ErrIntegrity, Scheme+c.host, quote(repository), err)
 	}
+	if err := c.listingOver(); err != nil {
+		return nil, err
+	}
 	ctx, stop := c.listing(ctx)
 	defer stop()
 	var out []string
 	err = repo.Tags(ctx, "", func(tags []string) error {
+		if err := c.listingOver(); err != nil {
+			return err
+		}
 		if len(out)+len(tags) > MaxTags {
 			return fmt.Errorf("%s has more than %d tags; refused", repository, MaxTags)
+		}
+		if c.references.Add(int64(len(tags))) > MaxReferences {
+			return c.passListing(fmt.Errorf("%w: the registry lists more than %d references (tags, across every repository of the source: registry.MaxReferences)", ErrListingBound, MaxReferences))
 		}
 		out = append(out, tags...)
 		return nil
 	})
+	if err := c.listingOver(); err != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, c.explain("listing the tags of "+Scheme+c.host+"/"+repository, err, "")
 	}
@@ -311,7 +361,7 @@ func (c *Client) Resolve(ctx context.Context, repository, reference string) ([]T
 	if desc.Size > MaxManifest || desc.Size < 0 {
 		return nil, fmt.Errorf("%w: %s: the manifest is %d bytes, more than the %d allowed", ErrLimit, shown, desc.Size, MaxManifest)
 	}
-	b, err := readVerified(rc, desc, c.opts.Timeout)
+	b, err := readVerified(rc, desc, c.opts.Timeout, stop)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", shown, c.explainRead(err))
 	}
@@ -363,7 +413,7 @@ func (c *Client) Manifest(ctx context.Context, t Target) (m ocispec.Manifest, ra
 		return m, nil, c.explain("fetching the manifest "+shown, err, "")
 	}
 	defer rc.Close()
-	raw, err = readVerified(rc, t.Descriptor, c.opts.Timeout)
+	raw, err = readVerified(rc, t.Descriptor, c.opts.Timeout, stop)
 	if err != nil {
 		return m, nil, fmt.Errorf("%s: %w", shown, c.explainRead(err))
 	}
@@ -379,9 +429,11 @@ func (c *Client) Manifest(ctx context.Context, t Target) (m ocispec.Manifest, ra
 // Blob opens a blob of repository: its reader ends with an error
 // wrapping ErrIntegrity when the bytes are not the descriptor's (too many,
 // too few, another digest), and one wrapping ErrStalled when the
-// registry stays silent longer than the timeout. A descriptor out of
-// range (a digest not sha256, a negative size) is refused unfetched,
-// wrapping ErrIntegrity.
+// registry stays silent longer than the timeout or the blob is not whole
+// within its transfer time (Client.TransferTime: the timeout and its
+// declared size at MinRate, counted from this call, the answer's headers
+// and any retries included). A descriptor out of range (a digest not
+// sha256, a negative size) is refused unfetched, wrapping ErrIntegrity.
 func (c *Client) Blob(ctx context.Context, repository string, d ocispec.Descriptor) (io.ReadCloser, error) {
 	if d.Digest.Validate() != nil || d.Digest.Algorithm() != digest.SHA256 {
 		return nil, fmt.Errorf("%w: layer digest %s is not a sha256 digest", ErrIntegrity, quote(string(d.Digest)))
@@ -393,13 +445,38 @@ func (c *Client) Blob(ctx context.Context, repository string, d ocispec.Descript
 	if err != nil {
 		return nil, err
 	}
-	sctx, stop := context.WithCancel(expecting(ctx, d)) // the body's silences are bounded by verifying
+	start, allowed := time.Now(), c.TransferTime(d.Size)
+	// The body's silences and its deadline are verifying's to name; this
+	// context's deadline, a second later, ends a wait for the headers
+	// (with oras' retries) that runs past the deadline.
+	sctx, stop := context.WithDeadline(expecting(ctx, d), start.Add(allowed+time.Second))
 	rc, err := repo.Blobs().Fetch(sctx, d)
 	if err != nil {
 		stop()
+		if ctx.Err() == nil && time.Since(start) >= allowed {
+			return nil, c.overdue(d, 0, time.Since(start), allowed)
+		}
 		return nil, c.explain("fetching the blob "+d.Digest.String()+" of "+Scheme+c.host+"/"+repository, err, "")
 	}
-	return &verifying{rc: rc, want: d, h: sha256.New(), stop: stop, timeout: c.opts.Timeout, c: c}, nil
+	return &verifying{rc: rc, want: d, h: sha256.New(), stop: stop, timeout: c.opts.Timeout, c: c, start: start, allowed: allowed}, nil
+}
+
+// TransferTime is how long a blob of size bytes may take, from its
+// request to its last byte: the timeout (for the registry to answer)
+// and the size at MinRate.
+func (c *Client) TransferTime(size int64) time.Duration {
+	const most = time.Duration(math.MaxInt64)
+	if size < 0 || size/MinRate >= int64(most/time.Second)-int64(c.opts.Timeout/time.Second)-1 {
+		return most
+	}
+	return c.opts.Timeout + time.Duration(size/MinRate)*time.Second + time.Duration(size%MinRate)*time.Second/MinRate
+}
+
+// overdue is the error of a blob not whole within its transfer time.
+func (c *Client) overdue(d ocispec.Descriptor, received int64, took, allowed time.Duration) error {
+	return withHint(fmt.Errorf("%w: the registry sent %d of the %d bytes of the blob %s in %s: a blob must be whole within %s (%s, %s, and its size at %d KiB/s, registry.MinRate)",
+		ErrStalled, received, d.Size, d.Digest, took.Round(time.Millisecond), allowed.Round(time.Millisecond), c.say("registry_timeout"), c.opts.Timeout, MinRate>>10),
+		"check the registry, or give a longer "+c.say("registry_timeout"))
 }
 
 // Errors the reads wrap. ErrIntegrity, ErrLimit and ErrNotPackage are
@@ -415,8 +492,14 @@ var (
 	ErrLimit = errors.New("limit")
 	// ErrNotPackage: the reference names something zarf did not publish.
 	ErrNotPackage = errors.New("not a zarf package")
-	// ErrStalled: the registry stayed silent past the timeout.
+	// ErrStalled: the registry stayed silent past the timeout, or sent
+	// a blob slower than MinRate allows.
 	ErrStalled = errors.New("stalled")
+	// ErrListingBound: a source's listing passed a bound of the listing
+	// as a whole (MaxReferences, MaxListingBytes). It is the registry's
+	// answer that is unusable, not one entry: the read of the source
+	// fails (name a narrower namespace, or one package by reference).
+	ErrListingBound = errors.New("listing too large")
 )
 
 // silence bounds a metadata answer (an index, a manifest) whole: it must
@@ -426,14 +509,34 @@ func (c *Client) silence(ctx context.Context) (context.Context, context.CancelFu
 	return context.WithTimeout(ctx, c.opts.Timeout)
 }
 
-// listing bounds a whole listing, every page of it: ten silences.
+// listing bounds a whole listing, every page of it: ten silences; and
+// marks its requests as a listing's, whose bytes count toward
+// MaxListingBytes.
 func (c *Client) listing(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, 10*c.opts.Timeout)
+	return context.WithTimeout(context.WithValue(ctx, listingKey{}, true), 10*c.opts.Timeout)
 }
 
-// readVerified reads a whole manifest and checks it against d.
-func readVerified(rc io.Reader, d ocispec.Descriptor, timeout time.Duration) ([]byte, error) {
-	v := &verifying{rc: io.NopCloser(rc), want: d, h: sha256.New(), stop: func() {}, timeout: timeout}
+type listingKey struct{}
+
+// passListing records err as the bound a listing passed, unless one was
+// already, and returns the one recorded.
+func (c *Client) passListing(err error) error {
+	c.overListing.CompareAndSwap(nil, &err)
+	return *c.overListing.Load()
+}
+
+// listingOver is the bound a listing of the client has passed, or nil.
+func (c *Client) listingOver() error {
+	if p := c.overListing.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// readVerified reads a whole manifest and checks it against d; stop
+// cancels its request.
+func readVerified(rc io.Reader, d ocispec.Descriptor, timeout time.Duration, stop func()) ([]byte, error) {
+	v := &verifying{rc: io.NopCloser(rc), want: d, h: sha256.New(), stop: stop, timeout: timeout}
 	b, err := io.ReadAll(v)
 	if err != nil {
 		return nil, err
@@ -442,8 +545,10 @@ func readVerified(rc io.Reader, d ocispec.Descriptor, timeout time.Duration) ([]
 }
 
 // verifying reads a body of known digest and size, failing on the first
-// byte too many, on a short body, on another digest, and on a silence
-// past the timeout.
+// byte too many, on a short body, on another digest, on a silence past
+// the timeout, and (a blob's, allowed set) on the body not whole within
+// allowed from start. stop cancels the body's request, which ends a read
+// under way.
 type verifying struct {
 	rc      io.ReadCloser
 	want    ocispec.Descriptor
@@ -453,6 +558,8 @@ type verifying struct {
 	timeout time.Duration
 	c       *Client
 	done    bool
+	start   time.Time
+	allowed time.Duration
 }
 
 func (v *verifying) Read(p []byte) (int, error) {
@@ -461,6 +568,18 @@ func (v *verifying) Read(p []byte) (int, error) {
 	}
 	if room := v.want.Size - v.n + 1; int64(len(p)) > room {
 		p = p[:room]
+	}
+	wait, last := v.timeout, false
+	if v.allowed > 0 {
+		left := v.allowed - time.Since(v.start)
+		if left <= 0 {
+			v.stop()
+			_ = v.rc.Close()
+			return 0, v.c.overdue(v.want, v.n, time.Since(v.start), v.allowed)
+		}
+		if left < wait {
+			wait, last = left, true
+		}
 	}
 	type result struct {
 		n   int
@@ -472,12 +591,17 @@ func (v *verifying) Read(p []byte) (int, error) {
 		ch <- result{n, err}
 	}()
 	var r result
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
 	select {
 	case r = <-ch:
-	case <-time.After(v.timeout):
-		v.stop()
-		_ = v.rc.Close()
+	case <-timer.C:
+		v.stop() // the request is cancelled: the read under way returns
 		<-ch
+		_ = v.rc.Close()
+		if last {
+			return 0, v.c.overdue(v.want, v.n, time.Since(v.start), v.allowed)
+		}
 		return 0, fmt.Errorf("%w: the registry sent nothing for %s in the middle of %s", ErrStalled, v.timeout, v.want.Digest)
 	}
 	v.h.Write(p[:r.n])
@@ -524,7 +648,28 @@ func (t *counting) RoundTrip(req *http.Request) (*http.Response, error) {
 		leaveToBytes(resp, d)
 	}
 	resp.Body = &countedBody{ReadCloser: resp.Body, n: &t.c.fetched}
+	if req.Context().Value(listingKey{}) != nil {
+		resp.Body = &listedBody{ReadCloser: resp.Body, c: t.c}
+	}
 	return resp, nil
+}
+
+// listedBody is a listing answer's body: its bytes count toward the
+// client's MaxListingBytes as they arrive, and a read past it fails.
+type listedBody struct {
+	io.ReadCloser
+	c *Client
+}
+
+func (b *listedBody) Read(p []byte) (int, error) {
+	if err := b.c.listingOver(); err != nil {
+		return 0, err
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.c.listed.Add(int64(n)) > MaxListingBytes {
+		return n, b.c.passListing(fmt.Errorf("%w: the registry's listing answers (its catalog's and every tag list's pages) passed %d bytes (registry.MaxListingBytes)", ErrListingBound, MaxListingBytes))
+	}
+	return n, err
 }
 
 type expectKey struct{}

@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -393,13 +394,45 @@ type Hostile struct {
 	// are those of the bytes sent.
 	Other string
 	// Resize is a repository each of whose tags is served as an index of
-	// manifests whose every layer has the size LayerSize: manifests that
-	// are their digests (the index names them by their new ones) and
-	// hold a descriptor out of range.
-	Resize    string
-	LayerSize int64
+	// manifests whose every layer (or only the layer titled ResizeTitle,
+	// when set) has the size LayerSize: manifests that are their digests
+	// (the index names them by their new ones) and that lie about their
+	// layers' sizes (a layer of 8 MiB whose blob is a few hundred bytes),
+	// or hold a descriptor out of range (-1).
+	Resize      string
+	LayerSize   int64
+	ResizeTitle string
+	// Copies, with Resize, lists in place of Resize's own tags the tags
+	// copy-1 … copy-Copies, each served as the index of Resize's first
+	// tag with manifests made distinct by an annotation naming the copy:
+	// as many packages, each of its own digest, from one publication.
+	Copies int
 	// Fail is a manifest digest answered 500 Internal Server Error.
 	Fail string
+	// Drip is a digest (a blob's or a manifest's) whose body is sent one
+	// byte every DripEvery, without a Content-Length, until it ends or
+	// the client leaves: a registry that is never silent for long and
+	// never done. Dripping, when set, counts the drips begun.
+	Drip      string
+	DripEvery time.Duration
+	Dripping  *atomic.Int64
+	// Endless lists synthetic repositories and tags besides the
+	// registry's own (see Endless).
+	Endless Endless
+}
+
+// Endless is a listing without end: Repositories synthetic repositories
+// under Namespace (NAMESPACE/r000000, NAMESPACE/r000001, …) added to the
+// catalog, each with Tags synthetic tags (t000000, …), all served page by
+// page as the client asks (n, last, a Link header to the next page) and
+// made as they are served, never stored: a listing of millions costs the
+// proxy nothing. Their manifests are not found. Pad, when set, starts
+// every page of the catalog and of their tag lists with that many bytes
+// of whitespace (valid JSON): a registry wasting its reader's bytes.
+type Endless struct {
+	Namespace          string
+	Repositories, Tags int
+	Pad                int
 }
 
 // Hostile starts a plain-HTTP proxy in front of a plain registry that
@@ -444,16 +477,37 @@ func (r *Registry) Hostile(t testing.TB, h Hostile) string {
 			w.WriteHeader(http.StatusInternalServerError)
 			_, _ = io.WriteString(w, `{"errors":[{"code":"UNKNOWN","message":"hostile: failing on purpose"}]}`)
 			return
-		case len(h.Catalog) > 0 && req.Method == http.MethodGet && p == "/v2/_catalog":
+		case h.Drip != "" && req.Method == http.MethodGet && (strings.HasSuffix(p, "/blobs/"+h.Drip) || strings.HasSuffix(p, "/manifests/"+h.Drip)):
+			r.drip(w, req, h)
+			return
+		case (len(h.Catalog) > 0 || h.Endless.Repositories > 0) && req.Method == http.MethodGet && p == "/v2/_catalog":
 			var cat struct {
 				Repositories []string `json:"repositories"`
 			}
-			if err := upstreamJSON(r.Host, req.URL.RequestURI(), "", &cat); err != nil {
+			// The registry's own catalog, whole (a test registry's is
+			// one page), with the names added and the synthetic ones,
+			// served page by page in name order.
+			if err := upstreamJSON(r.Host, "/v2/_catalog?n=1000", "", &cat); err != nil {
 				http.Error(w, err.Error(), http.StatusBadGateway)
 				return
 			}
 			cat.Repositories = append(cat.Repositories, h.Catalog...)
-			b, _ := json.Marshal(cat)
+			var synthetic func(i int) string
+			if h.Endless.Repositories > 0 {
+				synthetic = func(i int) string { return fmt.Sprintf("%s/r%06d", h.Endless.Namespace, i) }
+			}
+			page(w, req, "/v2/_catalog", "repositories", nil, cat.Repositories, h.Endless.Repositories, synthetic, h.Endless.Pad)
+			return
+		case h.Endless.Repositories > 0 && req.Method == http.MethodGet && strings.HasPrefix(p, "/v2/"+h.Endless.Namespace+"/r") && strings.HasSuffix(p, "/tags/list"):
+			repo := strings.TrimSuffix(strings.TrimPrefix(p, "/v2/"), "/tags/list")
+			page(w, req, p, "tags", map[string]string{"name": repo}, nil, h.Endless.Tags, func(i int) string { return fmt.Sprintf("t%06d", i) }, h.Endless.Pad)
+			return
+		case h.Resize != "" && h.Copies > 0 && req.Method == http.MethodGet && p == "/v2/"+h.Resize+"/tags/list":
+			tags := make([]string, h.Copies)
+			for i := range tags {
+				tags[i] = fmt.Sprintf("copy-%d", i+1)
+			}
+			b, _ := json.Marshal(map[string]any{"name": h.Resize, "tags": tags})
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(b)
 			return
@@ -488,9 +542,122 @@ func (r *Registry) Hostile(t testing.TB, h Hostile) string {
 	return strings.TrimPrefix(srv.URL, "http://")
 }
 
+// drip answers req with the registry's answer to it, its body sent one
+// byte every h.DripEvery (flushed each time) until it ends or the client
+// leaves.
+func (r *Registry) drip(w http.ResponseWriter, req *http.Request, h Hostile) {
+	up, err := http.NewRequestWithContext(req.Context(), http.MethodGet, "http://"+r.Host+req.URL.RequestURI(), nil)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	up.Header = req.Header.Clone()
+	resp, err := http.DefaultClient.Do(up)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	for k, v := range resp.Header {
+		if k != "Content-Length" {
+			w.Header()[k] = v
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	if h.Dripping != nil {
+		h.Dripping.Add(1)
+	}
+	flusher, _ := w.(http.Flusher)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	for _, c := range body {
+		select {
+		case <-time.After(h.DripEvery):
+		case <-req.Context().Done():
+			return
+		}
+		if _, err := w.Write([]byte{c}); err != nil {
+			return
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+}
+
+// page answers a listing's page as the distribution spec pages one: the
+// names of the listing (own, sorted, then n synthetic ones, name(0) …
+// name(n-1), in name order among themselves) after the query's last, at
+// most the query's n, under key (with fields beside it), and a Link
+// header to the next page when there is one, after pad bytes of
+// whitespace. The synthetic names are made as the page is served.
+func page(w http.ResponseWriter, req *http.Request, path, key string, fields map[string]string, own []string, n int, name func(i int) string, pad int) {
+	q := req.URL.Query()
+	size, err := strconv.Atoi(q.Get("n"))
+	if err != nil || size <= 0 {
+		size = 100
+	}
+	last := q.Get("last")
+	sort.Strings(own)
+	i := sort.SearchStrings(own, last)
+	if i < len(own) && own[i] == last {
+		i++
+	}
+	j := 0
+	if name != nil {
+		j = sort.Search(n, func(k int) bool { return name(k) > last })
+	}
+	var names []string
+	for len(names) < size && (i < len(own) || (name != nil && j < n)) {
+		if name == nil || j >= n || (i < len(own) && own[i] < name(j)) {
+			names = append(names, own[i])
+			i++
+			continue
+		}
+		names = append(names, name(j))
+		j++
+	}
+	if len(names) == size && (i < len(own) || (name != nil && j < n)) {
+		next := url.Values{"n": {strconv.Itoa(size)}, "last": {names[len(names)-1]}}
+		w.Header().Set("Link", fmt.Sprintf("<%s?%s>; rel=\"next\"", path, next.Encode()))
+	}
+	answer := map[string]any{key: names}
+	for k, v := range fields {
+		answer[k] = v
+	}
+	b, _ := json.Marshal(answer)
+	w.Header().Set("Content-Type", "application/json")
+	if pad > 0 {
+		_, _ = w.Write(bytes.Repeat([]byte(" "), pad))
+	}
+	_, _ = w.Write(b)
+}
+
 // resize is the index of a tag of h.Resize with each manifest's layers
-// given h.LayerSize; each changed manifest is kept by its new digest.
+// (or the one titled h.ResizeTitle) given h.LayerSize; each changed
+// manifest is kept by its new digest. A tag copy-N (h.Copies) is the
+// first tag's index, its manifests annotated with the copy's name.
 func (r *Registry) resize(h Hostile, tag string, keep func(digest string, manifest []byte)) ([]byte, error) {
+	copied := ""
+	if h.Copies > 0 && strings.HasPrefix(tag, "copy-") {
+		var list struct {
+			Tags []string `json:"tags"`
+		}
+		if err := upstreamJSON(r.Host, "/v2/"+h.Resize+"/tags/list", "", &list); err != nil {
+			return nil, err
+		}
+		if len(list.Tags) == 0 {
+			return nil, fmt.Errorf("%s has no tag to copy", h.Resize)
+		}
+		sort.Strings(list.Tags)
+		copied, tag = tag, list.Tags[0]
+	}
 	var idx ocispec.Index
 	if err := upstreamJSON(r.Host, "/v2/"+h.Resize+"/manifests/"+tag, ocispec.MediaTypeImageIndex, &idx); err != nil {
 		return nil, err
@@ -501,7 +668,15 @@ func (r *Registry) resize(h Hostile, tag string, keep func(digest string, manife
 			return nil, err
 		}
 		for j := range m.Layers {
-			m.Layers[j].Size = h.LayerSize
+			if h.ResizeTitle == "" || m.Layers[j].Annotations[ocispec.AnnotationTitle] == h.ResizeTitle {
+				m.Layers[j].Size = h.LayerSize
+			}
+		}
+		if copied != "" {
+			if m.Annotations == nil {
+				m.Annotations = map[string]string{}
+			}
+			m.Annotations["registrytest.copy"] = copied
 		}
 		b, err := json.Marshal(m)
 		if err != nil {
