@@ -75,6 +75,7 @@ func ReadSource(ctx context.Context, source string, opts Options) (*Directory, e
 //
 // entryFault tells the two apart; registryError carries the second.
 func ReadRegistry(ctx context.Context, source string, opts Options) (*Directory, error) {
+	ctx = inFlow(ctx, "read of "+source, opts.Limits)
 	src, err := registry.Parse(source)
 	if err != nil {
 		return nil, err
