@@ -161,7 +161,6 @@ func (h *hold) release() {
 	h.reserved = 0
 }
 
-
 // parsing waits for the right to parse (until ctx ends) and returns it.
 // It is taken for ctx's flow (a flow of its own when ctx carries none).
 func (b *Budget) parsing(ctx context.Context) (*parseRight, error) {
