@@ -292,7 +292,8 @@ func (e *RenderBudgetError) Error() string {
 	if e.Charts == 1 {
 		charts = "1 chart"
 	}
-	return fmt.Sprintf("the render budget of %s is spent: %s took %s to render and to read what they rendered, and the rest were not rendered; give a larger render_budget (--render-budget on the command line, in seconds), or read fewer charts at once", e.Budget, charts, e.Spent.Round(time.Millisecond))
+	// Spent is left out: the message says the same each time.
+	return fmt.Sprintf("the render budget of %s is spent: %s took all of it, rendering and having what they rendered read, and the rest were not rendered; give a larger render_budget (--render-budget on the command line, in seconds), or read fewer charts at once", e.Budget, charts)
 }
 
 func (e *RenderBudgetError) Unwrap() error { return ErrChartRenderer }
