@@ -42,6 +42,12 @@ type Budget struct {
 	// while it holds one, so a chart's seconds, and the parse of what it
 	// rendered, delay only charts, never an archive that has none.
 	render *fairPool
+	// read is the right to read what a chart rendered (its YAML parse
+	// and claims), one chart at a time, taken on a seat of the render
+	// lane: two charts render at once, but what they rendered is parsed
+	// one after the other, so the lane holds one big parse at a time, as
+	// the readers of archives do (parse).
+	read *fairPool
 	// held and peak count what readers hold now and held at most.
 	held, peak atomic.Int64
 }
@@ -49,12 +55,15 @@ type Budget struct {
 // RenderSeats is how many charts render (and have what they rendered
 // read) at once, for all flows together. One flow holds at most one
 // seat, whether or not another flow waits: a flow's chart therefore
-// never waits for another flow's when two flows render, and when more
-// do, it waits for at most one render of another flow (each seat that
-// frees goes to the waiting flow that holds none and waited longest),
-// however many charts each flow has queued. A render lasts at most
-// claims.RenderTimeout, and reading what it rendered (at most
-// claims.MaxRendered) about as long again on a slow machine.
+// never waits for another flow's render when two flows render, and when
+// more do, it waits for at most one render of another flow (each seat
+// that frees goes to the waiting flow that holds none and waited
+// longest), however many charts each flow has queued. What a chart
+// rendered is read under the lane's read right, one chart at a time and
+// fairly too: a flow's chart waits, besides, for at most one reading of
+// another flow's output. A render lasts at most claims.RenderTimeout,
+// and reading what it rendered (at most claims.MaxRendered) took 3 to
+// 9 s for 13 MiB on a loaded 2-core machine.
 const RenderSeats = 2
 
 // Memory limits.
@@ -74,7 +83,7 @@ func NewBudget(size int64) *Budget {
 	if size <= 0 {
 		size = DefaultMemory
 	}
-	return &Budget{shared: newFairPool(size, 0), size: size, reserve: make(chan struct{}, 1), parse: newFairPool(1, 1), render: newFairPool(RenderSeats, 1)}
+	return &Budget{shared: newFairPool(size, 0), size: size, reserve: make(chan struct{}, 1), parse: newFairPool(1, 1), render: newFairPool(RenderSeats, 1), read: newFairPool(1, 1)}
 }
 
 // Size is the most a budget lets its readers hold at once: the shared pool
@@ -218,6 +227,17 @@ func (l *lane) Render(ctx context.Context, req claims.ChartRequest) (claims.Rend
 	return l.charts.Render(ctx, req)
 }
 
+// Read runs fn, the reading of what a chart rendered, under the lane's
+// read right (Collect calls it within a Turn).
+func (l *lane) Read(ctx context.Context, fn func() error) error {
+	b, f := l.right.b, l.right.flow
+	if err := b.read.acquire(ctx, f, 1); err != nil {
+		return err
+	}
+	defer b.read.release(f, 1)
+	return fn()
+}
+
 // errBudgetSpent is the cause of a turn's context ended by its flow's
 // render budget.
 var errBudgetSpent = errors.New("the request's render budget is spent")
@@ -268,9 +288,11 @@ func (l *lane) Turn(ctx context.Context, fn func(ctx context.Context) error) err
 // DefaultRenderBudget is the render budget of a request that sets none
 // (Limits.RenderBudget, the option render_budget): four archives at
 // their claims.ArchiveRenderBudget, or twelve charts that each run to
-// claims.RenderTimeout. Real packages' charts render and are read in
-// well under a second each (the four of testdata/bundles/realcharts
-// take about 3 s together), so a request that spends it is a runaway.
+// claims.RenderTimeout, and well within the module's own timeout (300 s
+// by default), so a runaway request ends with this budget's error, not
+// the module's. Real packages' charts render and are read in well under
+// a second each (a catalog of the four of testdata/bundles/realcharts
+// takes 0.9 s in all), so a request that spends it is a runaway.
 const DefaultRenderBudget = 120 * time.Second
 
 // RenderBudgetError is a request whose charts spent its render budget:
@@ -293,7 +315,7 @@ func (e *RenderBudgetError) Error() string {
 		charts = "1 chart"
 	}
 	// Spent is left out: the message says the same each time.
-	return fmt.Sprintf("the render budget of %s is spent: %s took all of it, rendering and having what they rendered read, and the rest were not rendered; give a larger render_budget (--render-budget on the command line, in seconds), or read fewer charts at once", e.Budget, charts)
+	return fmt.Sprintf("the render budget of %s is spent: %s took all of it, rendering and having what they rendered read, and the rest were not rendered; give a larger render_budget (--render-budget on the command line), or read fewer charts at once", e.Budget, charts)
 }
 
 func (e *RenderBudgetError) Unwrap() error { return ErrChartRenderer }

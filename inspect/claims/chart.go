@@ -254,6 +254,10 @@ type Lane interface {
 	// fn is given may end sooner (a budget of the turns), and Turn then
 	// fails with why.
 	Turn(ctx context.Context, fn func(ctx context.Context) error) error
+	// Read runs fn, the reading of what a chart rendered, within a
+	// Turn, waiting (until ctx ends) for the right to: the lane may
+	// render several charts at once and read one at a time.
+	Read(ctx context.Context, fn func() error) error
 }
 
 // RenderFunc adapts a function to a Renderer.

@@ -627,32 +627,38 @@ func (c *collector) renderChart(ctx context.Context, component string, zc v1alph
 	if err != nil {
 		return fmt.Errorf("chart %s of component %s: %w", text(zc.Name), text(component), err)
 	}
-	out.Rendered = true
-	out.Notes = append(out.Notes, texts(r.Notes)...)
-	switch {
-	case r.Cluster && r.Asked:
-		// Rendered once with the cluster's answers: what it claims there
-		// is known, and its lookups are listed with those answers.
-		out.RenderedAgainst = text(r.Against)
-		out.Lookups = askedLookups(r.Lookups)
-	case r.Cluster:
-		// What its lookups can change: lookup.go.
-		c.lookupUnknown(component, file, zc.Name, zc.Namespace, r, origin)
-	}
-	for _, f := range slices.Sorted(maps.Keys(r.Files)) {
-		if err := ctx.Err(); err != nil {
-			// The turn's context (its request's render budget) ended:
-			// what the chart claims is not known, and the read fails.
-			return fmt.Errorf("chart %s of component %s: reading what it rendered: %w", text(zc.Name), text(component), err)
+	read := func() error {
+		out.Rendered = true
+		out.Notes = append(out.Notes, texts(r.Notes)...)
+		switch {
+		case r.Cluster && r.Asked:
+			// Rendered once with the cluster's answers: what it claims there
+			// is known, and its lookups are listed with those answers.
+			out.RenderedAgainst = text(r.Against)
+			out.Lookups = askedLookups(r.Lookups)
+		case r.Cluster:
+			// What its lookups can change: lookup.go.
+			c.lookupUnknown(component, file, zc.Name, zc.Namespace, r, origin)
 		}
-		if time.Now().After(c.renderBy) {
-			c.overBudget(zc.Name, "its rendered files from "+text(f)+" on were not read", origin)
-			break
+		for _, f := range slices.Sorted(maps.Keys(r.Files)) {
+			if err := ctx.Err(); err != nil {
+				// The turn's context (its request's render budget) ended:
+				// what the chart claims is not known, and the read fails.
+				return fmt.Errorf("chart %s of component %s: reading what it rendered: %w", text(zc.Name), text(component), err)
+			}
+			if time.Now().After(c.renderBy) {
+				c.overBudget(zc.Name, "its rendered files from "+text(f)+" on were not read", origin)
+				break
+			}
+			c.manifest(component, file+": "+f, zc.Namespace, r.Files[f], isCRDFile(f))
 		}
-		c.manifest(component, file+": "+f, zc.Namespace, r.Files[f], isCRDFile(f))
+		out.Notes = append(out.Notes, c.takeNotInstalled()...)
+		return nil
 	}
-	out.Notes = append(out.Notes, c.takeNotInstalled()...)
-	return nil
+	if lane, ok := c.lane.(Lane); ok {
+		return lane.Read(ctx, read)
+	}
+	return read()
 }
 
 // zarfRendered is a raw manifest as Helm renders it when zarf installs
