@@ -584,14 +584,14 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 	if c.charts == nil {
 		return out, fmt.Errorf("chart %s of component %s: no chart renderer (zarf-planner-render) was given", text(zc.Name), text(component))
 	}
-	read := func(ctx context.Context) error {
+	render := func(ctx context.Context) error {
 		return c.renderChart(ctx, component, zc, file, tgz, values, release, origin, &out)
 	}
 	var err error
 	if lane, ok := c.lane.(Lane); ok {
-		err = lane.Turn(ctx, read)
+		err = lane.Turn(ctx, render)
 	} else {
-		err = read(ctx)
+		err = render(ctx)
 	}
 	return out, err
 }
