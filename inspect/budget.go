@@ -316,7 +316,7 @@ func (e *RenderBudgetError) Error() string {
 		charts = "1 chart"
 	}
 	// Spent is left out: the message says the same each time.
-	return fmt.Sprintf("the render budget of %s is spent: %s took all of it, rendering and having what they rendered read, and the rest were not rendered; give a larger render_budget (--render-budget on the command line), or read fewer charts at once", e.Budget, charts)
+	return fmt.Sprintf("the render budget of %s is spent: %s took all of it (rendering, and reading what was rendered), and the rest were not rendered; give a larger render_budget (--render-budget on the command line), or read fewer charts at once", e.Budget, charts)
 }
 
 func (e *RenderBudgetError) Unwrap() error { return ErrChartRenderer }
