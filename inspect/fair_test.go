@@ -203,3 +203,30 @@ func TestAnAskGivenUpLeavesTheQueue(t *testing.T) {
 		t.Fatal("the ask behind a cancelled one still waits")
 	}
 }
+
+// With both seats of the render lane taken by two flows with charts
+// queued, a third flow's chart takes the first seat that frees: it
+// waits for one render of another flow, however many they have queued.
+func TestAThirdFlowWaitsForOneRender(t *testing.T) {
+	p := newFairPool(RenderSeats, 1)
+	a, b, c := &Flow{name: "a"}, &Flow{name: "b"}, &Flow{name: "c"}
+	if !p.tryAcquire(a, 1) || !p.tryAcquire(b, 1) {
+		t.Fatal("an idle lane refused a seat")
+	}
+	var queued []<-chan error
+	for range 4 {
+		queued = append(queued, asking(p, a, 1), asking(p, b, 1))
+		waitQueued(t, p, len(queued))
+	}
+	third := asking(p, c, 1)
+	waitQueued(t, p, len(queued)+1)
+	p.release(b, 1)
+	if !granted(third, time.Minute) {
+		t.Fatal("the third flow's chart did not take the seat that freed")
+	}
+	for i, q := range queued {
+		if granted(q, 10*time.Millisecond) {
+			t.Fatalf("queued chart %d took a seat while the third flow's waited", i)
+		}
+	}
+}
