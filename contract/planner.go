@@ -134,11 +134,16 @@ type RegistryAccess struct {
 	// default.
 	TimeoutSeconds int
 	Caller         options.Caller
+	// RenderBudgetSeconds is the request's render budget (the option
+	// render_budget), which travels with how the registry is reached
+	// because these are the read options of a catalog, an inspection
+	// and a warm-up; 0 means the default.
+	RenderBudgetSeconds int
 }
 
 // RegistryAccessOf is the access the read options r give, for who.
 func RegistryAccessOf(r options.Read, who options.Caller) RegistryAccess {
-	return RegistryAccess{PlainHTTP: r.PlainHTTP, InsecureSkipTLSVerify: r.InsecureSkipTLSVerify, CAFile: r.RegistryCAFile, TimeoutSeconds: r.RegistryTimeout, Caller: who}
+	return RegistryAccess{PlainHTTP: r.PlainHTTP, InsecureSkipTLSVerify: r.InsecureSkipTLSVerify, CAFile: r.RegistryCAFile, TimeoutSeconds: r.RegistryTimeout, Caller: who, RenderBudgetSeconds: r.RenderBudget}
 }
 
 // Document is an answer that is one document: an inspection or a catalog.

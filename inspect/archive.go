@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/zarf-dev/zarf/src/api/v1alpha1"
@@ -98,8 +99,9 @@ var ErrLimit = errors.New("over a limit")
 
 // ErrChartRenderer marks a read that could not describe an archive's
 // charts because the chart renderer failed (it is missing, or would not
-// start): not a fact of the archive. It is never cached, and it fails
-// the whole directory's read rather than leave the package out.
+// start), or the request's render budget ran out (a *RenderBudgetError):
+// not a fact of the archive. It is never cached, and it fails the whole
+// directory's read rather than leave the package out.
 var ErrChartRenderer = errors.New("the chart renderer failed")
 
 // InvalidError is a Zarf package whose identity (zarf.yaml's name, version,
@@ -146,6 +148,18 @@ type Limits struct {
 	// Charts renders the charts packages ship (nil: the renderer
 	// installed beside this executable, one Runner for the process).
 	Charts claims.Renderer
+	// RenderBudget is the render-lane time a request's charts may take
+	// together, rendering and read (0: DefaultRenderBudget). Every read
+	// under one flow (WithFlow) spends one budget; a read that carries
+	// none spends its own.
+	RenderBudget time.Duration
+}
+
+func (l Limits) renderBudget() time.Duration {
+	if l.RenderBudget <= 0 {
+		return DefaultRenderBudget
+	}
+	return l.RenderBudget
 }
 
 // besideRenderer is the Runner of nil Limits.Charts, behind a Memo; its idle renderers
@@ -257,6 +271,7 @@ func inspectIn(ctx context.Context, dir *os.File, file string, limits Limits) (A
 	if limits.Budget == nil {
 		limits.Budget = NewBudget(0)
 	}
+	ctx = inFlow(ctx, "read of "+name, limits)
 	c, err := readStream(ctx, src, name, limits)
 	c.Path = abs
 	a := Archive{Candidate: c, Warnings: src.warnings()}

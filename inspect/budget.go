@@ -2,10 +2,10 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
-
-	"golang.org/x/sync/semaphore"
+	"time"
 
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 )
@@ -23,22 +23,48 @@ import (
 // reserve that one reader at a time may use (and that covers everything
 // one archive can need), so no reader ever waits while holding the shared
 // pool for more of it.
+//
+// Flows (WithFlow) share it fairly: the shared pool, the parse right and
+// the render lane each go to the waiting flow holding the least of them
+// (fairPool), so one request's many archives or charts cannot queue
+// another request's few behind them.
 type Budget struct {
-	shared  *semaphore.Weighted
+	shared  *fairPool
 	size    int64
 	reserve chan struct{} // the right to draw on the reserve, one reader at a time
 	// parse is the right to parse YAML, one reader at a time: the parser
 	// zarf uses allocates many times what it reads (see facts.Shape), so
 	// only one such parse runs at once.
-	parse chan struct{}
-	// render is the right to render a chart, one at a time: a reader
-	// gives the parse right back while it waits for this one and while
-	// its chart renders, so a chart's seconds delay only other charts,
-	// never an archive that has none to render.
-	render chan struct{}
+	parse *fairPool
+	// render is the render lane: the right to render a chart and read
+	// what it rendered (RenderSeats seats, at most one per flow). A
+	// reader gives the parse right back while it waits for a seat and
+	// while it holds one, so a chart's seconds, and the parse of what it
+	// rendered, delay only charts, never an archive that has none.
+	render *fairPool
+	// read is the right to read what a chart rendered (its YAML parse
+	// and claims), one chart at a time, taken on a seat of the render
+	// lane: two charts render at once, but what they rendered is parsed
+	// one after the other, so the lane holds one big parse at a time, as
+	// the readers of archives do (parse).
+	read *fairPool
 	// held and peak count what readers hold now and held at most.
 	held, peak atomic.Int64
 }
+
+// RenderSeats is how many charts render (and have what they rendered
+// read) at once, for all flows together. One flow holds at most one
+// seat, whether or not another flow waits: a flow's chart therefore
+// never waits for another flow's render when two flows render, and when
+// more do, it waits for at most one render of another flow (each seat
+// that frees goes to the waiting flow that holds none and waited
+// longest), however many charts each flow has queued. What a chart
+// rendered is read under the lane's read right, one chart at a time and
+// fairly too: a flow's chart waits, besides, for at most one reading of
+// another flow's output. A render lasts at most claims.RenderTimeout,
+// and reading what it rendered (at most claims.MaxRendered) took 3 to
+// 9 s for 13 MiB on a loaded 2-core machine.
+const RenderSeats = 2
 
 // Memory limits.
 const (
@@ -57,7 +83,7 @@ func NewBudget(size int64) *Budget {
 	if size <= 0 {
 		size = DefaultMemory
 	}
-	return &Budget{shared: semaphore.NewWeighted(size), size: size, reserve: make(chan struct{}, 1), parse: make(chan struct{}, 1), render: make(chan struct{}, 1)}
+	return &Budget{shared: newFairPool(size, 0), size: size, reserve: make(chan struct{}, 1), parse: newFairPool(1, 1), render: newFairPool(RenderSeats, 1), read: newFairPool(1, 1)}
 }
 
 // Size is the most a budget lets its readers hold at once: the shared pool
@@ -66,7 +92,9 @@ func (b *Budget) Size() int64 { return b.size + archiveReserve }
 
 // hold is what one archive's reading holds of a budget.
 type hold struct {
-	b        *Budget
+	b *Budget
+	// flow is the flow it takes for (set by its first take).
+	flow     *Flow
 	shared   int64
 	reserved int64
 	locked   bool
@@ -80,18 +108,23 @@ func (h *hold) take(ctx context.Context, n int64, what string) error {
 	if n <= 0 {
 		return nil
 	}
+	if h.flow == nil {
+		if h.flow = flowOf(ctx); h.flow == nil {
+			h.flow = &Flow{}
+		}
+	}
 	if h.shared == 0 && h.reserved == 0 {
 		if n > h.b.size {
 			return fmt.Errorf("%w: %s needs %d bytes of memory, more than the %d the readers share", ErrLimit, what, n, h.b.size)
 		}
-		if err := h.b.shared.Acquire(ctx, n); err != nil {
+		if err := h.b.shared.acquire(ctx, h.flow, n); err != nil {
 			return err
 		}
 		h.shared = n
 		h.b.count(n)
 		return nil
 	}
-	if h.b.shared.TryAcquire(n) {
+	if h.b.shared.tryAcquire(h.flow, n) {
 		h.shared += n
 		h.b.count(n)
 		return nil
@@ -127,7 +160,7 @@ func (b *Budget) count(n int64) {
 func (h *hold) release() {
 	h.b.count(-(h.shared + h.reserved))
 	if h.shared > 0 {
-		h.b.shared.Release(h.shared)
+		h.b.shared.release(h.flow, h.shared)
 		h.shared = 0
 	}
 	if h.locked {
@@ -138,54 +171,160 @@ func (h *hold) release() {
 }
 
 // parsing waits for the right to parse (until ctx ends) and returns it.
+// It is taken for ctx's flow (a flow of its own when ctx carries none).
 func (b *Budget) parsing(ctx context.Context) (*parseRight, error) {
-	r := &parseRight{b: b}
+	f := flowOf(ctx)
+	if f == nil {
+		f = &Flow{}
+	}
+	r := &parseRight{b: b, flow: f}
 	return r, r.take(ctx)
 }
 
 // parseRight is one reader's right to parse, given back while it renders.
 type parseRight struct {
 	b    *Budget
+	flow *Flow
 	held bool
 }
 
 func (r *parseRight) take(ctx context.Context) error {
-	select {
-	case r.b.parse <- struct{}{}:
-		r.held = true
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := r.b.parse.acquire(ctx, r.flow, 1); err != nil {
+		return err
 	}
+	r.held = true
+	return nil
 }
 
 // release gives the right back, if it is held.
 func (r *parseRight) release() {
 	if r.held {
 		r.held = false
-		<-r.b.parse
+		r.b.parse.release(r.flow, 1)
 	}
 }
 
-// renderer is charts, each render of which gives the parse right back,
-// waits its turn to render (one chart at a time, in the order asked) and
-// takes the parse right again once its chart is rendered.
+// renderer is charts as a claims.Lane whose turns are the render lane's
+// seats: for each chart, the reader gives the parse right back, waits for
+// a seat of its flow's, renders the chart and reads what it rendered
+// there, and takes the parse right again.
 func (r *parseRight) renderer(charts claims.Renderer) claims.Renderer {
 	if charts == nil {
 		return nil
 	}
-	return claims.RenderFunc(func(ctx context.Context, req claims.ChartRequest) (claims.Rendered, error) {
-		r.release()
-		select {
-		case r.b.render <- struct{}{}:
-		case <-ctx.Done():
-			return claims.Rendered{}, ctx.Err()
-		}
-		out, err := charts.Render(ctx, req)
-		<-r.b.render
-		if terr := r.take(ctx); terr != nil {
-			return claims.Rendered{}, terr
-		}
-		return out, err
-	})
+	return &lane{right: r, charts: charts}
+}
+
+// lane is the render lane of one archive's reader.
+type lane struct {
+	right  *parseRight
+	charts claims.Renderer
+}
+
+// Render renders with the lane's renderer; Collect calls it within a
+// Turn.
+func (l *lane) Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, error) {
+	return l.charts.Render(ctx, req)
+}
+
+// Read runs fn, the reading of what a chart rendered, under the lane's
+// read right (Collect calls it within a Turn).
+func (l *lane) Read(ctx context.Context, fn func() error) error {
+	b, f := l.right.b, l.right.flow
+	if err := b.read.acquire(ctx, f, 1); err != nil {
+		return err
+	}
+	defer b.read.release(f, 1)
+	return fn()
+}
+
+// errBudgetSpent is the cause of a turn's context ended by its flow's
+// render budget.
+var errBudgetSpent = errors.New("the request's render budget is spent")
+
+// Turn runs fn on a seat of the render lane, without the parse right,
+// within what is left of the flow's render budget; what fn takes is
+// charged to it (its wait for the read right too, at most one reading of
+// another chart's output). When the budget runs out (before the turn, or during
+// it) the turn fails with a *RenderBudgetError.
+func (l *lane) Turn(ctx context.Context, fn func(ctx context.Context) error) error {
+	r, f := l.right, l.right.flow
+	r.release()
+	if err := r.b.render.acquire(ctx, f, 1); err != nil {
+		return err
+	}
+	// A flow holds one seat at most: its turns come one after another,
+	// so what is left is not spent by another of its turns meanwhile.
+	f.mu.Lock()
+	budget := f.budget
+	if budget <= 0 {
+		budget = DefaultRenderBudget
+	}
+	left := budget - f.spent
+	f.mu.Unlock()
+	if left <= 0 {
+		r.b.render.release(f, 1)
+		return f.spentError(budget)
+	}
+	start := time.Now()
+	tctx, cancel := context.WithTimeoutCause(ctx, left, errBudgetSpent)
+	err := fn(tctx)
+	over := errors.Is(context.Cause(tctx), errBudgetSpent)
+	cancel()
+	took := time.Since(start)
+	r.b.render.release(f, 1)
+	f.mu.Lock()
+	f.spent += took
+	f.charts++
+	f.mu.Unlock()
+	if over && ctx.Err() == nil {
+		return f.spentError(budget)
+	}
+	if err != nil {
+		return err
+	}
+	return r.take(ctx)
+}
+
+// DefaultRenderBudget is the render budget of a request that sets none
+// (Limits.RenderBudget, the option render_budget): four archives at
+// their claims.ArchiveRenderBudget, or twelve charts that each run to
+// claims.RenderTimeout, and well within the module's own timeout (300 s
+// by default), so a runaway request ends with this budget's error, not
+// the module's. Real packages' charts render and are read in well under
+// a second each (a catalog of the four of testdata/bundles/realcharts
+// takes 0.9 s in all), so a request that spends it is a runaway.
+const DefaultRenderBudget = 120 * time.Second
+
+// RenderBudgetError is a request whose charts spent its render budget:
+// the render-lane time (rendering a chart, one core, and reading what it
+// rendered) of all its charts together. It wraps ErrChartRenderer: like
+// a renderer's failure it is not a fact of any archive, is never cached,
+// and fails the request's read.
+type RenderBudgetError struct {
+	// Flow names the request, Budget is its render budget, and Charts
+	// the charts that took Spent of it.
+	Flow   string
+	Budget time.Duration
+	Spent  time.Duration
+	Charts int
+}
+
+func (e *RenderBudgetError) Error() string {
+	charts := fmt.Sprintf("%d charts", e.Charts)
+	if e.Charts == 1 {
+		charts = "1 chart"
+	}
+	// Spent is left out: the message says the same each time.
+	return fmt.Sprintf("the render budget of %s is spent: %s took all of it (rendering, and reading what was rendered), and the rest were not rendered; give a larger render_budget (--render-budget on the command line), or read fewer charts at once", e.Budget, charts)
+}
+
+func (e *RenderBudgetError) Unwrap() error { return ErrChartRenderer }
+
+// spentError is the error of f's request once its render budget is
+// spent.
+func (f *Flow) spentError(budget time.Duration) *RenderBudgetError {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &RenderBudgetError{Flow: f.name, Budget: budget, Spent: f.spent, Charts: f.charts}
 }

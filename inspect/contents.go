@@ -173,6 +173,9 @@ func describe(ctx context.Context, name string, m members, pkg v1alpha1.ZarfPack
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if spent := (*RenderBudgetError)(nil); errors.As(err, &spent) {
+		return fmt.Errorf("%s: %w", name, spent)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrChartRenderer, name, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
@@ -17,6 +18,7 @@ import (
 // is kept, the later one ignored with a warning. Different contents are both kept, for the planner to find
 // ambiguous. A source given twice is refused.
 func ReadSources(ctx context.Context, sources []string, opts Options) (*Directory, error) {
+	ctx = inFlow(ctx, "read of "+strings.Join(sources, ", "), opts.Limits)
 	if len(sources) == 1 {
 		return ReadSource(ctx, sources[0], opts)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/inspect"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
 	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -66,6 +67,14 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 	// truncated archive (a warning, or a failure under integrity: fail).
 	bombed := copyDir(t, exampleDir)
 	if err := os.WriteFile(filepath.Join(bombed, "zarf-package-bomb-amd64-1.0.0.tar.zst"), craft.Bomb(inspect.InflationAllowance+32<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A package whose chart renders until its timeout (10 s): an unknown
+	// claim within the default render_budget, a failure naming the
+	// budget within one of 1 s.
+	runaway := t.TempDir()
+	loop := rendertest.Chart(t, map[string]string{"templates/t.yaml": "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}"})
+	if err := os.WriteFile(filepath.Join(runaway, "zarf-package-runaway-amd64-1.0.0.tar.zst"), craft.Charts("runaway", loop), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// A bundle directory with no archive: allow_empty turns its failure
@@ -194,6 +203,7 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 		"allow_empty":      {value: true, dir: emptyDir},
 		"prereleases":      {value: []string{"init"}},
 		"max_inflation":    {value: 100000, dir: bombed},
+		"render_budget":    {value: 1, dir: runaway, with: map[string]any{"architecture": "amd64"}},
 		"integrity":        {value: "fail", dir: cut},
 		"policy":           {value: policy},
 		"prerequisites":    {value: operator},

@@ -719,10 +719,12 @@ func RegistryOptions(r options.Read, who options.Caller) registry.Options {
 	return registry.Options{PlainHTTP: r.PlainHTTP, InsecureSkipTLSVerify: r.InsecureSkipTLSVerify, CAFile: r.RegistryCAFile, Timeout: time.Duration(r.RegistryTimeout) * time.Second, Say: who.Option}
 }
 
-// readLimits are the server's limits with the request's inflation.
+// readLimits are the server's limits with the request's inflation and
+// render budget.
 func (req *Request) readLimits() inspect.Limits {
 	l := req.Limits
 	l.Inflation = req.Read.MaxInflation
+	l.RenderBudget = time.Duration(req.Read.RenderBudget) * time.Second
 	return l
 }
 

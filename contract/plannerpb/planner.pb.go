@@ -42,9 +42,14 @@ type RegistryAccess struct {
 	// The caller's logins for the registries it names, resolved where it
 	// runs (its Docker config, its credential helpers); the daemon keeps
 	// none after the request.
-	Logins        []*RegistryLogin `protobuf:"bytes,7,rep,name=logins,proto3" json:"logins,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Logins []*RegistryLogin `protobuf:"bytes,7,rep,name=logins,proto3" json:"logins,omitempty"`
+	// The request's render budget (option render_budget), in seconds: what
+	// its charts may take together to render and be read; 0 means 120 s.
+	// Not the registry's, but the read options of a catalog, an inspection
+	// and a warm-up travel here.
+	RenderBudgetSeconds int64 `protobuf:"varint,8,opt,name=render_budget_seconds,json=renderBudgetSeconds,proto3" json:"render_budget_seconds,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *RegistryAccess) Reset() {
@@ -124,6 +129,13 @@ func (x *RegistryAccess) GetLogins() []*RegistryLogin {
 		return x.Logins
 	}
 	return nil
+}
+
+func (x *RegistryAccess) GetRenderBudgetSeconds() int64 {
+	if x != nil {
+		return x.RenderBudgetSeconds
+	}
+	return 0
 }
 
 // CarriedFile is what the caller read of one file an option names (the
@@ -1350,7 +1362,7 @@ var File_planner_proto protoreflect.FileDescriptor
 
 const file_planner_proto_rawDesc = "" +
 	"\n" +
-	"\rplanner.proto\x12\x0ezarfplanner.v1\"\xd9\x02\n" +
+	"\rplanner.proto\x12\x0ezarfplanner.v1\"\x8d\x03\n" +
 	"\x0eRegistryAccess\x12\x1d\n" +
 	"\n" +
 	"plain_http\x18\x01 \x01(\bR\tplainHttp\x127\n" +
@@ -1360,7 +1372,8 @@ const file_planner_proto_rawDesc = "" +
 	"\x06caller\x18\x05 \x01(\tR\x06caller\x12<\n" +
 	"\vregistry_ca\x18\x06 \x01(\v2\x1b.zarfplanner.v1.CarriedFileR\n" +
 	"registryCa\x125\n" +
-	"\x06logins\x18\a \x03(\v2\x1d.zarfplanner.v1.RegistryLoginR\x06logins\"\x93\x01\n" +
+	"\x06logins\x18\a \x03(\v2\x1d.zarfplanner.v1.RegistryLoginR\x06logins\x122\n" +
+	"\x15render_budget_seconds\x18\b \x01(\x03R\x13renderBudgetSeconds\"\x93\x01\n" +
 	"\vCarriedFile\x12\x16\n" +
 	"\x06option\x18\x01 \x01(\tR\x06option\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x10\n" +

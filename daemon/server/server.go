@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -349,6 +350,9 @@ func (d *Server) Plan(ctx context.Context, req *contract.PlanRequest) (*contract
 	if !caller.Valid() {
 		return nil, status.Errorf(codes.InvalidArgument, "caller %q is neither %s nor %s", caller, options.ModuleCaller, options.CLICaller)
 	}
+	// Each request is a flow of its own: its reads take turns with other
+	// requests' (inspect.Budget) and spend one render budget.
+	ctx = inspect.WithFlow(ctx, "plan of "+req.Path)
 	o := req.Options
 	faultPoint(req.Path)
 	r := service.NewRequest(req.Path, o, caller)
@@ -422,6 +426,8 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 	if err != nil {
 		return nil, err
 	}
+	ctx = inspect.WithFlow(ctx, "inspection of "+req.Path)
+	limits := d.readLimits(req.Registry)
 	var c inspect.Cache
 	var warnings []string
 	if req.UseCache {
@@ -474,7 +480,7 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 		}
 		progress, done := d.reads.start(req.Path)
 		defer done()
-		dir, err := inspect.ReadSources(ctx, sources, inspect.Options{Cache: c, Limits: d.limits, Registry: reach, Progress: progress})
+		dir, err := inspect.ReadSources(ctx, sources, inspect.Options{Cache: c, Limits: limits, Registry: reach, Progress: progress})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -494,7 +500,7 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 		}
 		return &contract.Document{Result: b}, nil
 	}
-	in, err := service.Inspect(ctx, sources, c, d.limits, reach)
+	in, err := service.Inspect(ctx, sources, c, limits, reach)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -521,6 +527,7 @@ func (d *Server) CacheWarm(ctx context.Context, req *contract.WarmRequest) (*con
 	if err != nil {
 		return nil, err
 	}
+	ctx = inspect.WithFlow(ctx, "warm-up of "+strings.Join(req.Paths, ", "))
 	c, err := d.Cache(req.CacheDir)
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
@@ -529,7 +536,7 @@ func (d *Server) CacheWarm(ctx context.Context, req *contract.WarmRequest) (*con
 	if req.Forget {
 		res, err = Forget(c, req.Paths, req.CheckMode)
 	} else {
-		res, err = Warm(ctx, c, req.Paths, WarmOptions{Prune: req.Prune, CheckMode: req.CheckMode, Progress: d.cfg.Progress, Limits: d.limits, Registry: reach})
+		res, err = Warm(ctx, c, req.Paths, WarmOptions{Prune: req.Prune, CheckMode: req.CheckMode, Progress: d.cfg.Progress, Limits: d.readLimits(req.Registry), Registry: reach})
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -642,6 +649,14 @@ func registryOptions(a contract.RegistryAccess) (registry.Options, error) {
 	}
 	o.Logins = logins(a.Logins)
 	return o, nil
+}
+
+// readLimits are the daemon's limits with the render budget a catalog,
+// inspection or warm-up asks for (a plan's: service.Request).
+func (d *Server) readLimits(a contract.RegistryAccess) inspect.Limits {
+	l := d.limits
+	l.RenderBudget = time.Duration(a.RenderBudgetSeconds) * time.Second
+	return l
 }
 
 // logins are a caller's registry logins, by host, for the registry

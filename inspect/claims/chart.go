@@ -243,6 +243,23 @@ type Renderer interface {
 	Render(ctx context.Context, req ChartRequest) (Rendered, error)
 }
 
+// Lane is a Renderer whose charts take turns: Collect renders each chart
+// and reads what it rendered (the YAML parse of its manifests, their
+// claims) within one Turn, so that reading, which can cost as much as
+// rendering, waits where renders wait (inspect's render lane) and not
+// where the reading of archives does.
+type Lane interface {
+	Renderer
+	// Turn runs fn, waiting (until ctx ends) for its turn; the context
+	// fn is given may end sooner (a budget of the turns), and Turn then
+	// fails with why.
+	Turn(ctx context.Context, fn func(ctx context.Context) error) error
+	// Read runs fn, the reading of what a chart rendered, within a
+	// Turn, waiting (until ctx ends) for the right to: the lane may
+	// render several charts at once and read one at a time.
+	Read(ctx context.Context, fn func() error) error
+}
+
 // RenderFunc adapts a function to a Renderer.
 type RenderFunc func(ctx context.Context, req ChartRequest) (Rendered, error)
 

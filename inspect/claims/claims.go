@@ -60,13 +60,17 @@ type Component struct {
 // Collect describes a package from its zarf.yaml and the files kept from
 // its component tarballs (by component name; a component absent from the
 // map shipped no tarball). Size and Signed are the caller's to set.
+//
+// When charts is a Lane, each chart is rendered, and what it rendered
+// read, within a Turn of it.
 func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Component, charts Renderer) (facts.Contents, error) {
+	lane := charts
 	if _, ok := charts.(*Memo); charts != nil && !ok {
 		// A chart listed many times (in one component or several)
 		// renders once.
 		charts = NewMemo(charts, 0)
 	}
-	c := &collector{crdScope: map[string]string{}, roles: map[string]*roleDef{}, charts: charts}
+	c := &collector{crdScope: map[string]string{}, roles: map[string]*roleDef{}, charts: charts, lane: lane}
 	contents := facts.Contents{Components: []facts.Component{}}
 	// A zarf.yaml built before zarf moved scripts to actions still holds
 	// them; zarf migrates them when it loads the package.
@@ -152,6 +156,9 @@ type binding struct {
 type collector struct {
 	claims facts.Claims
 	charts Renderer
+	// lane is the Renderer Collect was given: a Lane's turns hold each
+	// chart's render and the reading of what it rendered.
+	lane Renderer
 	// renderBy is when the archive's ArchiveRenderBudget ends (zero
 	// until its first chart is rendered).
 	renderBy time.Time
@@ -577,12 +584,27 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 	if c.charts == nil {
 		return out, fmt.Errorf("chart %s of component %s: no chart renderer (zarf-planner-render) was given", text(zc.Name), text(component))
 	}
+	render := func(ctx context.Context) error {
+		return c.renderChart(ctx, component, zc, file, tgz, values, release, origin, &out)
+	}
+	var err error
+	if lane, ok := c.lane.(Lane); ok {
+		err = lane.Turn(ctx, render)
+	} else {
+		err = render(ctx)
+	}
+	return out, err
+}
+
+// renderChart renders a chart and reads what it rendered into out and
+// the claims, within the archive's ArchiveRenderBudget (and ctx).
+func (c *collector) renderChart(ctx context.Context, component string, zc v1alpha1.ZarfChart, file string, tgz []byte, values [][]byte, release string, origin facts.Origin, out *facts.Chart) error {
 	if c.renderBy.IsZero() {
 		c.renderBy = time.Now().Add(archiveRenderBudget)
 	}
 	if time.Now().After(c.renderBy) {
 		c.overBudget(zc.Name, "not rendered", origin)
-		return out, nil
+		return nil
 	}
 	budget, cancel := context.WithDeadline(ctx, c.renderBy)
 	r, err := c.charts.Render(budget, ChartRequest{Chart: tgz, Values: values, Release: release, Namespace: zc.Namespace})
@@ -596,36 +618,47 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 			out.RenderedAgainst = text(bad.Against)
 			out.Lookups = askedLookups(bad.Lookups)
 		}
-		return out, nil
+		return nil
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && budget.Err() != nil {
 		c.overBudget(zc.Name, "not rendered", origin)
-		return out, nil
+		return nil
 	}
 	if err != nil {
-		return out, fmt.Errorf("chart %s of component %s: %w", text(zc.Name), text(component), err)
+		return fmt.Errorf("chart %s of component %s: %w", text(zc.Name), text(component), err)
 	}
-	out.Rendered = true
-	out.Notes = append(out.Notes, texts(r.Notes)...)
-	switch {
-	case r.Cluster && r.Asked:
-		// Rendered once with the cluster's answers: what it claims there
-		// is known, and its lookups are listed with those answers.
-		out.RenderedAgainst = text(r.Against)
-		out.Lookups = askedLookups(r.Lookups)
-	case r.Cluster:
-		// What its lookups can change: lookup.go.
-		c.lookupUnknown(component, file, zc.Name, zc.Namespace, r, origin)
-	}
-	for _, f := range slices.Sorted(maps.Keys(r.Files)) {
-		if time.Now().After(c.renderBy) {
-			c.overBudget(zc.Name, "its rendered files from "+text(f)+" on were not read", origin)
-			break
+	read := func() error {
+		out.Rendered = true
+		out.Notes = append(out.Notes, texts(r.Notes)...)
+		switch {
+		case r.Cluster && r.Asked:
+			// Rendered once with the cluster's answers: what it claims there
+			// is known, and its lookups are listed with those answers.
+			out.RenderedAgainst = text(r.Against)
+			out.Lookups = askedLookups(r.Lookups)
+		case r.Cluster:
+			// What its lookups can change: lookup.go.
+			c.lookupUnknown(component, file, zc.Name, zc.Namespace, r, origin)
 		}
-		c.manifest(component, file+": "+f, zc.Namespace, r.Files[f], isCRDFile(f))
+		for _, f := range slices.Sorted(maps.Keys(r.Files)) {
+			if err := ctx.Err(); err != nil {
+				// The turn's context (its request's render budget) ended:
+				// what the chart claims is not known, and the read fails.
+				return fmt.Errorf("chart %s of component %s: reading what it rendered: %w", text(zc.Name), text(component), err)
+			}
+			if time.Now().After(c.renderBy) {
+				c.overBudget(zc.Name, "its rendered files from "+text(f)+" on were not read", origin)
+				break
+			}
+			c.manifest(component, file+": "+f, zc.Namespace, r.Files[f], isCRDFile(f))
+		}
+		out.Notes = append(out.Notes, c.takeNotInstalled()...)
+		return nil
 	}
-	out.Notes = append(out.Notes, c.takeNotInstalled()...)
-	return out, nil
+	if lane, ok := c.lane.(Lane); ok {
+		return lane.Read(ctx, read)
+	}
+	return read()
 }
 
 // zarfRendered is a raw manifest as Helm renders it when zarf installs

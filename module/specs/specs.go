@@ -144,11 +144,12 @@ func planSpec() ansible.Spec {
 const pathHelp = "Directory holding the Zarf package archives (only files directly inside it are read), or a registry source - C(oci://HOST/NAMESPACE) (every package published under it) or one C(oci://HOST/NAMESPACE/NAME:TAG) or C(@sha256:DIGEST)."
 
 // registryOptions are the plan's options that reach the registry of a
-// registry source.
+// registry source, and the render budget of the read (which travels with
+// them, contract.RegistryAccess).
 func registryOptions() map[string]ansible.Option {
 	read := declared(options.Read{})
 	out := map[string]ansible.Option{}
-	for _, name := range []string{"plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout"} {
+	for _, name := range []string{"plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout", "render_budget"} {
 		out[name] = read[name]
 	}
 	return out
@@ -163,6 +164,9 @@ func RegistryAccess(params map[string]any) contract.RegistryAccess {
 	a.CAFile, _ = params["registry_ca_file"].(string)
 	if n, ok := params["registry_timeout"].(int64); ok {
 		a.TimeoutSeconds = int(min(max(n, 0), 1<<31-1))
+	}
+	if n, ok := params["render_budget"].(int64); ok {
+		a.RenderBudgetSeconds = int(min(max(n, 0), 1<<31-1))
 	}
 	return a
 }

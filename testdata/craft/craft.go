@@ -363,3 +363,26 @@ func EditMembers(archive []byte, edit func(members *[]Member)) ([]byte, error) {
 	edit(&members)
 	return Zst(Tar(members)), nil
 }
+
+// Charts is a .tar.zst of package name, version 1.0.0, whose component
+// main ships the given chart archives (.tgz, as rendertest.Chart packs
+// them), the first named chart0, the next chart1, and so on, each
+// version 1.0.0 into namespace demo.
+func Charts(name string, charts ...[]byte) []byte {
+	var comp []Member
+	var yaml strings.Builder
+	yaml.WriteString("  charts:\n")
+	for i, tgz := range charts {
+		comp = append(comp, Member{Name: fmt.Sprintf("main/charts/chart%d-1.0.0.tgz", i), Body: tgz})
+		fmt.Fprintf(&yaml, "  - name: chart%d\n    version: 1.0.0\n    namespace: demo\n", i)
+	}
+	p := Package{Name: name, Version: "1.0.0", Extra: []Member{{Name: "components/main.tar", Body: Tar(comp)}},
+		Tamper: func(ms *[]Member) {
+			for i, m := range *ms {
+				if m.Name == "zarf.yaml" {
+					(*ms)[i].Body = append(append([]byte(nil), m.Body...), yaml.String()...)
+				}
+			}
+		}}
+	return p.Zst()
+}

@@ -1,0 +1,215 @@
+package inspect
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Flow is one request's share of the daemon's readers: the requests of
+// one daemon (plans, inspections, catalogs, warm-ups) each read as a flow
+// of their own, and the rights every reader shares (the memory pool, the
+// parse right, the render lane) go to flows in turn, not to readers in
+// the order they asked, as Kubernetes' API Priority and Fairness shares
+// an API server between flows. A Flow also counts what its request spent
+// of its render budget (Limits.RenderBudget).
+type Flow struct {
+	name string
+
+	mu sync.Mutex
+	// budget is the request's render budget (Limits.RenderBudget), set
+	// by the read that begins under it.
+	budget time.Duration
+	// spent is the render-lane time the request's charts took, and
+	// charts how many took it.
+	spent  time.Duration
+	charts int
+}
+
+type flowKey struct{}
+
+// WithFlow is ctx carrying a new flow named name (for messages): every
+// read under it shares the memory pool, the parse right and the render
+// lane with other flows as one flow, and spends one render budget. A
+// server gives each request one; a read whose context carries none is a
+// flow of its own.
+func WithFlow(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, flowKey{}, &Flow{name: name})
+}
+
+// flowOf is the flow ctx carries, or nil.
+func flowOf(ctx context.Context) *Flow {
+	f, _ := ctx.Value(flowKey{}).(*Flow)
+	return f
+}
+
+// inFlow is ctx carrying a flow (a new one, named name, when it carries
+// none) whose render budget is limits'.
+func inFlow(ctx context.Context, name string, limits Limits) context.Context {
+	f := flowOf(ctx)
+	if f == nil {
+		f = &Flow{name: name}
+		ctx = context.WithValue(ctx, flowKey{}, f)
+	}
+	f.mu.Lock()
+	f.budget = limits.renderBudget()
+	f.mu.Unlock()
+	return ctx
+}
+
+// fairPool is units (bytes of memory, or seats) that flows hold, handed
+// out by fair queuing. When units free, the waiting flow holding the
+// fewest goes next; among flows holding as many, the one whose turn is
+// oldest (it began waiting, or last took or gave back units, longest
+// ago), so flows take turns, and a flow with a hundred readers waiting
+// delays another flow's first by one turn, not a hundred. Within a flow,
+// readers go in the order they asked. A chosen reader that asks more
+// than is free waits for it, and no one passes it (a large ask is never
+// starved by small ones).
+//
+// perFlow, when not 0, is the most one flow may hold: a flow at it waits
+// for its own units to come back even when others are free, which keeps
+// those for another flow.
+type fairPool struct {
+	mu      sync.Mutex
+	free    int64
+	perFlow int64
+	flows   map[*Flow]*share
+	waiting int
+	clock   uint64
+}
+
+// share is what one flow holds of a fairPool and the readers it has
+// waiting, in the order they asked.
+type share struct {
+	held  int64
+	turn  uint64
+	queue []*ask
+}
+
+// ask is one reader waiting for n units; ready is closed when they are
+// its.
+type ask struct {
+	n     int64
+	ready chan struct{}
+}
+
+func newFairPool(size, perFlow int64) *fairPool {
+	return &fairPool{free: size, perFlow: perFlow, flows: map[*Flow]*share{}}
+}
+
+func (p *fairPool) share(f *Flow) *share {
+	s := p.flows[f]
+	if s == nil {
+		s = &share{}
+		p.flows[f] = s
+	}
+	return s
+}
+
+func (p *fairPool) tick() uint64 {
+	p.clock++
+	return p.clock
+}
+
+// acquire waits (until ctx ends) for n units for flow f.
+func (p *fairPool) acquire(ctx context.Context, f *Flow, n int64) error {
+	p.mu.Lock()
+	s := p.share(f)
+	a := &ask{n: n, ready: make(chan struct{})}
+	if len(s.queue) == 0 {
+		s.turn = p.tick()
+	}
+	s.queue = append(s.queue, a)
+	p.waiting++
+	p.dispatch()
+	p.mu.Unlock()
+	select {
+	case <-a.ready:
+		return nil
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-a.ready:
+		// Given meanwhile: given back.
+		p.giveBack(f, n)
+		return ctx.Err()
+	default:
+	}
+	for i, q := range s.queue {
+		if q == a {
+			s.queue = append(s.queue[:i], s.queue[i+1:]...)
+			break
+		}
+	}
+	p.waiting--
+	p.forget(f, s)
+	p.dispatch() // it may have held the others up
+	return ctx.Err()
+}
+
+// tryAcquire takes n units for flow f when no reader waits and they are
+// free, without waiting.
+func (p *fairPool) tryAcquire(f *Flow, n int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.share(f)
+	if p.waiting > 0 || n > p.free || (p.perFlow > 0 && s.held+n > p.perFlow) {
+		p.forget(f, s)
+		return false
+	}
+	p.free -= n
+	s.held += n
+	return true
+}
+
+// release gives back n units flow f holds.
+func (p *fairPool) release(f *Flow, n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.giveBack(f, n)
+}
+
+func (p *fairPool) giveBack(f *Flow, n int64) {
+	s := p.flows[f]
+	s.held -= n
+	p.free += n
+	s.turn = p.tick()
+	p.forget(f, s)
+	p.dispatch()
+}
+
+// forget drops a flow that holds nothing and waits for nothing.
+func (p *fairPool) forget(f *Flow, s *share) {
+	if s.held == 0 && len(s.queue) == 0 {
+		delete(p.flows, f)
+	}
+}
+
+// dispatch gives free units to waiting readers, flow by flow as the
+// rule says.
+func (p *fairPool) dispatch() {
+	for p.waiting > 0 {
+		var next *share
+		for _, s := range p.flows {
+			if len(s.queue) == 0 || (p.perFlow > 0 && s.held+s.queue[0].n > p.perFlow) {
+				continue
+			}
+			if next == nil || s.held < next.held || (s.held == next.held && s.turn < next.turn) {
+				next = s
+			}
+		}
+		if next == nil || next.queue[0].n > p.free {
+			return
+		}
+		a := next.queue[0]
+		next.queue = next.queue[1:]
+		p.waiting--
+		p.free -= a.n
+		next.held += a.n
+		next.turn = p.tick()
+		close(a.ready)
+	}
+}

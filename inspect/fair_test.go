@@ -1,0 +1,232 @@
+package inspect
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// granted reports whether an ask made in the background has been given
+// its units, waiting up to d for it.
+func granted(done <-chan error, d time.Duration) bool {
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// asking starts p.acquire(f, n) in the background.
+func asking(p *fairPool, f *Flow, n int64) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- p.acquire(context.Background(), f, n) }()
+	return done
+}
+
+// waitQueued waits until p has n asks waiting.
+func waitQueued(t *testing.T, p *fairPool, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		p.mu.Lock()
+		w := p.waiting
+		p.mu.Unlock()
+		if w == n {
+			return
+		}
+	}
+	t.Fatalf("%d asks never queued", n)
+}
+
+// A flow with many readers queued for one seat delays another flow's
+// first reader by one turn, not by all of them.
+func TestAFlowsFirstAskWaitsOneTurnNotTheOtherFlowsQueue(t *testing.T) {
+	p := newFairPool(1, 1)
+	busy, quiet := &Flow{name: "busy"}, &Flow{name: "quiet"}
+	if !p.tryAcquire(busy, 1) {
+		t.Fatal("an idle pool refused its seat")
+	}
+	var queued []<-chan error
+	for range 5 {
+		queued = append(queued, asking(p, busy, 1))
+		waitQueued(t, p, len(queued))
+	}
+	first := asking(p, quiet, 1)
+	waitQueued(t, p, 6)
+	p.release(busy, 1)
+	if !granted(first, time.Minute) {
+		t.Fatal("the quiet flow's ask was not next")
+	}
+	for i, q := range queued {
+		if granted(q, 10*time.Millisecond) {
+			t.Fatalf("busy ask %d was given the seat the quiet flow holds", i)
+		}
+	}
+	p.release(quiet, 1)
+	if !granted(queued[0], time.Minute) {
+		t.Fatal("the busy flow's first ask was not next once the quiet flow was done")
+	}
+}
+
+// Flows alternate: with two flows each keeping asks queued, the seat
+// goes to one then the other.
+func TestFlowsTakeTurns(t *testing.T) {
+	p := newFairPool(1, 1)
+	a, b := &Flow{name: "a"}, &Flow{name: "b"}
+	if !p.tryAcquire(a, 1) {
+		t.Fatal("an idle pool refused its seat")
+	}
+	var as, bs []<-chan error
+	for range 3 {
+		as = append(as, asking(p, a, 1))
+		waitQueued(t, p, len(as))
+	}
+	for range 3 {
+		bs = append(bs, asking(p, b, 1))
+		waitQueued(t, p, len(as)+len(bs))
+	}
+	holder := a
+	var order []string
+	never := make(chan error)
+	head := func(q []<-chan error) <-chan error {
+		if len(q) == 0 {
+			return never
+		}
+		return q[0]
+	}
+	for range 6 {
+		// One seat: exactly one ask is given it.
+		p.release(holder, 1)
+		select {
+		case <-head(bs):
+			bs, holder = bs[1:], b
+			order = append(order, "b")
+		case <-head(as):
+			as, holder = as[1:], a
+			order = append(order, "a")
+		case <-time.After(time.Minute):
+			t.Fatalf("no ask was given the seat after %v", order)
+		}
+	}
+	if got, want := order, []string{"b", "a", "b", "a", "b", "a"}; !equal(got, want) {
+		t.Fatalf("turns %v; want %v", got, want)
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A flow holds at most perFlow seats: a second seat stays free for
+// another flow, which takes it at once.
+func TestAFlowLeavesTheSecondSeatToAnother(t *testing.T) {
+	p := newFairPool(RenderSeats, 1)
+	a, b := &Flow{name: "a"}, &Flow{name: "b"}
+	if !granted(asking(p, a, 1), time.Minute) {
+		t.Fatal("an idle lane made its first chart wait")
+	}
+	second := asking(p, a, 1)
+	if granted(second, 50*time.Millisecond) {
+		t.Fatal("one flow took both seats")
+	}
+	if !granted(asking(p, b, 1), time.Minute) {
+		t.Fatal("another flow waited for a free seat")
+	}
+	p.release(a, 1)
+	if !granted(second, time.Minute) {
+		t.Fatal("the flow's second chart did not take its seat back")
+	}
+}
+
+// Of the memory pool, the flow holding less goes first, and an ask that
+// does not fit yet is not passed by smaller ones (no starvation).
+func TestThePoolServesTheFlowHoldingLeast(t *testing.T) {
+	p := newFairPool(100, 0)
+	big, small := &Flow{name: "big"}, &Flow{name: "small"}
+	if !p.tryAcquire(big, 90) {
+		t.Fatal("an idle pool refused")
+	}
+	more := asking(p, big, 20)
+	waitQueued(t, p, 1)
+	first := asking(p, small, 50)
+	waitQueued(t, p, 2)
+	if p.tryAcquire(small, 5) {
+		t.Fatal("a reader passed the queue without waiting")
+	}
+	p.release(big, 90)
+	if !granted(first, time.Minute) {
+		t.Fatal("the flow holding nothing was not served first")
+	}
+	if !granted(more, time.Minute) {
+		t.Fatal("the other ask, which fits beside it, waited")
+	}
+	// 70 held: an ask of 40 waits, and one of 10 behind it waits too.
+	large := asking(p, &Flow{name: "large"}, 40)
+	waitQueued(t, p, 1)
+	tiny := asking(p, &Flow{name: "tiny"}, 10)
+	waitQueued(t, p, 2)
+	if granted(tiny, 50*time.Millisecond) {
+		t.Fatal("a small ask passed a large one that waited first")
+	}
+	p.release(small, 50)
+	if !granted(large, time.Minute) || !granted(tiny, time.Minute) {
+		t.Fatal("the asks were not served once memory freed")
+	}
+}
+
+// An ask given up (its context ended) leaves the queue and holds the
+// others up no more.
+func TestAnAskGivenUpLeavesTheQueue(t *testing.T) {
+	p := newFairPool(10, 0)
+	if !p.tryAcquire(&Flow{}, 5) {
+		t.Fatal("an idle pool refused")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := make(chan error, 1)
+	go func() { gone <- p.acquire(ctx, &Flow{}, 8) }()
+	waitQueued(t, p, 1)
+	behind := asking(p, &Flow{}, 3)
+	waitQueued(t, p, 2)
+	cancel()
+	if err := <-gone; err == nil {
+		t.Fatal("a cancelled ask was given its units")
+	}
+	if !granted(behind, time.Minute) {
+		t.Fatal("the ask behind a cancelled one still waits")
+	}
+}
+
+// With both seats of the render lane taken by two flows with charts
+// queued, a third flow's chart takes the first seat that frees: it
+// waits for one render of another flow, however many they have queued.
+func TestAThirdFlowWaitsForOneRender(t *testing.T) {
+	p := newFairPool(RenderSeats, 1)
+	a, b, c := &Flow{name: "a"}, &Flow{name: "b"}, &Flow{name: "c"}
+	if !p.tryAcquire(a, 1) || !p.tryAcquire(b, 1) {
+		t.Fatal("an idle lane refused a seat")
+	}
+	var queued []<-chan error
+	for range 4 {
+		queued = append(queued, asking(p, a, 1), asking(p, b, 1))
+		waitQueued(t, p, len(queued))
+	}
+	third := asking(p, c, 1)
+	waitQueued(t, p, len(queued)+1)
+	p.release(b, 1)
+	if !granted(third, time.Minute) {
+		t.Fatal("the third flow's chart did not take the seat that freed")
+	}
+	for i, q := range queued {
+		if granted(q, 10*time.Millisecond) {
+			t.Fatalf("queued chart %d took a seat while the third flow's waited", i)
+		}
+	}
+}
