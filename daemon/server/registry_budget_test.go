@@ -47,9 +47,9 @@ func registryPlan(t *testing.T, src string, timeout int) *contract.PlanRequest {
 	})
 }
 
-// planned is what a caller got: the plan's document decoded, the error
+// regPlanned is what a caller got: the plan's document decoded, the error
 // of the call, and how long it took.
-type planned struct {
+type regPlanned struct {
 	failed bool
 	msg    string
 	err    error
@@ -57,12 +57,12 @@ type planned struct {
 }
 
 // planTimed plans req through d, within limit.
-func planTimed(d *Server, req *contract.PlanRequest, limit time.Duration) planned {
+func planTimed(d *Server, req *contract.PlanRequest, limit time.Duration) regPlanned {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	start := time.Now()
 	resp, err := d.Plan(ctx, carried(req))
-	p := planned{err: err, took: time.Since(start)}
+	p := regPlanned{err: err, took: time.Since(start)}
 	if err == nil {
 		var doc struct {
 			Failed bool   `json:"failed"`
@@ -94,7 +94,7 @@ func alone(t *testing.T, d *Server) time.Duration {
 func besideBound(alone time.Duration) time.Duration { return 4*alone + 3*time.Second }
 
 // checkBeside plans the example bundle through d while a neighbour runs,
-// and fails unless it is planned within besideBound.
+// and fails unless it is regPlanned within besideBound.
 func checkBeside(t *testing.T, d *Server, aloneTook time.Duration, neighbour string) {
 	t.Helper()
 	bound := besideBound(aloneTook)
@@ -164,7 +164,7 @@ func TestARegistryWaitingOnTheNetworkHoldsNoneOfTheDaemonsMemory(t *testing.T) {
 	const timeout = 1
 	transfer := time.Duration(timeout)*time.Second + inspect.MaxChecksums*time.Second/registry.MinRate
 	req := registryPlan(t, "oci://"+host+"/ns", timeout)
-	hostile := make(chan planned, 1)
+	hostile := make(chan regPlanned, 1)
 	go func() { hostile <- planTimed(d, req, transfer+30*time.Second) }()
 	// Wait for the drips to begin: all eight (the registry's readers at
 	// once), or as many as begin within 5 s of the first should a source
@@ -213,7 +213,7 @@ func TestADrippingRegistryFailsWithinItsTransferTime(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			host := reg.Hostile(t, registrytest.Hostile{Drip: tc.digest, DripEvery: 500 * time.Millisecond})
 			req := registryPlan(t, "oci://"+host+"/ns", timeout)
-			hostile := make(chan planned, 1)
+			hostile := make(chan regPlanned, 1)
 			go func() { hostile <- planTimed(d, req, time.Minute) }()
 			checkBeside(t, d, aloneTook, "a registry dripping "+tc.name)
 			p := <-hostile
@@ -285,7 +285,7 @@ func TestARegistryListingIsBoundedInTotal(t *testing.T) {
 				}
 			}()
 			req := registryPlan(t, src, 3)
-			hostile := make(chan planned, 1)
+			hostile := make(chan regPlanned, 1)
 			go func() { hostile <- planTimed(d, req, time.Minute) }()
 			checkBeside(t, d, aloneTook, "a listing of "+tc.name)
 			p := <-hostile
