@@ -219,6 +219,8 @@ func (r *parseRight) renderer(charts claims.Renderer) claims.Renderer {
 type lane struct {
 	right  *parseRight
 	charts claims.Renderer
+	// reading says the lane holds the read right (Read, Manifest).
+	reading bool
 }
 
 // Render renders with the lane's renderer; Collect calls it within a
@@ -230,12 +232,90 @@ func (l *lane) Render(ctx context.Context, req claims.ChartRequest) (claims.Rend
 // Read runs fn, the reading of what a chart rendered, under the lane's
 // read right (Collect calls it within a Turn).
 func (l *lane) Read(ctx context.Context, fn func() error) error {
-	b, f := l.right.b, l.right.flow
-	if err := b.read.acquire(ctx, f, 1); err != nil {
+	if err := l.takeRead(ctx); err != nil {
 		return err
 	}
-	defer b.read.release(f, 1)
+	defer l.giveRead()
 	return fn()
+}
+
+// Manifest runs fn, the reading of one raw manifest file, without the
+// parse right and under the lane's read right (fair across flows, as the
+// reading of what charts rendered is), within what is left of the flow's
+// render budget; the time fn takes is charged to it. A file is at most
+// MaxContentFile, so another flow waits for one file's reading, never
+// for an archive's. When the budget runs out (before the file, or while
+// it is read) it fails with a *RenderBudgetError.
+func (l *lane) Manifest(ctx context.Context, fn func(ctx context.Context) error) error {
+	r, f := l.right, l.right.flow
+	r.release()
+	if err := l.takeRead(ctx); err != nil {
+		return err
+	}
+	budget, left := f.left()
+	if left <= 0 {
+		l.giveRead()
+		return f.spentError(budget)
+	}
+	start := time.Now()
+	tctx, cancel := context.WithTimeoutCause(ctx, left, errBudgetSpent)
+	err := fn(tctx)
+	over := errors.Is(context.Cause(tctx), errBudgetSpent)
+	cancel()
+	took := time.Since(start)
+	l.giveRead()
+	f.mu.Lock()
+	f.spent += took
+	f.manifests++
+	f.mu.Unlock()
+	if over && ctx.Err() == nil {
+		return f.spentError(budget)
+	}
+	if err != nil {
+		return err
+	}
+	return r.take(ctx)
+}
+
+// Yield gives the read right back and waits its turn for it again when a
+// reader of another flow waits for it (Read and Manifest call it between
+// documents); else it returns at once.
+func (l *lane) Yield(ctx context.Context) error {
+	b, f := l.right.b, l.right.flow
+	if !b.read.othersWaiting(f) {
+		return ctx.Err()
+	}
+	l.giveRead()
+	return l.takeRead(ctx)
+}
+
+// takeRead waits (until ctx ends) for the read right.
+func (l *lane) takeRead(ctx context.Context) error {
+	if err := l.right.b.read.acquire(ctx, l.right.flow, 1); err != nil {
+		return err
+	}
+	l.reading = true
+	return nil
+}
+
+// giveRead gives the read right back, if the lane holds it (a Yield that
+// gave it up and could not take it again leaves it not held).
+func (l *lane) giveRead() {
+	if l.reading {
+		l.reading = false
+		l.right.b.read.release(l.right.flow, 1)
+	}
+}
+
+// left is the flow's render budget and what is left of it.
+func (f *Flow) left() (budget, left time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	budget = f.budget
+	if budget <= 0 {
+		budget = DefaultRenderBudget
+	}
+	return budget, budget - f.spent
 }
 
 // errBudgetSpent is the cause of a turn's context ended by its flow's
@@ -255,13 +335,7 @@ func (l *lane) Turn(ctx context.Context, fn func(ctx context.Context) error) err
 	}
 	// A flow holds one seat at most: its turns come one after another,
 	// so what is left is not spent by another of its turns meanwhile.
-	f.mu.Lock()
-	budget := f.budget
-	if budget <= 0 {
-		budget = DefaultRenderBudget
-	}
-	left := budget - f.spent
-	f.mu.Unlock()
+	budget, left := f.left()
 	if left <= 0 {
 		r.b.render.release(f, 1)
 		return f.spentError(budget)
@@ -303,20 +377,30 @@ const DefaultRenderBudget = 120 * time.Second
 // and fails the request's read.
 type RenderBudgetError struct {
 	// Flow names the request, Budget is its render budget, and Charts
-	// the charts that took Spent of it.
-	Flow   string
-	Budget time.Duration
-	Spent  time.Duration
-	Charts int
+	// the charts and Manifests the raw manifest files that took Spent of
+	// it.
+	Flow      string
+	Budget    time.Duration
+	Spent     time.Duration
+	Charts    int
+	Manifests int
 }
 
 func (e *RenderBudgetError) Error() string {
-	charts := fmt.Sprintf("%d charts", e.Charts)
-	if e.Charts == 1 {
-		charts = "1 chart"
+	took := plural(e.Charts, "chart")
+	if e.Manifests > 0 {
+		took += " and " + plural(e.Manifests, "manifest file")
 	}
 	// Spent is left out: the message says the same each time.
-	return fmt.Sprintf("the render budget of %s is spent: %s took all of it (rendering, and reading what was rendered), and the rest were not rendered; give a larger render_budget (--render-budget on the command line), or read fewer charts at once", e.Budget, charts)
+	return fmt.Sprintf("the render budget of %s is spent: %s took all of it (rendering charts, and reading what they rendered and the manifests packages ship), and the rest were not read; give a larger render_budget (--render-budget on the command line), or read fewer packages at once", e.Budget, took)
+}
+
+// plural is n things, the noun made plural with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func (e *RenderBudgetError) Unwrap() error { return ErrChartRenderer }
@@ -326,5 +410,5 @@ func (e *RenderBudgetError) Unwrap() error { return ErrChartRenderer }
 func (f *Flow) spentError(budget time.Duration) *RenderBudgetError {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return &RenderBudgetError{Flow: f.name, Budget: budget, Spent: f.spent, Charts: f.charts}
+	return &RenderBudgetError{Flow: f.name, Budget: budget, Spent: f.spent, Charts: f.charts, Manifests: f.manifests}
 }

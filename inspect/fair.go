@@ -20,10 +20,11 @@ type Flow struct {
 	// budget is the request's render budget (Limits.RenderBudget), set
 	// by the read that begins under it.
 	budget time.Duration
-	// spent is the render-lane time the request's charts took, and
-	// charts how many took it.
-	spent  time.Duration
-	charts int
+	// spent is the render-lane time the request's charts and raw
+	// manifest files took, charts and manifests how many took it.
+	spent     time.Duration
+	charts    int
+	manifests int
 }
 
 type flowKey struct{}
@@ -163,6 +164,18 @@ func (p *fairPool) tryAcquire(f *Flow, n int64) bool {
 	p.free -= n
 	s.held += n
 	return true
+}
+
+// othersWaiting reports whether a reader of a flow other than f waits.
+func (p *fairPool) othersWaiting(f *Flow) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for g, s := range p.flows {
+		if g != f && len(s.queue) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // release gives back n units flow f holds.

@@ -230,3 +230,57 @@ func TestAThirdFlowWaitsForOneRender(t *testing.T) {
 		}
 	}
 }
+
+// A long reading yields the read right between documents to a reader of
+// another flow, and gets it back after; a yield cut short by its context
+// leaves the right given back once, not twice.
+func TestAReadingYieldsToAnotherFlowBetweenDocuments(t *testing.T) {
+	b := NewBudget(0)
+	long, other := &Flow{name: "long"}, &Flow{name: "other"}
+	l := &lane{right: &parseRight{b: b, flow: long}}
+	if err := l.takeRead(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Nobody waits: a yield keeps the right.
+	if err := l.Yield(context.Background()); err != nil || !l.reading {
+		t.Fatalf("a yield with nobody waiting: %v, reading %v", err, l.reading)
+	}
+	waiting := asking(b.read, other, 1)
+	waitQueued(t, b.read, 1)
+	yielded := make(chan error, 1)
+	go func() { yielded <- l.Yield(context.Background()) }()
+	if !granted(waiting, time.Minute) {
+		t.Fatal("the other flow's reader did not get the right the reading yielded")
+	}
+	if granted(yielded, 50*time.Millisecond) {
+		t.Fatal("the yield came back while the other flow reads")
+	}
+	b.read.release(other, 1)
+	if err := <-yielded; err != nil || !l.reading {
+		t.Fatalf("the yield: %v, reading %v; want the right back", err, l.reading)
+	}
+
+	// A yield whose context ends while it waits: the right is not held,
+	// and giving it back after is a no-op.
+	waiting = asking(b.read, other, 1)
+	waitQueued(t, b.read, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	yielded = make(chan error, 1)
+	go func() { yielded <- l.Yield(ctx) }()
+	if !granted(waiting, time.Minute) {
+		t.Fatal("the other flow's reader did not get the right")
+	}
+	waitQueued(t, b.read, 1)
+	cancel()
+	if err := <-yielded; err == nil || l.reading {
+		t.Fatalf("a cancelled yield: %v, reading %v; want an error and the right not held", err, l.reading)
+	}
+	l.giveRead()
+	b.read.release(other, 1)
+	b.read.mu.Lock()
+	free := b.read.free
+	b.read.mu.Unlock()
+	if free != 1 {
+		t.Fatalf("the read right's pool has %d free; want 1 (given back once)", free)
+	}
+}

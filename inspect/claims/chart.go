@@ -258,6 +258,17 @@ type Lane interface {
 	// Turn, waiting (until ctx ends) for the right to: the lane may
 	// render several charts at once and read one at a time.
 	Read(ctx context.Context, fn func() error) error
+	// Manifest runs fn, the reading of one raw manifest file a component
+	// ships, outside any Turn, waiting (until ctx ends) for the same
+	// right Read waits for: one big parse at a time, shared fairly. The
+	// context fn is given may end sooner (the budget the turns share),
+	// and Manifest then fails with why.
+	Manifest(ctx context.Context, fn func(ctx context.Context) error) error
+	// Yield is called between the documents a Read or a Manifest reads:
+	// when another flow waits for the right they hold, the right goes
+	// to it and comes back, so a long reading delays another flow's by
+	// one document, not by a file. It fails only when ctx ends.
+	Yield(ctx context.Context) error
 }
 
 // RenderFunc adapts a function to a Renderer.

@@ -62,7 +62,8 @@ type Component struct {
 // map shipped no tarball). Size and Signed are the caller's to set.
 //
 // When charts is a Lane, each chart is rendered, and what it rendered
-// read, within a Turn of it.
+// read, within a Turn of it, and each raw manifest file is read within
+// its Manifest.
 func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Component, charts Renderer) (facts.Contents, error) {
 	lane := charts
 	if _, ok := charts.(*Memo); charts != nil && !ok {
@@ -111,7 +112,22 @@ func Collect(ctx context.Context, pkg v1alpha1.ZarfPackage, comps map[string]*Co
 				if !ok {
 					continue
 				}
-				c.manifest(zc.Name, file, m.Namespace, zarfRendered(b), false)
+				read := func(ctx context.Context) error {
+					if err := ctx.Err(); err != nil {
+						return fmt.Errorf("manifest %s of component %s: %w", text(file), cname, err)
+					}
+					if err := c.manifest(zc.Name, file, m.Namespace, zarfRendered(b), false); err != nil {
+						return fmt.Errorf("manifest %s of component %s: %w", text(file), cname, err)
+					}
+					return nil
+				}
+				if lane, ok := c.lane.(Lane); ok {
+					if err := lane.Manifest(ctx, c.yielding(lane, read)); err != nil {
+						return facts.Contents{}, err
+					}
+				} else if err := read(ctx); err != nil {
+					return facts.Contents{}, err
+				}
 			}
 			man.Notes = c.takeNotInstalled()
 			if m.Namespace != "" {
@@ -156,6 +172,9 @@ type binding struct {
 type collector struct {
 	claims facts.Claims
 	charts Renderer
+	// between is called between the documents of a manifest while a
+	// Lane's reading runs (its Yield), nil otherwise.
+	between func() error
 	// lane is the Renderer Collect was given: a Lane's turns hold each
 	// chart's render and the reading of what it rendered.
 	lane Renderer
@@ -342,12 +361,16 @@ func (c *collector) namespace(ns string, o facts.Origin, created bool) {
 // SplitManifests, and an object it never creates left out:
 // neverInstalled), or, crds set, a chart's crds/ file, which Helm
 // installs as it is (cut by Kubernetes' YAML reader).
-func (c *collector) manifest(component, file, defaultNS string, b []byte, crds bool) {
+func (c *collector) manifest(component, file, defaultNS string, b []byte, crds bool) error {
 	split := helmDocuments
 	if crds {
 		split = kubeDocuments
 	}
-	objs, err := decodeObjects(b, split)
+	objs, err := decodeObjects(b, split, c.between)
+	var stop *stopped
+	if errors.As(err, &stop) {
+		return stop.err
+	}
 	if err != nil {
 		c.unknown(facts.UnknownContents, text(file), text(file)+" "+err.Error(), facts.Origin{Component: text(component), File: text(file)})
 	}
@@ -361,6 +384,7 @@ func (c *collector) manifest(component, file, defaultNS string, b []byte, crds b
 		}
 		c.object(component, file, defaultNS, o)
 	}
+	return nil
 }
 
 // object records the claims of one object.
@@ -650,15 +674,29 @@ func (c *collector) renderChart(ctx context.Context, component string, zc v1alph
 				c.overBudget(zc.Name, "its rendered files from "+text(f)+" on were not read", origin)
 				break
 			}
-			c.manifest(component, file+": "+f, zc.Namespace, r.Files[f], isCRDFile(f))
+			if err := c.manifest(component, file+": "+f, zc.Namespace, r.Files[f], isCRDFile(f)); err != nil {
+				return fmt.Errorf("chart %s of component %s: reading what it rendered: %w", text(zc.Name), text(component), err)
+			}
 		}
 		out.Notes = append(out.Notes, c.takeNotInstalled()...)
 		return nil
 	}
 	if lane, ok := c.lane.(Lane); ok {
-		return lane.Read(ctx, read)
+		return lane.Read(ctx, func() error {
+			return c.yielding(lane, func(context.Context) error { return read() })(ctx)
+		})
 	}
 	return read()
+}
+
+// yielding is fn run with the collector's between set to the lane's
+// Yield: a long reading lets other flows read between its documents.
+func (c *collector) yielding(lane Lane, fn func(ctx context.Context) error) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		c.between = func() error { return lane.Yield(ctx) }
+		defer func() { c.between = nil }()
+		return fn(ctx)
+	}
 }
 
 // zarfRendered is a raw manifest as Helm renders it when zarf installs

@@ -332,11 +332,20 @@ func kubeDocuments(b []byte) ([]string, error) {
 // A document that cannot be read is skipped and the objects of the
 // others kept; the error names the first such document. Its errors read
 // after the file's name.
-func decodeObjects(b []byte, split splitter) ([]object, error) {
+//
+// between, when not nil, is called before each document but the first:
+// its error (the read's context ended) stops the decoding and is
+// returned alone, the objects so far with it.
+func decodeObjects(b []byte, split splitter, between func() error) ([]object, error) {
 	docs, err := split(b)
 	var out []object
 	bad, more := err, 0
 	for i, doc := range docs {
+		if between != nil && i > 0 {
+			if err := between(); err != nil {
+				return out, &stopped{err}
+			}
+		}
 		objs, err := decodeDocument(doc, maxObjects-len(out))
 		out = append(out, objs...)
 		switch {
@@ -354,6 +363,13 @@ func decodeObjects(b []byte, split splitter) ([]object, error) {
 	}
 	return out, bad
 }
+
+// stopped is why decodeObjects stopped before its last document: not a
+// fact of the manifest, the read's.
+type stopped struct{ err error }
+
+func (s *stopped) Error() string { return s.err.Error() }
+func (s *stopped) Unwrap() error { return s.err }
 
 // decodeDocument reads the objects of one document, at most limit of
 // them. Its errors read after "document N".
