@@ -1,0 +1,128 @@
+package renderproc_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/inspect/claims"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
+)
+
+// measured is what a renderMeasured helper says of its render.
+type measured struct {
+	Files int `json:"files"`
+	Bytes int `json:"bytes"`
+	// Reason is the chart's failure; Failed the renderer's.
+	Reason string `json:"reason"`
+	Failed string `json:"failed"`
+	// PeakKiB is the renderer's peak resident set (its rusage's
+	// maxrss, exact: the helper's only child).
+	PeakKiB int64 `json:"peak_kib"`
+}
+
+// renderMeasured renders the chart of chartEnv with the renderer at
+// path, ends the renderer, and prints what it rendered and the
+// renderer's peak memory: the rusage of this process's children, whose
+// only child the renderer was.
+func renderMeasured(path string) int {
+	chart, err := base64.StdEncoding.DecodeString(os.Getenv(chartEnv))
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	r := renderproc.New(path)
+	r.Timeout = time.Minute
+	got, err := r.Render(context.Background(), claims.ChartRequest{Chart: chart, Release: "demo", Namespace: "demo"})
+	r.Close() // ends and reaps an idle renderer
+	var m measured
+	var bad *claims.ChartError
+	switch {
+	case errors.As(err, &bad):
+		m.Reason = bad.Reason
+	case err != nil:
+		m.Failed = err.Error()
+	}
+	m.Files = len(got.Files)
+	for _, b := range got.Files {
+		m.Bytes += len(b)
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	m.PeakKiB = ru.Maxrss
+	b, _ := json.Marshal(m)
+	fmt.Println(string(b))
+	return 0
+}
+
+// measure renders template in a renderMeasured helper.
+func measure(t *testing.T, template string) measured {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = []string{helperEnv + "=peak:" + renderer, chartEnv + "=" + base64.StdEncoding.EncodeToString(chartOf(t, template).Chart)}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the helper: %v\n%s", err, out)
+	}
+	var m measured
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatalf("the helper said %q: %v", out, err)
+	}
+	return m
+}
+
+// A template that holds memory without end fails its chart naming the
+// renderer's bound, and its renderer never holds much more than it
+// (once it grew to 850 MiB, its address space's limit, before it died
+// "out of memory"). The peak is held to twice RenderHeap: its runtime's
+// RenderHeap, its program's pages (about 30 MiB, a renderer idle) and
+// what one core allocates before the watch sees it (a few ms; measured
+// 20 MiB at most).
+func TestARenderPastItsMemoryFailsNamingTheBound(t *testing.T) {
+	m := measure(t, `{{- $l := list }}{{- range until 100000 }}{{ $l = append $l (repeat 10000 (repeat 100 "x")) }}{{- end }}kind: ConfigMap
+`)
+	t.Logf("%+v", m)
+	want := fmt.Sprintf("outgrew the %d MiB a renderer may hold (renderproc.RenderHeap)", renderproc.RenderHeap>>20)
+	if m.Failed != "" || !strings.Contains(m.Reason, want) {
+		t.Fatalf("a render holding memory without end: %+v; want the chart's failure saying %q", m, want)
+	}
+	if limit := int64(2 * renderproc.RenderHeap >> 10); m.PeakKiB > limit {
+		t.Fatalf("its renderer peaked at %d MiB; want at most %d MiB", m.PeakKiB>>10, limit>>10)
+	}
+}
+
+// A chart rendering just under claims.MaxRendered (5,000 documents of 3
+// KB) renders within the renderer's bound, and the renderer's peak
+// stays within RenderHeap and its program's pages (about 30 MiB; 40 MiB
+// allowed). It once took 109 MiB: the engine's output copied to bytes,
+// then base64 in a JSON answer of 21 MB.
+func TestAChartRenderingAlmostMaxRenderedFitsItsRenderer(t *testing.T) {
+	m := measure(t, `{{- range until 5000 }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm-{{ . }}
+data:
+  k: {{ repeat 3100 "x" }}
+{{- end }}
+`)
+	t.Logf("rendered %d bytes; the renderer peaked at %d MiB", m.Bytes, m.PeakKiB>>10)
+	if m.Reason != "" || m.Failed != "" || m.Files != 1 || m.Bytes < 15<<20 || m.Bytes > claims.MaxRendered {
+		t.Fatalf("a chart rendering %d bytes: %+v", m.Bytes, m)
+	}
+	if limit := int64((renderproc.RenderHeap + 40<<20) >> 10); m.PeakKiB > limit {
+		t.Fatalf("its renderer peaked at %d MiB; want at most %d MiB", m.PeakKiB>>10, limit>>10)
+	}
+}
