@@ -125,7 +125,7 @@ func Limit() error {
 // failure naming the bound, and the process stops itself (SIGSTOP) for
 // its caller to kill, holding no more than it held then.
 func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.ChartRequest) (claims.Rendered, error)) error {
-	lw := &lockedWriter{w: out}
+	lw := &lockedWriter{w: out, wake: make(chan struct{}, 1)}
 	out = lw
 	go lw.watch(RenderHeap, watchPeriod)
 	if err := writeAnswer(out, answer{Hello: Protocol, Build: buildinfo.ID}); err != nil {
@@ -225,11 +225,13 @@ func writeAnswer(w io.Writer, a answer) error {
 // lockedWriter is the child's answers, written a whole frame at a time:
 // a render abandoned past its time may ask a lookup while the answer is
 // written, and the watch may answer a render that outgrew its memory.
-// rendering says a request was acknowledged and not yet answered.
+// rendering says a request was acknowledged and not yet answered (set
+// under mu); wake wakes the watch when it is set.
 type lockedWriter struct {
 	mu        sync.Mutex
 	w         io.Writer
-	rendering bool
+	rendering atomic.Bool
+	wake      chan struct{}
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) { return l.w.Write(p) }
@@ -246,7 +248,11 @@ func (l *lockedWriter) acknowledge() error {
 	if err := writeFrame(l.w, b); err != nil {
 		return err
 	}
-	l.rendering = true
+	l.rendering.Store(true)
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
 	return nil
 }
 
@@ -256,7 +262,7 @@ func (l *lockedWriter) acknowledge() error {
 func (l *lockedWriter) answer(b []byte, files [][]byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.rendering = false
+	l.rendering.Store(false)
 	if err := writeFrame(l.w, b); err != nil {
 		return err
 	}
@@ -308,38 +314,48 @@ var outgrew = fmt.Sprintf("its render outgrew the %d MiB a renderer may hold (re
 // chart's failure (outgrew) and the renderer's retirement, then stops
 // the process (SIGSTOP, which its filter allows it to send itself) with
 // the writer locked: nothing more is allocated or written, and its
-// caller, reading a retirement, kills it. Past limit between requests
-// (nothing renders), it does nothing: the next request's render is
-// watched.
+// caller, reading a retirement, kills it. Between requests (nothing
+// renders) it sleeps until the next acknowledgement wakes it.
 func (l *lockedWriter) watch(limit uint64, period time.Duration) {
 	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	tick := time.NewTicker(period)
-	defer tick.Stop()
-	for range tick.C {
-		metrics.Read(samples)
-		if samples[0].Value.Uint64()-samples[1].Value.Uint64() <= limit {
-			continue
+	for range l.wake {
+		tick := time.NewTicker(period)
+		for range tick.C {
+			metrics.Read(samples)
+			if samples[0].Value.Uint64()-samples[1].Value.Uint64() > limit {
+				l.outgrown(limit)
+			}
+			if !l.rendering.Load() {
+				break // idle until the next request
+			}
 		}
-		l.mu.Lock()
-		if !l.rendering {
-			l.mu.Unlock()
-			continue
-		}
-		b, err := json.Marshal(answer{ChartError: outgrew, Retire: true})
-		if err == nil {
-			err = writeFrame(l.w, b)
-		}
-		if err == nil {
-			err = unix.Kill(unix.Getpid(), unix.SIGSTOP)
-		}
-		if err != nil {
-			// Its caller no longer reads, or it cannot stop itself:
-			// it ends, the renderer's failure then.
-			fmt.Fprintf(os.Stderr, "zarf-planner-render: past %d bytes: %v\n", limit, err)
-			os.Exit(3)
-		}
-		select {} // the lock held: its caller kills it
+		tick.Stop()
 	}
+}
+
+// outgrown answers the request rendering, if one is, with the chart's
+// failure (outgrew) and the renderer's retirement, then stops the
+// process with the writer locked: it never returns then.
+func (l *lockedWriter) outgrown(limit uint64) {
+	l.mu.Lock()
+	if !l.rendering.Load() {
+		l.mu.Unlock()
+		return
+	}
+	b, err := json.Marshal(answer{ChartError: outgrew, Retire: true})
+	if err == nil {
+		err = writeFrame(l.w, b)
+	}
+	if err == nil {
+		err = unix.Kill(unix.Getpid(), unix.SIGSTOP)
+	}
+	if err != nil {
+		// Its caller no longer reads, or it cannot stop itself: it
+		// ends, the renderer's failure then.
+		fmt.Fprintf(os.Stderr, "zarf-planner-render: past %d bytes: %v\n", limit, err)
+		os.Exit(3)
+	}
+	select {} // the lock held: its caller kills it
 }
 
 // lockedWrite writes frame b whole to w, under w's lock when it is a
