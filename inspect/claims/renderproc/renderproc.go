@@ -137,8 +137,9 @@ const (
 )
 
 // retireAfter is the render time after which a child is not reused, well
-// inside RenderCPU (at GOMAXPROCS=1 a render's CPU time is about its
-// time).
+// inside RenderCPU (a render's CPU time is its template's, one
+// goroutine, and the collector's, on the renderer's second P while it
+// marks: at most half as much again).
 const retireAfter = RenderCPU * time.Second / 2
 
 // request is a frame to the child.

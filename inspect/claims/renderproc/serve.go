@@ -34,7 +34,11 @@ import (
 // read, so it is not dumpable from its start; a renderer of another
 // user runs as its caller and is not dumpable from here on), drops every
 // capability it holds (permitted, effective, inheritable and ambient)
-// and runs on one core. Restrict, last, filters its system calls.
+// and runs on two Ps (GOMAXPROCS): its templates, one goroutine, on one;
+// its memory watch (Serve) and the collector's workers on the other, so
+// the watch is not delayed until the runtime preempts a template (10
+// ms, in which a template allocated 30 MiB past RenderHeap on one P).
+// Restrict, last, filters its system calls.
 //
 // no_new_privs, the capabilities and a thread's name are each thread's
 // own, and the Go runtime runs several threads before main (and may run
@@ -69,7 +73,7 @@ func Confine() error {
 	if err != nil {
 		return fmt.Errorf("dropping its capabilities: %w", err)
 	}
-	runtime.GOMAXPROCS(1)
+	runtime.GOMAXPROCS(2)
 	return nil
 }
 
@@ -124,10 +128,14 @@ func Limit() error {
 // (watch): a render that outgrows RenderHeap is answered as the chart's
 // failure naming the bound, and the process stops itself (SIGSTOP) for
 // its caller to kill, holding no more than it held then.
-func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.ChartRequest) (claims.Rendered, error)) error {
+//
+// It sheds program's pages (Program.Shed) before its hello and after
+// each answer, so a renderer holds of its program what a render touches.
+func Serve(in io.Reader, out io.Writer, program Program, render func(context.Context, claims.ChartRequest) (claims.Rendered, error)) error {
 	lw := &lockedWriter{w: out, wake: make(chan struct{}, 1)}
 	out = lw
 	go lw.watch(RenderHeap, watchPeriod)
+	program.Shed()
 	if err := writeAnswer(out, answer{Hello: Protocol, Build: buildinfo.ID}); err != nil {
 		return err
 	}
@@ -203,6 +211,7 @@ func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.Char
 		}
 		files = nil
 		debug.FreeOSMemory()
+		program.Shed()
 		b = nil
 		if retire {
 			// Its caller ends it once it has read the answer; ending
@@ -298,9 +307,8 @@ func takeFiles(r *claims.Rendered) ([]wireFile, [][]byte) {
 
 // watchPeriod is how often the watch reads the runtime's memory: a
 // template allocating as fast as one core can outgrows RenderHeap by
-// what it allocates in about this time (plus a scheduling delay: the
-// renderer runs on one core, and the runtime preempts a goroutine that
-// ran 10 ms).
+// what it allocates in about this time, plus the time the system takes
+// to run the watch (on a P of its own: see Confine).
 const watchPeriod = 2 * time.Millisecond
 
 // outgrew is the reason of a chart whose render outgrew RenderHeap.
