@@ -6,6 +6,9 @@
 // one template, the most a template file may hold), or without end (a
 // template that holds strings until its renderer is stopped).
 //
+// With -daemon, each directory is read through a daemon (`zarf-planner
+// serve`) started for it, which is measured instead of the caller.
+//
 // It samples /proc every few milliseconds: the process and its renderers
 // (its children) summed. Two figures are printed per directory: the
 // largest sum of their resident sets seen (VmRSS), and a bound that no
@@ -14,13 +17,14 @@
 // together at any moment between samples they all lived through. It
 // fails (exit status 1) when a bound passes the goal, 256 MiB.
 //
-//	go run ./testdata/bench/rendermemory [-bin bin/zarf-planner]
+//	go run ./testdata/bench/rendermemory [-bin bin/zarf-planner] [-daemon]
 package main
 
 import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,6 +34,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
@@ -55,14 +60,15 @@ kind: ConfigMap
 func main() {
 	bin := flag.String("bin", "bin/zarf-planner", "the zarf-planner binary (its renderer beside it)")
 	keep := flag.Bool("keep", false, "keep the directories made, and say where")
+	daemon := flag.Bool("daemon", false, "read each directory through a daemon (zarf-planner serve) started for it, and measure the daemon")
 	flag.Parse()
-	if err := run(*bin, *keep); err != nil {
+	if err := run(*bin, *keep, *daemon); err != nil {
 		fmt.Fprintln(os.Stderr, "rendermemory:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, keep bool) error {
+func run(bin string, keep, daemon bool) error {
 	cases := []struct {
 		name   string
 		charts []string
@@ -73,7 +79,11 @@ func run(bin string, keep bool) error {
 		{"a runaway chart beside a chart rendering 15 MiB", []string{runaway, big}},
 	}
 	var over []string
-	fmt.Printf("%-50s %14s %16s %8s %10s %8s\n", "directory (GOMAXPROCS=8, no cache)", "peak RSS, MiB", "bound (Σ VmHWM)", "daemon", "renderer", "seconds")
+	how := "in process"
+	if daemon {
+		how = "through a daemon"
+	}
+	fmt.Printf("%-50s %14s %16s %8s %10s %8s\n", "directory ("+how+", GOMAXPROCS=8, no cache)", "peak RSS, MiB", "bound (Σ VmHWM)", "daemon", "renderer", "seconds")
 	for _, c := range cases {
 		dir, err := os.MkdirTemp("", "zp-rendermemory")
 		if err != nil {
@@ -85,7 +95,7 @@ func run(bin string, keep bool) error {
 				return err
 			}
 		}
-		m, err := measure(bin, dir)
+		m, err := measure(bin, dir, daemon)
 		if keep {
 			fmt.Println("kept", dir)
 		} else {
@@ -170,15 +180,40 @@ type measurement struct {
 
 // measure runs `zarf-planner catalog DIR` (which reads what inspect
 // reads and reports the charts not rendered) with no cache at GOMAXPROCS=8
-// and samples it and its children until it ends.
-func measure(bin, dir string) (measurement, error) {
+// and samples it and its children until it ends. Through a daemon, it
+// starts `zarf-planner serve` at GOMAXPROCS=8 first, the catalog asks
+// it, and the daemon and its children are sampled; the daemon is
+// stopped after.
+func measure(bin, dir string, daemon bool) (_ measurement, err error) {
 	state, err := os.MkdirTemp("", "zp-rendermemory-state")
 	if err != nil {
 		return measurement{}, err
 	}
 	defer os.RemoveAll(state)
+	env := append(os.Environ(), "GOMAXPROCS=8", "ZARF_PLANNER_CACHE_DIR="+filepath.Join(state, "cache"))
+	root := 0
+	if daemon {
+		serve := exec.Command(bin, "serve", "--state-dir", state, "--idle-timeout", "5m")
+		serve.Env = env
+		if err := serve.Start(); err != nil {
+			return measurement{}, err
+		}
+		defer func() {
+			_ = serve.Process.Signal(syscall.SIGTERM)
+			err = errors.Join(err, serve.Wait())
+		}()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(state, "daemon.json")); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return measurement{}, errors.New("the daemon did not publish its reattach config within 30 s")
+			}
+		}
+		root = serve.Process.Pid
+	}
 	cmd := exec.Command(bin, "catalog", dir, "-o", "json", "--use-cache=false", "--state-dir", state)
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=8", "ZARF_PLANNER_CACHE_DIR="+filepath.Join(state, "cache"))
+	cmd.Env = env
 	var out, errs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errs
 	began := time.Now()
@@ -188,7 +223,9 @@ func measure(bin, dir string) (measurement, error) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var m measurement
-	root := cmd.Process.Pid
+	if root == 0 {
+		root = cmd.Process.Pid
+	}
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -196,7 +233,7 @@ func measure(bin, dir string) (measurement, error) {
 		case err := <-done:
 			m.took = time.Since(began)
 			if err != nil {
-				return m, fmt.Errorf("%s inspect %s: %v\n%s", bin, dir, err, errs.String())
+				return m, fmt.Errorf("%s catalog %s: %v\n%s", bin, dir, err, errs.String())
 			}
 			m.unrendered = unrendered(out.String())
 			return m, nil
