@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 )
@@ -152,5 +153,41 @@ func TestAnIdleRendererHoldsLittleOfItsProgram(t *testing.T) {
 	t.Logf("the idle renderer maps %d KiB of its program", file)
 	if file > limit {
 		t.Fatalf("the idle renderer maps %d MiB of its program; want at most %d MiB", file>>10, limit>>10)
+	}
+}
+
+// A renderer's list of rendered files is held to what a chart may render
+// before a byte of them is read, and each file to the size listed: any
+// other answer is the renderer's failure, never the chart's.
+func TestARenderersFilesAreHeldToWhatTheyList(t *testing.T) {
+	frame := func(s string) string { return fmt.Sprintf(`\000\000\%03o\%03o%s`, len(s)>>8, len(s)&0xff, s) }
+	hello := frame(fmt.Sprintf(`{"hello":%d,"build":"%s"}`, renderproc.Protocol, buildinfo.ID))
+	for name, c := range map[string]struct {
+		then string
+		want string
+	}{
+		"more than MaxRendered":                {frame(fmt.Sprintf(`{"rendered":{"files":null},"files":[{"name":"a","size":%d},{"name":"b","size":2}]}`, claims.MaxRendered-1)), fmt.Sprintf("more than the %d bytes a chart may render to", claims.MaxRendered)},
+		"a negative size":                      {frame(`{"rendered":{"files":null},"files":[{"name":"a","size":-1}]}`), "more than the"},
+		"shorter than listed":                  {frame(`{"rendered":{"files":null},"files":[{"name":"a","size":5}]}`) + frame("abc"), "is 3 bytes, not the 5 it listed"},
+		"longer than listed":                   {frame(`{"rendered":{"files":null},"files":[{"name":"a","size":2}]}`) + frame("abc"), "reading the rendered file"},
+		"listed twice":                         {frame(`{"rendered":{"files":null},"files":[{"name":"a","size":1},{"name":"a","size":1}]}`) + frame("x") + frame("x"), "twice"},
+		"with a chart's error":                 {frame(`{"chart_error":"no","files":[{"name":"a","size":1}]}`) + frame("x"), "with no rendering"},
+		"of a second render it did not answer": {frame(`{"rendered":{"files":null},"files":[{"name":"a","size":1,"found":true}]}`) + frame("x"), "second render"},
+	} {
+		script := "#!/bin/sh\nprintf '" + hello + "'\nsleep 0.3\nprintf '" + frame(`{"ack":true}`) + c.then + "'\nsleep 2\n"
+		_, err := renderproc.New(fake(t, script)).Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+		var bad *claims.ChartError
+		if err == nil || errors.As(err, &bad) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want the renderer's failure saying %q", name, err, c.want)
+		}
+	}
+	// The same frames, as the renderer answers them: read whole.
+	script := "#!/bin/sh\nprintf '" + hello + "'\nsleep 0.3\nprintf '" + frame(`{"ack":true}`) + frame(`{"rendered":{"files":null},"files":[{"name":"templates/a.yaml","size":15},{"name":"templates/b.yaml","size":0}]}`) + frame("kind: ConfigMap") + frame("") + "'\nsleep 2\n"
+	r := renderproc.New(fake(t, script))
+	defer r.Close()
+	got, err := r.Render(context.Background(), chartOf(t, "kind: ConfigMap\n"))
+	b, ok := got.Files["templates/b.yaml"]
+	if err != nil || len(got.Files) != 2 || string(got.Files["templates/a.yaml"]) != "kind: ConfigMap" || !ok || len(b) != 0 {
+		t.Fatalf("a rendering of two files: %v, %v", got, err)
 	}
 }
