@@ -129,7 +129,7 @@ func Limit() error {
 // failure naming the bound, and the process stops itself (SIGSTOP) for
 // its caller to kill, holding no more than it held then.
 //
-// It sheds program's pages (Program.Shed) before its hello and after
+// It sheds its program's pages (Program.Shed) before its hello and after
 // each answer, so a renderer holds of its program what a render touches.
 func Serve(in io.Reader, out io.Writer, program Program, render func(context.Context, claims.ChartRequest) (claims.Rendered, error)) error {
 	lw := &lockedWriter{w: out, wake: make(chan struct{}, 1)}
@@ -193,11 +193,11 @@ func Serve(in io.Reader, out io.Writer, program Program, render func(context.Con
 		}
 		switch {
 		case len(b) > MaxAnswer:
-			b, files = nil, nil
-			b, _ = json.Marshal(answer{ChartError: fmt.Sprintf("its rendered answer is larger than the %d bytes the renderer may give", MaxAnswer)})
+			files = nil
+			b, _ = json.Marshal(answer{ChartError: fmt.Sprintf("its rendered answer is larger than the %d bytes the renderer may give", MaxAnswer), Retire: retire})
 		case total > claims.MaxRendered:
-			b, files = nil, nil
-			b, _ = json.Marshal(answer{ChartError: fmt.Sprintf("it renders to more than %d bytes", claims.MaxRendered)})
+			files = nil
+			b, _ = json.Marshal(answer{ChartError: fmt.Sprintf("it renders to more than %d bytes", claims.MaxRendered), Retire: retire})
 		}
 		// What the render took, but the files it answers, goes back to
 		// the system before the answer, and the files once they are
