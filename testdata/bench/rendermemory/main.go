@@ -69,14 +69,25 @@ func main() {
 }
 
 func run(bin string, keep, daemon bool) error {
+	// Each case is the directories of its callers (one but through a
+	// daemon, which serves them at once), each the templates of its
+	// charts, an archive each. Each chart ends with a comment of its own,
+	// so no two are the same chart (which would render once: claims.Memo).
 	cases := []struct {
-		name   string
-		charts []string
+		name    string
+		callers [][]string
 	}{
-		{"one chart rendering 15 MiB", []string{big}},
-		{"three charts rendering 15 MiB, an archive each", []string{big, big, big}},
-		{"a runaway chart", []string{runaway}},
-		{"a runaway chart beside a chart rendering 15 MiB", []string{runaway, big}},
+		{"one chart rendering 15 MiB", [][]string{{big}}},
+		{"three charts rendering 15 MiB, an archive each", [][]string{{big, big, big}}},
+		{"eight charts rendering 15 MiB, an archive each", [][]string{{big, big, big, big, big, big, big, big}}},
+		{"a runaway chart", [][]string{{runaway}}},
+		{"a runaway chart beside a chart rendering 15 MiB", [][]string{{runaway, big}}},
+	}
+	if daemon {
+		cases = append(cases, struct {
+			name    string
+			callers [][]string
+		}{"two callers at once, each a chart rendering 15 MiB", [][]string{{big}, {big}}})
 	}
 	var over []string
 	how := "in process"
@@ -85,21 +96,26 @@ func run(bin string, keep, daemon bool) error {
 	}
 	fmt.Printf("%-50s %14s %16s %8s %10s %8s\n", "directory ("+how+", GOMAXPROCS=8, no cache)", "peak RSS, MiB", "bound (Σ VmHWM)", "daemon", "renderer", "seconds")
 	for _, c := range cases {
-		dir, err := os.MkdirTemp("", "zp-rendermemory")
-		if err != nil {
-			return err
-		}
-		for i, tpl := range c.charts {
-			if err := writeChartPackage(dir, fmt.Sprintf("chart%d", i), tpl); err != nil {
-				os.RemoveAll(dir)
+		var dirs []string
+		for k, charts := range c.callers {
+			dir, err := os.MkdirTemp("", "zp-rendermemory")
+			if err != nil {
 				return err
 			}
+			dirs = append(dirs, dir)
+			for i, tpl := range charts {
+				if err := writeChartPackage(dir, fmt.Sprintf("chart%d", i), tpl+fmt.Sprintf("# chart %d of caller %d\n", i, k)); err != nil {
+					return err
+				}
+			}
 		}
-		m, err := measure(bin, dir, daemon)
-		if keep {
-			fmt.Println("kept", dir)
-		} else {
-			os.RemoveAll(dir)
+		m, err := measure(bin, dirs, daemon)
+		for _, dir := range dirs {
+			if keep {
+				fmt.Println("kept", dir)
+			} else {
+				os.RemoveAll(dir)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
@@ -181,10 +197,10 @@ type measurement struct {
 // measure runs `zarf-planner catalog DIR` (which reads what inspect
 // reads and reports the charts not rendered) with no cache at GOMAXPROCS=8
 // and samples it and its children until it ends. Through a daemon, it
-// starts `zarf-planner serve` at GOMAXPROCS=8 first, the catalog asks
-// it, and the daemon and its children are sampled; the daemon is
-// stopped after.
-func measure(bin, dir string, daemon bool) (_ measurement, err error) {
+// starts `zarf-planner serve` at GOMAXPROCS=8 first, one catalog per
+// directory asks it at once, and the daemon and its children are
+// sampled until they all end; the daemon is stopped after.
+func measure(bin string, dirs []string, daemon bool) (_ measurement, err error) {
 	state, err := os.MkdirTemp("", "zp-rendermemory-state")
 	if err != nil {
 		return measurement{}, err
@@ -212,30 +228,50 @@ func measure(bin, dir string, daemon bool) (_ measurement, err error) {
 		}
 		root = serve.Process.Pid
 	}
-	cmd := exec.Command(bin, "catalog", dir, "-o", "json", "--use-cache=false", "--state-dir", state)
-	cmd.Env = env
-	var out, errs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errs
+	done := make(chan error, len(dirs))
+	outs := make([]*bytes.Buffer, len(dirs))
 	began := time.Now()
-	if err := cmd.Start(); err != nil {
-		return measurement{}, err
+	for i, dir := range dirs {
+		cmd := exec.Command(bin, "catalog", dir, "-o", "json", "--use-cache=false", "--state-dir", state)
+		cmd.Env = env
+		var errs bytes.Buffer
+		outs[i] = &bytes.Buffer{}
+		cmd.Stdout, cmd.Stderr = outs[i], &errs
+		if err := cmd.Start(); err != nil {
+			return measurement{}, err
+		}
+		if root == 0 {
+			root = cmd.Process.Pid // in process: one caller
+		}
+		go func() {
+			err := cmd.Wait()
+			if err != nil {
+				err = fmt.Errorf("%s catalog %s: %v\n%s", bin, dir, err, errs.String())
+			}
+			done <- err
+		}()
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	var m measurement
-	if root == 0 {
-		root = cmd.Process.Pid
-	}
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
+	left := len(dirs)
 	for {
 		select {
 		case err := <-done:
-			m.took = time.Since(began)
 			if err != nil {
-				return m, fmt.Errorf("%s catalog %s: %v\n%s", bin, dir, err, errs.String())
+				return m, err
 			}
-			m.unrendered = unrendered(out.String())
+			if left--; left > 0 {
+				continue
+			}
+			m.took = time.Since(began)
+			var reasons []string
+			for _, out := range outs {
+				if r := unrendered(out.String()); r != "" {
+					reasons = append(reasons, r)
+				}
+			}
+			m.unrendered = strings.Join(reasons, "; ")
 			return m, nil
 		case <-tick.C:
 			var rss, hwm int64
