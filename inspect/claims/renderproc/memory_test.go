@@ -89,8 +89,9 @@ func measure(t *testing.T, template string) measured {
 // "out of memory"). Its peak is held to RenderHeap and 32 MiB: its
 // runtime's RenderHeap, what it maps of its program (about 10 MiB: it
 // sheds the rest) and what one core allocates before the watch sees it
-// (a few ms, the watch on a P of its own); measured: 72–79 MiB on this
-// 2-core machine with a load of 5 (on one P: up to 101).
+// (a few ms, the watch on a P of its own); measured: 88–91 MiB on this
+// 2-core machine (with RenderHeap 64 MiB and the watch on the only P:
+// up to 101).
 func TestARenderPastItsMemoryFailsNamingTheBound(t *testing.T) {
 	m := measure(t, `{{- $l := list }}{{- range until 100000 }}{{ $l = append $l (repeat 10000 (repeat 100 "x")) }}{{- end }}kind: ConfigMap
 `)
@@ -107,7 +108,7 @@ func TestARenderPastItsMemoryFailsNamingTheBound(t *testing.T) {
 // A chart rendering just under claims.MaxRendered (5,000 documents of 3
 // KB) renders within the renderer's bound, and the renderer's peak
 // stays within RenderHeap and 16 MiB (what it maps of its program, about
-// 10 MiB); measured: 61 MiB. It once took 110 MiB: the engine's output
+// 10 MiB); measured: 54–62 MiB. It once took 110 MiB: the engine's output
 // copied to bytes, then base64 in a JSON answer of 21 MB, and the 20
 // MiB of its program its libraries' initialisation touched.
 func TestAChartRenderingAlmostMaxRenderedFitsItsRenderer(t *testing.T) {

@@ -98,9 +98,10 @@ const (
 	// RenderHeap is the memory a renderer's Go runtime may hold from
 	// the system while it renders (its heap, free spans not yet given
 	// back, stacks): a render past it is the chart's failure, naming it
-	// (Serve's watch). A render of claims.MaxRendered fits in it; the
-	// process holds its program's pages besides (about 20 MiB).
-	RenderHeap = 64 << 20
+	// (Serve's watch). A chart rendering 15 MiB needs about 50 MiB of
+	// it, more when the machine is busy (once past 64 MiB); the process
+	// holds what it touched of its program's pages besides (Program).
+	RenderHeap = 80 << 20
 	// RenderMemory is the address space a renderer process may map
 	// (RLIMIT_AS, set by the child on itself before it says hello): a
 	// backstop should its watch be late.

@@ -95,13 +95,14 @@ func allThreads(trap, a1, a2, a3 uintptr) error {
 // Limit bounds the calling process as a renderer must be bounded: its
 // address space to RenderMemory and its CPU time to RenderCPU (never
 // raising a lower bound it already has). The renderer calls it first.
-// It also gives the Go runtime a soft limit of three quarters of
+// It also gives the Go runtime a soft limit of three fifths of
 // RenderHeap (debug.SetMemoryLimit): its collector works harder as the
-// memory it holds nears it instead of letting garbage grow it, so a
-// render that fits in RenderHeap stays in it whether or not the machine
-// is busy; Serve's watch fails a render that does not fit.
+// memory it holds nears it instead of letting garbage grow it, and the
+// gap above it is for what the collector cannot keep up with on a busy
+// machine, so a render that fits stays under RenderHeap whether or not
+// the machine is busy; Serve's watch fails a render that does not fit.
 func Limit() error {
-	debug.SetMemoryLimit(RenderHeap / 4 * 3)
+	debug.SetMemoryLimit(RenderHeap / 5 * 3)
 	for _, l := range []struct {
 		res int
 		max uint64
