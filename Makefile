@@ -370,9 +370,12 @@ bench-planner:
 	cd testdata/bench/planner && $(GO) run .
 
 # Peak memory of reading a directory of crafted archives at GOMAXPROCS=8,
-# against the example bundle. Results: docs/security.md.
+# against the example bundle; then of directories whose charts render 15 MiB
+# or without end, the renderer processes counted with the reader (goal: 256
+# MiB together). Results: docs/security.md.
 bench-memory: bin/zarf-planner bin/zarf-planner-render
 	$(GO) run ./testdata/bench/memory -bin bin/zarf-planner
+	$(GO) run ./testdata/bench/rendermemory -bin bin/zarf-planner
 
 # The planner against the reference planner of planner/reference_test.go
 # (README's "Planning rules") on many random bundles, with a fixed seed

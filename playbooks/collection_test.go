@@ -151,17 +151,20 @@ func TestArm64RendererRendersUnderQemu(t *testing.T) {
 	if !ok || build == "" || build == "dev" {
 		t.Fatalf("the arm64 daemon says %q; want its build", version)
 	}
-	if len(frames) != 3 || string(frames[0]) != `{"hello":`+strconv.Itoa(renderproc.Protocol)+`,"build":"`+build+`"}` || string(frames[1]) != `{"ack":true}` {
-		t.Fatalf("the arm64 renderer answered %q; want a hello of build %s", out, build)
+	// Its answer lists the rendered files, whose bytes follow, a frame
+	// each (renderproc.Protocol 4).
+	if len(frames) != 4 || string(frames[0]) != `{"hello":`+strconv.Itoa(renderproc.Protocol)+`,"build":"`+build+`"}` || string(frames[1]) != `{"ack":true}` {
+		t.Fatalf("the arm64 renderer answered %q; want a hello of build %s, an acknowledgement, an answer and one file", out, build)
 	}
 	var answer struct {
-		Rendered struct{ Files map[string][]byte }
+		Rendered struct{}
+		Files    []struct{ Name string }
 	}
 	if err := json.Unmarshal(frames[2], &answer); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(answer.Rendered.Files["templates/a.yaml"]); !strings.Contains(got, "name: demo-on-arm64") {
-		t.Fatalf("the arm64 renderer answered %s", frames[2])
+	if len(answer.Files) != 1 || answer.Files[0].Name != "templates/a.yaml" || !strings.Contains(string(frames[3]), "name: demo-on-arm64") {
+		t.Fatalf("the arm64 renderer answered %s then %q", frames[2], frames[3])
 	}
 }
 

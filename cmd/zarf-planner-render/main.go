@@ -50,13 +50,18 @@ func main() {
 		os.Exit(1)
 	}
 	out := os.NewFile(uintptr(answers), "answers")
+	program, err := renderproc.ProgramPages()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "zarf-planner-render: %v\n", err)
+		os.Exit(1)
+	}
 	if len(os.Args) == 2 && os.Args[1] == UnfilteredUnderEmulation {
 		fmt.Fprintln(os.Stderr, "zarf-planner-render: rendering WITHOUT its system-call filter, as "+UnfilteredUnderEmulation+" asks: for a test under emulation only, never for charts of anyone else")
 	} else if err := renderproc.Restrict(); err != nil {
 		fmt.Fprintf(os.Stderr, "zarf-planner-render: %v\n", err)
 		os.Exit(1)
 	}
-	if err := renderproc.Serve(os.Stdin, out, chartrender.Render); err != nil {
+	if err := renderproc.Serve(os.Stdin, out, program, chartrender.Render); err != nil {
 		fmt.Fprintf(os.Stderr, "zarf-planner-render: %v\n", err)
 		os.Exit(1)
 	}

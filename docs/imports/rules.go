@@ -38,6 +38,7 @@ var daemonOpens = map[string]string{
 	"inspect/claims/renderproc idsInUse: os.ReadDir":         "/proc, for the uids processes run with (a renderer's uid no other process has)",
 	"inspect/claims/renderproc idsInUse: os.ReadFile":        "/etc/passwd and /etc/group, for the uids they name",
 	"inspect/claims/renderproc processIDs: os.ReadFile":      "/proc/PID/status, for the uids a process runs with",
+	"inspect/claims/renderproc ProgramPages: os.ReadFile":    "/proc/self/maps, in a renderer before its filter: its program's pages, which it sheds",
 	"inspect/claims/renderproc lockDir: unix.Open":           "/run/zarf-planner-render, root's locks of the renderers' uids",
 	"inspect/claims/renderproc takeUID: unix.Openat":         "a lock of a renderer's uid in that directory",
 	"inspect/cluster checkKubeconfigs: privdir.OpenRegular":  "the kubeconfig (declared opens:daemon): client-go reads it and runs its credential plugins, so it is opened first without blocking and checked",

@@ -21,3 +21,6 @@ var BuiltinAggregations = builtinAggregations
 
 // BuiltinLabels are the labels of the built-in roles.
 var BuiltinLabels = builtinLabels
+
+// HelmDocuments cuts a rendered template as Helm cuts it.
+var HelmDocuments = helmDocuments

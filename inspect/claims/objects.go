@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -281,7 +282,10 @@ func helmDocuments(b []byte) ([]string, error) {
 	if n := bytes.Count(b, []byte("\n---")); n > 2*manifestShape.Documents {
 		return nil, fmt.Errorf("holds %d document separators, more than the %d allowed", n, 2*manifestShape.Documents)
 	}
-	docs := releaseutil.SplitManifests(string(b))
+	// The documents are cut from b itself, not from a copy (a chart's
+	// rendering of MaxRendered would be held twice while it is read):
+	// nothing changes b while they are read.
+	docs := releaseutil.SplitManifests(unsafe.String(unsafe.SliceData(b), len(b)))
 	if len(docs) > manifestShape.Documents {
 		return nil, fmt.Errorf("holds more than %d YAML documents", manifestShape.Documents)
 	}

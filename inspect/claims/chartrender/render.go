@@ -17,6 +17,7 @@ import (
 	"text/template"
 	"time"
 	"unicode"
+	"unsafe"
 
 	"github.com/Masterminds/sprig/v3"
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -297,7 +298,10 @@ func renderWith(ctx context.Context, req claims.ChartRequest, answers Answerer, 
 			continue
 		}
 		total += len(body)
-		r.Files[rel] = []byte(body)
+		// The engine's string itself, not a copy (a render of
+		// claims.MaxRendered would hold it twice): Rendered's files
+		// are only read, and the string is not used again.
+		r.Files[rel] = unsafe.Slice(unsafe.StringData(body), len(body))
 	}
 	for _, c := range allCRDs(ch) {
 		total += len(c.data)

@@ -38,6 +38,9 @@ func runHelper(helper string) int {
 	if path, ok := strings.CutPrefix(helper, "render:"); ok {
 		return renderAsCaller(path)
 	}
+	if path, ok := strings.CutPrefix(helper, "peak:"); ok {
+		return renderMeasured(path)
+	}
 	fmt.Fprintf(os.Stderr, "unknown helper %q\n", helper)
 	return 2
 }

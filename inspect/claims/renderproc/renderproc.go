@@ -77,8 +77,9 @@ const Binary = "zarf-planner-render"
 // 2: an answer holds the chart's lookups and its second render
 // (claims.Rendered.Lookups, Found). 3: a request may ask its caller to
 // answer its lookups (claims.ChartRequest.Ask): question and answer
-// frames during its render.
-const Protocol = 3
+// frames during its render. 4: a rendering's files follow its answer,
+// a frame of bytes each (answer.Files), not base64 inside it.
+const Protocol = 4
 
 // Bounds of the lookups a child asks of its caller.
 const (
@@ -94,8 +95,16 @@ const (
 
 // Bounds of the child processes and their frames.
 const (
+	// RenderHeap is the memory a renderer's Go runtime may hold from
+	// the system while it renders (its heap, free spans not yet given
+	// back, stacks): a render past it is the chart's failure, naming it
+	// (Serve's watch). A chart rendering 15 MiB needs about 50 MiB of
+	// it, more when the machine is busy (once past 64 MiB); the process
+	// holds what it touched of its program's pages besides (Program).
+	RenderHeap = 80 << 20
 	// RenderMemory is the address space a renderer process may map
-	// (RLIMIT_AS, set by the child on itself before it says hello).
+	// (RLIMIT_AS, set by the child on itself before it says hello): a
+	// backstop should its watch be late.
 	RenderMemory = 2 << 30
 	// RenderCPU is the CPU seconds a renderer process may use in its
 	// life (RLIMIT_CPU): a backstop should the caller fail to kill it. A
@@ -104,10 +113,14 @@ const (
 	// MaxRequest caps a request frame: a chart archive, its values and
 	// names, base64-encoded.
 	MaxRequest = 4*(claims.MaxChartArchive+maxValues)/3 + 1<<20
-	// MaxAnswer caps an answer frame: the rendered files of both renders
-	// (claims.MaxRendered together), base64-encoded, the lookups (each
-	// string JSON-escaped at most sixfold) and notes.
-	MaxAnswer = 4*claims.MaxRendered/3 + claims.MaxLookups*4*6*(claims.MaxLookupText+len("…")) + 1<<20
+	// MaxAnswer caps an answer frame: the lookups (each string
+	// JSON-escaped at most sixfold), notes and the names of the
+	// rendered files, whose bytes follow in frames of their own
+	// (claims.MaxRendered together).
+	MaxAnswer = claims.MaxLookups*4*6*(claims.MaxLookupText+len("…")) + 4<<20
+	// maxAnswerFiles caps the files an answer lists: every file of the
+	// chart's archive, rendered twice.
+	maxAnswerFiles = 2 * claims.MaxChartFiles
 	// maxValues caps a request's values files together.
 	maxValues = 16 << 20
 	// maxSmallFrame caps a hello or an acknowledgement.
@@ -125,8 +138,9 @@ const (
 )
 
 // retireAfter is the render time after which a child is not reused, well
-// inside RenderCPU (at GOMAXPROCS=1 a render's CPU time is about its
-// time).
+// inside RenderCPU (a render's CPU time is its template's, one
+// goroutine, and the collector's, on the renderer's second P while it
+// marks: at most half as much again).
 const retireAfter = RenderCPU * time.Second / 2
 
 // request is a frame to the child.
@@ -144,14 +158,27 @@ type answer struct {
 	Lookup *facts.Lookup `json:"lookup,omitempty"`
 	// Build is the hello's build (buildinfo.ID): a renderer is used only
 	// by a daemon of its own build, whose cache keeps what it renders.
-	Build      string           `json:"build,omitempty"`
-	Ack        bool             `json:"ack,omitempty"`
-	Rendered   *claims.Rendered `json:"rendered,omitempty"`
-	ChartError string           `json:"chart_error,omitempty"`
+	Build    string           `json:"build,omitempty"`
+	Ack      bool             `json:"ack,omitempty"`
+	Rendered *claims.Rendered `json:"rendered,omitempty"`
+	// Files are the rendering's files (Rendered's, then its Found
+	// render's), whose bytes follow the answer, a frame each, in this
+	// order (Protocol 4): each is read into a buffer of its size, never
+	// through JSON.
+	Files      []wireFile `json:"files,omitempty"`
+	ChartError string     `json:"chart_error,omitempty"`
 	// Retire says a render was abandoned in the child (a template past
 	// its timeout, or a chart's second render past what was left of it,
 	// still runs there): it must not serve again.
 	Retire bool `json:"retire,omitempty"`
+}
+
+// wireFile is one file of a rendering: its name, its size, and whether
+// it is of the second render (claims.FoundRender).
+type wireFile struct {
+	Name  string `json:"name"`
+	Size  int    `json:"size"`
+	Found bool   `json:"found,omitempty"`
 }
 
 // reply is the caller's answer to a child's lookup: the object or list
@@ -635,6 +662,9 @@ func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration, ask
 		res.acked = true
 		for {
 			res.a, res.err = readAnswer(c.out, MaxAnswer)
+			if res.err == nil && res.a.Lookup == nil {
+				res.err = readFiles(c.out, &res.a)
+			}
 			if res.err != nil || res.a.Lookup == nil {
 				break
 			}
@@ -777,6 +807,58 @@ func readAnswer(r io.Reader, limit int) (answer, error) {
 		err = strictjson.Unmarshal("the renderer's answer", b, &a)
 	}
 	return a, err
+}
+
+// readFiles reads the frames of the files a's rendering lists into
+// its Files (and its Found render's): each into a buffer of the size
+// announced, the sizes held to claims.MaxRendered together (the
+// renderer's own bound on both renders) before any is read.
+func readFiles(r io.Reader, a *answer) error {
+	if len(a.Files) == 0 {
+		if a.Rendered != nil && a.Rendered.Files == nil {
+			a.Rendered.Files = map[string][]byte{}
+		}
+		return nil
+	}
+	if a.Rendered == nil || a.ChartError != "" {
+		return errors.New("it listed rendered files with no rendering")
+	}
+	if len(a.Files) > maxAnswerFiles {
+		return fmt.Errorf("it listed %d rendered files, more than the %d a chart may render", len(a.Files), maxAnswerFiles)
+	}
+	total := 0
+	for _, f := range a.Files {
+		if f.Size < 0 || f.Size > claims.MaxRendered-total {
+			return fmt.Errorf("it listed rendered files of more than the %d bytes a chart may render to", claims.MaxRendered)
+		}
+		total += f.Size
+		if f.Found && a.Rendered.Found == nil {
+			return errors.New("it listed a file of a second render it did not answer")
+		}
+	}
+	a.Rendered.Files = map[string][]byte{}
+	for _, f := range a.Files {
+		into := a.Rendered.Files
+		if f.Found {
+			if a.Rendered.Found.Files == nil {
+				a.Rendered.Found.Files = map[string][]byte{}
+			}
+			into = a.Rendered.Found.Files
+		}
+		if _, twice := into[f.Name]; twice {
+			return fmt.Errorf("it listed the rendered file %s twice", facts.Quote(f.Name))
+		}
+		b, err := readFrame(r, f.Size)
+		if err != nil {
+			return fmt.Errorf("reading the rendered file %s: %w", facts.Quote(f.Name), err)
+		}
+		if len(b) != f.Size {
+			return fmt.Errorf("the rendered file %s is %d bytes, not the %d it listed", facts.Quote(f.Name), len(b), f.Size)
+		}
+		into[f.Name] = b
+	}
+	a.Files = nil
+	return nil
 }
 
 // headBuffer keeps the first max bytes written to it since its last

@@ -6,11 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -29,7 +34,11 @@ import (
 // read, so it is not dumpable from its start; a renderer of another
 // user runs as its caller and is not dumpable from here on), drops every
 // capability it holds (permitted, effective, inheritable and ambient)
-// and runs on one core. Restrict, last, filters its system calls.
+// and runs on two Ps (GOMAXPROCS): its templates, one goroutine, on one;
+// its memory watch (Serve) and the collector's workers on the other, so
+// the watch is not delayed until the runtime preempts a template (10
+// ms, in which a template allocated 30 MiB past RenderHeap on one P).
+// Restrict, last, filters its system calls.
 //
 // no_new_privs, the capabilities and a thread's name are each thread's
 // own, and the Go runtime runs several threads before main (and may run
@@ -64,7 +73,7 @@ func Confine() error {
 	if err != nil {
 		return fmt.Errorf("dropping its capabilities: %w", err)
 	}
-	runtime.GOMAXPROCS(1)
+	runtime.GOMAXPROCS(2)
 	return nil
 }
 
@@ -86,14 +95,14 @@ func allThreads(trap, a1, a2, a3 uintptr) error {
 // Limit bounds the calling process as a renderer must be bounded: its
 // address space to RenderMemory and its CPU time to RenderCPU (never
 // raising a lower bound it already has). The renderer calls it first.
-// It also gives the Go runtime a soft limit of half that address space
-// (debug.SetMemoryLimit): its collector works harder as the heap nears
-// it instead of letting garbage grow the heap (whose address space is
-// never given back) until an allocation fails, so whether a chart that
-// holds a few hundred MB renders does not depend on how busy the
-// machine is.
+// It also gives the Go runtime a soft limit of three fifths of
+// RenderHeap (debug.SetMemoryLimit): its collector works harder as the
+// memory it holds nears it instead of letting garbage grow it, and the
+// gap above it is for what the collector cannot keep up with on a busy
+// machine, so a render that fits stays under RenderHeap whether or not
+// the machine is busy; Serve's watch fails a render that does not fit.
 func Limit() error {
-	debug.SetMemoryLimit(RenderMemory / 2)
+	debug.SetMemoryLimit(RenderHeap / 5 * 3)
 	for _, l := range []struct {
 		res int
 		max uint64
@@ -115,8 +124,19 @@ func Limit() error {
 // out, until in ends. After a render it abandoned (a template past its
 // timeout still running) it answers, then serves no more: it returns
 // when in ends (its caller ends its process).
-func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.ChartRequest) (claims.Rendered, error)) error {
-	out = &lockedWriter{w: out}
+//
+// While it renders, it watches the memory its Go runtime holds
+// (watch): a render that outgrows RenderHeap is answered as the chart's
+// failure naming the bound, and the process stops itself (SIGSTOP) for
+// its caller to kill, holding no more than it held then.
+//
+// It sheds its program's pages (Program.Shed) before its hello and after
+// each answer, so a renderer holds of its program what a render touches.
+func Serve(in io.Reader, out io.Writer, program Program, render func(context.Context, claims.ChartRequest) (claims.Rendered, error)) error {
+	lw := &lockedWriter{w: out, wake: make(chan struct{}, 1)}
+	out = lw
+	go lw.watch(RenderHeap, watchPeriod)
+	program.Shed()
 	if err := writeAnswer(out, answer{Hello: Protocol, Build: buildinfo.ID}); err != nil {
 		return err
 	}
@@ -132,7 +152,7 @@ func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.Char
 		if err := strictjson.Unmarshal("a request", b, &req); err != nil {
 			return fmt.Errorf("decoding a request: %w", err)
 		}
-		if err := writeAnswer(out, answer{Ack: true}); err != nil {
+		if err := lw.acknowledge(); err != nil {
 			return err
 		}
 		var w *wire
@@ -151,6 +171,7 @@ func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.Char
 			}
 		}
 		var bad *claims.ChartError
+		var files [][]byte
 		switch {
 		case errors.As(err, &bad):
 			a.ChartError, a.Retire = bad.Reason, bad.Abandoned
@@ -160,24 +181,38 @@ func Serve(in io.Reader, out io.Writer, render func(context.Context, claims.Char
 			// A second render abandoned past its time (claims.FoundRender)
 			// still runs: this renderer serves no more.
 			a.Rendered, a.Retire = &r, r.Abandoned
+			a.Files, files = takeFiles(&r)
 		}
 		retire := a.Retire
 		b, err = json.Marshal(a)
 		if err != nil {
 			return err
 		}
-		if len(b) > MaxAnswer {
-			b, _ = json.Marshal(answer{ChartError: fmt.Sprintf("its rendered answer is larger than the %d bytes the renderer may give", MaxAnswer)})
+		total := 0
+		for _, f := range a.Files {
+			total += f.Size
 		}
-		// What the render took goes back to the system before the
-		// answer, so an idle renderer holds only its answer's bytes
-		// (a render of hundreds of MiB once stayed resident while the
+		switch {
+		case len(b) > MaxAnswer:
+			files = nil
+			b, _ = json.Marshal(answer{ChartError: fmt.Sprintf("its rendered answer is larger than the %d bytes the renderer may give", MaxAnswer), Retire: retire})
+		case total > claims.MaxRendered:
+			files = nil
+			b, _ = json.Marshal(answer{ChartError: fmt.Sprintf("it renders to more than %d bytes", claims.MaxRendered), Retire: retire})
+		}
+		// What the render took, but the files it answers, goes back to
+		// the system before the answer, and the files once they are
+		// written, so an idle renderer holds only the runtime's own (a
+		// render of hundreds of MiB once stayed resident while the
 		// renderer was kept for the next chart).
 		r, a = claims.Rendered{}, answer{}
 		debug.FreeOSMemory()
-		if err := lockedWrite(out, b); err != nil {
+		if err := lw.answer(b, files); err != nil {
 			return err
 		}
+		files = nil
+		debug.FreeOSMemory()
+		program.Shed()
 		b = nil
 		if retire {
 			// Its caller ends it once it has read the answer; ending
@@ -199,13 +234,138 @@ func writeAnswer(w io.Writer, a answer) error {
 
 // lockedWriter is the child's answers, written a whole frame at a time:
 // a render abandoned past its time may ask a lookup while the answer is
-// written.
+// written, and the watch may answer a render that outgrew its memory.
+// rendering says a request was acknowledged and not yet answered (set
+// under mu); wake wakes the watch when it is set.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu        sync.Mutex
+	w         io.Writer
+	rendering atomic.Bool
+	wake      chan struct{}
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) { return l.w.Write(p) }
+
+// acknowledge writes the acknowledgement of a request: the request is
+// rendering from then on.
+func (l *lockedWriter) acknowledge() error {
+	b, err := json.Marshal(answer{Ack: true})
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := writeFrame(l.w, b); err != nil {
+		return err
+	}
+	l.rendering.Store(true)
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// answer writes the answer of the request rendering, b, then a frame
+// of each of its files' bytes, unless the watch answered it already
+// (then it never returns: the process is stopped).
+func (l *lockedWriter) answer(b []byte, files [][]byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rendering.Store(false)
+	if err := writeFrame(l.w, b); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := writeFrame(l.w, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// takeFiles takes the files out of a rendering (both renders'), to be
+// sent as frames of their own after the answer (Protocol 4): what the
+// answer lists of them, in the order their frames follow (the first
+// render's, then the second's, each sorted by name), and their bytes.
+func takeFiles(r *claims.Rendered) ([]wireFile, [][]byte) {
+	var list []wireFile
+	var bodies [][]byte
+	add := func(files map[string][]byte, found bool) {
+		for _, name := range slices.Sorted(maps.Keys(files)) {
+			list = append(list, wireFile{Name: name, Size: len(files[name]), Found: found})
+			bodies = append(bodies, files[name])
+		}
+	}
+	add(r.Files, false)
+	r.Files = nil
+	if r.Found != nil {
+		add(r.Found.Files, true)
+		r.Found.Files = nil
+	}
+	return list, bodies
+}
+
+// watchPeriod is how often the watch reads the runtime's memory: a
+// template allocating as fast as one core can outgrows RenderHeap by
+// what it allocates in about this time, plus the time the system takes
+// to run the watch (on a P of its own: see Confine).
+const watchPeriod = 2 * time.Millisecond
+
+// outgrew is the reason of a chart whose render outgrew RenderHeap.
+var outgrew = fmt.Sprintf("its render outgrew the %d MiB a renderer may hold (renderproc.RenderHeap); render it with fewer or smaller objects, or split the chart", RenderHeap>>20)
+
+// watch reads every period the memory the Go runtime holds from the
+// system (every class of runtime/metrics' /memory/classes/ but what it
+// released: its heap, free spans not yet given back, stacks, its own
+// structures), which is what the process holds but its program's pages.
+// Past limit while a request renders, it answers the request with the
+// chart's failure (outgrew) and the renderer's retirement, then stops
+// the process (SIGSTOP, which its filter allows it to send itself) with
+// the writer locked: nothing more is allocated or written, and its
+// caller, reading a retirement, kills it. Between requests (nothing
+// renders) it sleeps until the next acknowledgement wakes it.
+func (l *lockedWriter) watch(limit uint64, period time.Duration) {
+	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	for range l.wake {
+		tick := time.NewTicker(period)
+		for range tick.C {
+			metrics.Read(samples)
+			if samples[0].Value.Uint64()-samples[1].Value.Uint64() > limit {
+				l.outgrown(limit)
+			}
+			if !l.rendering.Load() {
+				break // idle until the next request
+			}
+		}
+		tick.Stop()
+	}
+}
+
+// outgrown answers the request rendering, if one is, with the chart's
+// failure (outgrew) and the renderer's retirement, then stops the
+// process with the writer locked: it never returns then.
+func (l *lockedWriter) outgrown(limit uint64) {
+	l.mu.Lock()
+	if !l.rendering.Load() {
+		l.mu.Unlock()
+		return
+	}
+	b, err := json.Marshal(answer{ChartError: outgrew, Retire: true})
+	if err == nil {
+		err = writeFrame(l.w, b)
+	}
+	if err == nil {
+		err = unix.Kill(unix.Getpid(), unix.SIGSTOP)
+	}
+	if err != nil {
+		// Its caller no longer reads, or it cannot stop itself: it
+		// ends, the renderer's failure then.
+		fmt.Fprintf(os.Stderr, "zarf-planner-render: past %d bytes: %v\n", limit, err)
+		os.Exit(3)
+	}
+	select {} // the lock held: its caller kills it
+}
 
 // lockedWrite writes frame b whole to w, under w's lock when it is a
 // *lockedWriter.
