@@ -27,7 +27,10 @@ import (
 // Flows (WithFlow) share it fairly: the shared pool, the parse right and
 // the render lane each go to the waiting flow holding the least of them
 // (fairPool), so one request's many archives or charts cannot queue
-// another request's few behind them.
+// another request's few behind them; and one flow holds at most half the
+// shared pool (flowShare), so a request whose archives hold their memory
+// for seconds (manifests at their bounds) leaves the other half to
+// another request.
 type Budget struct {
 	shared  *fairPool
 	size    int64
@@ -77,13 +80,21 @@ const (
 	archiveReserve = MaxZarfYAML + MaxChecksums + MaxDocumentationTar + MaxContents
 )
 
+// flowShare is the most one flow (request) may hold of a shared pool of
+// size bytes: half of it, so another flow always finds the other half,
+// and never less than one archive's first take (its decompressor), so
+// any archive can be read.
+func flowShare(size int64) int64 {
+	return max(size/2, readBuffer+MaxWindow+decoderOverhead)
+}
+
 // NewBudget is a shared budget of size bytes (DefaultMemory if size is 0),
 // plus the reserve of one archive.
 func NewBudget(size int64) *Budget {
 	if size <= 0 {
 		size = DefaultMemory
 	}
-	return &Budget{shared: newFairPool(size, 0), size: size, reserve: make(chan struct{}, 1), parse: newFairPool(1, 1), render: newFairPool(RenderSeats, 1), read: newFairPool(1, 1)}
+	return &Budget{shared: newFairPool(size, flowShare(size)), size: size, reserve: make(chan struct{}, 1), parse: newFairPool(1, 1), render: newFairPool(RenderSeats, 1), read: newFairPool(1, 1)}
 }
 
 // Size is the most a budget lets its readers hold at once: the shared pool
@@ -114,8 +125,8 @@ func (h *hold) take(ctx context.Context, n int64, what string) error {
 		}
 	}
 	if h.shared == 0 && h.reserved == 0 {
-		if n > h.b.size {
-			return fmt.Errorf("%w: %s needs %d bytes of memory, more than the %d the readers share", ErrLimit, what, n, h.b.size)
+		if share := flowShare(h.b.size); n > share {
+			return fmt.Errorf("%w: %s needs %d bytes of memory, more than the %d one request may hold of the %d the readers share", ErrLimit, what, n, share, h.b.size)
 		}
 		if err := h.b.shared.acquire(ctx, h.flow, n); err != nil {
 			return err

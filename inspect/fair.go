@@ -151,13 +151,15 @@ func (p *fairPool) acquire(ctx context.Context, f *Flow, n int64) error {
 	return ctx.Err()
 }
 
-// tryAcquire takes n units for flow f when no reader waits and they are
-// free, without waiting.
+// tryAcquire takes n units for flow f, without waiting, when they are
+// free and no reader waits that could be given them (a reader waiting
+// only because its flow is at perFlow could not: it does not stop
+// another flow's take).
 func (p *fairPool) tryAcquire(f *Flow, n int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.share(f)
-	if p.waiting > 0 || n > p.free || (p.perFlow > 0 && s.held+n > p.perFlow) {
+	if p.eligibleWaiting() || n > p.free || (p.perFlow > 0 && s.held+n > p.perFlow) {
 		p.forget(f, s)
 		return false
 	}
@@ -172,6 +174,20 @@ func (p *fairPool) othersWaiting(f *Flow) bool {
 	defer p.mu.Unlock()
 	for g, s := range p.flows {
 		if g != f && len(s.queue) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// eligibleWaiting reports whether a reader waits whose flow may be given
+// its units (is not at perFlow).
+func (p *fairPool) eligibleWaiting() bool {
+	if p.waiting == 0 {
+		return false
+	}
+	for _, s := range p.flows {
+		if len(s.queue) > 0 && (p.perFlow == 0 || s.held+s.queue[0].n <= p.perFlow) {
 			return true
 		}
 	}

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -282,5 +283,35 @@ func TestAReadingYieldsToAnotherFlowBetweenDocuments(t *testing.T) {
 	b.read.mu.Unlock()
 	if free != 1 {
 		t.Fatalf("the read right's pool has %d free; want 1 (given back once)", free)
+	}
+}
+
+// A flow holds at most its share of the memory pool, and a reader of it
+// waiting at that share does not stop another flow's reader from taking
+// what is free at once.
+func TestAFlowAtItsShareLeavesTheRestToAnother(t *testing.T) {
+	b := NewBudget(64 << 20)
+	share := flowShare(64 << 20)
+	heavy, light := &Flow{name: "heavy"}, &Flow{name: "light"}
+	if !b.shared.tryAcquire(heavy, share) {
+		t.Fatal("an idle pool refused a flow its share")
+	}
+	waiting := asking(b.shared, heavy, 1<<20)
+	waitQueued(t, b.shared, 1)
+	if granted(waiting, 50*time.Millisecond) {
+		t.Fatal("a flow at its share was given more")
+	}
+	if !b.shared.tryAcquire(light, 8<<20) {
+		t.Fatal("another flow's take was refused while the only waiter is a flow at its share")
+	}
+	b.shared.release(light, 8<<20)
+	b.shared.release(heavy, share)
+	if !granted(waiting, time.Minute) {
+		t.Fatal("the waiting reader was not given its units once its flow gave some back")
+	}
+	b.shared.release(heavy, 1<<20)
+	h := b.hold()
+	if err := h.take(context.Background(), share+1, "a take past one request's share"); err == nil || !errors.Is(err, ErrLimit) {
+		t.Fatalf("a first take past a request's share: %v; want ErrLimit, not a wait that never ends", err)
 	}
 }
