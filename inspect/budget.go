@@ -83,9 +83,10 @@ const (
 // flowShare is the most one flow (request) may hold of a shared pool of
 // size bytes: half of it, so another flow always finds the other half,
 // and never less than one archive's first take (its decompressor), so
-// any archive can be read.
+// any archive can be read; never more than the pool (a first take past
+// it is refused, not waited for).
 func flowShare(size int64) int64 {
-	return max(size/2, readBuffer+MaxWindow+decoderOverhead)
+	return min(size, max(size/2, readBuffer+MaxWindow+decoderOverhead))
 }
 
 // NewBudget is a shared budget of size bytes (DefaultMemory if size is 0),

@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -307,4 +309,59 @@ func TestARegistryListingIsBoundedInTotal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A blob's transfer time is the registry's time, never the caller's: a
+// reader that waits between its reads (for its share of the daemon's
+// memory, behind another request) longer than the whole transfer time
+// still reads the blob whole. Before, the time between reads counted,
+// and a blob read slowly by a busy daemon failed as the registry's
+// fault ("stalled"), failing the whole source.
+func TestATransferTimeCountsTheRegistrysTimeNotTheReaders(t *testing.T) {
+	reg, manifest, _, zarfYAML := published(t)
+	c, err := registry.New(reg.Host, registry.Options{PlainHTTP: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ts, err := c.Resolve(ctx, "ns/init", "0.1.0")
+	if err != nil || len(ts) != 1 || ts[0].Descriptor.Digest.String() != manifest {
+		t.Fatalf("resolving ns/init:0.1.0: %v", err)
+	}
+	m, _, err := c.Manifest(ctx, ts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range m.Layers {
+		if l.Digest.String() != zarfYAML {
+			continue
+		}
+		rc, err := c.Blob(ctx, "ns/init", l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		allowed := c.TransferTime(l.Size)
+		buf := make([]byte, 64)
+		var n int64
+		for {
+			k, err := rc.Read(buf)
+			n += int64(k)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("after %d bytes, read slowly: %v", n, err)
+			}
+			if n == int64(k) {
+				// The reader's own wait, past the whole transfer time.
+				time.Sleep(allowed + 500*time.Millisecond)
+			}
+		}
+		if n != l.Size {
+			t.Fatalf("read %d of %d bytes", n, l.Size)
+		}
+		return
+	}
+	t.Fatal("no zarf.yaml layer")
 }

@@ -664,6 +664,11 @@ func (c *collector) renderChart(ctx context.Context, component string, zc v1alph
 			// What its lookups can change: lookup.go.
 			c.lookupUnknown(component, file, zc.Name, zc.Namespace, r, origin)
 		}
+		if err := ctx.Err(); err != nil {
+			// Ended while its lookups' renders were compared: what it
+			// claims is not known, and the read fails (nothing kept).
+			return fmt.Errorf("chart %s of component %s: reading what it rendered: %w", text(zc.Name), text(component), err)
+		}
 		for _, f := range slices.Sorted(maps.Keys(r.Files)) {
 			if err := ctx.Err(); err != nil {
 				// The turn's context (its request's render budget) ended:

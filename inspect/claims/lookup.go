@@ -181,7 +181,9 @@ func (c *collector) budgetCut() string {
 // the package shipped before it; false when the archive's render budget
 // ended first.
 func (c *collector) renderClaims(component, file, namespace string, files map[string][]byte) (facts.Claims, bool) {
-	sub := &collector{crdScope: maps.Clone(c.crdScope), roles: maps.Clone(c.roles), renderBy: c.renderBy}
+	// Its reading yields as the chart's does (between): a stop (the
+	// read's context ended) is the read's, which fails after it.
+	sub := &collector{crdScope: maps.Clone(c.crdScope), roles: maps.Clone(c.roles), renderBy: c.renderBy, between: c.between}
 	if namespace != "" {
 		// Its release's namespace, written whatever it renders.
 		sub.writes(namespace, facts.Origin{Component: text(component), File: text(file)})
@@ -190,7 +192,9 @@ func (c *collector) renderClaims(component, file, namespace string, files map[st
 		if !c.renderBy.IsZero() && time.Now().After(c.renderBy) {
 			return facts.Claims{}, false
 		}
-		_ = sub.manifest(component, file+": "+f, namespace, files[f], isCRDFile(f)) // sub has no between: it cannot stop
+		if err := sub.manifest(component, file+": "+f, namespace, files[f], isCRDFile(f)); err != nil {
+			return facts.Claims{}, false
+		}
 	}
 	sub.finish()
 	return sub.claims, true

@@ -431,8 +431,9 @@ func (c *Client) Manifest(ctx context.Context, t Target) (m ocispec.Manifest, ra
 // too few, another digest), and one wrapping ErrStalled when the
 // registry stays silent longer than the timeout or the blob is not whole
 // within its transfer time (Client.TransferTime: the timeout and its
-// declared size at MinRate, counted from this call, the answer's headers
-// and any retries included). A descriptor out of range (a digest not
+// declared size at MinRate) of the registry's time: from this call to
+// the answer's headers (any retries included), and each read's wait for
+// the registry, never the caller's time between reads. A descriptor out of range (a digest not
 // sha256, a negative size) is refused unfetched, wrapping ErrIntegrity.
 func (c *Client) Blob(ctx context.Context, repository string, d ocispec.Descriptor) (io.ReadCloser, error) {
 	if d.Digest.Validate() != nil || d.Digest.Algorithm() != digest.SHA256 {
@@ -447,10 +448,14 @@ func (c *Client) Blob(ctx context.Context, repository string, d ocispec.Descript
 	}
 	start, allowed := time.Now(), c.TransferTime(d.Size)
 	// The body's silences and its deadline are verifying's to name; this
-	// context's deadline, a second later, ends a wait for the headers
-	// (with oras' retries) that runs past the deadline.
-	sctx, stop := context.WithDeadline(expecting(ctx, d), start.Add(allowed+time.Second))
+	// timer, a second past the deadline, ends a wait for the headers
+	// (with oras' retries) that runs past it. It stops once they came:
+	// the time the caller spends between reads of the body (waiting for
+	// its memory budget) is not the registry's.
+	sctx, stop := context.WithCancel(expecting(ctx, d))
+	headers := time.AfterFunc(allowed+time.Second, stop)
 	rc, err := repo.Blobs().Fetch(sctx, d)
+	headers.Stop()
 	if err != nil {
 		stop()
 		if ctx.Err() == nil && time.Since(start) >= allowed {
@@ -458,7 +463,7 @@ func (c *Client) Blob(ctx context.Context, repository string, d ocispec.Descript
 		}
 		return nil, c.explain("fetching the blob "+d.Digest.String()+" of "+Scheme+c.host+"/"+repository, err, "")
 	}
-	return &verifying{rc: rc, want: d, h: sha256.New(), stop: stop, timeout: c.opts.Timeout, c: c, start: start, allowed: allowed}, nil
+	return &verifying{rc: rc, want: d, h: sha256.New(), stop: stop, timeout: c.opts.Timeout, c: c, spent: time.Since(start), allowed: allowed}, nil
 }
 
 // TransferTime is how long a blob of size bytes may take, from its
@@ -547,8 +552,10 @@ func readVerified(rc io.Reader, d ocispec.Descriptor, timeout time.Duration, sto
 // verifying reads a body of known digest and size, failing on the first
 // byte too many, on a short body, on another digest, on a silence past
 // the timeout, and (a blob's, allowed set) on the body not whole within
-// allowed from start. stop cancels the body's request, which ends a read
-// under way.
+// allowed of the registry's time: spent, the time from the request to
+// its headers and the time each Read waited for the registry (not the
+// caller's time between reads). stop cancels the body's request, which
+// ends a read under way.
 type verifying struct {
 	rc      io.ReadCloser
 	want    ocispec.Descriptor
@@ -558,7 +565,7 @@ type verifying struct {
 	timeout time.Duration
 	c       *Client
 	done    bool
-	start   time.Time
+	spent   time.Duration
 	allowed time.Duration
 }
 
@@ -571,11 +578,11 @@ func (v *verifying) Read(p []byte) (int, error) {
 	}
 	wait, last := v.timeout, false
 	if v.allowed > 0 {
-		left := v.allowed - time.Since(v.start)
+		left := v.allowed - v.spent
 		if left <= 0 {
 			v.stop()
 			_ = v.rc.Close()
-			return 0, v.c.overdue(v.want, v.n, time.Since(v.start), v.allowed)
+			return 0, v.c.overdue(v.want, v.n, v.spent, v.allowed)
 		}
 		if left < wait {
 			wait, last = left, true
@@ -591,16 +598,19 @@ func (v *verifying) Read(p []byte) (int, error) {
 		ch <- result{n, err}
 	}()
 	var r result
+	begin := time.Now()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case r = <-ch:
+		v.spent += time.Since(begin)
 	case <-timer.C:
+		v.spent += time.Since(begin)
 		v.stop() // the request is cancelled: the read under way returns
 		<-ch
 		_ = v.rc.Close()
 		if last {
-			return 0, v.c.overdue(v.want, v.n, time.Since(v.start), v.allowed)
+			return 0, v.c.overdue(v.want, v.n, v.spent, v.allowed)
 		}
 		return 0, fmt.Errorf("%w: the registry sent nothing for %s in the middle of %s", ErrStalled, v.timeout, v.want.Digest)
 	}
