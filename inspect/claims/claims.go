@@ -608,7 +608,9 @@ func (c *collector) chart(ctx context.Context, component string, zc v1alpha1.Zar
 	if c.charts == nil {
 		return out, fmt.Errorf("chart %s of component %s: no chart renderer (zarf-planner-render) was given", text(zc.Name), text(component))
 	}
+	asked := time.Now()
 	render := func(ctx context.Context) error {
+		c.waited(time.Since(asked)) // its wait for a seat of the lane
 		return c.renderChart(ctx, component, zc, file, tgz, values, release, origin, &out)
 	}
 	var err error
@@ -687,18 +689,35 @@ func (c *collector) renderChart(ctx context.Context, component string, zc v1alph
 		return nil
 	}
 	if lane, ok := c.lane.(Lane); ok {
+		asked := time.Now()
 		return lane.Read(ctx, func() error {
+			c.waited(time.Since(asked)) // its wait for the read right
 			return c.yielding(lane, func(context.Context) error { return read() })(ctx)
 		})
 	}
 	return read()
 }
 
+// waited moves the end of the archive's render budget (renderBy) by d,
+// a time the archive's reading waited for another's turn: the budget is
+// the archive's own work, so a busy daemon never cuts an archive's
+// charts short (which would be kept as the archive's facts).
+func (c *collector) waited(d time.Duration) {
+	if !c.renderBy.IsZero() && d > 0 {
+		c.renderBy = c.renderBy.Add(d)
+	}
+}
+
 // yielding is fn run with the collector's between set to the lane's
 // Yield: a long reading lets other flows read between its documents.
 func (c *collector) yielding(lane Lane, fn func(ctx context.Context) error) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
-		c.between = func() error { return lane.Yield(ctx) }
+		c.between = func() error {
+			start := time.Now()
+			err := lane.Yield(ctx)
+			c.waited(time.Since(start)) // another flow's turn
+			return err
+		}
 		defer func() { c.between = nil }()
 		return fn(ctx)
 	}

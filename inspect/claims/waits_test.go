@@ -1,0 +1,66 @@
+package claims_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zarf-dev/zarf/src/api/v1alpha1"
+
+	"github.com/colonel-byte/zarf-planner/inspect/claims"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
+)
+
+// busyLane is a lane whose every seat comes after wait (the daemon busy
+// with other requests' charts), whose other rights come at once.
+type busyLane struct {
+	claims.Renderer
+	wait time.Duration
+}
+
+func (l *busyLane) Turn(ctx context.Context, fn func(ctx context.Context) error) error {
+	time.Sleep(l.wait)
+	return fn(ctx)
+}
+func (l *busyLane) Read(_ context.Context, fn func() error) error { return fn() }
+func (l *busyLane) Manifest(ctx context.Context, fn func(ctx context.Context) error) error {
+	return fn(ctx)
+}
+func (l *busyLane) Yield(ctx context.Context) error { return ctx.Err() }
+
+// An archive's render budget is its own work: the time its charts wait
+// for a seat behind other requests is not spent from it. Before, a busy
+// daemon cut an archive's later charts short ("not rendered", over the
+// archive's budget), and the archive's outcome, kept in the cache, said so
+// ever after.
+func TestWaitingForTheLaneIsNotTheArchivesRenderBudget(t *testing.T) {
+	defer claims.SetArchiveRenderBudget(time.Second)()
+	quick := claims.RenderFunc(func(_ context.Context, req claims.ChartRequest) (claims.Rendered, error) {
+		return claims.Rendered{Files: map[string][]byte{"templates/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + req.Release + "}\n")}}, nil
+	})
+	comp := v1alpha1.ZarfComponent{Name: "app"}
+	files := map[string][]byte{}
+	for i := range 3 {
+		name := fmt.Sprintf("quick%d", i)
+		comp.Charts = append(comp.Charts, v1alpha1.ZarfChart{Name: name, Version: "1.0.0", Namespace: "demo"})
+		files["charts/"+name+"-1.0.0.tgz"] = rendertest.Chart(t, map[string]string{"templates/t.yaml": fmt.Sprintf("# %d\n", i)})
+	}
+	// Each seat comes 1.5 s after it is asked for: past the archive's
+	// budget of 1 s by the second chart, though each renders at once.
+	c, err := claims.Collect(context.Background(), v1alpha1.ZarfPackage{Components: []v1alpha1.ZarfComponent{comp}}, map[string]*claims.Component{"app": {Files: files}}, &busyLane{Renderer: quick, wait: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range c.Claims.Unknown {
+		if strings.Contains(u.Reason, "ArchiveRenderBudget") {
+			t.Errorf("a chart was cut by the archive's budget while its reading waited for others: %s", u.Reason)
+		}
+	}
+	for _, ch := range c.Components[0].Charts {
+		if !ch.Rendered {
+			t.Errorf("chart %s was not rendered", ch.Name)
+		}
+	}
+}
