@@ -100,9 +100,15 @@ func run(bin string, runs int, only string) error {
 	if err != nil {
 		return err
 	}
-	drip := serve(&dripRegistry{packages: 12, claimed: 8 << 20, every: 2 * time.Second})
+	drip, err := serve(&dripRegistry{packages: 12, claimed: 8 << 20, every: 2 * time.Second})
+	if err != nil {
+		return err
+	}
 	defer drip.Close()
-	listing := serve(&listingRegistry{repos: 600, tags: 10_000})
+	listing, err := serve(&listingRegistry{repos: 600, tags: 10_000})
+	if err != nil {
+		return err
+	}
 	defer listing.Close()
 
 	neighbours := []neighbour{
@@ -415,14 +421,14 @@ type server struct {
 	srv *http.Server
 }
 
-func serve(h http.Handler) *server {
+func serve(h http.Handler) (*server, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		panic(err)
+		return nil, fmt.Errorf("a registry of the bench: %w", err)
 	}
 	s := &server{l: l, srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
 	go func() { _ = s.srv.Serve(l) }()
-	return s
+	return s, nil
 }
 
 func (s *server) Addr() net.Addr { return s.l.Addr() }
