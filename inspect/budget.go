@@ -264,25 +264,8 @@ func (l *lane) Manifest(ctx context.Context, fn func(ctx context.Context) error)
 	if err := l.takeRead(ctx); err != nil {
 		return err
 	}
-	budget, left := f.left()
-	if left <= 0 {
-		l.giveRead()
-		return f.spentError(budget)
-	}
-	start := time.Now()
-	tctx, cancel := context.WithTimeoutCause(ctx, left, errBudgetSpent)
-	err := fn(tctx)
-	over := errors.Is(context.Cause(tctx), errBudgetSpent)
-	cancel()
-	took := time.Since(start)
+	err := f.spend(ctx, &f.manifests, fn)
 	l.giveRead()
-	f.mu.Lock()
-	f.spent += took
-	f.manifests++
-	f.mu.Unlock()
-	if over && ctx.Err() == nil {
-		return f.spentError(budget)
-	}
 	if err != nil {
 		return err
 	}
@@ -347,9 +330,21 @@ func (l *lane) Turn(ctx context.Context, fn func(ctx context.Context) error) err
 	}
 	// A flow holds one seat at most: its turns come one after another,
 	// so what is left is not spent by another of its turns meanwhile.
+	err := f.spend(ctx, &f.charts, fn)
+	r.b.render.release(f, 1)
+	if err != nil {
+		return err
+	}
+	return r.take(ctx)
+}
+
+// spend runs fn within what is left of the flow's render budget, charges
+// the time it takes to the budget and counts one more in count (the
+// flow's charts or manifest files, under f.mu). It fails with a
+// *RenderBudgetError when the budget is spent before fn or while it runs.
+func (f *Flow) spend(ctx context.Context, count *int, fn func(ctx context.Context) error) error {
 	budget, left := f.left()
 	if left <= 0 {
-		r.b.render.release(f, 1)
 		return f.spentError(budget)
 	}
 	start := time.Now()
@@ -357,19 +352,14 @@ func (l *lane) Turn(ctx context.Context, fn func(ctx context.Context) error) err
 	err := fn(tctx)
 	over := errors.Is(context.Cause(tctx), errBudgetSpent)
 	cancel()
-	took := time.Since(start)
-	r.b.render.release(f, 1)
 	f.mu.Lock()
-	f.spent += took
-	f.charts++
+	f.spent += time.Since(start)
+	*count++
 	f.mu.Unlock()
 	if over && ctx.Err() == nil {
 		return f.spentError(budget)
 	}
-	if err != nil {
-		return err
-	}
-	return r.take(ctx)
+	return err
 }
 
 // DefaultRenderBudget is the render budget of a request that sets none
