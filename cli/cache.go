@@ -91,7 +91,7 @@ func newCacheWarm() *cobra.Command {
 	}
 	bind(cmd.Flags(), &o, "cache_dir")
 	options.SetDefaults(&read)
-	bind(cmd.Flags(), &read, "plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout", "render_budget")
+	bind(cmd.Flags(), &read, "plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout", "render_budget", "read_budget")
 	registerStateDir(cmd, &stateDir)
 	cmd.Flags().BoolVar(&prune, "prune", false, "also forget cached archives that are no longer in the directories (or no longer listed under a registry namespace)")
 	cmd.Flags().BoolVar(&check, "check", false, "report what would change; write nothing")

@@ -85,7 +85,7 @@ of the documents of the archives they apply to.`,
 	options.SetDefaults(&o)
 	bind(cmd.Flags(), &o)
 	options.SetDefaults(&read)
-	bind(cmd.Flags(), &read, "public_key", "plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout", "render_budget", "prerequisites")
+	bind(cmd.Flags(), &read, "public_key", "plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout", "render_budget", "read_budget", "prerequisites")
 	registerStateDir(cmd, &stateDir)
 	return cmd
 }

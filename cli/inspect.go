@@ -53,7 +53,7 @@ func newInspect() *cobra.Command {
 	options.SetDefaults(&o)
 	bind(cmd.Flags(), &o)
 	options.SetDefaults(&read)
-	bind(cmd.Flags(), &read, "plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout", "render_budget")
+	bind(cmd.Flags(), &read, "plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout", "render_budget", "read_budget")
 	registerStateDir(cmd, &stateDir)
 	return cmd
 }

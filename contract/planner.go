@@ -139,11 +139,15 @@ type RegistryAccess struct {
 	// because these are the read options of a catalog, an inspection
 	// and a warm-up; 0 means the default.
 	RenderBudgetSeconds int
+	// ReadBudgetGiB is the request's read budget (the option
+	// read_budget), which travels here for the same reason; 0 means the
+	// default.
+	ReadBudgetGiB int
 }
 
 // RegistryAccessOf is the access the read options r give, for who.
 func RegistryAccessOf(r options.Read, who options.Caller) RegistryAccess {
-	return RegistryAccess{PlainHTTP: r.PlainHTTP, InsecureSkipTLSVerify: r.InsecureSkipTLSVerify, CAFile: r.RegistryCAFile, TimeoutSeconds: r.RegistryTimeout, Caller: who, RenderBudgetSeconds: r.RenderBudget}
+	return RegistryAccess{PlainHTTP: r.PlainHTTP, InsecureSkipTLSVerify: r.InsecureSkipTLSVerify, CAFile: r.RegistryCAFile, TimeoutSeconds: r.RegistryTimeout, Caller: who, RenderBudgetSeconds: r.RenderBudget, ReadBudgetGiB: r.ReadBudget}
 }
 
 // Document is an answer that is one document: an inspection or a catalog.

@@ -195,6 +195,7 @@ func accessOf(m *plannerpb.RegistryAccess) RegistryAccess {
 		PlainHTTP: m.GetPlainHttp(), InsecureSkipTLSVerify: m.GetInsecureSkipTlsVerify(), CAFile: m.GetRegistryCaFile(), CA: oneCarried(m.GetRegistryCa()),
 		TimeoutSeconds: int(min(max(m.GetRegistryTimeoutSeconds(), 0), 1<<31-1)), Caller: options.Caller(m.GetCaller()), Logins: loginsOf(m.GetLogins()),
 		RenderBudgetSeconds: int(min(max(m.GetRenderBudgetSeconds(), 0), 1<<31-1)),
+		ReadBudgetGiB:       int(min(max(m.GetReadBudgetGib(), 0), 1<<31-1)),
 	}
 }
 
@@ -262,7 +263,7 @@ func accessMessage(a RegistryAccess) *plannerpb.RegistryAccess {
 	return &plannerpb.RegistryAccess{
 		PlainHttp: a.PlainHTTP, InsecureSkipTlsVerify: a.InsecureSkipTLSVerify, RegistryCaFile: a.CAFile,
 		RegistryTimeoutSeconds: int64(a.TimeoutSeconds), Caller: string(a.Caller), Logins: loginMessages(a.Logins), RegistryCa: oneCarriedMessage(a.CA),
-		RenderBudgetSeconds: int64(a.RenderBudgetSeconds),
+		RenderBudgetSeconds: int64(a.RenderBudgetSeconds), ReadBudgetGib: int64(a.ReadBudgetGiB),
 	}
 }
 

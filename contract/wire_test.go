@@ -107,7 +107,7 @@ func TestEveryFieldCrossesTheWire(t *testing.T) {
 	}
 
 	in := &InspectRequest{Path: "/d", CacheDir: "/c", UseCache: true, Catalog: true, Markdown: true, PublicKey: "/k.pub", Carried: carried[:1],
-		Registry: RegistryAccess{CAFile: "/ca.pem", CA: &filesum.Carried{Name: "registry_ca_file", Path: "/ca.pem", Files: []filesum.Named{{Name: "ca.pem", Data: []byte("pem")}}}, Logins: logins}}
+		Registry: RegistryAccess{PlainHTTP: true, InsecureSkipTLSVerify: true, TimeoutSeconds: 5, Caller: options.ModuleCaller, RenderBudgetSeconds: 7, ReadBudgetGiB: 3, CAFile: "/ca.pem", CA: &filesum.Carried{Name: "registry_ca_file", Path: "/ca.pem", Files: []filesum.Named{{Name: "ca.pem", Data: []byte("pem")}}}, Logins: logins}}
 	d, err := p.Inspect(ctx, in)
 	if err != nil || !reflect.DeepEqual(rec.inspect, in) || string(d.Result) != `{"candidates":[]}` {
 		t.Errorf("inspect: %+v, %v; got %+v", d, err, rec.inspect)

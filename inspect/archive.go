@@ -153,6 +153,17 @@ type Limits struct {
 	// under one flow (WithFlow) spends one budget; a read that carries
 	// none spends its own.
 	RenderBudget time.Duration
+	// ReadBudget is how many bytes a request's archives may decompress
+	// to, together, beyond what they store (0: DefaultReadBudget). Every
+	// read under one flow spends one budget, as RenderBudget.
+	ReadBudget int64
+}
+
+func (l Limits) readBudget() int64 {
+	if l.ReadBudget <= 0 {
+		return DefaultReadBudget
+	}
+	return l.ReadBudget
 }
 
 func (l Limits) renderBudget() time.Duration {
@@ -374,12 +385,16 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // it, with the error err says. When r fails and cause holds an error,
 // that error is the one returned: a zstd decoder reports its input's
 // error during a skip as an unexpected EOF.
+//
+// charge, when set, is told the total read so far after each read, and
+// its error (a request's budget spent) ends the read.
 type boundedReader struct {
-	r     io.Reader
-	n     int64
-	limit int64
-	err   func() error
-	cause *error
+	r      io.Reader
+	n      int64
+	limit  int64
+	err    func() error
+	cause  *error
+	charge func(total int64) error
 }
 
 func (b *boundedReader) Read(p []byte) (int, error) {
@@ -387,6 +402,11 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	b.n += int64(n)
 	if b.n > b.limit {
 		return n, b.err()
+	}
+	if b.charge != nil && n > 0 {
+		if cerr := b.charge(b.n); cerr != nil {
+			return n, cerr
+		}
 	}
 	if err != nil && b.cause != nil && *b.cause != nil {
 		return n, *b.cause
@@ -448,7 +468,7 @@ func readStream(ctx context.Context, src source, name string, limits Limits) (fa
 // error it made on the way; otherwise err.
 func splitCause(ctx context.Context, src source, s *stream, name string, err error) error {
 	sp, ok := src.(*splitReader)
-	if !ok || ctx.Err() != nil || errors.Is(err, ErrLimit) {
+	if !ok || ctx.Err() != nil || stopping(err) {
 		return err
 	}
 	if derr := s.drain(ctx, name); derr != nil {
@@ -540,8 +560,14 @@ func openStream(ctx context.Context, src source, name string, limits Limits, h *
 	}
 	s.buf = readers.Get().(*bufio.Reader)
 	s.buf.Reset(io.TeeReader(s.counted, s.hash))
+	charge := inflation(ctx, stored)
+	bomb := func() error {
+		return fmt.Errorf("%w: %s decompresses to more than %d bytes (%d times its %d bytes on disk, plus %d): refused as a decompression bomb; if it is a real package, raise max_inflation", ErrLimit, name, limit, limits.inflation(), stored, InflationAllowance)
+	}
 	if !compressed {
-		s.tar = tar.NewReader(s.buf)
+		// A plain tar decompresses to itself: what it reads beyond what
+		// it stores is a sparse file's holes.
+		s.tar = tar.NewReader(&boundedReader{r: s.buf, limit: limit, err: bomb, charge: charge})
 		return s, nil
 	}
 	s.frames = &frames{r: s.buf, check: func(skipped int64) error { return s.noData(skipped, 0) }}
@@ -549,9 +575,7 @@ func openStream(ctx context.Context, src source, name string, limits Limits, h *
 		s.close()
 		return nil, fmt.Errorf("%w: %s: %w", ErrUnreadable, name, err)
 	}
-	s.out = &boundedReader{r: s.zstd, limit: limit, cause: &s.frames.err, err: func() error {
-		return fmt.Errorf("%w: %s decompresses to more than %d bytes (%d times its %d bytes on disk, plus %d): refused as a decompression bomb; if it is a real package, raise max_inflation", ErrLimit, name, limit, limits.inflation(), stored, InflationAllowance)
-	}}
+	s.out = &boundedReader{r: s.zstd, limit: limit, cause: &s.frames.err, err: bomb, charge: charge}
 	s.tar = tar.NewReader(s.out)
 	return s, nil
 }
@@ -621,7 +645,7 @@ func collect(ctx context.Context, tr *tar.Reader, name string, h *hold) (members
 			return m, nil
 		}
 		if err != nil {
-			if errors.Is(err, ErrLimit) {
+			if stopping(err) {
 				return m, err
 			}
 			return m, fmt.Errorf("%w: %s: reading the tar stream: %w", ErrUnreadable, name, err)
@@ -652,7 +676,7 @@ func collect(ctx context.Context, tr *tar.Reader, name string, h *hold) (members
 		}
 		b, err := io.ReadAll(io.LimitReader(tr, hdr.Size))
 		if err != nil {
-			if errors.Is(err, ErrLimit) {
+			if stopping(err) {
 				return m, err
 			}
 			return m, fmt.Errorf("%w: %s: %s: %w", ErrUnreadable, name, member, err)

@@ -20,9 +20,9 @@ import (
 // Reading an archive takes from the budget as it goes, so it cannot
 // deadlock with its neighbours: a reader that holds nothing waits for the
 // shared pool; a reader that already holds some and needs more takes a
-// reserve that one reader at a time may use (and that covers everything
-// one archive can need), so no reader ever waits while holding the shared
-// pool for more of it.
+// reserve (one of ReserveSeats, each covering everything one archive can
+// need, and each used by one reader at a time), so no reader ever waits
+// while holding the shared pool for more of it.
 //
 // Flows (WithFlow) share it fairly: the shared pool, the parse right and
 // the render lane each go to the waiting flow holding the least of them
@@ -32,9 +32,11 @@ import (
 // for seconds (manifests at their bounds) leaves the other half to
 // another request.
 type Budget struct {
-	shared  *fairPool
-	size    int64
-	reserve chan struct{} // the right to draw on the reserve, one reader at a time
+	shared *fairPool
+	size   int64
+	// reserve is the right to draw on a reserve: ReserveSeats seats, at
+	// most one per flow, handed out fairly as the render lane's are.
+	reserve *fairPool
 	// parse is the right to parse YAML, one reader at a time: the parser
 	// zarf uses allocates many times what it reads (see facts.Shape), so
 	// only one such parse runs at once.
@@ -69,6 +71,17 @@ type Budget struct {
 // 9 s for 13 MiB on a loaded 2-core machine.
 const RenderSeats = 2
 
+// ReserveSeats is how many archives may draw on a reserve at once, for
+// all flows together; one flow holds at most one. A reader needs one when
+// it already holds memory and the shared pool has no more for it (the
+// pool is spent, or its flow holds its share, flowShare), and keeps it
+// until its archive is read (its charts rendered too). With two seats,
+// two flows never wait for each other's reserve; with more flows in need
+// at once, a seat that frees goes to the waiting flow that holds none and
+// waited longest, so a flow waits for one archive of another flow per
+// flow ahead of it, never for another flow's many archives.
+const ReserveSeats = 2
+
 // Memory limits.
 const (
 	// DefaultMemory is the shared budget of a directory's readers.
@@ -90,17 +103,17 @@ func flowShare(size int64) int64 {
 }
 
 // NewBudget is a shared budget of size bytes (DefaultMemory if size is 0),
-// plus the reserve of one archive.
+// plus ReserveSeats reserves of one archive each.
 func NewBudget(size int64) *Budget {
 	if size <= 0 {
 		size = DefaultMemory
 	}
-	return &Budget{shared: newFairPool(size, flowShare(size)), size: size, reserve: make(chan struct{}, 1), parse: newFairPool(1, 1), render: newFairPool(RenderSeats, 1), read: newFairPool(1, 1)}
+	return &Budget{shared: newFairPool(size, flowShare(size)), size: size, reserve: newFairPool(ReserveSeats, 1), parse: newFairPool(1, 1), render: newFairPool(RenderSeats, 1), read: newFairPool(1, 1)}
 }
 
 // Size is the most a budget lets its readers hold at once: the shared pool
-// and the reserve.
-func (b *Budget) Size() int64 { return b.size + archiveReserve }
+// and the reserves.
+func (b *Budget) Size() int64 { return b.size + ReserveSeats*archiveReserve }
 
 // hold is what one archive's reading holds of a budget.
 type hold struct {
@@ -145,12 +158,10 @@ func (h *hold) take(ctx context.Context, n int64, what string) error {
 		return fmt.Errorf("%w: %s needs %d more bytes of memory, more than one archive may hold", ErrLimit, what, n)
 	}
 	if !h.locked {
-		select {
-		case h.b.reserve <- struct{}{}:
-			h.locked = true
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := h.b.reserve.acquire(ctx, h.flow, 1); err != nil {
+			return err
 		}
+		h.locked = true
 	}
 	h.reserved += n
 	h.b.count(n)
@@ -176,7 +187,7 @@ func (h *hold) release() {
 		h.shared = 0
 	}
 	if h.locked {
-		<-h.b.reserve
+		h.b.reserve.release(h.flow, 1)
 		h.locked = false
 	}
 	h.reserved = 0
@@ -405,7 +416,65 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-func (e *RenderBudgetError) Unwrap() error { return ErrChartRenderer }
+func (e *RenderBudgetError) Unwrap() []error { return []error{ErrChartRenderer, ErrBudget} }
+
+// ErrBudget marks a read its request's budget stopped (a
+// *RenderBudgetError or a *ReadBudgetError): not a fact of any archive,
+// never cached, and it fails the request's read rather than leave a
+// package out.
+var ErrBudget = errors.New("a request budget is spent")
+
+// stopping says err ends an archive's read as it is, neither wrapped as
+// unreadable nor read further: a bound of the archive (ErrLimit) or of
+// its request (ErrBudget).
+func stopping(err error) bool {
+	return errors.Is(err, ErrLimit) || errors.Is(err, ErrBudget)
+}
+
+// DefaultReadBudget is the read budget of a request that sets none
+// (Limits.ReadBudget, the option read_budget): how much its archives
+// may decompress to, together, beyond what they store. Zarf packages
+// are mostly images, whose layers are compressed already, so a real
+// package decompresses to about what it stores; what it adds is its
+// text (manifests, charts, SBOMs), tens of MiB. A request past 16 GiB
+// of that is decompression bombs (each archive is also bounded by
+// itself, max_inflation). Reading 16 GiB of zeros costs a core about
+// 3 s (3.6 GiB in 0.71 s of CPU, the CLI's catalog, on a 2-core
+// machine).
+const DefaultReadBudget = 16 << 30
+
+// ReadBudgetError is a request whose archives decompressed to more than
+// its read budget beyond what they store. Like a *RenderBudgetError it
+// is not a fact of any archive (it wraps ErrBudget), is never cached,
+// and fails the request's read.
+type ReadBudgetError struct {
+	// Flow names the request and Budget is its read budget in bytes.
+	// Which archive was being read when it ran out is left out of the
+	// message: archives are read in parallel, and the message says the
+	// same each time.
+	Flow   string
+	Budget int64
+}
+
+func (e *ReadBudgetError) Error() string {
+	return fmt.Sprintf("the read budget of %s is spent: the archives read by this request decompressed to %s more than they store on disk, and the rest were not read; real packages decompress to about what they store (their images are compressed already), so these are likely decompression bombs; if they are real, give a larger read_budget (--read-budget on the command line), or read fewer packages at once", gib(e.Budget), gib(e.Budget))
+}
+
+func (e *ReadBudgetError) Unwrap() error { return ErrBudget }
+
+// GiB is n GiB in bytes (the option read_budget), 0 for n ≤ 0 (the
+// default) and at most 1 EiB.
+func GiB(n int) int64 {
+	return int64(min(max(n, 0), 1<<30)) << 30
+}
+
+// gib is n bytes in GiB, as read_budget is given.
+func gib(n int64) string {
+	if n%(1<<30) == 0 {
+		return fmt.Sprintf("%d GiB", n>>30)
+	}
+	return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+}
 
 // spentError is the error of f's request once its render budget is
 // spent.

@@ -161,7 +161,7 @@ func (m *members) walkComponent(ctx context.Context, tr io.Reader, hdr *tar.Head
 // streamError classifies an error of the archive stream met inside a
 // component tarball as collect does.
 func (m *members) streamError(err error, name, member string) error {
-	if errors.Is(err, ErrLimit) {
+	if stopping(err) {
 		return err
 	}
 	return fmt.Errorf("%w: %s: %s: %w", ErrUnreadable, name, member, err)

@@ -203,7 +203,7 @@ func ReadDir(ctx context.Context, dir string, opts Options) (*Directory, error) 
 		return nil, err
 	}
 	for _, r := range results {
-		if errors.Is(r.err, ErrChartRenderer) {
+		if errors.Is(r.err, ErrChartRenderer) || errors.Is(r.err, ErrBudget) {
 			return nil, r.err
 		}
 	}

@@ -25,6 +25,11 @@ type Flow struct {
 	spent     time.Duration
 	charts    int
 	manifests int
+	// readBudget is the request's read budget (Limits.ReadBudget), set
+	// as budget is; inflated is what its archives decompressed to beyond
+	// what they store, so far.
+	readBudget int64
+	inflated   int64
 }
 
 type flowKey struct{}
@@ -54,8 +59,48 @@ func inFlow(ctx context.Context, name string, limits Limits) context.Context {
 	}
 	f.mu.Lock()
 	f.budget = limits.renderBudget()
+	f.readBudget = limits.readBudget()
 	f.mu.Unlock()
 	return ctx
+}
+
+// inflation is what an archive's stream, which stores stored bytes,
+// charges to the read budget of ctx's flow: given the bytes it
+// has decompressed to so far, it charges those beyond stored that it
+// has not charged yet, and fails with a *ReadBudgetError once the
+// flow's total is past its budget. It is nil (nothing charged) when ctx
+// carries no flow.
+func inflation(ctx context.Context, stored int64) func(total int64) error {
+	f := flowOf(ctx)
+	if f == nil {
+		return nil
+	}
+	var charged int64
+	return func(total int64) error {
+		over := total - stored
+		if over <= charged {
+			return nil
+		}
+		n := over - charged
+		charged = over
+		return f.inflate(n)
+	}
+}
+
+// inflate charges n bytes an archive decompressed to beyond what it
+// stores to the flow's read budget.
+func (f *Flow) inflate(n int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.inflated += n
+	budget := f.readBudget
+	if budget <= 0 {
+		budget = DefaultReadBudget
+	}
+	if f.inflated > budget {
+		return &ReadBudgetError{Flow: f.name, Budget: budget}
+	}
+	return nil
 }
 
 // fairPool is units (bytes of memory, or seats) that flows hold, handed

@@ -315,3 +315,54 @@ func TestAFlowAtItsShareLeavesTheRestToAnother(t *testing.T) {
 		t.Fatalf("a first take past a request's share: %v; want ErrLimit, not a wait that never ends", err)
 	}
 }
+
+// Issue 44 (a review's finding): a reader that holds memory and finds
+// no more in the shared pool draws on a reserve, and keeps it until its
+// archive is read. There was one reserve for every flow, so under
+// memory pressure a flow's archive waited for another flow's whole
+// archive (its charts rendered too). Now there are ReserveSeats, one per
+// flow at most: a second flow gets its own at once, and a third waits
+// for one of theirs, not for the first flow's other archives.
+func TestTwoFlowsNeverWaitForEachOthersReserve(t *testing.T) {
+	b := NewBudget(16 << 20)
+	flows := map[string]context.Context{}
+	holds := map[string]*hold{}
+	for _, name := range []string{"a", "b", "c"} {
+		flows[name] = WithFlow(context.Background(), name)
+		holds[name] = b.hold()
+	}
+	// The shared pool is spent: a holds 8 MiB, b 4 and c 4.
+	for name, n := range map[string]int64{"a": 8 << 20, "b": 4 << 20, "c": 4 << 20} {
+		if err := holds[name].take(flows[name], n, "first take of "+name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	more := func(name string) <-chan error {
+		done := make(chan error, 1)
+		go func() { done <- holds[name].take(flows[name], 5<<20, "more for "+name) }()
+		return done
+	}
+	if !granted(more("a"), 10*time.Second) {
+		t.Fatal("a's archive did not get a reserve when none was held")
+	}
+	if !granted(more("b"), 10*time.Second) {
+		t.Fatal("b's archive waited for the reserve a's archive holds")
+	}
+	c := more("c")
+	waitQueued(t, b.reserve, 1)
+	if granted(c, 100*time.Millisecond) {
+		t.Fatalf("c drew on a reserve while %d were held", ReserveSeats)
+	}
+	holds["a"].release()
+	if !granted(c, 10*time.Second) {
+		t.Fatal("c did not get the reserve a's archive gave back")
+	}
+	if got, want := b.Size(), int64(16<<20+ReserveSeats*archiveReserve); got != want {
+		t.Errorf("the budget's size is %d, want the pool and %d reserves, %d", got, ReserveSeats, want)
+	}
+	holds["b"].release()
+	holds["c"].release()
+	if held := b.held.Load(); held != 0 {
+		t.Errorf("%d bytes are still held after every archive gave its back", held)
+	}
+}

@@ -139,7 +139,7 @@ func ReadRegistry(ctx context.Context, source string, opts Options) (*Directory,
 		return nil, err
 	}
 	for _, r := range results {
-		if errors.Is(r.err, ErrChartRenderer) || errors.Is(r.err, errRegistry) {
+		if errors.Is(r.err, ErrChartRenderer) || errors.Is(r.err, ErrBudget) || errors.Is(r.err, errRegistry) {
 			return nil, r.err
 		}
 	}

@@ -77,6 +77,15 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(runaway, "zarf-package-runaway-amd64-1.0.0.tar.zst"), craft.Charts("runaway", loop), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Two packages that each decompress to 600 MiB more than they store:
+	// within the default read_budget (16 GiB), past one of 1 GiB.
+	inflated := copyDir(t, exampleDir)
+	for _, name := range []string{"blob-a", "blob-b"} {
+		p := craft.Package{Name: name, Version: "1.0.0", Extra: []craft.Member{{Name: "images/blob", Zeros: 600 << 20}}}
+		if err := os.WriteFile(filepath.Join(inflated, "zarf-package-"+name+"-amd64-1.0.0.tar.zst"), p.ZstStreamed(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// A bundle directory with no archive: allow_empty turns its failure
 	// into an empty plan.
 	emptyDir := t.TempDir()
@@ -204,6 +213,7 @@ func TestEveryOptionReachesThePlannerFromBothFrontEnds(t *testing.T) {
 		"prereleases":      {value: []string{"init"}},
 		"max_inflation":    {value: 100000, dir: bombed},
 		"render_budget":    {value: 1, dir: runaway, with: map[string]any{"architecture": "amd64"}},
+		"read_budget":      {value: 1, dir: inflated},
 		"integrity":        {value: "fail", dir: cut},
 		"policy":           {value: policy},
 		"prerequisites":    {value: operator},

@@ -725,6 +725,7 @@ func (req *Request) readLimits() inspect.Limits {
 	l := req.Limits
 	l.Inflation = req.Read.MaxInflation
 	l.RenderBudget = time.Duration(req.Read.RenderBudget) * time.Second
+	l.ReadBudget = inspect.GiB(req.Read.ReadBudget)
 	return l
 }
 

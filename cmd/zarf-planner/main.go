@@ -15,9 +15,10 @@ import (
 )
 
 // memoryLimit is the soft memory limit of the process (unless GOMEMLIMIT
-// sets another): the readers' budget (inspect.DefaultMemory and one
-// archive's reserve) and one YAML parse at a time fit well inside, so the
-// collector returns their garbage before the process grows past it.
+// sets another): the readers' budget (inspect.DefaultMemory and its
+// reserves, 146 MiB at most and rarely more than the 64 MiB pool) and one
+// YAML parse at a time fit inside, so the collector returns their
+// garbage before the process grows past it.
 const memoryLimit = 192 << 20
 
 func main() {

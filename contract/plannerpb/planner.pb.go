@@ -48,8 +48,12 @@ type RegistryAccess struct {
 	// Not the registry's, but the read options of a catalog, an inspection
 	// and a warm-up travel here.
 	RenderBudgetSeconds int64 `protobuf:"varint,8,opt,name=render_budget_seconds,json=renderBudgetSeconds,proto3" json:"render_budget_seconds,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The request's read budget (option read_budget), in GiB: how much its
+	// archives may decompress to, together, beyond what they store; 0
+	// means 16 GiB. It travels here for the same reason.
+	ReadBudgetGib int64 `protobuf:"varint,9,opt,name=read_budget_gib,json=readBudgetGib,proto3" json:"read_budget_gib,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegistryAccess) Reset() {
@@ -134,6 +138,13 @@ func (x *RegistryAccess) GetLogins() []*RegistryLogin {
 func (x *RegistryAccess) GetRenderBudgetSeconds() int64 {
 	if x != nil {
 		return x.RenderBudgetSeconds
+	}
+	return 0
+}
+
+func (x *RegistryAccess) GetReadBudgetGib() int64 {
+	if x != nil {
+		return x.ReadBudgetGib
 	}
 	return 0
 }
@@ -1362,7 +1373,7 @@ var File_planner_proto protoreflect.FileDescriptor
 
 const file_planner_proto_rawDesc = "" +
 	"\n" +
-	"\rplanner.proto\x12\x0ezarfplanner.v1\"\x8d\x03\n" +
+	"\rplanner.proto\x12\x0ezarfplanner.v1\"\xb5\x03\n" +
 	"\x0eRegistryAccess\x12\x1d\n" +
 	"\n" +
 	"plain_http\x18\x01 \x01(\bR\tplainHttp\x127\n" +
@@ -1373,7 +1384,8 @@ const file_planner_proto_rawDesc = "" +
 	"\vregistry_ca\x18\x06 \x01(\v2\x1b.zarfplanner.v1.CarriedFileR\n" +
 	"registryCa\x125\n" +
 	"\x06logins\x18\a \x03(\v2\x1d.zarfplanner.v1.RegistryLoginR\x06logins\x122\n" +
-	"\x15render_budget_seconds\x18\b \x01(\x03R\x13renderBudgetSeconds\"\x93\x01\n" +
+	"\x15render_budget_seconds\x18\b \x01(\x03R\x13renderBudgetSeconds\x12&\n" +
+	"\x0fread_budget_gib\x18\t \x01(\x03R\rreadBudgetGib\"\x93\x01\n" +
 	"\vCarriedFile\x12\x16\n" +
 	"\x06option\x18\x01 \x01(\tR\x06option\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x10\n" +

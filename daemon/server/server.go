@@ -651,11 +651,12 @@ func registryOptions(a contract.RegistryAccess) (registry.Options, error) {
 	return o, nil
 }
 
-// readLimits are the daemon's limits with the render budget a catalog,
-// inspection or warm-up asks for (a plan's: service.Request).
+// readLimits are the daemon's limits with the render and read budgets
+// a catalog, inspection or warm-up asks for (a plan's: service.Request).
 func (d *Server) readLimits(a contract.RegistryAccess) inspect.Limits {
 	l := d.limits
 	l.RenderBudget = time.Duration(a.RenderBudgetSeconds) * time.Second
+	l.ReadBudget = inspect.GiB(a.ReadBudgetGiB)
 	return l
 }
 

@@ -149,7 +149,7 @@ const pathHelp = "Directory holding the Zarf package archives (only files direct
 func registryOptions() map[string]ansible.Option {
 	read := declared(options.Read{})
 	out := map[string]ansible.Option{}
-	for _, name := range []string{"plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout", "render_budget"} {
+	for _, name := range []string{"plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout", "render_budget", "read_budget"} {
 		out[name] = read[name]
 	}
 	return out
@@ -167,6 +167,9 @@ func RegistryAccess(params map[string]any) contract.RegistryAccess {
 	}
 	if n, ok := params["render_budget"].(int64); ok {
 		a.RenderBudgetSeconds = int(min(max(n, 0), 1<<31-1))
+	}
+	if n, ok := params["read_budget"].(int64); ok {
+		a.ReadBudgetGiB = int(min(max(n, 0), 1<<31-1))
 	}
 	return a
 }

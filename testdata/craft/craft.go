@@ -108,11 +108,30 @@ func (p Package) Tar() []byte { return Tar(p.Members()) }
 // Zst is the package as a .tar.zst.
 func (p Package) Zst() []byte { return Zst(Tar(p.Members())) }
 
+// ZstStreamed is the package as a .tar.zst, its tar compressed as it is
+// written rather than held whole: for packages of large members of Zeros,
+// of which only the compressed archive is held.
+func (p Package) ZstStreamed() []byte {
+	pr, pw := io.Pipe()
+	go func() {
+		writeTar(pw, p.Members())
+		_ = pw.Close()
+	}()
+	return ZstFrom(pr)
+}
+
 // Tar writes members as a tar. (Writing to memory cannot fail, so its
 // errors are not returned.)
 func Tar(members []Member) []byte {
 	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
+	writeTar(&buf, members)
+	return buf.Bytes()
+}
+
+// writeTar writes members as a tar to w; a write that fails leaves the
+// tar cut short, which its reader sees.
+func writeTar(w io.Writer, members []Member) {
+	tw := tar.NewWriter(w)
 	for _, m := range members {
 		size := int64(len(m.Body))
 		if m.Zeros > 0 {
@@ -122,7 +141,6 @@ func Tar(members []Member) []byte {
 		_, _ = io.Copy(tw, m.reader())
 	}
 	_ = tw.Close()
-	return buf.Bytes()
 }
 
 func (m Member) reader() io.Reader {
