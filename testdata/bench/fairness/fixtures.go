@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
 
 // build makes the neighbours' archives with the real zarf CLI, once, under
@@ -50,7 +52,41 @@ func build(base string) (map[string]string, error) {
 			return nil, err
 		}
 	}
+	bombs, err := buildBombs(filepath.Join(base, "bombs"))
+	if err != nil {
+		return nil, err
+	}
+	out["bombs"] = bombs
 	return out, nil
+}
+
+// bombCount and bombZeros are the bombs neighbour: bombCount valid
+// packages of about 100 KB each that decompress to bombZeros of zeros,
+// 21 GiB together, each within its own bound (max_inflation) and all
+// past the default read budget (16 GiB).
+const (
+	bombCount = 24
+	bombZeros = 900 << 20
+)
+
+// buildBombs writes the bombs neighbour's archives into dir, once. They
+// are crafted (testdata/craft), as an attacker would make them: the zarf
+// CLI would have to write each 900 MiB file to disk first.
+func buildBombs(dir string) (string, error) {
+	if _, err := os.Stat(dir + ".built"); err == nil {
+		return dir, nil
+	}
+	_ = os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for i := range bombCount {
+		p := craft.Package{Name: fmt.Sprintf("bomb-%02d", i), Version: "1.0.0", Extra: []craft.Member{{Name: "images/blob", Zeros: bombZeros}}}
+		if err := os.WriteFile(filepath.Join(dir, "zarf-package-"+p.Name+"-amd64-1.0.0.tar.zst"), p.ZstStreamed(), 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dir, os.WriteFile(dir+".built", nil, 0o644)
 }
 
 // write writes files (relative path to content) under dir.

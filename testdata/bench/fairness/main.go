@@ -24,10 +24,12 @@
 //     archive keeps (4 files of nearly 4 MiB of YAML 60 levels deep);
 //   - big render: one archive whose chart renders about 15 MiB;
 //   - listing: a registry whose catalog lists 600 repositories of 10,000
-//     tags each, page by page, without storing them.
+//     tags each, page by page, without storing them;
+//   - bombs: 24 archives of about 100 KB that each decompress to 900 MiB
+//     of zeros (21 GiB together, past the read budget of 16 GiB).
 //
 // The archives are built once with the real zarf CLI (.tools/bin/zarf)
-// under .cache/bench/fairness; the registries are served by this program
+// under .cache/bench/fairness (the bombs with testdata/craft); the registries are served by this program
 // (they speak the distribution API as far as a reader needs, and lie).
 //
 //	go run ./testdata/bench/fairness [-bin bin/zarf-planner] [-runs 5] [-only NAME]
@@ -56,7 +58,7 @@ import (
 func main() {
 	bin := flag.String("bin", "bin/zarf-planner", "the zarf-planner binary (its renderer beside it)")
 	runs := flag.Int("runs", 5, "plans of the trusted directory alone")
-	only := flag.String("only", "", "run only this neighbour (drip, loops, deep, big-render, listing)")
+	only := flag.String("only", "", "run only this neighbour (drip, loops, deep, big-render, listing, bombs)")
 	flag.DurationVar(&neighbourCap, "cap", neighbourCap, "end a neighbour that runs this long")
 	flag.Parse()
 	if err := run(*bin, *runs, *only); err != nil {
@@ -117,6 +119,7 @@ func run(bin string, runs int, only string) error {
 		{"deep", []string{fixtures["deep"]}, 130 * time.Second, "the request's render budget (120 s), + 10 s"},
 		{"big-render", []string{fixtures["big-render"]}, 40 * time.Second, "the archive's render budget (30 s), + 10 s"},
 		{"listing", []string{"oci://" + listing.Addr().String() + "/list", "--plain-http", "--registry-timeout", "3s"}, 60 * time.Second, "the listing's totals, + 60 s"},
+		{"bombs", []string{fixtures["bombs"]}, 26 * time.Second, "the read budget (16 GiB) at 1 GiB/s, + 10 s"},
 	}
 
 	work, err := os.MkdirTemp("", "zp-fairness")
