@@ -275,7 +275,7 @@ func (l *lane) Manifest(ctx context.Context, fn func(ctx context.Context) error)
 	if err := l.takeRead(ctx); err != nil {
 		return err
 	}
-	err := f.spend(ctx, &f.manifests, fn)
+	err := f.spend(ctx, &f.budgets().manifests, fn)
 	l.giveRead()
 	if err != nil {
 		return err
@@ -315,6 +315,7 @@ func (l *lane) giveRead() {
 
 // left is the flow's render budget and what is left of it.
 func (f *Flow) left() (budget, left time.Duration) {
+	f = f.budgets()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	budget = f.budget
@@ -341,7 +342,7 @@ func (l *lane) Turn(ctx context.Context, fn func(ctx context.Context) error) err
 	}
 	// A flow holds one seat at most: its turns come one after another,
 	// so what is left is not spent by another of its turns meanwhile.
-	err := f.spend(ctx, &f.charts, fn)
+	err := f.spend(ctx, &f.budgets().charts, fn)
 	r.b.render.release(f, 1)
 	if err != nil {
 		return err
@@ -349,10 +350,11 @@ func (l *lane) Turn(ctx context.Context, fn func(ctx context.Context) error) err
 	return r.take(ctx)
 }
 
-// spend runs fn within what is left of the flow's render budget, charges
-// the time it takes to the budget and counts one more in count (the
-// flow's charts or manifest files, under f.mu). It fails with a
-// *RenderBudgetError when the budget is spent before fn or while it runs.
+// spend runs fn within what is left of the request's render budget,
+// charges the time it takes to the budget and counts one more in count
+// (the request's charts or manifest files, under f.budgets().mu). It
+// fails with a *RenderBudgetError when the budget is spent before fn or
+// while it runs.
 func (f *Flow) spend(ctx context.Context, count *int, fn func(ctx context.Context) error) error {
 	budget, left := f.left()
 	if left <= 0 {
@@ -363,10 +365,11 @@ func (f *Flow) spend(ctx context.Context, count *int, fn func(ctx context.Contex
 	err := fn(tctx)
 	over := errors.Is(context.Cause(tctx), errBudgetSpent)
 	cancel()
-	f.mu.Lock()
-	f.spent += time.Since(start)
+	r := f.budgets()
+	r.mu.Lock()
+	r.spent += time.Since(start)
 	*count++
-	f.mu.Unlock()
+	r.mu.Unlock()
 	if over && ctx.Err() == nil {
 		return f.spentError(budget)
 	}
@@ -479,6 +482,7 @@ func gib(n int64) string {
 // spentError is the error of f's request once its render budget is
 // spent.
 func (f *Flow) spentError(budget time.Duration) *RenderBudgetError {
+	f = f.budgets()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return &RenderBudgetError{Flow: f.name, Budget: budget, Spent: f.spent, Charts: f.charts, Manifests: f.manifests}

@@ -197,7 +197,7 @@ func ReadDir(ctx context.Context, dir string, opts Options) (*Directory, error) 
 	if opts.Limits.Budget == nil {
 		opts.Limits.Budget = NewBudget(0)
 	}
-	ctx = inFlow(ctx, "read of "+abs, opts.Limits)
+	ctx = ofSource(inFlow(ctx, "read of "+abs, opts.Limits), "directory "+abs)
 	results := inspectAll(ctx, dirFile, files, opts)
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -6,15 +6,26 @@ import (
 	"time"
 )
 
-// Flow is one request's share of the daemon's readers: the requests of
-// one daemon (plans, inspections, catalogs, warm-ups) each read as a flow
-// of their own, and the rights every reader shares (the memory pool, the
-// parse right, the render lane) go to flows in turn, not to readers in
-// the order they asked, as Kubernetes' API Priority and Fairness shares
-// an API server between flows. A Flow also counts what its request spent
-// of its render budget (Limits.RenderBudget).
+// Flow is one source's share of the daemon's readers, read for one
+// request: the rights every reader shares (the memory pool, the parse
+// right, the render lane, the reserves) go to flows in turn, not to
+// readers in the order they asked, as Kubernetes' API Priority and
+// Fairness shares an API server between flows. A flow is known by its
+// source (a directory, a registry source, as the read names it): the
+// reads of one source share one flow, whichever requests make them, so
+// twenty plays planning one bundle at once take the turns of one flow
+// and leave another bundle's plan its own. A read outside any source
+// (one archive) is a flow of its own. A Flow also counts what its
+// request spent of its budgets (Limits.RenderBudget, Limits.ReadBudget):
+// those are the request's, over all its sources.
 type Flow struct {
 	name string
+	// key names the flow's source; flows of one key are one flow to
+	// the fair pools ("" : the flow alone).
+	key string
+	// request is the flow of the whole request this source is read for
+	// (nil: this is it), which counts the budgets.
+	request *Flow
 
 	mu sync.Mutex
 	// budget is the request's render budget (Limits.RenderBudget), set
@@ -32,13 +43,30 @@ type Flow struct {
 	inflated   int64
 }
 
+// id is the flow's identity in the fair pools: its source's key, or the
+// flow itself.
+func (f *Flow) id() any {
+	if f.key != "" {
+		return f.key
+	}
+	return f
+}
+
+// budgets is the flow that counts f's request's budgets.
+func (f *Flow) budgets() *Flow {
+	if f.request != nil {
+		return f.request
+	}
+	return f
+}
+
 type flowKey struct{}
 
-// WithFlow is ctx carrying a new flow named name (for messages): every
-// read under it shares the memory pool, the parse right and the render
-// lane with other flows as one flow, and spends one render budget. A
-// server gives each request one; a read whose context carries none is a
-// flow of its own.
+// WithFlow is ctx carrying a new request named name (for messages):
+// every read under it spends one render budget and one read budget, and
+// reads each source as that source's flow (a read of no source, as a
+// flow of its own). A server gives each request one; a read whose
+// context carries none is a request of its own.
 func WithFlow(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, flowKey{}, &Flow{name: name})
 }
@@ -50,18 +78,31 @@ func flowOf(ctx context.Context) *Flow {
 }
 
 // inFlow is ctx carrying a flow (a new one, named name, when it carries
-// none) whose render budget is limits'.
+// none) whose request's budgets are limits'.
 func inFlow(ctx context.Context, name string, limits Limits) context.Context {
 	f := flowOf(ctx)
 	if f == nil {
 		f = &Flow{name: name}
 		ctx = context.WithValue(ctx, flowKey{}, f)
 	}
-	f.mu.Lock()
-	f.budget = limits.renderBudget()
-	f.readBudget = limits.readBudget()
-	f.mu.Unlock()
+	r := f.budgets()
+	r.mu.Lock()
+	r.budget = limits.renderBudget()
+	r.readBudget = limits.readBudget()
+	r.mu.Unlock()
 	return ctx
+}
+
+// ofSource is ctx (which carries a flow: inFlow) reading source, named
+// as the read names it: its reads are source's flow, for the budgets of
+// the same request.
+func ofSource(ctx context.Context, source string) context.Context {
+	f := flowOf(ctx)
+	if f == nil {
+		return ctx
+	}
+	r := f.budgets()
+	return context.WithValue(ctx, flowKey{}, &Flow{name: r.name, key: source, request: r})
 }
 
 // inflation is what an archive's stream, which stores stored bytes,
@@ -90,6 +131,7 @@ func inflation(ctx context.Context, stored int64) func(total int64) error {
 // inflate charges n bytes an archive decompressed to beyond what it
 // stores to the flow's read budget.
 func (f *Flow) inflate(n int64) error {
+	f = f.budgets()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inflated += n
@@ -120,7 +162,7 @@ type fairPool struct {
 	mu      sync.Mutex
 	free    int64
 	perFlow int64
-	flows   map[*Flow]*share
+	flows   map[any]*share // by Flow.id
 	waiting int
 	clock   uint64
 }
@@ -141,14 +183,14 @@ type ask struct {
 }
 
 func newFairPool(size, perFlow int64) *fairPool {
-	return &fairPool{free: size, perFlow: perFlow, flows: map[*Flow]*share{}}
+	return &fairPool{free: size, perFlow: perFlow, flows: map[any]*share{}}
 }
 
 func (p *fairPool) share(f *Flow) *share {
-	s := p.flows[f]
+	s := p.flows[f.id()]
 	if s == nil {
 		s = &share{}
-		p.flows[f] = s
+		p.flows[f.id()] = s
 	}
 	return s
 }
@@ -218,7 +260,7 @@ func (p *fairPool) othersWaiting(f *Flow) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for g, s := range p.flows {
-		if g != f && len(s.queue) > 0 {
+		if g != f.id() && len(s.queue) > 0 {
 			return true
 		}
 	}
@@ -247,7 +289,7 @@ func (p *fairPool) release(f *Flow, n int64) {
 }
 
 func (p *fairPool) giveBack(f *Flow, n int64) {
-	s := p.flows[f]
+	s := p.flows[f.id()]
 	s.held -= n
 	p.free += n
 	s.turn = p.tick()
@@ -258,7 +300,7 @@ func (p *fairPool) giveBack(f *Flow, n int64) {
 // forget drops a flow that holds nothing and waits for nothing.
 func (p *fairPool) forget(f *Flow, s *share) {
 	if s.held == 0 && len(s.queue) == 0 {
-		delete(p.flows, f)
+		delete(p.flows, f.id())
 	}
 }
 

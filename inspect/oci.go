@@ -82,7 +82,7 @@ func ReadSource(ctx context.Context, source string, opts Options) (*Directory, e
 // have arrived (readArriving): while it waits on the registry it holds
 // no more of what the daemon's readers share than it has received.
 func ReadRegistry(ctx context.Context, source string, opts Options) (*Directory, error) {
-	ctx = inFlow(ctx, "read of "+source, opts.Limits)
+	ctx = ofSource(inFlow(ctx, "read of "+source, opts.Limits), "registry "+source)
 	src, err := registry.Parse(source)
 	if err != nil {
 		return nil, err

@@ -350,8 +350,9 @@ func (d *Server) Plan(ctx context.Context, req *contract.PlanRequest) (*contract
 	if !caller.Valid() {
 		return nil, status.Errorf(codes.InvalidArgument, "caller %q is neither %s nor %s", caller, options.ModuleCaller, options.CLICaller)
 	}
-	// Each request is a flow of its own: its reads take turns with other
-	// requests' (inspect.Budget) and spend one render budget.
+	// Each request spends budgets of its own, and reads each source as
+	// that source's flow, which takes turns with other sources' flows
+	// (inspect.Budget).
 	ctx = inspect.WithFlow(ctx, "plan of "+req.Path)
 	o := req.Options
 	faultPoint(req.Path)
