@@ -681,7 +681,7 @@ func (c *collector) renderChart(ctx context.Context, component string, zc v1alph
 				c.overBudget(zc.Name, "its rendered files from "+text(f)+" on were not read", origin)
 				break
 			}
-			if err := c.manifest(component, file+": "+f, zc.Namespace, r.Files[f], isCRDFile(f)); err != nil {
+			if err := c.manifest(component, file+": "+f, zc.Namespace, r.Files[f], facts.ChartCRDFile(f)); err != nil {
 				return fmt.Errorf("chart %s of component %s: reading what it rendered: %w", text(zc.Name), text(component), err)
 			}
 		}
@@ -730,23 +730,6 @@ func (c *collector) yielding(lane Lane, fn func(ctx context.Context) error) func
 // installs a ClusterRoleBinding).
 func zarfRendered(b []byte) []byte {
 	return bytes.ReplaceAll(b, []byte("<no value>"), nil)
-}
-
-// isCRDFile says a rendered chart's file is of the crds/ directory of the
-// chart or of a subchart ("crds/a.yaml", "charts/sub/crds/b.yaml"), which
-// Helm installs unrendered, not a template ("templates/crds/c.yaml").
-func isCRDFile(name string) bool {
-	for {
-		rest, ok := strings.CutPrefix(name, "charts/")
-		if !ok {
-			return strings.HasPrefix(name, "crds/")
-		}
-		_, after, ok := strings.Cut(rest, "/")
-		if !ok {
-			return false
-		}
-		name = after
-	}
 }
 
 // maxText caps one string of the contents.

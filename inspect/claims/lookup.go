@@ -156,7 +156,7 @@ func (c *collector) lookupAffects(component, file, namespace string, r Rendered)
 		files = map[string][]byte{}
 	}
 	for name, b := range r.Files {
-		if isCRDFile(name) {
+		if facts.ChartCRDFile(name) {
 			files[name] = b
 		}
 	}
@@ -192,7 +192,7 @@ func (c *collector) renderClaims(component, file, namespace string, files map[st
 		if !c.renderBy.IsZero() && time.Now().After(c.renderBy) {
 			return facts.Claims{}, false
 		}
-		if err := sub.manifest(component, file+": "+f, namespace, files[f], isCRDFile(f)); err != nil {
+		if err := sub.manifest(component, file+": "+f, namespace, files[f], facts.ChartCRDFile(f)); err != nil {
 			return facts.Claims{}, false
 		}
 	}
@@ -297,7 +297,3 @@ func unknownKinds(u facts.UnknownClaim) []string {
 	}
 	return out
 }
-
-// IsCRDFile says a rendered chart's file is of the crds/ directory of
-// the chart or of a subchart, which Helm installs unrendered.
-func IsCRDFile(name string) bool { return isCRDFile(name) }

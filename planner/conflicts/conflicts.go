@@ -271,7 +271,7 @@ func releaseOf(pkg string, c *facts.Contents, o facts.Origin) (rel facts.Release
 				stem += "-" + ch.Version
 			}
 			if file, ok := strings.CutPrefix(o.File, "charts/"+stem+".tgz: "); ok {
-				return chartRelease(ch), isCRDFile(file), optional
+				return chartRelease(ch), facts.ChartCRDFile(file), optional
 			}
 		}
 		for _, m := range comp.Manifests {
@@ -281,23 +281,6 @@ func releaseOf(pkg string, c *facts.Contents, o facts.Origin) (rel facts.Release
 		}
 	}
 	return facts.Release{}, false, optional
-}
-
-// isCRDFile says a chart's file is of the crds/ directory of the chart
-// or of a subchart ("crds/a.yaml", "charts/sub/crds/b.yaml"), not a
-// template ("templates/crds/c.yaml").
-func isCRDFile(name string) bool {
-	for {
-		rest, ok := strings.CutPrefix(name, "charts/")
-		if !ok {
-			return strings.HasPrefix(name, "crds/")
-		}
-		_, after, ok := strings.Cut(rest, "/")
-		if !ok {
-			return false
-		}
-		name = after
-	}
 }
 
 func isNamespace(r facts.ObjectRef) bool { return r.Group == "" && r.Kind == "Namespace" }

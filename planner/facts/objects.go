@@ -1,6 +1,9 @@
 package facts
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // ObjectRef names one Kubernetes object: its API group ("" for the
 // core group), kind, namespace ("" for a cluster-scoped object) and
@@ -74,4 +77,21 @@ type Ownership struct {
 	// Unchecked say what could not be read and why (a kind the planner
 	// may not get, objects over the bound): warnings.
 	Unchecked []string
+}
+
+// ChartCRDFile says a chart's file is of the crds/ directory of the
+// chart or of a subchart ("crds/a.yaml", "charts/sub/crds/b.yaml"),
+// which Helm installs unrendered, not a template ("templates/crds/c.yaml").
+func ChartCRDFile(name string) bool {
+	for {
+		rest, ok := strings.CutPrefix(name, "charts/")
+		if !ok {
+			return strings.HasPrefix(name, "crds/")
+		}
+		_, after, ok := strings.Cut(rest, "/")
+		if !ok {
+			return false
+		}
+		name = after
+	}
 }

@@ -42,3 +42,24 @@ func TestOperatorDocumentsAreDecodedAsStrictlyAsAnArchives(t *testing.T) {
 		t.Errorf("two for db: %v; want ErrOperatorAmbiguous naming both", err)
 	}
 }
+
+// ChartCRDFile is the one reading of Helm's crds/ rule, shared by the
+// claims of rendered charts and the planner's conflicts: the crds/
+// directory of a chart or of any subchart, never a template.
+func TestChartCRDFile(t *testing.T) {
+	for name, want := range map[string]bool{
+		"crds/a.yaml":                  true,
+		"charts/sub/crds/b.yaml":       true,
+		"charts/a/charts/b/crds/c.yml": true,
+		"templates/crds/c.yaml":        false,
+		"charts/sub/templates/d.yaml":  false,
+		"charts/crds/e.yaml":           false, // a subchart named crds holds no file directly
+		"charts/sub":                   false,
+		"crdsx/f.yaml":                 false,
+		"":                             false,
+	} {
+		if got := ChartCRDFile(name); got != want {
+			t.Errorf("ChartCRDFile(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

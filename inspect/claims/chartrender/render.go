@@ -108,7 +108,7 @@ func Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, erro
 				total += len(b)
 			}
 			for name, b := range again.Files {
-				if !claims.IsCRDFile(name) {
+				if !facts.ChartCRDFile(name) {
 					templates[name] = b
 					total += len(b)
 				}
