@@ -15,6 +15,13 @@ import (
 // Lock is an exclusive flock on a file of a Dir, held until Unlock (or
 // the process's exit). The holder records its pid in the file, so others
 // can say who holds it.
+//
+// It is one flock(2) on the descriptor Dir.OpenFile returned, not
+// gofrs/flock: that library opens its lock file by path (os.OpenFile of
+// the path given to flock.New) and takes no open file, so it could
+// neither lock the file opened relative to the checked directory's
+// descriptor (openat, O_NOFOLLOW, its owner and type checked) nor write
+// the holder's pid into that same file.
 type Lock struct {
 	f *os.File
 }
