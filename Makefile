@@ -38,7 +38,7 @@ build: bin/zarf-planner bin/zarf-planner-render bin/zarf_planner_module $(addsuf
 # start (test support, never shipped): built by the targets that run it,
 # not by build.
 bin/testcluster: FORCE
-	$(GO) build -o $@ ./inspect/cluster/clustertest/testcluster
+	$(GO) build -o $@ ./cluster/clustertest/testcluster
 
 bin/zarf-planner: FORCE
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/zarf-planner

@@ -32,8 +32,8 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	sigcheck "github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	sigcheck "github.com/colonel-byte/zarf-planner/signature"
 )
 
 // EnvPassword is the variable cosign reads a private key's password
@@ -66,7 +66,7 @@ func ParseDigest(s string) (string, error) {
 // Signer signs plans with one private key.
 type Signer struct {
 	// Fingerprint names the key: "sha256:" and the hex sha256 of its
-	// public key's DER, as inspect/signature names public keys.
+	// public key's DER, as signature names public keys.
 	Fingerprint string
 	sv          signature.SignerVerifier
 }

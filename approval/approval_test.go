@@ -15,7 +15,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/approval/approvaltest"
 	"github.com/colonel-byte/zarf-planner/contract"
-	sigcheck "github.com/colonel-byte/zarf-planner/inspect/signature"
+	sigcheck "github.com/colonel-byte/zarf-planner/signature"
 )
 
 const testPassword = "zarf-planner-test"

@@ -5,7 +5,7 @@
 // healthy (every required component Succeeded at the package's
 // generation); by hand also workloads (kstatus Current) and OLM operator
 // conditions. It watches through informers instead of polling (the
-// Watch of inspect/cluster, which builds them from the cluster's
+// Watch of cluster, which builds them from the cluster's
 // clients), so a dropped watch or a restarted API server is re-listed
 // and the wait goes on. It knows nothing of planning: it takes a Barrier
 // and reports each check.
@@ -23,7 +23,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/cluster"
 )
 
 // Barrier is what must hold before the next package deploys (the JSON of a

@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster"
-	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
+	"github.com/colonel-byte/zarf-planner/cluster"
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
 )
 
 const stack = "../examples/bundles/reference-stack"

@@ -3,11 +3,11 @@ package barrier
 import (
 	"context"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/cluster"
 )
 
 // store is what a check judges from: the cached objects of the resources
-// it watches (inspect/cluster's Watch keeps them).
+// it watches (cluster's Watch keeps them).
 type store interface {
 	// Get returns the object of key (name, or namespace/name) of r.
 	Get(r cluster.Resource, key string) (any, bool)
@@ -25,5 +25,5 @@ type watcher interface {
 	Stop()
 }
 
-// The Watch of inspect/cluster is a wait's watcher.
+// The Watch of cluster is a wait's watcher.
 var _ watcher = (*cluster.Watch)(nil)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/inspect/registry"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/registry"
 )
 
 // outcome is an outcome of kind for sha read from source.

@@ -20,8 +20,8 @@ import (
 	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
-	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
+	"github.com/colonel-byte/zarf-planner/signature"
 )
 
 func TestThePasswordIsReadWhereCosignReadsIt(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
 )
 
 // TestClusterFlagsOfAPlanThatReadsNoClusterAreNotDropped: --kubeconfig

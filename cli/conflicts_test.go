@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
 )
 
 // A cluster-mode plan of widgets-extras, whose CRD the real zarf CLI

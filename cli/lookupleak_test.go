@@ -13,8 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
-	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/colonel-byte/zarf-planner/inspect/registry"
-	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
+	"github.com/colonel-byte/zarf-planner/registry"
+	"github.com/colonel-byte/zarf-planner/registry/registrytest"
 )
 
 // A namespace the example was published to plans exactly as the example's

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
 )
 
 // TestWaitChecksAgainstARealAPIServer: --check reaches the barrier as the

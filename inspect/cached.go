@@ -14,9 +14,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/colonel-byte/zarf-planner/inspect/registry"
-	"github.com/colonel-byte/zarf-planner/inspect/stamp"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/registry"
+	"github.com/colonel-byte/zarf-planner/stamp"
 )
 
 // FileStat is what stat says of one file, enough to tell it changed. The

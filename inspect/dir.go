@@ -13,9 +13,9 @@ import (
 	"sync/atomic"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
-	"github.com/colonel-byte/zarf-planner/inspect/registry"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/privdir"
+	"github.com/colonel-byte/zarf-planner/registry"
 )
 
 // FileNote is a file of the directory that is not planned from, with why.

@@ -17,9 +17,9 @@ import (
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/carry"
 	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/inspect/registry"
-	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/registry"
+	"github.com/colonel-byte/zarf-planner/registry/registrytest"
 )
 
 func referenceStack(t *testing.T) string {

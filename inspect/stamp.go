@@ -3,7 +3,7 @@ package inspect
 import (
 	"hash"
 
-	"github.com/colonel-byte/zarf-planner/inspect/stamp"
+	"github.com/colonel-byte/zarf-planner/stamp"
 )
 
 // Stamp writes to h what dir holds as stat sees it, reading no file:

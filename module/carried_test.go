@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
+	"github.com/colonel-byte/zarf-planner/registry/registrytest"
 )
 
 // TestEveryCarriedOptionRefusesHostileFilesThroughTheModule is generated

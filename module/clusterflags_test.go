@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
 )
 
 // TestTheModuleRefusesClusterOptionsInStandaloneMode: kubeconfig and

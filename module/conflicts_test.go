@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
 )
 
 // Through the module and the daemon: a cluster-mode plan of

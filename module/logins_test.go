@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
+	"github.com/colonel-byte/zarf-planner/registry/registrytest"
 )
 
 // TestTwoCallersWithTheirOwnLoginsShareOneDaemon: two callers of one

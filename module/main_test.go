@@ -24,12 +24,12 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
-	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )

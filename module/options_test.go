@@ -21,9 +21,9 @@ import (
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
-	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/registry/registrytest"
 	"github.com/colonel-byte/zarf-planner/savedplan"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
+	"github.com/colonel-byte/zarf-planner/registry/registrytest"
 )
 
 // Through the module, a registry source plans pinned by digest, and a

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/colonel-byte/zarf-planner/cache"
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
-	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
 )
 
 var root, _ = filepath.Abs("..")

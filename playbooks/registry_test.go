@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
-	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
+	"github.com/colonel-byte/zarf-planner/registry/registrytest"
 )
 
 // TestDeployBundleDeploysARegistryByDigest is issue 33's end: packages

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
 )
 
 // rolePlay plans bundle on localhost and hands the plan to the

@@ -13,7 +13,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 )
 

@@ -25,10 +25,10 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/service"
+	"github.com/colonel-byte/zarf-planner/signature"
 )
 
 // screenshots, when set, is where TestPagesInABrowser keeps the example's

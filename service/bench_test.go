@@ -8,8 +8,8 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/signature"
 )
 
 // The 1,000 archives make bench-cache builds (skipped when absent: these

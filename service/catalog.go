@@ -10,9 +10,9 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/signature"
 )
 
 // Catalog says what a directory's packages are and what each would do to

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/cluster"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/conflicts"
 	"github.com/colonel-byte/zarf-planner/planner/facts"

@@ -3,11 +3,11 @@ package service
 import (
 	"testing"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster"
-	"github.com/colonel-byte/zarf-planner/inspect/signature"
+	"github.com/colonel-byte/zarf-planner/cluster"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/planner/policy"
+	"github.com/colonel-byte/zarf-planner/signature"
 )
 
 // A content option's declared bound is its reader's own: Read reads each

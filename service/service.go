@@ -1,5 +1,5 @@
 // Package service plans a directory end to end: it reads the archives with
-// inspect (and the cluster with inspect/cluster), decides with planner, and
+// inspect (and the cluster with cluster), decides with planner, and
 // renders the output contract document. The server answers every front end
 // through it, so the CLI and the module give the same answer. It keeps no
 // state: caches, clients and remembered plans are the server's.
@@ -23,15 +23,15 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/approval"
 	"github.com/colonel-byte/zarf-planner/buildinfo"
+	"github.com/colonel-byte/zarf-planner/cluster"
 	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/inspect/cluster"
-	"github.com/colonel-byte/zarf-planner/inspect/registry"
-	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/planner/policy"
+	"github.com/colonel-byte/zarf-planner/registry"
+	"github.com/colonel-byte/zarf-planner/signature"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 

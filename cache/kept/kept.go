@@ -33,8 +33,8 @@ import (
 	"strings"
 
 	"github.com/colonel-byte/zarf-planner/filesum"
-	"github.com/colonel-byte/zarf-planner/inspect/stamp"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/stamp"
 )
 
 // EnvDir overrides the default cache directory.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
+	"github.com/colonel-byte/zarf-planner/registry/registrytest"
 )
 
 // deepManifests builds, with the real zarf CLI, n packages of raw

@@ -6,9 +6,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/colonel-byte/zarf-planner/barrier"
+	"github.com/colonel-byte/zarf-planner/cluster"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/deployreport"
-	"github.com/colonel-byte/zarf-planner/inspect/cluster"
 	"github.com/colonel-byte/zarf-planner/savedplan"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )

@@ -15,8 +15,8 @@ import (
 	"github.com/colonel-byte/zarf-planner/cache/kept"
 	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/inspect/registry"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/registry"
 	"github.com/colonel-byte/zarf-planner/render"
 	"github.com/colonel-byte/zarf-planner/service"
 )

@@ -14,9 +14,9 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/inspect/registry"
-	"github.com/colonel-byte/zarf-planner/inspect/registry/registrytest"
 	"github.com/colonel-byte/zarf-planner/planner/options"
+	"github.com/colonel-byte/zarf-planner/registry"
+	"github.com/colonel-byte/zarf-planner/registry/registrytest"
 )
 
 // The tests of this file put one daemon (one Server, one memory budget)

@@ -13,12 +13,12 @@ import (
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/savedplan"
 	"github.com/colonel-byte/zarf-planner/service"
+	"github.com/colonel-byte/zarf-planner/signature"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 

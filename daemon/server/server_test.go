@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster"
+	"github.com/colonel-byte/zarf-planner/cluster"
 )
 
 func writeKubeconfig(t *testing.T, path, context, server string) {

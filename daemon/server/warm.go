@@ -10,7 +10,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/inspect/registry"
+	"github.com/colonel-byte/zarf-planner/registry"
 )
 
 // WarmOptions steer Warm.

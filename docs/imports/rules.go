@@ -21,36 +21,36 @@ var CallerOnly = []string{"carry", "caller"}
 // through package carry, and travels as bytes: an option that names a
 // file declares content, carry or opens (planner/options).
 var daemonOpens = map[string]string{
-	"cache Resolve: privdir.Open":                            "the cache directory: the daemon's own (cache_dir is declared opens:daemon)",
-	"cache claim: privdir.Open":                              "the cache directory's lock: the daemon's own",
-	"cache badgerHolder: unix.Open":                          "the cache's Badger lock file: the daemon's own",
-	"cache notOfACache: os.ReadDir":                          "the cache directory: the daemon's own",
-	"cache removeEmptyMemtables: os.ReadDir":                 "the cache directory: the daemon's own",
-	"cache unusable: os.ReadDir":                             "the cache directory: the daemon's own",
-	"cache/kept Open: privdir.Open":                          "the kept plans' directory in the cache: the daemon's own",
-	"inspect CandidatePaths: privdir.OpenDirectory":          "a directory it plans (path, sources: declared opens:daemon)",
-	"inspect ReadDir: privdir.OpenDirectory":                 "a directory it plans",
-	"inspect openRegular: privdir.OpenRegular":               "an archive of a directory it plans, opened without blocking and checked",
-	"inspect partsOf: filepath.Glob":                         "the parts of a split archive of a directory it plans",
-	"inspect partsOf: unix.Openat":                           "the parts of a split archive, relative to the directory's descriptor",
-	"inspect/stamp Write: privdir.OpenDirectory":             "a directory it plans, stamped by stat",
-	"inspect/claims/renderproc command: unix.Open":           "the chart renderer's own executable, installed beside it (O_PATH)",
-	"inspect/claims/renderproc idsInUse: os.ReadDir":         "/proc, for the uids processes run with (a renderer's uid no other process has)",
-	"inspect/claims/renderproc idsInUse: os.ReadFile":        "/etc/passwd and /etc/group, for the uids they name",
-	"inspect/claims/renderproc processIDs: os.ReadFile":      "/proc/PID/status, for the uids a process runs with",
-	"inspect/claims/renderproc ProgramPages: os.ReadFile":    "/proc/self/maps, in a renderer before its filter: its program's pages, which it sheds",
-	"inspect/claims/renderproc lockDir: unix.Open":           "/run/zarf-planner-render, root's locks of the renderers' uids",
-	"inspect/claims/renderproc takeUID: unix.Openat":         "a lock of a renderer's uid in that directory",
-	"inspect/cluster checkKubeconfigs: privdir.OpenRegular":  "the kubeconfig (declared opens:daemon): client-go reads it and runs its credential plugins, so it is opened first without blocking and checked",
-	"inspect/cluster checkContextFiles: privdir.OpenRegular": "the files a kubeconfig names, checked as the kubeconfig is",
-	"privdir CloseOnExec: os.ReadDir":                        "the process's own /proc/self/fd",
-	"privdir Dir.Holder: os.ReadFile":                        "/proc/locks, to name who holds a lock",
-	"privdir Dir.Names: unix.Openat":                         "the reader itself: relative to a checked directory",
-	"privdir Dir.OpenFile: unix.Openat":                      "the reader itself",
-	"privdir Dir.Sub: unix.Openat":                           "the reader itself",
-	"privdir openat: unix.Openat":                            "the reader itself",
-	"privdir walkOnce: unix.Open":                            "the reader itself",
-	"privdir walkOnce: unix.Openat":                          "the reader itself",
+	"cache Resolve: privdir.Open":                         "the cache directory: the daemon's own (cache_dir is declared opens:daemon)",
+	"cache claim: privdir.Open":                           "the cache directory's lock: the daemon's own",
+	"cache badgerHolder: unix.Open":                       "the cache's Badger lock file: the daemon's own",
+	"cache notOfACache: os.ReadDir":                       "the cache directory: the daemon's own",
+	"cache removeEmptyMemtables: os.ReadDir":              "the cache directory: the daemon's own",
+	"cache unusable: os.ReadDir":                          "the cache directory: the daemon's own",
+	"cache/kept Open: privdir.Open":                       "the kept plans' directory in the cache: the daemon's own",
+	"inspect CandidatePaths: privdir.OpenDirectory":       "a directory it plans (path, sources: declared opens:daemon)",
+	"inspect ReadDir: privdir.OpenDirectory":              "a directory it plans",
+	"inspect openRegular: privdir.OpenRegular":            "an archive of a directory it plans, opened without blocking and checked",
+	"inspect partsOf: filepath.Glob":                      "the parts of a split archive of a directory it plans",
+	"inspect partsOf: unix.Openat":                        "the parts of a split archive, relative to the directory's descriptor",
+	"stamp Write: privdir.OpenDirectory":                  "a directory it plans, stamped by stat",
+	"inspect/claims/renderproc command: unix.Open":        "the chart renderer's own executable, installed beside it (O_PATH)",
+	"inspect/claims/renderproc idsInUse: os.ReadDir":      "/proc, for the uids processes run with (a renderer's uid no other process has)",
+	"inspect/claims/renderproc idsInUse: os.ReadFile":     "/etc/passwd and /etc/group, for the uids they name",
+	"inspect/claims/renderproc processIDs: os.ReadFile":   "/proc/PID/status, for the uids a process runs with",
+	"inspect/claims/renderproc ProgramPages: os.ReadFile": "/proc/self/maps, in a renderer before its filter: its program's pages, which it sheds",
+	"inspect/claims/renderproc lockDir: unix.Open":        "/run/zarf-planner-render, root's locks of the renderers' uids",
+	"inspect/claims/renderproc takeUID: unix.Openat":      "a lock of a renderer's uid in that directory",
+	"cluster checkKubeconfigs: privdir.OpenRegular":       "the kubeconfig (declared opens:daemon): client-go reads it and runs its credential plugins, so it is opened first without blocking and checked",
+	"cluster checkContextFiles: privdir.OpenRegular":      "the files a kubeconfig names, checked as the kubeconfig is",
+	"privdir CloseOnExec: os.ReadDir":                     "the process's own /proc/self/fd",
+	"privdir Dir.Holder: os.ReadFile":                     "/proc/locks, to name who holds a lock",
+	"privdir Dir.Names: unix.Openat":                      "the reader itself: relative to a checked directory",
+	"privdir Dir.OpenFile: unix.Openat":                   "the reader itself",
+	"privdir Dir.Sub: unix.Openat":                        "the reader itself",
+	"privdir openat: unix.Openat":                         "the reader itself",
+	"privdir walkOnce: unix.Open":                         "the reader itself",
+	"privdir walkOnce: unix.Openat":                       "the reader itself",
 }
 
 // under reports whether path is dir or a package below it.
@@ -76,8 +76,7 @@ func TestSupport(path string) bool {
 //   - a package under planner/ imports no project package outside planner/;
 //   - no product package imports test support;
 //   - nothing under module/ depends, directly or not, on the daemon's
-//     server or on inspect (inspect/stamp, the directory's stamp the
-//     kept-plan key hashes, excepted);
+//     server or on inspect;
 //   - the daemon (daemon/server and every package it depends on) depends
 //     on neither the caller's door (carry) nor the caller, and opens a
 //     file by its path only where daemonOpens says, each with why: every
@@ -118,8 +117,8 @@ func Violations(pkgs []Package) []string {
 			continue
 		}
 		for _, dep := range p.Deps {
-			if under(dep, "daemon/server") || (under(dep, "inspect") && !under(dep, "inspect/stamp")) {
-				out = append(out, fmt.Sprintf("%s depends on %s: module/ depends on neither the daemon's server nor inspect (inspect/stamp excepted)", p.Path, dep))
+			if under(dep, "daemon/server") || under(dep, "inspect") {
+				out = append(out, fmt.Sprintf("%s depends on %s: module/ depends on neither the daemon's server nor inspect", p.Path, dep))
 			}
 		}
 	}

@@ -17,8 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
-	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 

@@ -74,7 +74,7 @@ type ChartRequest struct {
 // namespace and ownerReferences, the labels and annotations that say
 // who owns the object (Helm's and zarf's marks), and an empty data, spec
 // and status; never another label or annotation, nor the object's data,
-// spec or status. inspect/cluster declares these fields in one table
+// spec or status. cluster declares these fields in one table
 // (answered) that every answer of a cluster is made from.
 //
 // A *ChartError is Helm's own refusal to look the object up (its kind's

@@ -6,7 +6,7 @@
 // name its chart gives: either way one package fails halfway through
 // its deploy, or silently takes the other's object. It is pure: it reads
 // the claims inspect collected (facts.Contents) and, in cluster mode,
-// what inspect/cluster read of the objects claimed (facts.Ownership).
+// what cluster read of the objects claimed (facts.Ownership).
 // It decides nothing else; the service turns each Conflict into a
 // problem of kind conflict.
 package conflicts

@@ -10,8 +10,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster"
-	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
+	"github.com/colonel-byte/zarf-planner/cluster"
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
@@ -20,7 +20,7 @@ import (
 func TestSnapshotOfARealCluster(t *testing.T) {
 	c := clustertest.Start(t)
 	for _, a := range []string{"zarf-package-init-amd64-0.1.0.tar.zst", "zarf-package-app-fluxcd-amd64-2.4.0.tar.zst", "zarf-package-csi-rook-ceph-amd64-1.15.0.tar.zst"} {
-		c.Deploy(t, filepath.Join("..", "..", "examples", "bundles", "reference-stack", a))
+		c.Deploy(t, filepath.Join("..", "examples", "bundles", "reference-stack", a))
 	}
 	cl, err := cluster.Kube{Kubeconfig: c.Kubeconfig}.Clients()
 	if err != nil {

@@ -20,12 +20,12 @@ import (
 	sigstoresig "github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/inspect/signature"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
+	"github.com/colonel-byte/zarf-planner/signature"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
 
-const signed = "../../testdata/bundles/signed"
+const signed = "../testdata/bundles/signed"
 
 func read(t *testing.T, path string) facts.Candidate {
 	t.Helper()
@@ -38,7 +38,7 @@ func read(t *testing.T, path string) facts.Candidate {
 
 func key(t *testing.T, name string) *signature.Key {
 	t.Helper()
-	k, err := signature.LoadKey(filepath.Join("../../testdata/keys", name))
+	k, err := signature.LoadKey(filepath.Join("../testdata/keys", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestLegacySignature(t *testing.T) {
 func TestLoadKeyRefusesWhatIsNotAKey(t *testing.T) {
 	dir := t.TempDir()
 	for name, body := range map[string][]byte{
-		"private.key": mustRead(t, "../../testdata/keys/cosign.key"),
+		"private.key": mustRead(t, "../testdata/keys/cosign.key"),
 		"huge.pub":    bytes.Repeat([]byte("A"), signature.MaxKey+1),
 		"empty.pub":   nil,
 	} {
@@ -175,7 +175,7 @@ func mustRead(t *testing.T, p string) []byte {
 // BenchmarkVerifyBundle is the cost a plan with public_key adds per signed
 // archive (a zarf-signed sigstore bundle, ECDSA P-256).
 func BenchmarkVerifyBundle(b *testing.B) {
-	k, err := signature.LoadKey("../../testdata/keys/cosign.pub")
+	k, err := signature.LoadKey("../testdata/keys/cosign.pub")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestLoadKeyRefusesWeakKeysAndSecondBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := mustRead(t, "../../testdata/keys/cosign.pub")
+	good := mustRead(t, "../testdata/keys/cosign.pub")
 	for _, c := range []struct {
 		name   string
 		body   []byte

@@ -14,8 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/colonel-byte/zarf-planner/inspect/cluster"
-	"github.com/colonel-byte/zarf-planner/inspect/cluster/clustertest"
+	"github.com/colonel-byte/zarf-planner/cluster"
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
@@ -27,7 +27,7 @@ import (
 // objects that do not exist or of kinds the cluster does not serve.
 func TestOwnershipOfARealCluster(t *testing.T) {
 	c := clustertest.Start(t)
-	c.Deploy(t, filepath.Join("..", "..", "testdata", "bundles", "conflicts", "zarf-package-widgets-operator-amd64-1.0.0.tar.zst"))
+	c.Deploy(t, filepath.Join("..", "testdata", "bundles", "conflicts", "zarf-package-widgets-operator-amd64-1.0.0.tar.zst"))
 	ctx := context.Background()
 	other := map[string]string{"meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": "ops\x1b[31m"}
 	helm := map[string]string{"app.kubernetes.io/managed-by": "Helm"}

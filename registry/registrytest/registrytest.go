@@ -254,7 +254,7 @@ func Archives(t testing.TB, dir string) []string {
 // Root is the module root, found from the caller's source file.
 func Root() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
 // Slow is a proxy in front of r that holds every answer to a request

@@ -6,7 +6,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/privdir"
 	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 
-	"github.com/colonel-byte/zarf-planner/inspect/signature"
+	"github.com/colonel-byte/zarf-planner/signature"
 )
 
 func TestLoadKeyRefusesAFIFOAtOnce(t *testing.T) {
