@@ -227,6 +227,8 @@ func (r *parseRight) renderer(charts claims.Renderer) claims.Renderer {
 	return &lane{right: r, charts: charts}
 }
 
+var _ claims.Receiver = (*lane)(nil)
+
 // lane is the render lane of one archive's reader.
 type lane struct {
 	right  *parseRight
@@ -242,13 +244,27 @@ func (l *lane) Render(ctx context.Context, req claims.ChartRequest) (claims.Rend
 }
 
 // Read runs fn, the reading of what a chart rendered, under the lane's
-// read right (Collect calls it within a Turn).
+// read right (Collect calls it within a Turn), which it takes unless
+// the render took it already (Receive), and gives back after.
 func (l *lane) Read(ctx context.Context, fn func() error) error {
-	if err := l.takeRead(ctx); err != nil {
+	if err := l.Receive(ctx); err != nil {
 		return err
 	}
 	defer l.giveRead()
 	return fn()
+}
+
+// Receive waits (until ctx ends) for the lane's read right, unless it
+// holds it already, and keeps it: a chart's render calls it before it
+// receives what the chart rendered into this process
+// (claims.ReceiveHook), so that another flow's reading keeps the
+// output in its renderer's memory, and the Read that follows in the
+// Turn finds the right held. The Turn gives it back if no Read does.
+func (l *lane) Receive(ctx context.Context) error {
+	if l.reading {
+		return ctx.Err()
+	}
+	return l.takeRead(ctx)
 }
 
 // Manifest runs fn, the reading of one raw manifest file, without the
@@ -320,7 +336,8 @@ var errBudgetSpent = errors.New("the request's render budget is spent")
 // Turn runs fn on a seat of the render lane, without the parse right,
 // within what is left of the flow's render budget; what fn takes is
 // charged to it (its wait for the read right too, at most one reading of
-// another chart's output). When the budget runs out (before the turn, or during
+// another chart's output). It gives the read right back, if fn left it
+// held. When the budget runs out (before the turn, or during
 // it) the turn fails with a *RenderBudgetError.
 func (l *lane) Turn(ctx context.Context, fn func(ctx context.Context) error) error {
 	r, f := l.right, l.right.flow
@@ -331,6 +348,9 @@ func (l *lane) Turn(ctx context.Context, fn func(ctx context.Context) error) err
 	// A flow holds one seat at most: its turns come one after another,
 	// so what is left is not spent by another of its turns meanwhile.
 	err := f.spend(ctx, &f.charts, fn)
+	// A render that took the read right (Receive) and failed, or whose
+	// context ended, before its Read gave it back.
+	l.giveRead()
 	r.b.render.release(f, 1)
 	if err != nil {
 		return err
