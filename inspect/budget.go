@@ -51,6 +51,16 @@ type Budget struct {
 	// one after the other, so the lane holds one big parse at a time, as
 	// the readers of archives do (parse).
 	read *fairPool
+	// output is the bytes of what charts rendered that this process
+	// holds, received from their renderers and not yet read: at most
+	// claims.MaxRendered together (one chart's output at its bound),
+	// shared fairly. A chart's output is received only once its share is
+	// given (lane.Receive) and it is given back once the output is read,
+	// so another chart's output waits in its renderer's memory
+	// meanwhile. A Yield of the read right keeps it: the readings of two
+	// charts' outputs may take turns between documents, but only while
+	// both outputs fit in it together.
+	output *fairPool
 	// held and peak count what readers hold now and held at most.
 	held, peak atomic.Int64
 }
@@ -95,7 +105,7 @@ func NewBudget(size int64) *Budget {
 	if size <= 0 {
 		size = DefaultMemory
 	}
-	return &Budget{shared: newFairPool(size, flowShare(size)), size: size, reserve: make(chan struct{}, 1), parse: newFairPool(1, 1), render: newFairPool(RenderSeats, 1), read: newFairPool(1, 1)}
+	return &Budget{shared: newFairPool(size, flowShare(size)), size: size, reserve: make(chan struct{}, 1), parse: newFairPool(1, 1), render: newFairPool(RenderSeats, 1), read: newFairPool(1, 1), output: newFairPool(claims.MaxRendered, 0)}
 }
 
 // Size is the most a budget lets its readers hold at once: the shared pool
@@ -235,6 +245,9 @@ type lane struct {
 	charts claims.Renderer
 	// reading says the lane holds the read right (Read, Manifest).
 	reading bool
+	// output is the share of the budget's output the lane holds
+	// (Receive), in bytes.
+	output int64
 }
 
 // Render renders with the lane's renderer; Collect calls it within a
@@ -244,27 +257,42 @@ func (l *lane) Render(ctx context.Context, req claims.ChartRequest) (claims.Rend
 }
 
 // Read runs fn, the reading of what a chart rendered, under the lane's
-// read right (Collect calls it within a Turn), which it takes unless
-// the render took it already (Receive), and gives back after.
+// read right (Collect calls it within a Turn), and gives back after it
+// the output's share the render took (Receive).
 func (l *lane) Read(ctx context.Context, fn func() error) error {
-	if err := l.Receive(ctx); err != nil {
+	defer l.giveOutput()
+	if err := l.takeRead(ctx); err != nil {
 		return err
 	}
 	defer l.giveRead()
 	return fn()
 }
 
-// Receive waits (until ctx ends) for the lane's read right, unless it
-// holds it already, and keeps it: a chart's render calls it before it
-// receives what the chart rendered into this process
-// (claims.ReceiveHook), so that another flow's reading keeps the
-// output in its renderer's memory, and the Read that follows in the
-// Turn finds the right held. The Turn gives it back if no Read does.
-func (l *lane) Receive(ctx context.Context) error {
-	if l.reading {
+// Receive waits (until ctx ends) for a share of size bytes of the
+// budget's output, the outputs of charts received and not yet read,
+// and keeps it until the Turn's Read is done: a chart's render calls it
+// (claims.ReceiveHook) before it receives what the chart rendered into
+// this process, so that while other outputs fill the share, this one
+// waits in its renderer's memory. A size past claims.MaxRendered (which
+// the renderer refuses to receive after) waits for the whole share.
+func (l *lane) Receive(ctx context.Context, size int64) error {
+	size = min(max(size, 0), claims.MaxRendered)
+	if l.output > 0 || size == 0 {
 		return ctx.Err()
 	}
-	return l.takeRead(ctx)
+	if err := l.right.b.output.acquire(ctx, l.right.flow, size); err != nil {
+		return err
+	}
+	l.output = size
+	return nil
+}
+
+// giveOutput gives back the output's share the lane holds, if any.
+func (l *lane) giveOutput() {
+	if l.output > 0 {
+		l.right.b.output.release(l.right.flow, l.output)
+		l.output = 0
+	}
 }
 
 // Manifest runs fn, the reading of one raw manifest file, without the
@@ -336,8 +364,8 @@ var errBudgetSpent = errors.New("the request's render budget is spent")
 // Turn runs fn on a seat of the render lane, without the parse right,
 // within what is left of the flow's render budget; what fn takes is
 // charged to it (its wait for the read right too, at most one reading of
-// another chart's output). It gives the read right back, if fn left it
-// held. When the budget runs out (before the turn, or during
+// another chart's output). It gives back the share of the budget's
+// output fn's render took, if no Read did. When the budget runs out (before the turn, or during
 // it) the turn fails with a *RenderBudgetError.
 func (l *lane) Turn(ctx context.Context, fn func(ctx context.Context) error) error {
 	r, f := l.right, l.right.flow
@@ -348,9 +376,9 @@ func (l *lane) Turn(ctx context.Context, fn func(ctx context.Context) error) err
 	// A flow holds one seat at most: its turns come one after another,
 	// so what is left is not spent by another of its turns meanwhile.
 	err := f.spend(ctx, &f.charts, fn)
-	// A render that took the read right (Receive) and failed, or whose
-	// context ended, before its Read gave it back.
-	l.giveRead()
+	// The share of a render that took one (Receive) and failed, or
+	// whose context ended, before a Read gave it back.
+	l.giveOutput()
 	r.b.render.release(f, 1)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package inspect
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -75,37 +74,40 @@ func free(p *fairPool) int64 {
 	return p.free
 }
 
-// While one flow holds the read right (reads what its chart rendered),
-// another flow's chart, rendered by the real renderer, waits for the
-// right with its output still in its renderer: nothing of it is
-// received into this process. The wait, longer than the render's
-// timeout, is not the render's; once the right frees, the output is
-// received and read in full. Before, the render received its whole
-// output first and then waited for the right with it (the daemon held
-// two callers' 15 MiB outputs at once: 135.8 MiB, its renderers'
-// besides past the 256 MiB goal).
-func TestAChartsOutputWaitsInItsRendererWhileAnotherFlowReads(t *testing.T) {
+// While another flow's chart output is received and being read (it
+// holds the lane's share of outputs), a flow's chart, rendered by the
+// real renderer, waits with its output still in its renderer: nothing
+// of it is received into this process. The wait, longer than the
+// render's timeout, is not the render's; once the share frees, the
+// output is received and read in full, and everything it took is given
+// back. Before, the render received its whole output at once and then
+// waited for the read right with it (the daemon held two callers' 15
+// MiB outputs at once: 135.8 MiB, its renderers' besides past the 256
+// MiB goal).
+func TestAChartsOutputWaitsInItsRendererWhileAnotherFlowsIsRead(t *testing.T) {
 	runner := renderproc.Beside()
 	runner.Timeout = 2 * time.Second
 	t.Cleanup(func() { runner.Close() })
 	b := NewBudget(0)
 	reading, rendering := &Flow{name: "reading"}, &Flow{name: "rendering"}
-	if !b.read.tryAcquire(reading, 1) {
-		t.Fatal("an idle lane refused the read right")
+	// Another flow's output at the bound, being read.
+	if !b.output.tryAcquire(reading, claims.MaxRendered) || !b.read.tryAcquire(reading, 1) {
+		t.Fatal("an idle lane refused the other flow")
 	}
 	pkg, comps := oneChart(t, sizableChart)
 	done := collecting(context.Background(), b, rendering, runner, pkg, comps)
-	waitQueued(t, b.read, 1)
-	// Its chart is rendered (or rendering): held past its timeout.
+	waitQueued(t, b.output, 1)
+	// Its chart is rendered, and waits, past its timeout.
 	select {
 	case res := <-done:
-		t.Fatalf("the chart was read while another flow held the read right: %v", res.err)
+		t.Fatalf("the chart was read while another flow's output was: %v", res.err)
 	case <-time.After(2 * runner.Timeout):
 	}
 	if n := runner.Received(); n != 0 {
-		t.Fatalf("%d bytes of the chart's output were received while another flow held the read right; want none", n)
+		t.Fatalf("%d bytes of the chart's output were received while another flow's output was read; want none", n)
 	}
 	b.read.release(reading, 1)
+	b.output.release(reading, claims.MaxRendered)
 	res := <-done
 	if res.err != nil {
 		t.Fatal(res.err)
@@ -120,47 +122,67 @@ func TestAChartsOutputWaitsInItsRendererWhileAnotherFlowReads(t *testing.T) {
 	if n := runner.Received(); n < 1000*1000 {
 		t.Fatalf("received %d bytes; want the chart's output, about 1 MiB", n)
 	}
-	if f, seats := free(b.read), free(b.render); f != 1 || seats != RenderSeats {
-		t.Fatalf("after the read, %d read right and %d seats free; want 1 and %d", f, seats, RenderSeats)
-	}
+	lanesFree(t, b)
 }
 
-// A render waiting for the read right ends with its context: the read
-// fails with the context's error, nothing of the output is received,
-// and the read right and the seat are left free (none taken twice or
-// kept).
-func TestARenderWaitingForTheReadRightEndsWithItsContext(t *testing.T) {
+// A small output is received beside another flow's output being read
+// when both fit in the share together.
+func TestASmallOutputIsReceivedBesideAnotherFlowsBeingRead(t *testing.T) {
 	runner := renderproc.Beside()
 	t.Cleanup(func() { runner.Close() })
 	b := NewBudget(0)
 	reading, rendering := &Flow{name: "reading"}, &Flow{name: "rendering"}
-	if !b.read.tryAcquire(reading, 1) {
-		t.Fatal("an idle lane refused the read right")
+	if !b.output.tryAcquire(reading, claims.MaxRendered-4<<20) {
+		t.Fatal("an idle lane refused the other flow")
+	}
+	pkg, comps := oneChart(t, sizableChart)
+	res := <-collecting(context.Background(), b, rendering, runner, pkg, comps)
+	if res.err != nil || configMaps(res.c) != 1000 {
+		t.Fatalf("a small output beside another flow's: %v, %d ConfigMaps", res.err, configMaps(res.c))
+	}
+	b.output.release(reading, claims.MaxRendered-4<<20)
+	lanesFree(t, b)
+}
+
+// lanesFree fails the test unless b's read right, seats and share of
+// outputs are all free.
+func lanesFree(t *testing.T, b *Budget) {
+	t.Helper()
+	if f, seats, out := free(b.read), free(b.render), free(b.output); f != 1 || seats != RenderSeats || out != claims.MaxRendered {
+		t.Fatalf("%d read right, %d seats and %d bytes of the outputs' share free; want 1, %d and %d", f, seats, out, RenderSeats, claims.MaxRendered)
+	}
+}
+
+// A render waiting for its output's share ends with its context: the
+// read fails with the context's error, nothing of the output is
+// received, and the read right, the seat and the share are left free
+// (none taken twice or kept).
+func TestARenderWaitingToBeReceivedEndsWithItsContext(t *testing.T) {
+	runner := renderproc.Beside()
+	t.Cleanup(func() { runner.Close() })
+	b := NewBudget(0)
+	reading, rendering := &Flow{name: "reading"}, &Flow{name: "rendering"}
+	if !b.output.tryAcquire(reading, claims.MaxRendered) {
+		t.Fatal("an idle lane refused the other flow")
 	}
 	pkg, comps := oneChart(t, sizableChart)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := collecting(ctx, b, rendering, runner, pkg, comps)
-	waitQueued(t, b.read, 1)
+	waitQueued(t, b.output, 1)
 	cancel()
 	res := <-done
 	if !errors.Is(res.err, context.Canceled) {
-		t.Fatalf("a read cancelled while its chart waited for the read right gave %v", res.err)
+		t.Fatalf("a read cancelled while its chart waited to be received gave %v", res.err)
 	}
 	if n := runner.Received(); n != 0 {
 		t.Fatalf("%d bytes received of a render cancelled before it could be read", n)
 	}
-	b.read.release(reading, 1)
-	if f, seats := free(b.read), free(b.render); f != 1 || seats != RenderSeats {
-		t.Fatalf("after a cancelled read, %d read right and %d seats free; want 1 and %d", f, seats, RenderSeats)
-	}
+	b.output.release(reading, claims.MaxRendered)
+	lanesFree(t, b)
 	// The lane serves on: the same chart renders and is read.
 	res = <-collecting(context.Background(), b, rendering, runner, pkg, comps)
-	if res.err != nil || !res.c.Components[0].Charts[0].Rendered {
+	if res.err != nil || !res.c.Components[0].Charts[0].Rendered || configMaps(res.c) != 1000 {
 		t.Fatalf("after a cancelled read: %v, %+v", res.err, res.c.Claims.Unknown)
 	}
-	for _, u := range res.c.Claims.Unknown {
-		if strings.Contains(u.Reason, "render") {
-			t.Errorf("unknown claim %+v", u)
-		}
-	}
+	lanesFree(t, b)
 }

@@ -271,22 +271,26 @@ type Lane interface {
 	Yield(ctx context.Context) error
 }
 
-// Receiver is a Lane that can take the right its Read runs under
-// before what a chart rendered is received: a Renderer that renders in
-// another process (renderproc) calls the function WithReceive set on
-// its context once the chart is rendered and before it takes the
-// rendered files into this process, so that a rendering waiting for the
-// read right waits in its renderer's memory, not in this one's. Within
-// a Turn, Collect sets that function to call Receive; the Read that
-// follows finds the right held, and the Turn gives it back if no Read
-// follows (the render failed, or its context ended).
+// Receiver is a Lane that bounds what charts rendered and this process
+// holds, received and not yet read: a Renderer that renders in another
+// process (renderproc) calls the ReceiveFunc WithReceive set on its
+// context once the chart is rendered and before it takes the rendered
+// files into this process, so that an output waiting for its turn to be
+// read waits in its renderer's memory, not in this one's. Within a
+// Turn, Collect sets that function to call Receive; the Turn's Read
+// gives the share back once it has read the output, and the Turn does
+// if no Read follows (the render failed, or its context ended).
 type Receiver interface {
 	Lane
-	// Receive waits (until ctx ends) for the right Read runs under and
-	// keeps it for the Read of the same Turn; it returns at once when
-	// the right is held already.
-	Receive(ctx context.Context) error
+	// Receive waits (until ctx ends) for a share of size bytes of what
+	// the lane lets its charts' outputs hold together, and keeps it for
+	// the Read of the same Turn.
+	Receive(ctx context.Context, size int64) error
 }
+
+// ReceiveFunc waits until an output of size bytes (its files together,
+// as its renderer announced them) may be received into this process.
+type ReceiveFunc func(ctx context.Context, size int64) error
 
 // receiveKey is the context key of WithReceive.
 type receiveKey struct{}
@@ -294,14 +298,14 @@ type receiveKey struct{}
 // WithReceive returns ctx carrying receive, the wait a Renderer calls
 // (ReceiveHook) once a chart is rendered and before it receives what
 // was rendered.
-func WithReceive(ctx context.Context, receive func(ctx context.Context) error) context.Context {
+func WithReceive(ctx context.Context, receive ReceiveFunc) context.Context {
 	return context.WithValue(ctx, receiveKey{}, receive)
 }
 
 // ReceiveHook is the wait WithReceive set on ctx, or nil when there is
 // none (a render then receives what it rendered at once).
-func ReceiveHook(ctx context.Context) func(ctx context.Context) error {
-	f, _ := ctx.Value(receiveKey{}).(func(ctx context.Context) error)
+func ReceiveHook(ctx context.Context) ReceiveFunc {
+	f, _ := ctx.Value(receiveKey{}).(ReceiveFunc)
 	return f
 }
 

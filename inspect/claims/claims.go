@@ -705,17 +705,15 @@ var errArchiveBudget = errors.New("the archive's render budget is spent")
 // archiveBudget is ctx ending, besides, when the archive's render
 // budget does (renderBy), for one chart's render; end releases it and
 // says whether the budget ended it. Within a Turn of a Receiver, the
-// render's wait for the read right (its ReceiveHook) takes the right
-// for the Read that follows, and the budget's end moves by that wait
-// (waited), as it does for the Read's own wait: the render is not cut
-// short while it waits.
+// render's wait for its output's share (its ReceiveHook) moves the
+// budget's end by that wait (waited), as the Read's wait for the read
+// right does: the render is not cut short while it waits.
 func (c *collector) archiveBudget(ctx context.Context) (_ context.Context, end func() bool) {
 	budget, cancel := context.WithCancelCause(ctx)
 	timer := time.AfterFunc(time.Until(c.renderBy), func() { cancel(errArchiveBudget) })
-	ended := func() bool { return errors.Is(context.Cause(budget), errArchiveBudget) }
 	end = func() bool {
 		timer.Stop()
-		over := ended()
+		over := errors.Is(context.Cause(budget), errArchiveBudget)
 		cancel(nil)
 		return over
 	}
@@ -723,14 +721,14 @@ func (c *collector) archiveBudget(ctx context.Context) (_ context.Context, end f
 	if !ok {
 		return budget, end
 	}
-	return WithReceive(budget, func(wait context.Context) error {
+	return WithReceive(budget, func(wait context.Context, size int64) error {
 		if !timer.Stop() {
 			// The budget ended as the render did.
 			<-budget.Done()
 			return context.Cause(budget)
 		}
 		start := time.Now()
-		err := recv.Receive(wait)
+		err := recv.Receive(wait, size)
 		c.waited(time.Since(start))
 		timer.Reset(time.Until(c.renderBy))
 		return err

@@ -65,23 +65,22 @@ func TestWaitingForTheLaneIsNotTheArchivesRenderBudget(t *testing.T) {
 	}
 }
 
-// receivingLane is a busyLane whose read right comes after wait, taken
-// before a chart's output is received (claims.Receiver), counted in
-// received.
+// receivingLane is a busyLane whose share of the outputs received
+// (claims.Receiver) comes after wait, counted in received.
 type receivingLane struct {
 	busyLane
 	wait     time.Duration
 	received int
 }
 
-func (l *receivingLane) Receive(ctx context.Context) error {
+func (l *receivingLane) Receive(ctx context.Context, _ int64) error {
 	time.Sleep(l.wait)
 	l.received++
 	return ctx.Err()
 }
 
-// A render that waits for the read right before it receives its output
-// (its claims.ReceiveHook) is not cut short by the archive's render
+// A render that waits for its share before it receives its output (its
+// claims.ReceiveHook) is not cut short by the archive's render
 // budget while it waits, and the wait does not spend the budget: the
 // archive's render budget is its own work.
 func TestWaitingToReceiveIsNotTheArchivesRenderBudget(t *testing.T) {
@@ -91,13 +90,14 @@ func TestWaitingToReceiveIsNotTheArchivesRenderBudget(t *testing.T) {
 		if wait == nil {
 			return claims.Rendered{}, fmt.Errorf("chart %s: no wait to receive its output in the lane's turn", req.Release)
 		}
-		if err := wait(ctx); err != nil {
+		body := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + req.Release + "}\n")
+		if err := wait(ctx, int64(len(body))); err != nil {
 			return claims.Rendered{}, err
 		}
 		if err := ctx.Err(); err != nil {
 			return claims.Rendered{}, err
 		}
-		return claims.Rendered{Files: map[string][]byte{"templates/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + req.Release + "}\n")}}, nil
+		return claims.Rendered{Files: map[string][]byte{"templates/cm.yaml": body}}, nil
 	})
 	comp := v1alpha1.ZarfComponent{Name: "app"}
 	files := map[string][]byte{}
@@ -106,8 +106,8 @@ func TestWaitingToReceiveIsNotTheArchivesRenderBudget(t *testing.T) {
 		comp.Charts = append(comp.Charts, v1alpha1.ZarfChart{Name: name, Version: "1.0.0", Namespace: "demo"})
 		files["charts/"+name+"-1.0.0.tgz"] = rendertest.Chart(t, map[string]string{"templates/t.yaml": fmt.Sprintf("# %d\n", i)})
 	}
-	// Each read right comes 1.5 s after it is asked for: past the
-	// archive's budget of 1 s in the first chart's render.
+	// Each share comes 1.5 s after it is asked for: past the archive's
+	// budget of 1 s in the first chart's render.
 	lane := &receivingLane{busyLane: busyLane{Renderer: receiving}, wait: 1500 * time.Millisecond}
 	c, err := claims.Collect(context.Background(), v1alpha1.ZarfPackage{Components: []v1alpha1.ZarfComponent{comp}}, map[string]*claims.Component{"app": {Files: files}}, lane)
 	if err != nil {
@@ -122,6 +122,6 @@ func TestWaitingToReceiveIsNotTheArchivesRenderBudget(t *testing.T) {
 		}
 	}
 	if lane.received != 2 {
-		t.Errorf("the lane's read right was taken %d times before an output was received; want 2", lane.received)
+		t.Errorf("the lane's share was taken %d times before an output was received; want 2", lane.received)
 	}
 }

@@ -26,20 +26,21 @@ data:
 `
 
 // holding is a wait before a rendering is received
-// (claims.WithReceive) that says when it is called (called) and
-// returns once open is closed, with err, or when its context ends.
+// (claims.WithReceive) that says when it is called, with the size it is
+// given (called), and returns once open is closed, with err, or when
+// its context ends.
 type holding struct {
-	called chan struct{}
+	called chan int64
 	open   chan struct{}
 	err    error
 }
 
 func newHolding() *holding {
-	return &holding{called: make(chan struct{}, 10), open: make(chan struct{})}
+	return &holding{called: make(chan int64, 10), open: make(chan struct{})}
 }
 
-func (h *holding) wait(ctx context.Context) error {
-	h.called <- struct{}{}
+func (h *holding) wait(ctx context.Context, size int64) error {
+	h.called <- size
 	select {
 	case <-h.open:
 		return h.err
@@ -64,16 +65,18 @@ func renderAsync(ctx context.Context, r *renderproc.Runner, req claims.ChartRequ
 }
 
 // calledBefore waits for h's wait to be called, failing the test if the
-// render ended first.
-func calledBefore(t *testing.T, h *holding, done <-chan rendering) {
+// render ended first, and returns the size it was given.
+func calledBefore(t *testing.T, h *holding, done <-chan rendering) int64 {
 	t.Helper()
 	select {
-	case <-h.called:
+	case size := <-h.called:
+		return size
 	case res := <-done:
 		t.Fatalf("the render returned (%d files, %v) without waiting to be received", len(res.r.Files), res.err)
 	case <-time.After(time.Minute):
 		t.Fatal("the render never waited to be received")
 	}
+	return 0
 }
 
 // A rendering is received only once its caller's wait returns: until
@@ -88,7 +91,7 @@ func TestARenderingIsReceivedOnlyOnceItsWaitReturns(t *testing.T) {
 	defer r.Close()
 	h := newHolding()
 	done := renderAsync(claims.WithReceive(context.Background(), h.wait), r, chartOf(t, sizable))
-	calledBefore(t, h, done)
+	size := calledBefore(t, h, done)
 	// Held twice the render's timeout: the wait is not the render's.
 	select {
 	case res := <-done:
@@ -107,8 +110,8 @@ func TestARenderingIsReceivedOnlyOnceItsWaitReturns(t *testing.T) {
 	if n := strings.Count(string(body), "kind: ConfigMap"); n != 1000 {
 		t.Fatalf("rendered %d ConfigMaps; want 1000", n)
 	}
-	if got := r.Received(); got != int64(len(body)) {
-		t.Fatalf("received %d bytes; want the %d rendered", got, len(body))
+	if got := r.Received(); got != int64(len(body)) || size != int64(len(body)) {
+		t.Fatalf("received %d bytes, announced %d to the wait; want the %d rendered", got, size, len(body))
 	}
 	// The renderer that waited serves on.
 	if n := len(children(t)); n != 1 {

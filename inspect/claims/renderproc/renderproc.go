@@ -242,9 +242,9 @@ func (r *Runner) Received() int64 { return r.received.Load() }
 // renderer that fails, any other error.
 //
 // When ctx carries a wait (claims.WithReceive), the renderer's answer,
-// once it has come, is received only after that wait returns: the
-// rendered files stay in the renderer's memory (it blocks writing them)
-// meanwhile. The wait is not the render's: the render's timeout stops
+// once it has come, is received only after that wait, given the size
+// of the files the answer lists, returns: the rendered files stay in
+// the renderer's memory (it blocks writing them) meanwhile. The wait is not the render's: the render's timeout stops
 // during it, and the wait ends with ctx. A wait that fails ends the
 // render with its error, and the renderer with it.
 func (r *Runner) Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, error) {
@@ -684,13 +684,13 @@ func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration, ask
 	// pause says when the answer came, before the wait to receive it;
 	// resume, that the wait is over.
 	pause, resume := make(chan time.Time), make(chan struct{})
-	wait := func() error {
+	wait := func(a *answer) error {
 		select {
 		case pause <- time.Now():
 		case <-askCtx.Done():
 			return &receiveError{askCtx.Err()}
 		}
-		err := receive(askCtx)
+		err := receive(askCtx, announced(a))
 		select {
 		case resume <- struct{}{}:
 		case <-askCtx.Done():
@@ -719,7 +719,7 @@ func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration, ask
 		for {
 			res.a, res.err = readAnswer(c.out, MaxAnswer)
 			if res.err == nil && res.a.Lookup == nil && receive != nil && res.a.Rendered != nil && res.a.ChartError == "" {
-				res.err = wait()
+				res.err = wait(&res.a)
 			}
 			if res.err == nil && res.a.Lookup == nil {
 				res.err = readFiles(c.out, &res.a, received)
@@ -889,6 +889,20 @@ func readAnswer(r io.Reader, limit int) (answer, error) {
 		err = strictjson.Unmarshal("the renderer's answer", b, &a)
 	}
 	return a, err
+}
+
+// announced is the size of the files a lists, together (at most
+// claims.MaxRendered+1: a list past the bound is refused as it is
+// read).
+func announced(a *answer) int64 {
+	var n int64
+	for _, f := range a.Files {
+		n += int64(max(f.Size, 0))
+		if n > claims.MaxRendered {
+			return claims.MaxRendered + 1
+		}
+	}
+	return n
 }
 
 // readFiles reads the frames of the files a's rendering lists into
