@@ -80,10 +80,10 @@ func free(p *fairPool) int64 {
 // of it is received into this process. The wait, longer than the
 // render's timeout, is not the render's; once the share frees, the
 // output is received and read in full, and everything it took is given
-// back. Before, the render received its whole output at once and then
-// waited for the read right with it (the daemon held two callers' 15
-// MiB outputs at once: 135.8 MiB, its renderers' besides past the 256
-// MiB goal).
+// back. Before, the render received its whole output as soon as it
+// was rendered, and then waited for the read right with it in this
+// process (a daemon serving two callers held both their 15 MiB outputs
+// at once).
 func TestAChartsOutputWaitsInItsRendererWhileAnotherFlowsIsRead(t *testing.T) {
 	runner := renderproc.Beside()
 	runner.Timeout = 2 * time.Second
@@ -96,7 +96,7 @@ func TestAChartsOutputWaitsInItsRendererWhileAnotherFlowsIsRead(t *testing.T) {
 	}
 	pkg, comps := oneChart(t, sizableChart)
 	done := collecting(context.Background(), b, rendering, runner, pkg, comps)
-	waitQueued(t, b.output, 1)
+	waitReceiving(t, b, runner)
 	// Its chart is rendered, and waits, past its timeout.
 	select {
 	case res := <-done:
@@ -144,6 +144,24 @@ func TestASmallOutputIsReceivedBesideAnotherFlowsBeingRead(t *testing.T) {
 	lanesFree(t, b)
 }
 
+// waitReceiving waits until a chart's render asks for a share of b's
+// outputs, failing the test if runner receives an output first.
+func waitReceiving(t *testing.T, b *Budget, runner *renderproc.Runner) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if n := runner.Received(); n != 0 {
+			t.Fatalf("%d bytes of the chart's output were received while another flow's output was read; want none", n)
+		}
+		b.output.mu.Lock()
+		w := b.output.waiting
+		b.output.mu.Unlock()
+		if w == 1 {
+			return
+		}
+	}
+	t.Fatal("the chart's render never asked to receive its output")
+}
+
 // lanesFree fails the test unless b's read right, seats and share of
 // outputs are all free.
 func lanesFree(t *testing.T, b *Budget) {
@@ -168,7 +186,7 @@ func TestARenderWaitingToBeReceivedEndsWithItsContext(t *testing.T) {
 	pkg, comps := oneChart(t, sizableChart)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := collecting(ctx, b, rendering, runner, pkg, comps)
-	waitQueued(t, b.output, 1)
+	waitReceiving(t, b, runner)
 	cancel()
 	res := <-done
 	if !errors.Is(res.err, context.Canceled) {
