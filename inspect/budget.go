@@ -363,10 +363,11 @@ var errBudgetSpent = errors.New("the request's render budget is spent")
 
 // Turn runs fn on a seat of the render lane, without the parse right,
 // within what is left of the flow's render budget; what fn takes is
-// charged to it (its wait for the read right too, at most one reading of
-// another chart's output). It gives back the share of the budget's
-// output fn's render took, if no Read did. When the budget runs out (before the turn, or during
-// it) the turn fails with a *RenderBudgetError.
+// charged to it (its waits for a share of the outputs and for the read
+// right too, each at most one reading of another chart's output). It
+// gives back the share of the outputs fn's render took, if no Read did.
+// When the budget runs out (before the turn, or during it) the turn
+// fails with a *RenderBudgetError.
 func (l *lane) Turn(ctx context.Context, fn func(ctx context.Context) error) error {
 	r, f := l.right, l.right.flow
 	r.release()

@@ -20,6 +20,13 @@
 // caches. A child serves one request at a time and is kept for the next
 // while it is healthy; it exits when its stdin closes.
 //
+// A rendering's files are received into the caller only when the
+// caller's wait (claims.ReceiveHook: inspect's render lane, which bounds
+// the outputs received and not yet read) lets them in; until then the
+// child, its answer's header sent, blocks writing them and the caller
+// holds none of them. That wait is not the render's: its timeout stops
+// during it.
+//
 // A chart's lookups are answered inside the child, from no cluster
 // (chartrender.Absent, then chartrender.Found for its second render),
 // unless the request asks that its caller answer them
