@@ -204,3 +204,35 @@ func TestARenderWaitingToBeReceivedEndsWithItsContext(t *testing.T) {
 	}
 	lanesFree(t, b)
 }
+
+// A render waiting for its output's share when its request's render
+// budget runs out fails the read with a *RenderBudgetError (the wait is
+// the request's, as its wait for the read right is), receives nothing,
+// and leaves the read right, the seat and the share free.
+func TestARenderWaitingToBeReceivedEndsWithItsRequestsBudget(t *testing.T) {
+	runner := renderproc.Beside()
+	t.Cleanup(func() { runner.Close() })
+	b := NewBudget(0)
+	reading, rendering := &Flow{name: "reading"}, &Flow{name: "rendering", budget: 2 * time.Second}
+	if !b.output.tryAcquire(reading, claims.MaxRendered) {
+		t.Fatal("an idle lane refused the other flow")
+	}
+	pkg, comps := oneChart(t, sizableChart)
+	done := collecting(context.Background(), b, rendering, runner, pkg, comps)
+	waitReceiving(t, b, runner)
+	var res collected
+	select {
+	case res = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("a read whose render budget ran out while it waited did not end")
+	}
+	var spent *RenderBudgetError
+	if !errors.As(res.err, &spent) {
+		t.Fatalf("a read whose render budget ran out while it waited to be received gave %v", res.err)
+	}
+	if n := runner.Received(); n != 0 {
+		t.Fatalf("%d bytes received of a render whose budget ran out before it could be read", n)
+	}
+	b.output.release(reading, claims.MaxRendered)
+	lanesFree(t, b)
+}
