@@ -53,9 +53,28 @@ type Budget struct {
 	// one after the other, so the lane holds one big parse at a time, as
 	// the readers of archives do (parse).
 	read *fairPool
+	// output is the bytes of what charts rendered that this process
+	// holds, received from their renderers and not yet read: at most
+	// Outputs together, shared fairly. A chart's output is received only once its share is
+	// given (lane.Receive) and it is given back once the output is read,
+	// so another chart's output waits in its renderer's memory
+	// meanwhile. A Yield of the read right keeps it: the readings of two
+	// charts' outputs may take turns between documents, but only while
+	// both outputs fit in it together.
+	output *fairPool
 	// held and peak count what readers hold now and held at most.
 	held, peak atomic.Int64
 }
+
+// Outputs is how many bytes of what charts rendered a process holds at
+// once, received and not yet read (Budget's output): one chart's output
+// at its bound (claims.MaxRendered) and 8 MiB beside it, so a real
+// chart's output (cert-manager's is about 1 MiB, a chart of
+// Prometheus' CRDs a few) is received beside another request's output
+// being read, and waits for one document of its reading; only an output
+// that does not fit beside another (two past 8 MiB) waits in its
+// renderer for that one to be read whole.
+const Outputs = claims.MaxRendered + 8<<20
 
 // RenderSeats is how many charts render (and have what they rendered
 // read) at once, for all flows together. One flow holds at most one
@@ -108,7 +127,7 @@ func NewBudget(size int64) *Budget {
 	if size <= 0 {
 		size = DefaultMemory
 	}
-	return &Budget{shared: newFairPool(size, flowShare(size)), size: size, reserve: newFairPool(ReserveSeats, 1), parse: newFairPool(1, 1), render: newFairPool(RenderSeats, 1), read: newFairPool(1, 1)}
+	return &Budget{shared: newFairPool(size, flowShare(size)), size: size, reserve: newFairPool(ReserveSeats, 1), parse: newFairPool(1, 1), render: newFairPool(RenderSeats, 1), read: newFairPool(1, 1), output: newFairPool(Outputs, 0)}
 }
 
 // Size is the most a budget lets its readers hold at once: the shared pool
@@ -238,12 +257,17 @@ func (r *parseRight) renderer(charts claims.Renderer) claims.Renderer {
 	return &lane{right: r, charts: charts}
 }
 
+var _ claims.Receiver = (*lane)(nil)
+
 // lane is the render lane of one archive's reader.
 type lane struct {
 	right  *parseRight
 	charts claims.Renderer
 	// reading says the lane holds the read right (Read, Manifest).
 	reading bool
+	// output is the share of the budget's output the lane holds
+	// (Receive), in bytes.
+	output int64
 }
 
 // Render renders with the lane's renderer; Collect calls it within a
@@ -253,13 +277,42 @@ func (l *lane) Render(ctx context.Context, req claims.ChartRequest) (claims.Rend
 }
 
 // Read runs fn, the reading of what a chart rendered, under the lane's
-// read right (Collect calls it within a Turn).
+// read right (Collect calls it within a Turn), and gives back after it
+// the output's share the render took (Receive).
 func (l *lane) Read(ctx context.Context, fn func() error) error {
+	defer l.giveOutput()
 	if err := l.takeRead(ctx); err != nil {
 		return err
 	}
 	defer l.giveRead()
 	return fn()
+}
+
+// Receive waits (until ctx ends) for a share of size bytes of the
+// budget's output, the outputs of charts received and not yet read,
+// and keeps it until the Turn's Read is done: a chart's render calls it
+// (claims.ReceiveHook) before it receives what the chart rendered into
+// this process, so that while other outputs fill the share, this one
+// waits in its renderer's memory. A size past claims.MaxRendered (which
+// the renderer refuses to receive after) waits for the whole share.
+func (l *lane) Receive(ctx context.Context, size int64) error {
+	size = min(max(size, 0), claims.MaxRendered)
+	if l.output > 0 || size == 0 {
+		return ctx.Err()
+	}
+	if err := l.right.b.output.acquire(ctx, l.right.flow, size); err != nil {
+		return err
+	}
+	l.output = size
+	return nil
+}
+
+// giveOutput gives back the output's share the lane holds, if any.
+func (l *lane) giveOutput() {
+	if l.output > 0 {
+		l.right.b.output.release(l.right.flow, l.output)
+		l.output = 0
+	}
 }
 
 // Manifest runs fn, the reading of one raw manifest file, without the
@@ -331,9 +384,11 @@ var errBudgetSpent = errors.New("the request's render budget is spent")
 
 // Turn runs fn on a seat of the render lane, without the parse right,
 // within what is left of the flow's render budget; what fn takes is
-// charged to it (its wait for the read right too, at most one reading of
-// another chart's output). When the budget runs out (before the turn, or during
-// it) the turn fails with a *RenderBudgetError.
+// charged to it (its waits for a share of the outputs and for the read
+// right too, each at most one reading of another chart's output). It
+// gives back the share of the outputs fn's render took, if no Read did.
+// When the budget runs out (before the turn, or during it) the turn
+// fails with a *RenderBudgetError.
 func (l *lane) Turn(ctx context.Context, fn func(ctx context.Context) error) error {
 	r, f := l.right, l.right.flow
 	r.release()
@@ -343,6 +398,9 @@ func (l *lane) Turn(ctx context.Context, fn func(ctx context.Context) error) err
 	// A flow holds one seat at most: its turns come one after another,
 	// so what is left is not spent by another of its turns meanwhile.
 	err := f.spend(ctx, &f.budgets().charts, fn)
+	// The share of a render that took one (Receive) and failed, or
+	// whose context ended, before a Read gave it back.
+	l.giveOutput()
 	r.b.render.release(f, 1)
 	if err != nil {
 		return err

@@ -271,6 +271,44 @@ type Lane interface {
 	Yield(ctx context.Context) error
 }
 
+// Receiver is a Lane that bounds what charts rendered and this process
+// holds, received and not yet read: a Renderer that renders in another
+// process (renderproc) calls the ReceiveFunc WithReceive set on its
+// context once the chart is rendered and before it takes the rendered
+// files into this process, so that an output waiting for its turn to be
+// read waits in its renderer's memory, not in this one's. Within a
+// Turn, Collect sets that function to call Receive; the Turn's Read
+// gives the share back once it has read the output, and the Turn does
+// if no Read follows (the render failed, or its context ended).
+type Receiver interface {
+	Lane
+	// Receive waits (until ctx ends) for a share of size bytes of what
+	// the lane lets its charts' outputs hold together, and keeps it for
+	// the Read of the same Turn.
+	Receive(ctx context.Context, size int64) error
+}
+
+// ReceiveFunc waits until an output of size bytes (its files together,
+// as its renderer announced them) may be received into this process.
+type ReceiveFunc func(ctx context.Context, size int64) error
+
+// receiveKey is the context key of WithReceive.
+type receiveKey struct{}
+
+// WithReceive returns ctx carrying receive, the wait a Renderer calls
+// (ReceiveHook) once a chart is rendered and before it receives what
+// was rendered.
+func WithReceive(ctx context.Context, receive ReceiveFunc) context.Context {
+	return context.WithValue(ctx, receiveKey{}, receive)
+}
+
+// ReceiveHook is the wait WithReceive set on ctx, or nil when there is
+// none (a render then receives what it rendered at once).
+func ReceiveHook(ctx context.Context) ReceiveFunc {
+	f, _ := ctx.Value(receiveKey{}).(ReceiveFunc)
+	return f
+}
+
 // RenderFunc adapts a function to a Renderer.
 type RenderFunc func(ctx context.Context, req ChartRequest) (Rendered, error)
 

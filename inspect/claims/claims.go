@@ -632,9 +632,9 @@ func (c *collector) renderChart(ctx context.Context, component string, zc v1alph
 		c.overBudget(zc.Name, "not rendered", origin)
 		return nil
 	}
-	budget, cancel := context.WithDeadline(ctx, c.renderBy)
+	budget, end := c.archiveBudget(ctx)
 	r, err := c.charts.Render(budget, ChartRequest{Chart: tgz, Values: values, Release: release, Namespace: zc.Namespace})
-	cancel()
+	over := end()
 	var bad *ChartError
 	if errors.As(err, &bad) {
 		c.unknown(facts.UnknownRender, "chart "+text(zc.Name), "it could not be rendered: "+text(bad.Reason), origin)
@@ -646,7 +646,7 @@ func (c *collector) renderChart(ctx context.Context, component string, zc v1alph
 		}
 		return nil
 	}
-	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && budget.Err() != nil {
+	if err != nil && over && ctx.Err() == nil {
 		c.overBudget(zc.Name, "not rendered", origin)
 		return nil
 	}
@@ -696,6 +696,43 @@ func (c *collector) renderChart(ctx context.Context, component string, zc v1alph
 		})
 	}
 	return read()
+}
+
+// errArchiveBudget is the cause of a render's context ended by the
+// archive's ArchiveRenderBudget.
+var errArchiveBudget = errors.New("the archive's render budget is spent")
+
+// archiveBudget is ctx ending, besides, when the archive's render
+// budget does (renderBy), for one chart's render; end releases it and
+// says whether the budget ended it. Within a Turn of a Receiver, the
+// render's wait for its output's share (its ReceiveHook) moves the
+// budget's end by that wait (waited), as the Read's wait for the read
+// right does: the render is not cut short while it waits.
+func (c *collector) archiveBudget(ctx context.Context) (_ context.Context, end func() bool) {
+	budget, cancel := context.WithCancelCause(ctx)
+	timer := time.AfterFunc(time.Until(c.renderBy), func() { cancel(errArchiveBudget) })
+	end = func() bool {
+		timer.Stop()
+		over := errors.Is(context.Cause(budget), errArchiveBudget)
+		cancel(nil)
+		return over
+	}
+	recv, ok := c.lane.(Receiver)
+	if !ok {
+		return budget, end
+	}
+	return WithReceive(budget, func(wait context.Context, size int64) error {
+		if !timer.Stop() {
+			// The budget ended as the render did.
+			<-budget.Done()
+			return context.Cause(budget)
+		}
+		start := time.Now()
+		err := recv.Receive(wait, size)
+		c.waited(time.Since(start))
+		timer.Reset(time.Until(c.renderBy))
+		return err
+	}), end
 }
 
 // waited moves the end of the archive's render budget (renderBy) by d,

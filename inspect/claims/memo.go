@@ -10,9 +10,15 @@ import (
 )
 
 // MemoBytes is the default bound of a Memo: what the renders it keeps
-// hold, together (two charts rendered to MaxRendered, or many small
-// ones).
-const MemoBytes = 32 << 20
+// hold, together: many charts as real packages' render (tens or
+// hundreds of KB each), never a chart rendered near MaxRendered, which
+// renders again when it is asked again. A remembered render is held
+// beside the outputs being received and read (inspect.Budget's share of
+// outputs, MaxRendered): at 32 MiB, a daemon serving two callers, each
+// a chart rendering 15 MiB, held both renders in its memo while it read
+// the second, and its high-water mark was 122 to 129 MiB; at 8 MiB, 95
+// to 115 MiB (testdata/bench/rendermemory -daemon).
+const MemoBytes = 8 << 20
 
 // Memo is a Renderer that remembers what another renders, keyed by the
 // whole request (the sha256 of the chart archive and of each values

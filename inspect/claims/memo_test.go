@@ -289,3 +289,37 @@ func TestCallersAtOnceShareOneRender(t *testing.T) {
 		t.Fatalf("eight callers at once: %d renders, want 1", n)
 	}
 }
+
+// A render larger than MemoBytes is not remembered: a chart rendering
+// near MaxRendered renders again when it is asked again, so a daemon
+// never holds such a render beside the output it reads. Before, the
+// memo's 32 MiB kept two of them.
+func TestTheMemoDoesNotKeepARenderNearMaxRendered(t *testing.T) {
+	big := claims.RenderFunc(func(context.Context, claims.ChartRequest) (claims.Rendered, error) {
+		return claims.Rendered{Files: map[string][]byte{"templates/t.yaml": make([]byte, claims.MaxRendered*9/10)}}, nil
+	})
+	r := &counting{next: big}
+	memo := claims.NewMemo(r, 0)
+	req := claims.ChartRequest{Chart: []byte("chart"), Release: "demo", Namespace: "demo"}
+	for range 2 {
+		if _, err := memo.Render(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := r.n.Load(); n != 2 {
+		t.Fatalf("a render of %d bytes was asked %d times for two requests; want 2 (not remembered)", claims.MaxRendered*9/10, n)
+	}
+	// A small one is remembered.
+	small := &counting{next: claims.RenderFunc(func(context.Context, claims.ChartRequest) (claims.Rendered, error) {
+		return claims.Rendered{Files: map[string][]byte{"templates/t.yaml": make([]byte, 100<<10)}}, nil
+	})}
+	memo = claims.NewMemo(small, 0)
+	for range 2 {
+		if _, err := memo.Render(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := small.n.Load(); n != 1 {
+		t.Fatalf("a render of 100 KiB was asked %d times for two requests; want 1 (remembered)", n)
+	}
+}

@@ -64,3 +64,64 @@ func TestWaitingForTheLaneIsNotTheArchivesRenderBudget(t *testing.T) {
 		}
 	}
 }
+
+// receivingLane is a busyLane whose share of the outputs received
+// (claims.Receiver) comes after wait, counted in received.
+type receivingLane struct {
+	busyLane
+	wait     time.Duration
+	received int
+}
+
+func (l *receivingLane) Receive(ctx context.Context, _ int64) error {
+	time.Sleep(l.wait)
+	l.received++
+	return ctx.Err()
+}
+
+// A render that waits for its share before it receives its output (its
+// claims.ReceiveHook) is not cut short by the archive's render
+// budget while it waits, and the wait does not spend the budget: the
+// archive's render budget is its own work.
+func TestWaitingToReceiveIsNotTheArchivesRenderBudget(t *testing.T) {
+	defer claims.SetArchiveRenderBudget(time.Second)()
+	receiving := claims.RenderFunc(func(ctx context.Context, req claims.ChartRequest) (claims.Rendered, error) {
+		wait := claims.ReceiveHook(ctx)
+		if wait == nil {
+			return claims.Rendered{}, fmt.Errorf("chart %s: no wait to receive its output in the lane's turn", req.Release)
+		}
+		body := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + req.Release + "}\n")
+		if err := wait(ctx, int64(len(body))); err != nil {
+			return claims.Rendered{}, err
+		}
+		if err := ctx.Err(); err != nil {
+			return claims.Rendered{}, err
+		}
+		return claims.Rendered{Files: map[string][]byte{"templates/cm.yaml": body}}, nil
+	})
+	comp := v1alpha1.ZarfComponent{Name: "app"}
+	files := map[string][]byte{}
+	for i := range 2 {
+		name := fmt.Sprintf("quick%d", i)
+		comp.Charts = append(comp.Charts, v1alpha1.ZarfChart{Name: name, Version: "1.0.0", Namespace: "demo"})
+		files["charts/"+name+"-1.0.0.tgz"] = rendertest.Chart(t, map[string]string{"templates/t.yaml": fmt.Sprintf("# %d\n", i)})
+	}
+	// Each share comes 1.5 s after it is asked for: past the archive's
+	// budget of 1 s in the first chart's render.
+	lane := &receivingLane{busyLane: busyLane{Renderer: receiving}, wait: 1500 * time.Millisecond}
+	c, err := claims.Collect(context.Background(), v1alpha1.ZarfPackage{Components: []v1alpha1.ZarfComponent{comp}}, map[string]*claims.Component{"app": {Files: files}}, lane)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range c.Claims.Unknown {
+		t.Errorf("unknown claim: %s", u.Reason)
+	}
+	for _, ch := range c.Components[0].Charts {
+		if !ch.Rendered {
+			t.Errorf("chart %s was not rendered", ch.Name)
+		}
+	}
+	if lane.received != 2 {
+		t.Errorf("the lane's share was taken %d times before an output was received; want 2", lane.received)
+	}
+}

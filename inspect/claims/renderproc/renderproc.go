@@ -20,6 +20,13 @@
 // caches. A child serves one request at a time and is kept for the next
 // while it is healthy; it exits when its stdin closes.
 //
+// A rendering's files are received into the caller only when the
+// caller's wait (claims.ReceiveHook: inspect's render lane, which bounds
+// the outputs received and not yet read) lets them in; until then the
+// child, its answer's header sent, blocks writing them and the caller
+// holds none of them. That wait is not the render's: its timeout stops
+// during it.
+//
 // A chart's lookups are answered inside the child, from no cluster
 // (chartrender.Absent, then chartrender.Found for its second render),
 // unless the request asks that its caller answer them
@@ -202,6 +209,10 @@ type Runner struct {
 	// lookup (LookupAnswerTimeout when zero).
 	AskTimeout time.Duration
 
+	// received counts the bytes of rendered files received from the
+	// children (Received).
+	received atomic.Int64
+
 	mu     sync.Mutex
 	idle   []*child
 	closed bool
@@ -229,9 +240,20 @@ func Beside() *Runner {
 // Path is the renderer binary the Runner starts.
 func (r *Runner) Path() string { return r.path }
 
+// Received is how many bytes of rendered files the Runner has received
+// from its renderers, in all: what it took into this process's memory.
+func (r *Runner) Received() int64 { return r.received.Load() }
+
 // Render renders one chart in a renderer process. A chart that cannot
 // be rendered gives a *claims.ChartError (see the package's comment); a
 // renderer that fails, any other error.
+//
+// When ctx carries a wait (claims.WithReceive), the renderer's answer,
+// once it has come, is received only after that wait, given the size
+// of the files the answer lists, returns: the rendered files stay in
+// the renderer's memory (it blocks writing them) meanwhile. The wait is not the render's: the render's timeout stops
+// during it, and the wait ends with ctx. A wait that fails ends the
+// render with its error, and the renderer with it.
 func (r *Runner) Render(ctx context.Context, req claims.ChartRequest) (claims.Rendered, error) {
 	// The archive's contents are checked (claims.CheckChartArchive) in
 	// the renderer, not here: unpacking a hostile archive is its job.
@@ -263,7 +285,7 @@ func (r *Runner) Render(ctx context.Context, req claims.ChartRequest) (claims.Re
 		if err != nil {
 			return claims.Rendered{}, err
 		}
-		out, healthy, err := c.do(ctx, frame, r.timeout(), asker{asking: req.Asking, timeout: cmp.Or(r.AskTimeout, LookupAnswerTimeout)})
+		out, healthy, err := c.do(ctx, frame, r.timeout(), asker{asking: req.Asking, timeout: cmp.Or(r.AskTimeout, LookupAnswerTimeout)}, &r.received)
 		if healthy {
 			r.put(c)
 		} else {
@@ -628,11 +650,23 @@ func (x *exchange) answered(r *claims.Rendered) {
 	}
 }
 
+// receiveError is the error of the wait before an answer's files are
+// received (claims.ReceiveHook): the caller's, not the chart's nor the
+// renderer's.
+type receiveError struct{ err error }
+
+func (e *receiveError) Error() string { return e.err.Error() }
+
+func (e *receiveError) Unwrap() error { return e.err }
+
 // do sends one request and reads its acknowledgement and answer,
 // answering the lookups the child asks meanwhile with ask, killing the
 // child when the answer has not come within timeout or ctx ends.
+// Once a rendering's answer has come, it waits with ctx's
+// claims.ReceiveHook, if any, before it reads the rendering's files
+// (counted in received); the timeout stops during that wait.
 // healthy says the child answered and may serve again.
-func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration, ask asker) (_ claims.Rendered, healthy bool, _ error) {
+func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration, ask asker, received *atomic.Int64) (_ claims.Rendered, healthy bool, _ error) {
 	type result struct {
 		a     answer
 		acked bool
@@ -640,10 +674,39 @@ func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration, ask
 	}
 	c.stderr.reset()
 	began := time.Now()
-	defer func() { c.busy += time.Since(began) }()
+	// waited is the time the answer waited to be received (not the
+	// child's work); pausedAt is when that wait began, zero after it.
+	var waited time.Duration
+	var pausedAt time.Time
+	defer func() {
+		if !pausedAt.IsZero() {
+			waited += time.Since(pausedAt)
+		}
+		c.busy += time.Since(began) - waited
+	}()
 	x := &exchange{asker: ask, answers: map[facts.Lookup]string{}}
 	askCtx, cancelAsk := context.WithCancel(ctx)
 	defer cancelAsk()
+	receive := claims.ReceiveHook(ctx)
+	// pause says when the answer came, before the wait to receive it;
+	// resume, that the wait is over.
+	pause, resume := make(chan time.Time), make(chan struct{})
+	wait := func(a *answer) error {
+		select {
+		case pause <- time.Now():
+		case <-askCtx.Done():
+			return &receiveError{askCtx.Err()}
+		}
+		err := receive(askCtx, announced(a))
+		select {
+		case resume <- struct{}{}:
+		case <-askCtx.Done():
+		}
+		if err != nil {
+			return &receiveError{err}
+		}
+		return nil
+	}
 	done := make(chan result, 1)
 	go func() {
 		var res result
@@ -662,8 +725,11 @@ func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration, ask
 		res.acked = true
 		for {
 			res.a, res.err = readAnswer(c.out, MaxAnswer)
+			if res.err == nil && res.a.Lookup == nil && receive != nil && res.a.Rendered != nil && res.a.ChartError == "" {
+				res.err = wait(&res.a)
+			}
 			if res.err == nil && res.a.Lookup == nil {
-				res.err = readFiles(c.out, &res.a)
+				res.err = readFiles(c.out, &res.a, received)
 			}
 			if res.err != nil || res.a.Lookup == nil {
 				break
@@ -680,35 +746,9 @@ func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration, ask
 	}()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	select {
-	case res := <-done:
-		var asked *claims.AskError
-		switch {
-		case errors.As(res.err, &asked):
-			return claims.Rendered{}, false, asked
-		case res.err != nil && !res.acked:
-			return claims.Rendered{}, false, &earlyError{why: c.death(res.err)}
-		case res.err != nil:
-			why := c.death(res.err)
-			if c.stderr.runtimeFailure() {
-				return claims.Rendered{}, false, claims.ChartErrorf("the renderer process died rendering it (%s)", why)
-			}
-			return claims.Rendered{}, false, fmt.Errorf("the chart renderer failed while rendering (%s)", why)
-		case res.a.ChartError != "":
-			return claims.Rendered{}, !res.a.Retire, &claims.ChartError{Reason: res.a.ChartError, Lookups: x.asked()}
-		case res.a.Rendered == nil:
-			return claims.Rendered{}, false, errors.New("the chart renderer answered neither a rendering nor an error")
-		case res.a.Rendered.Asked != (ask.asking != nil) || (res.a.Rendered.Asked && res.a.Rendered.Found != nil):
-			return claims.Rendered{}, false, fmt.Errorf("the chart renderer answered a rendering whose lookups were asked (%v), or that holds a second render (%v), for a request that asked them (%v)", res.a.Rendered.Asked, res.a.Rendered.Found != nil, ask.asking != nil)
-		}
-		r := *res.a.Rendered
-		if r.Asked {
-			x.answered(&r)
-		}
-		// A rendering whose second render was abandoned retires its
-		// child too (claims.Rendered.Abandoned).
-		return r, !res.a.Retire, nil
-	case <-timer.C:
+	// left is the render's time left when it last resumed (since).
+	left, since := timeout, began
+	timedOut := func() (claims.Rendered, bool, error) {
 		inFlight := x.inFlight.Load()
 		cancelAsk()
 		c.kill()
@@ -721,11 +761,60 @@ func (c *child) do(ctx context.Context, frame []byte, timeout time.Duration, ask
 			return claims.Rendered{}, false, &claims.AskError{Lookup: *inFlight, Err: fmt.Errorf("no answer before the render's %s were over", timeout)}
 		}
 		return claims.Rendered{}, false, claims.ChartErrorf("its templates took longer than %s", timeout)
-	case <-ctx.Done():
-		cancelAsk()
-		c.kill()
-		<-done
-		return claims.Rendered{}, false, ctx.Err()
+	}
+	for {
+		select {
+		case at := <-pause:
+			// The answer came: its wait to be received is not the
+			// render's time.
+			timer.Stop()
+			if left -= at.Sub(since); left <= 0 {
+				return timedOut()
+			}
+			pausedAt = time.Now()
+		case <-resume:
+			since = time.Now()
+			waited += since.Sub(pausedAt)
+			pausedAt = time.Time{}
+			timer.Reset(left)
+		case res := <-done:
+			var asked *claims.AskError
+			var waiting *receiveError
+			switch {
+			case errors.As(res.err, &waiting):
+				return claims.Rendered{}, false, waiting.err
+			case errors.As(res.err, &asked):
+				return claims.Rendered{}, false, asked
+			case res.err != nil && !res.acked:
+				return claims.Rendered{}, false, &earlyError{why: c.death(res.err)}
+			case res.err != nil:
+				why := c.death(res.err)
+				if c.stderr.runtimeFailure() {
+					return claims.Rendered{}, false, claims.ChartErrorf("the renderer process died rendering it (%s)", why)
+				}
+				return claims.Rendered{}, false, fmt.Errorf("the chart renderer failed while rendering (%s)", why)
+			case res.a.ChartError != "":
+				return claims.Rendered{}, !res.a.Retire, &claims.ChartError{Reason: res.a.ChartError, Lookups: x.asked()}
+			case res.a.Rendered == nil:
+				return claims.Rendered{}, false, errors.New("the chart renderer answered neither a rendering nor an error")
+			case res.a.Rendered.Asked != (ask.asking != nil) || (res.a.Rendered.Asked && res.a.Rendered.Found != nil):
+				return claims.Rendered{}, false, fmt.Errorf("the chart renderer answered a rendering whose lookups were asked (%v), or that holds a second render (%v), for a request that asked them (%v)", res.a.Rendered.Asked, res.a.Rendered.Found != nil, ask.asking != nil)
+			}
+			r := *res.a.Rendered
+			if r.Asked {
+				x.answered(&r)
+			}
+			// A rendering whose second render was abandoned retires its
+			// child too (claims.Rendered.Abandoned).
+			return r, !res.a.Retire, nil
+		case <-timer.C:
+			return timedOut()
+		case <-ctx.Done():
+			cancelAsk()
+			c.kill()
+			<-done
+			return claims.Rendered{}, false, ctx.Err()
+		}
 	}
 }
 
@@ -809,11 +898,26 @@ func readAnswer(r io.Reader, limit int) (answer, error) {
 	return a, err
 }
 
+// announced is the size of the files a lists, together (at most
+// claims.MaxRendered+1: a list past the bound is refused as it is
+// read).
+func announced(a *answer) int64 {
+	var n int64
+	for _, f := range a.Files {
+		n += int64(max(f.Size, 0))
+		if n > claims.MaxRendered {
+			return claims.MaxRendered + 1
+		}
+	}
+	return n
+}
+
 // readFiles reads the frames of the files a's rendering lists into
 // its Files (and its Found render's): each into a buffer of the size
 // announced, the sizes held to claims.MaxRendered together (the
-// renderer's own bound on both renders) before any is read.
-func readFiles(r io.Reader, a *answer) error {
+// renderer's own bound on both renders) before any is read. It adds the
+// bytes it read to received.
+func readFiles(r io.Reader, a *answer, received *atomic.Int64) error {
 	if len(a.Files) == 0 {
 		if a.Rendered != nil && a.Rendered.Files == nil {
 			a.Rendered.Files = map[string][]byte{}
@@ -856,6 +960,7 @@ func readFiles(r io.Reader, a *answer) error {
 			return fmt.Errorf("the rendered file %s is %d bytes, not the %d it listed", facts.Quote(f.Name), len(b), f.Size)
 		}
 		into[f.Name] = b
+		received.Add(int64(len(b)))
 	}
 	a.Files = nil
 	return nil
