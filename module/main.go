@@ -94,16 +94,32 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 		defer backstop(ctx, t, out, invocation, os.Exit)()
 		stdout = out
 	}
-	if name == modBarrier {
-		return wait(ctx, inv, invocation, stdout)
+	h, ok := handlers[name]
+	if !ok { // specs and handlers agree (TestEveryModuleHasAHandler)
+		_ = ansible.Fail(stdout, fmt.Sprintf("this binary has no handler for the module %s", name), map[string]any{"invocation": invocation})
+		return 1
 	}
-	if name == modCache {
-		return warm(ctx, inv, invocation, stdout)
-	}
-	if name == modCatalog {
-		return info(ctx, inv, invocation, stdout)
-	}
-	return plan(ctx, inv, raw, invocation, stdout)
+	return h(ctx, moduleCall{inv: inv, raw: raw, invocation: invocation, stdout: stdout})
+}
+
+// moduleCall is one run of a module, validated: its invocation, the arguments
+// as Ansible gave them (raw), what its result says it was called with
+// (invocation), and where its result goes.
+type moduleCall struct {
+	inv        *ansible.Invocation
+	raw        map[string]any
+	invocation map[string]any
+	stdout     io.Writer
+}
+
+// handlers are the modules this binary implements, by name, each with
+// the function that runs it: one row per module, as specs declares one
+// spec per module (TestEveryModuleHasAHandler).
+var handlers = map[string]func(context.Context, moduleCall) int{
+	modPlan:    func(ctx context.Context, c moduleCall) int { return plan(ctx, c.inv, c.raw, c.invocation, c.stdout) },
+	modBarrier: func(ctx context.Context, c moduleCall) int { return wait(ctx, c.inv, c.invocation, c.stdout) },
+	modCache:   func(ctx context.Context, c moduleCall) int { return warm(ctx, c.inv, c.invocation, c.stdout) },
+	modCatalog: func(ctx context.Context, c moduleCall) int { return catalog(ctx, c.inv, c.invocation, c.stdout) },
 }
 
 // connect bounds the call by the module's timeout and reaches the daemon.
@@ -287,9 +303,9 @@ func warm(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	return 0
 }
 
-// info runs zarf_bundle_catalog: the catalog of a directory. It only reads,
+// catalog runs zarf_bundle_catalog: the catalog of a directory. It only reads,
 // so check mode changes nothing and it never reports a change.
-func info(ctx context.Context, inv *ansible.Invocation, invocation map[string]any, stdout io.Writer) int {
+func catalog(ctx context.Context, inv *ansible.Invocation, invocation map[string]any, stdout io.Writer) int {
 	args := inv.Params
 	fail := func(format string, a ...any) int {
 		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
