@@ -348,6 +348,16 @@ func (l *lane) Yield(ctx context.Context) error {
 	return l.takeRead(ctx)
 }
 
+// Aside runs fn without the read right, which it gives back first and
+// takes again after (waiting its turn, until ctx ends): the cutting of
+// a file into documents, which holds nothing another flow shares. The
+// outputs' share (Outputs) bounds what is so cut at once.
+func (l *lane) Aside(ctx context.Context, fn func()) error {
+	l.giveRead()
+	fn()
+	return l.takeRead(ctx)
+}
+
 // takeRead waits (until ctx ends) for the read right.
 func (l *lane) takeRead(ctx context.Context) error {
 	if err := l.right.b.read.acquire(ctx, l.right.flow, 1); err != nil {

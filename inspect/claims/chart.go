@@ -269,6 +269,12 @@ type Lane interface {
 	// to it and comes back, so a long reading delays another flow's by
 	// one document, not by a file. It fails only when ctx ends.
 	Yield(ctx context.Context) error
+	// Aside runs fn, work of a Read or a Manifest that needs no shared
+	// right (cutting a file into its documents), with the right they
+	// hold given back meanwhile and taken again after: a reading of
+	// 15 MiB spent more than a second cutting it, and another flow
+	// waited that long. It fails only when ctx ends (fn has run).
+	Aside(ctx context.Context, fn func()) error
 }
 
 // Receiver is a Lane that bounds what charts rendered and this process

@@ -172,6 +172,10 @@ type binding struct {
 type collector struct {
 	claims facts.Claims
 	charts Renderer
+	// aside runs the cutting of a manifest into documents while a
+	// reading holds the lane's read right, with the right given back
+	// meanwhile (Lane.Aside); nil: in place.
+	aside func(fn func()) error
 	// between is called between the documents of a manifest while a
 	// Lane's reading runs (its Yield), nil otherwise.
 	between func() error
@@ -366,7 +370,7 @@ func (c *collector) manifest(component, file, defaultNS string, b []byte, crds b
 	if crds {
 		split = kubeDocuments
 	}
-	objs, err := decodeObjects(b, split, c.between)
+	objs, err := decodeObjects(b, c.cut(split), c.between)
 	var stop *stopped
 	if errors.As(err, &stop) {
 		return stop.err
@@ -755,8 +759,33 @@ func (c *collector) yielding(lane Lane, fn func(ctx context.Context) error) func
 			c.waited(time.Since(start)) // another flow's turn
 			return err
 		}
-		defer func() { c.between = nil }()
+		c.aside = func(fn func()) error {
+			var cut time.Time
+			err := lane.Aside(ctx, func() {
+				fn()
+				cut = time.Now()
+			})
+			// What the cutting took is the archive's own work; its wait
+			// for the read right again is not.
+			c.waited(time.Since(cut))
+			return err
+		}
+		defer func() { c.between, c.aside = nil, nil }()
 		return fn(ctx)
+	}
+}
+
+// cut is split run aside (without the read right, c.aside) when a
+// reading holds it.
+func (c *collector) cut(split splitter) splitter {
+	if c.aside == nil {
+		return split
+	}
+	return func(b []byte) (docs []string, err error) {
+		if aerr := c.aside(func() { docs, err = split(b) }); aerr != nil {
+			return nil, &stopped{aerr}
+		}
+		return docs, err
 	}
 }
 

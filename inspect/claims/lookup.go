@@ -183,7 +183,7 @@ func (c *collector) budgetCut() string {
 func (c *collector) renderClaims(component, file, namespace string, files map[string][]byte) (facts.Claims, bool) {
 	// Its reading yields as the chart's does (between): a stop (the
 	// read's context ended) is the read's, which fails after it.
-	sub := &collector{crdScope: maps.Clone(c.crdScope), roles: maps.Clone(c.roles), renderBy: c.renderBy, between: c.between}
+	sub := &collector{crdScope: maps.Clone(c.crdScope), roles: maps.Clone(c.roles), renderBy: c.renderBy, between: c.between, aside: c.aside}
 	if namespace != "" {
 		// Its release's namespace, written whatever it renders.
 		sub.writes(namespace, facts.Origin{Component: text(component), File: text(file)})
