@@ -16,17 +16,7 @@ import (
 
 // sizableChart renders 1,000 ConfigMaps of about a kilobyte each (about
 // 1 MiB) into the namespace demo, within a second.
-const sizableChart = `{{- range until 1000 }}
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: cm-{{ . }}
-  namespace: demo
-data:
-  k: {{ repeat 1000 "x" }}
-{{- end }}
-`
+var sizableChart = rendertest.ConfigMaps(1000, 1000, "demo")
 
 // oneChart is a package of one component with one chart, and its
 // component's files, the chart rendering template.

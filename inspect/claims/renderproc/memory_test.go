@@ -16,6 +16,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
 )
 
 // measured is what a renderMeasured helper says of its render.
@@ -112,16 +113,7 @@ func TestARenderPastItsMemoryFailsNamingTheBound(t *testing.T) {
 // copied to bytes, then base64 in a JSON answer of 21 MB, and the 20
 // MiB of its program its libraries' initialisation touched.
 func TestAChartRenderingAlmostMaxRenderedFitsItsRenderer(t *testing.T) {
-	m := measure(t, `{{- range until 5000 }}
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: cm-{{ . }}
-data:
-  k: {{ repeat 3100 "x" }}
-{{- end }}
-`)
+	m := measure(t, rendertest.ConfigMaps(5000, 3100, ""))
 	t.Logf("rendered %d bytes; the renderer peaked at %d MiB", m.Bytes, m.PeakKiB>>10)
 	if m.Reason != "" || m.Failed != "" || m.Files != 1 || m.Bytes < 15<<20 || m.Bytes > claims.MaxRendered {
 		t.Fatalf("a chart rendering %d bytes: %+v", m.Bytes, m)

@@ -9,21 +9,13 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
 // sizable renders 1,000 ConfigMaps of about a kilobyte each: about
 // 1 MiB, within a second.
-const sizable = `{{- range until 1000 }}
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: cm-{{ . }}
-data:
-  k: {{ repeat 1000 "x" }}
-{{- end }}
-`
+var sizable = rendertest.ConfigMaps(1000, 1000, "")
 
 // holding is a wait before a rendering is received
 // (claims.WithReceive) that says when it is called, with the size it is

@@ -37,20 +37,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
 )
 
 // A chart of one template: 5,000 ConfigMaps of about 3 KB (15 MiB).
-const big = `{{- range until 5000 }}
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: cm-{{ . }}
-data:
-  k: {{ repeat 3100 "x" }}
-{{- end }}
-`
+var big = rendertest.ConfigMaps(5000, 3100, "")
 
 // A template that holds 1 MB strings until it is stopped.
 const runaway = `{{- $l := list }}{{- range until 100000 }}{{ $l = append $l (repeat 10000 (repeat 100 "x")) }}{{- end }}

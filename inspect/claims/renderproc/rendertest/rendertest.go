@@ -76,3 +76,15 @@ func Chart(t testing.TB, files map[string]string) []byte {
 	}
 	return buf.Bytes()
 }
+
+// ConfigMaps is a chart template that renders n ConfigMaps (in
+// namespace, or none when it is ""), each holding one key of size bytes:
+// an output of about n*(size+80) bytes from a template of a few lines,
+// for tests and benchmarks of what rendering and reading it cost.
+func ConfigMaps(n, size int, namespace string) string {
+	ns := ""
+	if namespace != "" {
+		ns = "\n  namespace: " + namespace
+	}
+	return fmt.Sprintf("{{- range until %d }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{{ . }}%s\ndata:\n  k: {{ repeat %d \"x\" }}\n{{- end }}\n", n, ns, size)
+}
