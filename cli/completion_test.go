@@ -154,7 +154,10 @@ func TestCompletionOfPackageNamesIsBounded(t *testing.T) {
 	defer func(d time.Duration) { completionTimeout = d }(completionTimeout)
 	completionTimeout = 200 * time.Millisecond
 	t.Setenv("ZARF_PLANNER_CACHE_DIR", filepath.Join(t.TempDir(), "cache"))
-	slow := slowBundle(t, 2)
+	// Eight archives of 96 MiB of holes: read in 0.19 s on an idle
+	// 2-core machine when there were two (the bound then did not show),
+	// so four times as many, well past the bound, which ends the read.
+	slow := slowBundle(t, 8)
 	for _, dir := range []string{filepath.Join(t.TempDir(), "missing"), slow} {
 		start := time.Now()
 		code, out, stderr := run(t, cobraComplete, "plan", dir, "--exclude", "")
