@@ -72,7 +72,8 @@ type Budget struct {
 // chart's output (cert-manager's is about 1 MiB, a chart of
 // Prometheus' CRDs a few) is received beside another request's output
 // being read, and waits for one document of its reading; only an output
-// that does not fit beside another (two past 8 MiB) waits in its
+// that does not fit beside another (the two past 24 MiB together: two
+// past 12 MiB, or one past 8 MiB beside one at the bound) waits in its
 // renderer for that one to be read whole.
 const Outputs = claims.MaxRendered + 8<<20
 

@@ -65,9 +65,10 @@ func looping(n int) string {
 	return fmt.Sprintf("# %d\n{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}", n)
 }
 
-// bigOutput is a chart template that renders about 13 MiB of ConfigMaps
-// of many keys each (within claims.MaxRendered, 16 MiB, and the 5,000
-// objects one file may hold), from a chart archive of a kilobyte.
+// bigOutput is a chart template that renders about 13.5 MiB of
+// ConfigMaps of many keys each (within claims.MaxRendered, 16 MiB, and
+// the 5,000 objects one file may hold; two of them more than
+// inspect.Outputs, 24 MiB), from a chart archive of a kilobyte.
 const bigOutput = `{{- range $i := until 4900 }}
 ---
 apiVersion: v1
@@ -76,7 +77,7 @@ metadata:
   name: big-{{ $i }}
   namespace: demo
 data:
-{{- range $k := until 75 }}
+{{- range $k := until 85 }}
   key-{{ $k }}: value-{{ $i }}-{{ $k }}-xxxxxxxx
 {{- end }}
 {{- end }}
