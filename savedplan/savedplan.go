@@ -21,7 +21,6 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
-	"github.com/colonel-byte/zarf-planner/planner/rbac"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
@@ -543,7 +542,7 @@ func compareRoles(where string, saved, now *facts.Cluster) []string {
 }
 
 func sameRole(a, b facts.ClusterRole) bool {
-	return slices.Equal(a.Labels, b.Labels) && a.Aggregates == b.Aggregates && slices.Equal(a.Selectors, b.Selectors) && slices.EqualFunc(a.Rules, b.Rules, rbac.Equal)
+	return slices.Equal(a.Labels, b.Labels) && a.Aggregates == b.Aggregates && slices.Equal(a.Selectors, b.Selectors) && slices.EqualFunc(a.Rules, b.Rules, facts.Rule.Equal)
 }
 
 func health(p facts.InstalledPackage) string {

@@ -38,6 +38,9 @@ type Package struct {
 	// Deps are every project package it depends on, directly or not,
 	// relative, sorted.
 	Deps []string
+	// Kubernetes are the Kubernetes packages (k8s.io/..., sigs.k8s.io/...)
+	// it depends on, directly or not, sorted.
+	Kubernetes []string
 	// Opens are the calls of functions that open a file by its path in
 	// its Go files (not its tests), as "FUNC: PKG.NAME" (opensIn).
 	Opens []string
@@ -80,7 +83,7 @@ func Load(root string) ([]Package, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		pkgs = append(pkgs, Package{Path: path, Imports: project(l.Imports), Deps: project(l.Deps), Opens: opens})
+		pkgs = append(pkgs, Package{Path: path, Imports: project(l.Imports), Deps: project(l.Deps), Kubernetes: kubernetes(l.Deps), Opens: opens})
 	}
 	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].Path < pkgs[j].Path })
 	return pkgs, nil
@@ -94,6 +97,18 @@ func relative(importPath string) (string, bool) {
 	}
 	rest, ok := strings.CutPrefix(importPath, Module+"/")
 	return rest, ok
+}
+
+// kubernetes keeps the Kubernetes packages of paths, sorted.
+func kubernetes(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if strings.HasPrefix(p, "k8s.io/") || strings.HasPrefix(p, "sigs.k8s.io/") {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // project keeps the module's own packages of paths, relative and sorted.

@@ -76,7 +76,9 @@ func TestSupport(path string) bool {
 //   - a package under planner/ imports no project package outside planner/;
 //   - no product package imports test support;
 //   - nothing under module/ depends, directly or not, on the daemon's
-//     server or on inspect;
+//     server or on inspect, or on any Kubernetes package (the module's
+//     binary is copied to every managed host and decodes no cluster
+//     object);
 //   - the daemon (daemon/server and every package it depends on) depends
 //     on neither the caller's door (carry) nor the caller, and opens a
 //     file by its path only where daemonOpens says, each with why: every
@@ -120,6 +122,9 @@ func Violations(pkgs []Package) []string {
 			if under(dep, "daemon/server") || under(dep, "inspect") {
 				out = append(out, fmt.Sprintf("%s depends on %s: module/ depends on neither the daemon's server nor inspect", p.Path, dep))
 			}
+		}
+		if len(p.Kubernetes) > 0 {
+			out = append(out, fmt.Sprintf("%s depends on %s: module/ depends on no Kubernetes package", p.Path, strings.Join(p.Kubernetes, ", ")))
 		}
 	}
 	return out

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
-	"github.com/colonel-byte/zarf-planner/planner/rbac"
 )
 
 // A ClusterRole of the package that aggregates others is bound with the
@@ -50,7 +49,7 @@ subjects: [{kind: ServiceAccount, name: sa, namespace: ns}]
 	}
 	b := c.Claims.ClusterRBAC[0]
 	want := []facts.Rule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}, {APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}}}
-	if !slices.EqualFunc(b.Rules, want, rbac.Equal) || !slices.Equal(b.Aggregated, []string{"part-one", "part-two"}) || b.Wildcard || b.Cluster != "" {
+	if !slices.EqualFunc(b.Rules, want, facts.Rule.Equal) || !slices.Equal(b.Aggregated, []string{"part-one", "part-two"}) || b.Wildcard || b.Cluster != "" {
 		t.Errorf("binding %+v; want the rules of part-one and part-two, no wildcard, no cluster", b)
 	}
 	var unknown bool

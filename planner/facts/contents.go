@@ -2,6 +2,7 @@ package facts
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -285,6 +286,13 @@ type Rule struct {
 	ResourceNames   []string `json:"resource_names,omitempty"`
 	NonResourceURLs []string `json:"non_resource_urls,omitempty"`
 	Verbs           []string `json:"verbs"`
+}
+
+// Equal says r and o are the same rule, as the aggregation controller
+// compares them (an empty list and none alike).
+func (r Rule) Equal(o Rule) bool {
+	return slices.Equal(r.APIGroups, o.APIGroups) && slices.Equal(r.Resources, o.Resources) && slices.Equal(r.ResourceNames, o.ResourceNames) &&
+		slices.Equal(r.NonResourceURLs, o.NonResourceURLs) && slices.Equal(r.Verbs, o.Verbs)
 }
 
 // Wildcard says the rule grants "*" somewhere.

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Everything the planner names comes from archives made outside the
@@ -91,16 +89,16 @@ func checkGroupKind(s string) error {
 // checkSubdomain reports why s is not a DNS subdomain (a CRD or storage
 // class name).
 func checkSubdomain(what, s string) error {
-	if errs := validation.IsDNS1123Subdomain(s); len(errs) > 0 {
-		return fmt.Errorf("%s is not a %s name: %s", Quote(s), what, errs[0])
+	if why := dnsSubdomain(s); why != "" {
+		return fmt.Errorf("%s is not a %s name: %s", Quote(s), what, why)
 	}
 	return nil
 }
 
 // checkLabel reports why s is not a DNS label (a namespace name).
 func checkLabel(what, s string) error {
-	if errs := validation.IsDNS1123Label(s); len(errs) > 0 {
-		return fmt.Errorf("%s is not a %s name: %s", Quote(s), what, errs[0])
+	if why := dnsLabel(s); why != "" {
+		return fmt.Errorf("%s is not a %s name: %s", Quote(s), what, why)
 	}
 	return nil
 }

@@ -38,13 +38,6 @@ const (
 // ErrBudget says a universe read as many rules as Budget allows.
 var ErrBudget = fmt.Errorf("settling them reads more than %d rules", Budget)
 
-// Equal says a and b are the same rule, as the controller compares them
-// (an empty list and none alike).
-func Equal(a, b facts.Rule) bool {
-	return slices.Equal(a.APIGroups, b.APIGroups) && slices.Equal(a.Resources, b.Resources) && slices.Equal(a.ResourceNames, b.ResourceNames) &&
-		slices.Equal(a.NonResourceURLs, b.NonResourceURLs) && slices.Equal(a.Verbs, b.Verbs)
-}
-
 // Set reads a role's labels ("key=value") as a label set.
 func Set(ls []string) labels.Set {
 	set := labels.Set{}
@@ -230,7 +223,7 @@ func (u *Universe) picked(i int) ([]int, error) {
 }
 
 // ruleKey is a rule as one string: two rules have the same key when
-// Equal says they are the same.
+// facts.Rule.Equal says they are the same.
 func ruleKey(r facts.Rule) string {
 	var b strings.Builder
 	for _, l := range [][]string{r.APIGroups, r.Resources, r.ResourceNames, r.NonResourceURLs, r.Verbs} {
