@@ -13,8 +13,8 @@ import (
 	"github.com/colonel-byte/zarf-planner/planner/options"
 )
 
-// Wait is a barrier to wait for, as a front end parsed it.
-type Wait struct {
+// Barrier is a barrier to wait for, as a front end parsed it.
+type Barrier struct {
 	// Barrier is a plan item's barrier (any value that encodes to its
 	// JSON), or nil.
 	Barrier any
@@ -28,12 +28,12 @@ type Wait struct {
 	Timeout time.Duration
 }
 
-// Request is the wire request of the wait: the barrier and checks as
+// Request is the wire request of the barrier: the barrier and checks as
 // JSON, the caller's cluster, the timeout in seconds.
-func (w Wait) Request() (*contract.WaitRequest, error) {
+func (w Barrier) Request() (*contract.BarrierRequest, error) {
 	// Whole seconds, rounded up: the one conversion (options.WholeSeconds).
 	// None given (zero) is the daemon's default.
-	req := &contract.WaitRequest{}
+	req := &contract.BarrierRequest{}
 	if w.Timeout != 0 {
 		secs, err := options.WholeSeconds(w.Timeout)
 		if err != nil {
@@ -56,16 +56,17 @@ func (w Wait) Request() (*contract.WaitRequest, error) {
 	return req, nil
 }
 
-// Warm is a cache warm-up (or forgetting) of directories, as a front end
-// parsed it.
-type Warm struct {
+// Cache is a cache warm-up (or forgetting) of directories, as a front
+// end parsed it.
+type Cache struct {
 	Paths []string
 	// CacheDir is the cache directory, "" for the daemon's default.
 	CacheDir string
 	// Prune also forgets cached archives no longer in the directories.
 	Prune bool
-	// Check reports what would change and writes nothing.
-	Check bool
+	// DryRun reports what would change and writes nothing (the CLI's
+	// --dry-run, Ansible's check mode).
+	DryRun bool
 	// Forget forgets the directories' archives instead of caching them.
 	Forget bool
 	// Registry is how the registry of a registry source is reached.
@@ -74,8 +75,8 @@ type Warm struct {
 
 // Request is the wire request of the warm-up, every path made absolute
 // against the caller's working directory.
-func (w Warm) Request() (*contract.WarmRequest, error) {
-	req := &contract.WarmRequest{Prune: w.Prune, CheckMode: w.Check, Forget: w.Forget, Registry: w.Registry}
+func (w Cache) Request() (*contract.CacheRequest, error) {
+	req := &contract.CacheRequest{Prune: w.Prune, CheckMode: w.DryRun, Forget: w.Forget, Registry: w.Registry}
 	for _, p := range w.Paths {
 		abs, err := Source(p)
 		if err != nil {
@@ -93,29 +94,20 @@ func (w Warm) Request() (*contract.WarmRequest, error) {
 	return req, nil
 }
 
-// Inspect is an inspection or a catalog of a directory, as a front end
-// parsed it.
+// Inspect is an inspection of a directory, as a front end parsed it.
 type Inspect struct {
 	Path  string
 	Cache options.Cache
-	// Catalog asks for the catalog instead of the inspection; Markdown
-	// adds the catalog as Markdown; PublicKey checks every signature
-	// with that key.
-	Catalog   bool
-	Markdown  bool
-	PublicKey string
 	// Registry is how the registry of a registry source is reached.
 	Registry contract.RegistryAccess
 	// Sources are more sources after Path, read with it as one.
 	Sources []string
-	// Prerequisites are the operator's documents the catalog shows.
-	Prerequisites string
 }
 
 // Request is the wire request of the inspection, every path made
 // absolute against the caller's working directory.
 func (in Inspect) Request() (*contract.InspectRequest, error) {
-	req := &contract.InspectRequest{UseCache: in.Cache.UseCache, Catalog: in.Catalog, Markdown: in.Markdown, Registry: in.Registry}
+	req := &contract.InspectRequest{UseCache: in.Cache.UseCache, Registry: in.Registry}
 	var err error
 	if req.Path, err = Source(in.Path); err != nil {
 		return nil, err
@@ -130,18 +122,40 @@ func (in Inspect) Request() (*contract.InspectRequest, error) {
 	if req.CacheDir, err = absolute(in.Cache.CacheDir); err != nil {
 		return nil, err
 	}
-	if req.PublicKey, err = absolute(in.PublicKey); err != nil {
-		return nil, err
-	}
-	if req.Prerequisites, err = absolute(in.Prerequisites); err != nil {
-		return nil, err
-	}
-	// The key and the documents are read here, as this caller, and sent
-	// as bytes (package carry).
-	req.Carried = carry.Files(options.CarriedFiles(options.Read{PublicKey: req.PublicKey, Prerequisites: req.Prerequisites}))
 	if req.Registry, err = registryAccess(in.Registry, append([]string{req.Path}, req.Sources...)...); err != nil {
 		return nil, err
 	}
+	return req, nil
+}
+
+// Catalog is a catalog of a directory, as a front end parsed it: the
+// directory read as an inspection reads it, and how to show it.
+type Catalog struct {
+	Inspect
+	// Markdown adds the catalog as Markdown; PublicKey checks every
+	// signature with that key.
+	Markdown  bool
+	PublicKey string
+	// Prerequisites are the operator's documents the catalog shows.
+	Prerequisites string
+}
+
+// Request is the wire request of the catalog, every path made absolute
+// against the caller's working directory, and the files it names read
+// here, as this caller (package carry).
+func (c Catalog) Request() (*contract.CatalogRequest, error) {
+	in, err := c.Inspect.Request()
+	if err != nil {
+		return nil, err
+	}
+	req := &contract.CatalogRequest{InspectRequest: *in, Markdown: c.Markdown}
+	if req.PublicKey, err = absolute(c.PublicKey); err != nil {
+		return nil, err
+	}
+	if req.Prerequisites, err = absolute(c.Prerequisites); err != nil {
+		return nil, err
+	}
+	req.Carried = carry.Files(options.CarriedFiles(options.Read{PublicKey: req.PublicKey, Prerequisites: req.Prerequisites}))
 	return req, nil
 }
 

@@ -32,7 +32,7 @@ func newCacheWarm() *cobra.Command {
 	var o options.Cache
 	var read options.Read
 	var stateDir string
-	var prune, check bool
+	var prune, dryRun bool
 	var output string
 	cmd := &cobra.Command{
 		Use:   "warm DIR|oci://HOST/NAMESPACE...",
@@ -52,7 +52,7 @@ func newCacheWarm() *cobra.Command {
 			if output != "json" && output != "text" {
 				return &UsageError{fmt.Errorf("-o must be json or text, not %q", output)}
 			}
-			req, err := caller.Warm{Paths: args, CacheDir: o.CacheDir, Prune: prune, Check: check, Registry: contract.RegistryAccessOf(read, options.CLICaller)}.Request()
+			req, err := caller.Cache{Paths: args, CacheDir: o.CacheDir, Prune: prune, DryRun: dryRun, Registry: contract.RegistryAccessOf(read, options.CLICaller)}.Request()
 			if err != nil {
 				return err
 			}
@@ -61,7 +61,7 @@ func newCacheWarm() *cobra.Command {
 				return err
 			}
 			defer b.close()
-			resp, err := b.CacheWarm(cmd.Context(), req)
+			resp, err := b.Cache(cmd.Context(), req)
 			if err != nil {
 				return fmt.Errorf("warming in %s: %w", b.who, err)
 			}
@@ -79,7 +79,7 @@ func newCacheWarm() *cobra.Command {
 				return err
 			}
 			verb := "added"
-			if check {
+			if dryRun {
 				verb = "would add"
 			}
 			fmt.Fprintf(out, "%s %d, removed %d, unchanged %d; the cache holds %d archives (%s)\n", verb, len(w.Added), len(w.Removed), w.Unchanged, w.Cache.Entries, w.Cache.Dir)
@@ -94,7 +94,11 @@ func newCacheWarm() *cobra.Command {
 	bind(cmd.Flags(), &read, "plain_http", "insecure_skip_tls_verify", "registry_ca_file", "registry_timeout", "render_budget", "read_budget")
 	registerStateDir(cmd, &stateDir)
 	cmd.Flags().BoolVar(&prune, "prune", false, "also forget cached archives that are no longer in the directories (or no longer listed under a registry namespace)")
-	cmd.Flags().BoolVar(&check, "check", false, "report what would change; write nothing")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would change; write nothing")
+	// --check, the former spelling: --check is a barrier's check.
+	former := cmd.Flags().VarPF((*boolValue)(&dryRun), "check", "", "report what would change; write nothing")
+	former.NoOptDefVal, former.Hidden = "true", true
+	former.Annotations = map[string][]string{aliasOf: {"--dry-run"}}
 	formatFlag(cmd.Flags(), &output, cacheOutputs, "", nil)
 	return cmd
 }
@@ -131,11 +135,11 @@ func newCacheStats() *cobra.Command {
 				}
 				fmt.Fprintf(out, "daemon pid %d: %d archives read in full, %d answered by stat from the cache, %d found in the cache by content\n", st.Pid, st.ArchivesRead, st.CacheHits, st.ContentHits)
 			}
-			req, err := caller.Warm{CacheDir: o.CacheDir, Check: true}.Request()
+			req, err := caller.Cache{CacheDir: o.CacheDir, DryRun: true}.Request()
 			if err != nil {
 				return err
 			}
-			resp, err := b.CacheWarm(cmd.Context(), req)
+			resp, err := b.Cache(cmd.Context(), req)
 			if err != nil {
 				return fmt.Errorf("reading the cache in %s: %w", b.who, err)
 			}

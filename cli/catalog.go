@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -46,12 +47,14 @@ of the documents of the archives they apply to.`,
 					return err
 				}
 			}
-			req, err := caller.Inspect{Path: args[0], Cache: o, Catalog: true, PublicKey: read.PublicKey, Registry: contract.RegistryAccessOf(read, options.CLICaller), Sources: args[1:],
-				Prerequisites: read.Prerequisites}.Request()
+			req, err := caller.Catalog{Inspect: caller.Inspect{Path: args[0], Cache: o, Registry: contract.RegistryAccessOf(read, options.CLICaller), Sources: args[1:]},
+				PublicKey: read.PublicKey, Prerequisites: read.Prerequisites}.Request()
 			if err != nil {
 				return err
 			}
-			resp, err := inspectIn(cmd, stateDir, req, "cataloguing")
+			resp, err := inspectIn(cmd, stateDir, req.Path, true, "cataloguing", func(ctx context.Context, p contract.Planner) (*contract.Document, error) {
+				return p.Catalog(ctx, req)
+			})
 			if err != nil {
 				return err
 			}

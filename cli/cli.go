@@ -127,7 +127,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
 	root.Version = versionLine()
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newInspect(), newCatalog(), newPlan(), newVerifyPlan(), newApprove(), newDeployReport(), newFleetReport(), newWhy(), newGraph(), newSnapshot(), newKubeconfig(), newWait(), newCache(), newServe(), newDaemon(), newVersion())
+	root.AddCommand(newInspect(), newCatalog(), newPlan(), newVerifyPlan(), newApprove(), newDeployReport(), newFleetReport(), newWhy(), newGraph(), newSnapshot(), newKubeconfig(), newBarrier(), newFormerWait(), newCache(), newServe(), newDaemon(), newVersion())
 	completeValues(root)
 	return root
 }

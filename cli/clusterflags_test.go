@@ -65,8 +65,8 @@ func TestAKubeconfigListIsMergedAsKubectlMergesIt(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitOK || doc.Failed || len(doc.Packages) == 0 {
 		t.Fatalf("plan --mode cluster --context prod with KUBECONFIG of two files: exit %d, failed %v (%v)\n%s%s", code, doc.Failed, err, out, stderr)
 	}
-	if code, out, stderr := run(t, "wait", "--context", "prod", "--check", "kind=namespace,name=default", "--timeout", "30s"); code != ExitOK {
-		t.Errorf("wait --context prod: exit %d\n%s%s", code, out, stderr)
+	if code, out, stderr := run(t, "barrier", "--context", "prod", "--check", "kind=namespace,name=default", "--timeout", "30s"); code != ExitOK {
+		t.Errorf("barrier --context prod: exit %d\n%s%s", code, out, stderr)
 	}
 	if code, out, stderr := run(t, "snapshot", "--context", "prod", "-o", "json"); code != ExitOK || !strings.Contains(out, `"prod"`) {
 		t.Errorf("snapshot --context prod: exit %d\n%s%s", code, out, stderr)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -34,7 +35,9 @@ func newInspect() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			resp, err := inspectIn(cmd, stateDir, req, "inspecting")
+			resp, err := inspectIn(cmd, stateDir, req.Path, false, "inspecting", func(ctx context.Context, p contract.Planner) (*contract.Document, error) {
+				return p.Inspect(ctx, req)
+			})
 			if err != nil {
 				return err
 			}
@@ -59,12 +62,12 @@ func newInspect() *cobra.Command {
 }
 
 // inspectIn asks the backend (the daemon, else a server in this process)
-// for the document req asks for; doing names the work in an error
-// ("inspecting", "cataloguing"). A catalog draws how far its read has
-// come on a terminal (readingLine).
-func inspectIn(cmd *cobra.Command, stateDir string, req *contract.InspectRequest, doing string) (*contract.Document, error) {
+// for the document of path that ask asks for; doing names the work in
+// an error ("inspecting", "cataloguing"). With progress (a catalog) it
+// draws how far its read has come on a terminal (readingLine).
+func inspectIn(cmd *cobra.Command, stateDir, path string, progress bool, doing string, ask func(context.Context, contract.Planner) (*contract.Document, error)) (*contract.Document, error) {
 	var line *readingLine
-	if req.Catalog {
+	if progress {
 		line = newReadingLine(cmd.ErrOrStderr())
 	}
 	b, err := openBackendWith(cmd, stateDir, line)
@@ -72,8 +75,8 @@ func inspectIn(cmd *cobra.Command, stateDir string, req *contract.InspectRequest
 		return nil, err
 	}
 	defer b.close()
-	line.watch(cmd.Context(), b.Status, req.Path)
-	resp, err := b.Inspect(cmd.Context(), req)
+	line.watch(cmd.Context(), b.Status, path)
+	resp, err := ask(cmd.Context(), b.Planner)
 	line.end()
 	if err != nil {
 		return nil, fmt.Errorf("%s in %s: %w", doing, b.who, err)

@@ -161,7 +161,7 @@ func TestARegistryIsInspectedCataloguedAndWarmedAsItsDirectory(t *testing.T) {
 		return w
 	}
 	proxy.Reset()
-	if w := warm("--check"); len(w.Added) != 6 || w.Unchanged != 0 || proxy.Blobs.Load() != 0 || proxy.ByDigest.Load() != 0 {
+	if w := warm("--dry-run"); len(w.Added) != 6 || w.Unchanged != 0 || proxy.Blobs.Load() != 0 || proxy.ByDigest.Load() != 0 {
 		t.Fatalf("check mode: %+v, %d blobs and %d manifests by digest fetched", w, proxy.Blobs.Load(), proxy.ByDigest.Load())
 	}
 	if w := warm(); len(w.Added) != 6 || proxy.Blobs.Load() == 0 {

@@ -117,8 +117,8 @@ func TestTimeoutBoundsTheWholeCommand(t *testing.T) {
 	}
 	// wait's own --timeout is how long it waits, as before: its flag
 	// shadows the root's.
-	code, stdout, _ := run(t, "wait", "--help")
+	code, stdout, _ := run(t, "barrier", "--help")
 	if code != ExitOK || !strings.Contains(stdout, "how long to wait") || strings.Contains(stdout, "Stop the command") {
-		t.Errorf("wait --help: exit %d, %q; want wait's own --timeout alone", code, stdout)
+		t.Errorf("barrier --help: exit %d, %q; want barrier's own --timeout alone", code, stdout)
 	}
 }

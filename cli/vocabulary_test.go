@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"reflect"
 	"regexp"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/barrier"
 	"github.com/colonel-byte/zarf-planner/caller"
+	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/contract/plannerpb"
 	"github.com/colonel-byte/zarf-planner/module/ansible"
 	"github.com/colonel-byte/zarf-planner/module/specs"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -299,7 +302,7 @@ func TestVocabularyChecksHaveOneShape(t *testing.T) {
 		{Kind: "operator_condition", Name: "etcd.v1", Namespace: "olm"},
 	}
 	// The CLI.
-	wait, _, err := newRoot(io.Discard, io.Discard).Find([]string{"wait"})
+	wait, _, err := newRoot(io.Discard, io.Discard).Find([]string{"barrier"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,8 +321,9 @@ func TestVocabularyChecksHaveOneShape(t *testing.T) {
 	if err := wait.ParseFlags(args); err != nil {
 		t.Fatal(err)
 	}
-	// The CLI: what its wait sends (caller.Wait, as cli/wait.go fills it).
-	req, err := caller.Wait{Checks: *wait.Flags().Lookup("check").Value.(*checksValue).refs, Timeout: time.Second}.Request()
+	// The CLI: what its barrier sends (caller.Barrier, as cli/barrier.go
+	// fills it).
+	req, err := caller.Barrier{Checks: *wait.Flags().Lookup("check").Value.(*checksValue).refs, Timeout: time.Second}.Request()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +338,7 @@ func TestVocabularyChecksHaveOneShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The daemon (daemon/server's Wait).
+	// The daemon (daemon/server's Barrier).
 	decode := func(who string, b []byte) barrier.Barrier {
 		var got []barrier.Ref
 		if err := strictjson.Unmarshal("checks", b, &got); err != nil {
@@ -384,11 +388,13 @@ func TestVocabularyFormerSpellingsStillWork(t *testing.T) {
 	}{
 		{"graph --format", []string{"graph", "../examples/bundles/reference-stack", "--format", "dot"}, ExitOK, "digraph plan {", "--format is a former spelling and will be removed in the next release; use -o/--output"},
 		{"catalog -o table", []string{"catalog", "../examples/bundles/reference-stack", "-o", "table"}, ExitOK, "operator-cert-manager", "-o table is a former spelling and will be removed in the next release; use -o text"},
-		{"wait --crd", []string{"wait", "--crd", "x.example.com", "--timeout", "0s"}, ExitUsage, "", "--crd is a former spelling and will be removed in the next release; use --check kind=crd,name=NAME"},
-		{"wait --workload", []string{"wait", "--workload", "deployment/ns/web", "--timeout", "0s"}, ExitUsage, "", "use --check kind=deployment|statefulset|daemonset,name=NAME"},
-		{"a --check without a name", []string{"wait", "--check", "kind=crd"}, ExitUsage, "", `--check "kind=crd" is not kind=KIND,name=NAME[,namespace=NAMESPACE]`},
-		{"a --check with another key", []string{"wait", "--check", "kind=crd,name=x,ns=y"}, ExitUsage, "", `has key "ns"; use kind, name and namespace`},
-		{"a timeout that is not positive", []string{"wait", "--check", "kind=crd,name=x", "--timeout", "-1s"}, ExitUsage, "", "--timeout: timeout must be a positive duration, got -1s"},
+		{"barrier --crd", []string{"barrier", "--crd", "x.example.com", "--timeout", "0s"}, ExitUsage, "", "--crd is a former spelling and will be removed in the next release; use --check kind=crd,name=NAME"},
+		{"barrier --workload", []string{"barrier", "--workload", "deployment/ns/web", "--timeout", "0s"}, ExitUsage, "", "use --check kind=deployment|statefulset|daemonset,name=NAME"},
+		{"wait", []string{"wait", "--check", "kind=crd,name=x", "--timeout", "-1s"}, ExitUsage, "", "zarf-planner: wait is a former name and will be removed in the next release; use zarf-planner barrier"},
+		{"cache warm --check", []string{"cache", "warm", "../examples/bundles/reference-stack", "--check", "--cache-dir", t.TempDir(), "--state-dir", t.TempDir()}, ExitOK, "would add 6, removed 0", "--check is a former spelling and will be removed in the next release; use --dry-run"},
+		{"a --check without a name", []string{"barrier", "--check", "kind=crd"}, ExitUsage, "", `--check "kind=crd" is not kind=KIND,name=NAME[,namespace=NAMESPACE]`},
+		{"a --check with another key", []string{"barrier", "--check", "kind=crd,name=x,ns=y"}, ExitUsage, "", `has key "ns"; use kind, name and namespace`},
+		{"a timeout that is not positive", []string{"barrier", "--check", "kind=crd,name=x", "--timeout", "-1s"}, ExitUsage, "", "--timeout: timeout must be a positive duration, got -1s"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, stderr := run(t, tt.args...)
@@ -396,5 +402,51 @@ func TestVocabularyFormerSpellingsStillWork(t *testing.T) {
 				t.Errorf("exit %d, stdout %.200q, stderr %q; want exit %d, %q on stdout, %q on stderr", code, out, stderr, tt.wantCode, tt.stdout, tt.note)
 			}
 		})
+	}
+}
+
+// TestVocabularyOnTheWire: each call of the wire is one concept, named
+// by one word, the word of the CLI command and of the module that make
+// it: the gRPC service's methods are contract.Planner's, and each is a
+// command of the CLI (its first word the call's, lower-case) and, where
+// a module makes it, a module whose name ends in that word.
+func TestVocabularyOnTheWire(t *testing.T) {
+	calls := map[string]struct{ command, module string }{
+		"Plan":    {"plan", specs.Plan},
+		"Inspect": {"inspect", ""},
+		"Catalog": {"catalog", specs.Catalog},
+		"Cache":   {"cache warm", specs.Cache},
+		"Barrier": {"barrier", specs.Barrier},
+		"Status":  {"daemon status", ""},
+	}
+	var wire []string
+	for _, m := range plannerpb.Planner_ServiceDesc.Methods {
+		wire = append(wire, m.MethodName)
+	}
+	var planner []string
+	it := reflect.TypeFor[contract.Planner]()
+	for i := range it.NumMethod() {
+		planner = append(planner, it.Method(i).Name)
+	}
+	slices.Sort(wire)
+	if want := slices.Sorted(maps.Keys(calls)); !slices.Equal(wire, want) || !slices.Equal(planner, want) {
+		t.Fatalf("the wire's calls %v, contract.Planner's %v; want %v, one word each (docs/vocabulary.md)", wire, planner, want)
+	}
+	root := newRoot(io.Discard, io.Discard)
+	for call, c := range calls {
+		word := strings.ToLower(call)
+		cmd, rest, err := root.Find(strings.Fields(c.command))
+		if err != nil || len(rest) > 0 || cmd.Hidden || cmd.CommandPath() != "zarf-planner "+c.command {
+			t.Errorf("the call %s has no command %q of the CLI (%v)", call, c.command, err)
+		}
+		if first := strings.Fields(c.command)[0]; first != word && call != "Status" {
+			t.Errorf("the call %s is the command %q: want it named %s", call, c.command, word)
+		}
+		if c.module == "" {
+			continue
+		}
+		if _, ok := specs.All()[c.module]; !ok || !strings.HasSuffix(c.module, "_"+word) {
+			t.Errorf("the call %s is made by the module %s: want a module whose name ends in _%s", call, c.module, word)
+		}
 	}
 }

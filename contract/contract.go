@@ -20,7 +20,7 @@ import (
 
 // ProtocolVersion is bumped whenever the Planner service changes
 // incompatibly. Clients refuse a daemon of another protocol.
-const ProtocolVersion = 2
+const ProtocolVersion = 3
 
 // PluginName is the name the Planner is dispensed under.
 const PluginName = "planner"

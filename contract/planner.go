@@ -21,8 +21,9 @@ import (
 type Planner interface {
 	Plan(ctx context.Context, req *PlanRequest) (*PlanAnswer, error)
 	Inspect(ctx context.Context, req *InspectRequest) (*Document, error)
-	CacheWarm(ctx context.Context, req *WarmRequest) (*WarmAnswer, error)
-	Wait(ctx context.Context, req *WaitRequest) (*WaitAnswer, error)
+	Catalog(ctx context.Context, req *CatalogRequest) (*Document, error)
+	Cache(ctx context.Context, req *CacheRequest) (*CacheAnswer, error)
+	Barrier(ctx context.Context, req *BarrierRequest) (*BarrierAnswer, error)
 	Status(ctx context.Context) (*Status, error)
 }
 
@@ -90,8 +91,7 @@ type PlanAnswer struct {
 	SavedPlan []byte
 }
 
-// InspectRequest asks what a directory holds: its inspection, or its
-// catalog.
+// InspectRequest asks what a directory holds: its inspection.
 type InspectRequest struct {
 	// Path is the directory holding the archives; absolute.
 	Path string
@@ -99,17 +99,21 @@ type InspectRequest struct {
 	// UseCache answers unchanged archives from it.
 	CacheDir string
 	UseCache bool
-	// Catalog answers with the catalog instead of the inspection;
-	// Markdown adds the catalog as Markdown (key "markdown"); PublicKey
-	// (absolute) checks each signature with that key.
-	Catalog   bool
-	Markdown  bool
-	PublicKey string
 	// Registry is how the registry of a registry source is reached.
 	Registry RegistryAccess
 	// Sources are more sources after Path (directories absolute, or
 	// registry sources), read with it as one directory.
 	Sources []string
+}
+
+// CatalogRequest asks for the catalog of a directory: what each package
+// ships and claims. It reads the directory as an inspection does.
+type CatalogRequest struct {
+	InspectRequest
+	// Markdown adds the catalog as Markdown (key "markdown"); PublicKey
+	// (absolute) checks each signature with that key.
+	Markdown  bool
+	PublicKey string
 	// Prerequisites (absolute) are the operator's documents, a file or
 	// a directory, which the catalog shows in place of the archives'.
 	Prerequisites string
@@ -155,8 +159,9 @@ type Document struct {
 	Result []byte
 }
 
-// WarmRequest asks to cache (or forget) the archives of directories.
-type WarmRequest struct {
+// CacheRequest asks to cache (warm) or forget the archives of
+// directories.
+type CacheRequest struct {
 	// Paths are the directories; absolute.
 	Paths []string
 	// Prune also forgets cached archives no longer under the paths.
@@ -171,15 +176,16 @@ type WarmRequest struct {
 	Registry RegistryAccess
 }
 
-// WarmAnswer is what a warm-up did (server.Warmed's JSON), and whether it
-// changed the cache.
-type WarmAnswer struct {
+// CacheAnswer is what a warm-up (or forget) did (server.Warmed's JSON),
+// and whether it changed the cache.
+type CacheAnswer struct {
 	Result  []byte
 	Changed bool
 }
 
-// WaitRequest asks to wait until a barrier holds on the caller's cluster.
-type WaitRequest struct {
+// BarrierRequest asks to wait until a barrier holds on the caller's
+// cluster.
+type BarrierRequest struct {
 	// Barrier is a plan item's barrier, as JSON; Checks are checks listed
 	// by hand (a JSON list of {kind, name, namespace}), added to it.
 	Barrier []byte
@@ -190,9 +196,9 @@ type WaitRequest struct {
 	Timeout time.Duration
 }
 
-// WaitAnswer is each check's last state (the barrier's result as JSON),
-// and whether the barrier did not hold.
-type WaitAnswer struct {
+// BarrierAnswer is each check's last state (the barrier's result as
+// JSON), and whether the barrier did not hold.
+type BarrierAnswer struct {
 	Result []byte
 	Failed bool
 }

@@ -36,9 +36,7 @@ func (s *wireServer) Plan(ctx context.Context, m *plannerpb.PlanRequest) (*plann
 
 func (s *wireServer) Inspect(ctx context.Context, m *plannerpb.InspectRequest) (*plannerpb.InspectResponse, error) {
 	d, err := s.impl.Inspect(ctx, &InspectRequest{
-		Path: m.GetPath(), CacheDir: m.GetCacheDir(), UseCache: m.GetUseCache(),
-		Catalog: m.GetCatalog(), Markdown: m.GetMarkdown(), PublicKey: m.GetPublicKey(), Registry: accessOf(m.GetRegistry()),
-		Sources: m.GetSources(), Prerequisites: m.GetPrerequisites(), Carried: carriedOf(m.GetFiles()),
+		Path: m.GetPath(), CacheDir: m.GetCacheDir(), UseCache: m.GetUseCache(), Registry: accessOf(m.GetRegistry()), Sources: m.GetSources(),
 	})
 	if err != nil {
 		return nil, err
@@ -46,19 +44,30 @@ func (s *wireServer) Inspect(ctx context.Context, m *plannerpb.InspectRequest) (
 	return &plannerpb.InspectResponse{Result: d.Result}, nil
 }
 
-func (s *wireServer) CacheWarm(ctx context.Context, m *plannerpb.CacheWarmRequest) (*plannerpb.CacheWarmResponse, error) {
-	a, err := s.impl.CacheWarm(ctx, &WarmRequest{
+func (s *wireServer) Catalog(ctx context.Context, m *plannerpb.CatalogRequest) (*plannerpb.CatalogResponse, error) {
+	d, err := s.impl.Catalog(ctx, &CatalogRequest{
+		InspectRequest: InspectRequest{Path: m.GetPath(), CacheDir: m.GetCacheDir(), UseCache: m.GetUseCache(), Registry: accessOf(m.GetRegistry()), Sources: m.GetSources()},
+		Markdown:       m.GetMarkdown(), PublicKey: m.GetPublicKey(), Prerequisites: m.GetPrerequisites(), Carried: carriedOf(m.GetFiles()),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &plannerpb.CatalogResponse{Result: d.Result}, nil
+}
+
+func (s *wireServer) Cache(ctx context.Context, m *plannerpb.CacheRequest) (*plannerpb.CacheResponse, error) {
+	a, err := s.impl.Cache(ctx, &CacheRequest{
 		Paths: m.GetPaths(), Prune: m.GetPrune(), CheckMode: m.GetCheckMode(), CacheDir: m.GetCacheDir(), Forget: m.GetForget(),
 		Registry: accessOf(m.GetRegistry()),
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &plannerpb.CacheWarmResponse{Result: a.Result, Changed: a.Changed}, nil
+	return &plannerpb.CacheResponse{Result: a.Result, Changed: a.Changed}, nil
 }
 
-func (s *wireServer) Wait(ctx context.Context, m *plannerpb.WaitRequest) (*plannerpb.WaitResponse, error) {
-	a, err := s.impl.Wait(ctx, &WaitRequest{
+func (s *wireServer) Barrier(ctx context.Context, m *plannerpb.BarrierRequest) (*plannerpb.BarrierResponse, error) {
+	a, err := s.impl.Barrier(ctx, &BarrierRequest{
 		Barrier: m.GetBarrier(), Checks: m.GetChecks(),
 		Cluster: options.Cluster{Kubeconfig: m.GetKubeconfig(), KubeconfigPrecedence: m.GetKubeconfigPrecedence(), Context: m.GetContext()},
 		Timeout: timeoutOf(m.GetTimeoutSeconds()),
@@ -66,7 +75,7 @@ func (s *wireServer) Wait(ctx context.Context, m *plannerpb.WaitRequest) (*plann
 	if err != nil {
 		return nil, err
 	}
-	return &plannerpb.WaitResponse{Result: a.Result, Failed: a.Failed}, nil
+	return &plannerpb.BarrierResponse{Result: a.Result, Failed: a.Failed}, nil
 }
 
 func (s *wireServer) Status(ctx context.Context, _ *plannerpb.StatusRequest) (*plannerpb.StatusResponse, error) {
@@ -125,8 +134,7 @@ func (c *wireClient) Plan(ctx context.Context, req *PlanRequest) (*PlanAnswer, e
 
 func (c *wireClient) Inspect(ctx context.Context, req *InspectRequest) (*Document, error) {
 	r, err := c.rpc.Inspect(ctx, &plannerpb.InspectRequest{
-		Path: req.Path, CacheDir: req.CacheDir, UseCache: req.UseCache, Catalog: req.Catalog, Markdown: req.Markdown, PublicKey: req.PublicKey,
-		Registry: accessMessage(req.Registry), Sources: req.Sources, Prerequisites: req.Prerequisites, Files: carriedMessages(req.Carried),
+		Path: req.Path, CacheDir: req.CacheDir, UseCache: req.UseCache, Registry: accessMessage(req.Registry), Sources: req.Sources,
 	})
 	if err != nil {
 		return nil, err
@@ -134,26 +142,37 @@ func (c *wireClient) Inspect(ctx context.Context, req *InspectRequest) (*Documen
 	return &Document{Result: r.GetResult()}, nil
 }
 
-func (c *wireClient) CacheWarm(ctx context.Context, req *WarmRequest) (*WarmAnswer, error) {
-	r, err := c.rpc.CacheWarm(ctx, &plannerpb.CacheWarmRequest{
+func (c *wireClient) Catalog(ctx context.Context, req *CatalogRequest) (*Document, error) {
+	r, err := c.rpc.Catalog(ctx, &plannerpb.CatalogRequest{
+		Path: req.Path, CacheDir: req.CacheDir, UseCache: req.UseCache, Registry: accessMessage(req.Registry), Sources: req.Sources,
+		Markdown: req.Markdown, PublicKey: req.PublicKey, Prerequisites: req.Prerequisites, Files: carriedMessages(req.Carried),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Document{Result: r.GetResult()}, nil
+}
+
+func (c *wireClient) Cache(ctx context.Context, req *CacheRequest) (*CacheAnswer, error) {
+	r, err := c.rpc.Cache(ctx, &plannerpb.CacheRequest{
 		Paths: req.Paths, Prune: req.Prune, CheckMode: req.CheckMode, CacheDir: req.CacheDir, Forget: req.Forget,
 		Registry: accessMessage(req.Registry),
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &WarmAnswer{Result: r.GetResult(), Changed: r.GetChanged()}, nil
+	return &CacheAnswer{Result: r.GetResult(), Changed: r.GetChanged()}, nil
 }
 
-func (c *wireClient) Wait(ctx context.Context, req *WaitRequest) (*WaitAnswer, error) {
-	r, err := c.rpc.Wait(ctx, &plannerpb.WaitRequest{
+func (c *wireClient) Barrier(ctx context.Context, req *BarrierRequest) (*BarrierAnswer, error) {
+	r, err := c.rpc.Barrier(ctx, &plannerpb.BarrierRequest{
 		Barrier: req.Barrier, Checks: req.Checks, Kubeconfig: req.Cluster.Kubeconfig, KubeconfigPrecedence: req.Cluster.KubeconfigPrecedence, Context: req.Cluster.Context,
-		TimeoutSeconds: int64(req.Timeout / time.Second), // whole seconds already (caller.Wait)
+		TimeoutSeconds: int64(req.Timeout / time.Second), // whole seconds already (caller.Barrier)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &WaitAnswer{Result: r.GetResult(), Failed: r.GetFailed()}, nil
+	return &BarrierAnswer{Result: r.GetResult(), Failed: r.GetFailed()}, nil
 }
 
 func (c *wireClient) Status(ctx context.Context) (*Status, error) {

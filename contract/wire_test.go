@@ -23,8 +23,9 @@ import (
 type recorder struct {
 	plan    *PlanRequest
 	inspect *InspectRequest
-	warm    *WarmRequest
-	wait    *WaitRequest
+	catalog *CatalogRequest
+	cache   *CacheRequest
+	barrier *BarrierRequest
 }
 
 func (r *recorder) Plan(_ context.Context, req *PlanRequest) (*PlanAnswer, error) {
@@ -37,14 +38,19 @@ func (r *recorder) Inspect(_ context.Context, req *InspectRequest) (*Document, e
 	return &Document{Result: []byte(`{"candidates":[]}`)}, nil
 }
 
-func (r *recorder) CacheWarm(_ context.Context, req *WarmRequest) (*WarmAnswer, error) {
-	r.warm = req
-	return &WarmAnswer{Result: []byte(`{"added":[]}`), Changed: true}, nil
+func (r *recorder) Catalog(_ context.Context, req *CatalogRequest) (*Document, error) {
+	r.catalog = req
+	return &Document{Result: []byte(`{"packages":[]}`)}, nil
 }
 
-func (r *recorder) Wait(_ context.Context, req *WaitRequest) (*WaitAnswer, error) {
-	r.wait = req
-	return &WaitAnswer{Result: []byte(`{"ready":false}`), Failed: true}, nil
+func (r *recorder) Cache(_ context.Context, req *CacheRequest) (*CacheAnswer, error) {
+	r.cache = req
+	return &CacheAnswer{Result: []byte(`{"added":[]}`), Changed: true}, nil
+}
+
+func (r *recorder) Barrier(_ context.Context, req *BarrierRequest) (*BarrierAnswer, error) {
+	r.barrier = req
+	return &BarrierAnswer{Result: []byte(`{"ready":false}`), Failed: true}, nil
 }
 
 func (r *recorder) Status(context.Context) (*Status, error) {
@@ -106,23 +112,29 @@ func TestEveryFieldCrossesTheWire(t *testing.T) {
 		t.Errorf("no page: %+v, %v; want no time, no page", rec.plan, err)
 	}
 
-	in := &InspectRequest{Path: "/d", CacheDir: "/c", UseCache: true, Catalog: true, Markdown: true, PublicKey: "/k.pub", Carried: carried[:1],
+	in := &InspectRequest{Path: "/d", CacheDir: "/c", UseCache: true, Sources: []string{"/e", "oci://r.example/ns"},
 		Registry: RegistryAccess{PlainHTTP: true, InsecureSkipTLSVerify: true, TimeoutSeconds: 5, Caller: options.ModuleCaller, RenderBudgetSeconds: 7, ReadBudgetGiB: 3, CAFile: "/ca.pem", CA: &filesum.Carried{Name: "registry_ca_file", Path: "/ca.pem", Files: []filesum.Named{{Name: "ca.pem", Data: []byte("pem")}}}, Logins: logins}}
 	d, err := p.Inspect(ctx, in)
 	if err != nil || !reflect.DeepEqual(rec.inspect, in) || string(d.Result) != `{"candidates":[]}` {
 		t.Errorf("inspect: %+v, %v; got %+v", d, err, rec.inspect)
 	}
 
-	warm := &WarmRequest{Paths: []string{"/a", "/b"}, Prune: true, CheckMode: true, CacheDir: "/c", Forget: true}
-	w, err := p.CacheWarm(ctx, warm)
-	if err != nil || !reflect.DeepEqual(rec.warm, warm) || !w.Changed || string(w.Result) != `{"added":[]}` {
-		t.Errorf("warm: %+v, %v; got %+v", w, err, rec.warm)
+	cat := &CatalogRequest{InspectRequest: *in, Markdown: true, PublicKey: "/k.pub", Prerequisites: "/ops", Carried: carried[1:]}
+	d, err = p.Catalog(ctx, cat)
+	if err != nil || !reflect.DeepEqual(rec.catalog, cat) || string(d.Result) != `{"packages":[]}` {
+		t.Errorf("catalog: %+v, %v; got %+v", d, err, rec.catalog)
 	}
 
-	wait := &WaitRequest{Barrier: []byte(`{"crds":["x"]}`), Checks: []byte(`[]`), Cluster: options.Cluster{Kubeconfig: "/k", Context: "ctx"}, Timeout: 90 * time.Second}
-	wa, err := p.Wait(ctx, wait)
-	if err != nil || !reflect.DeepEqual(rec.wait, wait) || !wa.Failed || string(wa.Result) != `{"ready":false}` {
-		t.Errorf("wait: %+v, %v; got %+v", wa, err, rec.wait)
+	cache := &CacheRequest{Paths: []string{"/a", "/b"}, Prune: true, CheckMode: true, CacheDir: "/c", Forget: true, Registry: in.Registry}
+	w, err := p.Cache(ctx, cache)
+	if err != nil || !reflect.DeepEqual(rec.cache, cache) || !w.Changed || string(w.Result) != `{"added":[]}` {
+		t.Errorf("cache: %+v, %v; got %+v", w, err, rec.cache)
+	}
+
+	barrier := &BarrierRequest{Barrier: []byte(`{"crds":["x"]}`), Checks: []byte(`[]`), Cluster: options.Cluster{Kubeconfig: "/k", Context: "ctx", KubeconfigPrecedence: []string{"/k1", "/k2"}}, Timeout: 90 * time.Second}
+	wa, err := p.Barrier(ctx, barrier)
+	if err != nil || !reflect.DeepEqual(rec.barrier, barrier) || !wa.Failed || string(wa.Result) != `{"ready":false}` {
+		t.Errorf("barrier: %+v, %v; got %+v", wa, err, rec.barrier)
 	}
 
 	st, err := p.Status(ctx)

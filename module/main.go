@@ -117,8 +117,8 @@ type moduleCall struct {
 // spec per module (TestEveryModuleHasAHandler).
 var handlers = map[string]func(context.Context, moduleCall) int{
 	modPlan:    func(ctx context.Context, c moduleCall) int { return plan(ctx, c.inv, c.raw, c.invocation, c.stdout) },
-	modBarrier: func(ctx context.Context, c moduleCall) int { return wait(ctx, c.inv, c.invocation, c.stdout) },
-	modCache:   func(ctx context.Context, c moduleCall) int { return warm(ctx, c.inv, c.invocation, c.stdout) },
+	modBarrier: func(ctx context.Context, c moduleCall) int { return barrier(ctx, c.inv, c.invocation, c.stdout) },
+	modCache:   func(ctx context.Context, c moduleCall) int { return cache(ctx, c.inv, c.invocation, c.stdout) },
 	modCatalog: func(ctx context.Context, c moduleCall) int { return catalog(ctx, c.inv, c.invocation, c.stdout) },
 }
 
@@ -214,10 +214,10 @@ func ask[T any](ctx context.Context, args map[string]any, what string, refusals 
 	return resp, conn, done, nil
 }
 
-// wait runs zarf_readiness_barrier: it asks the daemon to watch the
+// barrier runs zarf_readiness_barrier: it asks the daemon to watch the
 // caller's cluster until the barrier holds. Waiting only reads, so check
 // mode waits the same and changed is always false.
-func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]any, stdout io.Writer) int {
+func barrier(ctx context.Context, inv *ansible.Invocation, invocation map[string]any, stdout io.Writer) int {
 	args := inv.Params
 	fail := func(format string, a ...any) int {
 		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
@@ -226,7 +226,7 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	// The daemon reads both: a plan item's barrier, and checks listed by
 	// hand ({kind, name, namespace}), which it adds to the barrier.
 	waitFor := args["timeout"].(int64)
-	w := caller.Wait{Cluster: options.Cluster{Kubeconfig: str(args["kubeconfig"]), Context: str(args["context"])}, Timeout: time.Duration(waitFor) * time.Second}
+	w := caller.Barrier{Cluster: options.Cluster{Kubeconfig: str(args["kubeconfig"]), Context: str(args["context"])}, Timeout: time.Duration(waitFor) * time.Second}
 	if b, ok := args["barrier"].(map[string]any); ok {
 		w.Barrier = b
 	}
@@ -239,8 +239,8 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	}
 	// The call itself may outlive the wait by a little (start-up, reporting).
 	args["timeout"] = waitFor + 30
-	resp, conn, done, err := ask(ctx, args, "the barrier", []codes.Code{codes.FailedPrecondition, codes.InvalidArgument}, func(ctx context.Context, p contract.Planner) (*contract.WaitAnswer, error) {
-		return p.Wait(ctx, req)
+	resp, conn, done, err := ask(ctx, args, "the barrier", []codes.Code{codes.FailedPrecondition, codes.InvalidArgument}, func(ctx context.Context, p contract.Planner) (*contract.BarrierAnswer, error) {
+		return p.Barrier(ctx, req)
 	})
 	if err != nil {
 		return fail("%v", err)
@@ -255,24 +255,24 @@ func wait(ctx context.Context, inv *ansible.Invocation, invocation map[string]an
 	return 0
 }
 
-// warm runs zarf_bundle_cache: it caches (state present) or forgets
+// cache runs zarf_bundle_cache: it caches (state present) or forgets
 // (state absent) a directory's archives. changed is true only when entries
 // were added or removed; check mode reports the same and writes nothing.
-func warm(ctx context.Context, inv *ansible.Invocation, invocation map[string]any, stdout io.Writer) int {
+func cache(ctx context.Context, inv *ansible.Invocation, invocation map[string]any, stdout io.Writer) int {
 	args := inv.Params
 	fail := func(format string, a ...any) int {
 		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
 		return 1
 	}
-	req, err := caller.Warm{
-		Paths: []string{str(args["path"])}, Prune: args["prune"].(bool), Check: inv.CheckMode,
+	req, err := caller.Cache{
+		Paths: []string{str(args["path"])}, Prune: args["prune"].(bool), DryRun: inv.CheckMode,
 		CacheDir: str(args["cache_dir"]), Forget: str(args["state"]) == "absent", Registry: specs.RegistryAccess(args),
 	}.Request()
 	if err != nil {
 		return fail("%v", err)
 	}
-	resp, conn, done, err := ask(ctx, args, req.Paths[0], []codes.Code{codes.FailedPrecondition}, func(ctx context.Context, p contract.Planner) (*contract.WarmAnswer, error) {
-		return p.CacheWarm(ctx, req)
+	resp, conn, done, err := ask(ctx, args, req.Paths[0], []codes.Code{codes.FailedPrecondition}, func(ctx context.Context, p contract.Planner) (*contract.CacheAnswer, error) {
+		return p.Cache(ctx, req)
 	})
 	if err != nil {
 		return fail("%v", err)
@@ -311,16 +311,18 @@ func catalog(ctx context.Context, inv *ansible.Invocation, invocation map[string
 		_ = ansible.Fail(stdout, fmt.Sprintf(format, a...), map[string]any{"invocation": invocation})
 		return 1
 	}
-	req, err := caller.Inspect{
-		Path: str(args["path"]), Cache: options.Cache{CacheDir: str(args["cache_dir"]), UseCache: args["use_cache"].(bool)},
-		Catalog: true, Markdown: args["markdown"].(bool), PublicKey: str(args["public_key"]), Registry: specs.RegistryAccess(args),
-		Sources: strs(args["sources"]), Prerequisites: str(args["prerequisites"]),
+	req, err := caller.Catalog{
+		Inspect: caller.Inspect{
+			Path: str(args["path"]), Cache: options.Cache{CacheDir: str(args["cache_dir"]), UseCache: args["use_cache"].(bool)},
+			Registry: specs.RegistryAccess(args), Sources: strs(args["sources"]),
+		},
+		Markdown: args["markdown"].(bool), PublicKey: str(args["public_key"]), Prerequisites: str(args["prerequisites"]),
 	}.Request()
 	if err != nil {
 		return fail("%v", err)
 	}
 	resp, conn, done, err := ask(ctx, args, req.Path, []codes.Code{codes.FailedPrecondition}, func(ctx context.Context, p contract.Planner) (*contract.Document, error) {
-		return p.Inspect(ctx, req)
+		return p.Catalog(ctx, req)
 	})
 	if err != nil {
 		return fail("%v", err)

@@ -28,7 +28,7 @@ type BarrierResult struct {
 
 // Barrier is the result of a wait; only the keys BarrierResult declares
 // are read (strictjson.UnmarshalPart).
-func Barrier(a *contract.WaitAnswer) (*BarrierResult, error) {
+func Barrier(a *contract.BarrierAnswer) (*BarrierResult, error) {
 	var res BarrierResult
 	if err := strictjson.UnmarshalPart("the barrier's result", a.Result, &res); err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func Barrier(a *contract.WaitAnswer) (*BarrierResult, error) {
 }
 
 // Warmed is what a warm-up or forgetting did (or would do).
-func Warmed(a *contract.WarmAnswer) (*server.Warmed, error) {
+func Warmed(a *contract.CacheAnswer) (*server.Warmed, error) {
 	var w server.Warmed
 	if err := strictjson.Unmarshal("the daemon's answer", a.Result, &w); err != nil {
 		return nil, err
@@ -45,7 +45,7 @@ func Warmed(a *contract.WarmAnswer) (*server.Warmed, error) {
 	return &w, nil
 }
 
-// Catalog is the catalog of a directory (an InspectRequest with catalog).
+// Catalog is the catalog of a directory.
 func Catalog(d *contract.Document) (*service.Catalog, error) {
 	var c service.Catalog
 	if err := strictjson.Unmarshal("the catalog", d.Result, &c); err != nil {

@@ -375,28 +375,11 @@ type InspectRequest struct {
 	// Answer unchanged archives from the cache (and record the rest); false
 	// reads every archive.
 	UseCache bool `protobuf:"varint,3,opt,name=use_cache,json=useCache,proto3" json:"use_cache,omitempty"`
-	// Answer with the catalog (what each package ships and claims, the
-	// document `zarf-planner catalog -o json` prints) instead of the
-	// inspection.
-	Catalog bool `protobuf:"varint,4,opt,name=catalog,proto3" json:"catalog,omitempty"`
-	// With catalog: add the catalog as Markdown, for a change review, under
-	// the key "markdown".
-	Markdown bool `protobuf:"varint,5,opt,name=markdown,proto3" json:"markdown,omitempty"`
-	// With catalog: a cosign public key (absolute path) to check each
-	// package's signature with, so the catalog says who signed what.
-	PublicKey string `protobuf:"bytes,6,opt,name=public_key,json=publicKey,proto3" json:"public_key,omitempty"`
 	// How the registry of a registry source is reached.
 	Registry *RegistryAccess `protobuf:"bytes,7,opt,name=registry,proto3" json:"registry,omitempty"`
 	// More sources after path (directories absolute, or registry
 	// sources), read with it as one directory.
-	Sources []string `protobuf:"bytes,8,rep,name=sources,proto3" json:"sources,omitempty"`
-	// With catalog: the operator's PackagePrerequisites documents (an
-	// absolute path: a file, or a directory of YAML files), shown in place
-	// of the documents of the archives they apply to.
-	Prerequisites string `protobuf:"bytes,9,opt,name=prerequisites,proto3" json:"prerequisites,omitempty"`
-	// The files public_key and prerequisites name, as the caller read
-	// them.
-	Files         []*CarriedFile `protobuf:"bytes,10,rep,name=files,proto3" json:"files,omitempty"`
+	Sources       []string `protobuf:"bytes,8,rep,name=sources,proto3" json:"sources,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -452,27 +435,6 @@ func (x *InspectRequest) GetUseCache() bool {
 	return false
 }
 
-func (x *InspectRequest) GetCatalog() bool {
-	if x != nil {
-		return x.Catalog
-	}
-	return false
-}
-
-func (x *InspectRequest) GetMarkdown() bool {
-	if x != nil {
-		return x.Markdown
-	}
-	return false
-}
-
-func (x *InspectRequest) GetPublicKey() string {
-	if x != nil {
-		return x.PublicKey
-	}
-	return ""
-}
-
 func (x *InspectRequest) GetRegistry() *RegistryAccess {
 	if x != nil {
 		return x.Registry
@@ -487,24 +449,9 @@ func (x *InspectRequest) GetSources() []string {
 	return nil
 }
 
-func (x *InspectRequest) GetPrerequisites() string {
-	if x != nil {
-		return x.Prerequisites
-	}
-	return ""
-}
-
-func (x *InspectRequest) GetFiles() []*CarriedFile {
-	if x != nil {
-		return x.Files
-	}
-	return nil
-}
-
 type InspectResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The JSON document `zarf-planner inspect -o json` (or, for a catalog
-	// request, `zarf-planner catalog -o json`) prints.
+	// The JSON document `zarf-planner inspect -o json` prints.
 	Result        []byte `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -547,14 +494,179 @@ func (x *InspectResponse) GetResult() []byte {
 	return nil
 }
 
-type CacheWarmRequest struct {
+// CatalogRequest reads a directory as InspectRequest does (the same
+// fields under the same numbers), and says how to show it.
+type CatalogRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Path     string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	CacheDir string                 `protobuf:"bytes,2,opt,name=cache_dir,json=cacheDir,proto3" json:"cache_dir,omitempty"`
+	UseCache bool                   `protobuf:"varint,3,opt,name=use_cache,json=useCache,proto3" json:"use_cache,omitempty"`
+	Registry *RegistryAccess        `protobuf:"bytes,7,opt,name=registry,proto3" json:"registry,omitempty"`
+	Sources  []string               `protobuf:"bytes,8,rep,name=sources,proto3" json:"sources,omitempty"`
+	// Add the catalog as Markdown, for a change review, under the key
+	// "markdown".
+	Markdown bool `protobuf:"varint,5,opt,name=markdown,proto3" json:"markdown,omitempty"`
+	// A cosign public key (absolute path) to check each package's
+	// signature with, so the catalog says who signed what.
+	PublicKey string `protobuf:"bytes,6,opt,name=public_key,json=publicKey,proto3" json:"public_key,omitempty"`
+	// The operator's PackagePrerequisites documents (an absolute path: a
+	// file, or a directory of YAML files), shown in place of the documents
+	// of the archives they apply to.
+	Prerequisites string `protobuf:"bytes,9,opt,name=prerequisites,proto3" json:"prerequisites,omitempty"`
+	// The files public_key and prerequisites name, as the caller read
+	// them.
+	Files         []*CarriedFile `protobuf:"bytes,10,rep,name=files,proto3" json:"files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CatalogRequest) Reset() {
+	*x = CatalogRequest{}
+	mi := &file_planner_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CatalogRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CatalogRequest) ProtoMessage() {}
+
+func (x *CatalogRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CatalogRequest.ProtoReflect.Descriptor instead.
+func (*CatalogRequest) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *CatalogRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *CatalogRequest) GetCacheDir() string {
+	if x != nil {
+		return x.CacheDir
+	}
+	return ""
+}
+
+func (x *CatalogRequest) GetUseCache() bool {
+	if x != nil {
+		return x.UseCache
+	}
+	return false
+}
+
+func (x *CatalogRequest) GetRegistry() *RegistryAccess {
+	if x != nil {
+		return x.Registry
+	}
+	return nil
+}
+
+func (x *CatalogRequest) GetSources() []string {
+	if x != nil {
+		return x.Sources
+	}
+	return nil
+}
+
+func (x *CatalogRequest) GetMarkdown() bool {
+	if x != nil {
+		return x.Markdown
+	}
+	return false
+}
+
+func (x *CatalogRequest) GetPublicKey() string {
+	if x != nil {
+		return x.PublicKey
+	}
+	return ""
+}
+
+func (x *CatalogRequest) GetPrerequisites() string {
+	if x != nil {
+		return x.Prerequisites
+	}
+	return ""
+}
+
+func (x *CatalogRequest) GetFiles() []*CarriedFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+type CatalogResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The JSON document `zarf-planner catalog -o json` prints.
+	Result        []byte `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CatalogResponse) Reset() {
+	*x = CatalogResponse{}
+	mi := &file_planner_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CatalogResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CatalogResponse) ProtoMessage() {}
+
+func (x *CatalogResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CatalogResponse.ProtoReflect.Descriptor instead.
+func (*CatalogResponse) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *CatalogResponse) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+type CacheRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Directories whose archives to cache, absolute; or registry sources,
 	// whose packages' metadata to cache.
 	Paths []string `protobuf:"bytes,1,rep,name=paths,proto3" json:"paths,omitempty"`
 	// Drop cache entries of archives no longer under the paths.
 	Prune bool `protobuf:"varint,2,opt,name=prune,proto3" json:"prune,omitempty"`
-	// Report what would change without writing.
+	// Report what would change without writing (Ansible's check mode,
+	// `cache warm --dry-run`).
 	CheckMode bool `protobuf:"varint,3,opt,name=check_mode,json=checkMode,proto3" json:"check_mode,omitempty"`
 	// Cache directory; empty means the daemon's default.
 	CacheDir string `protobuf:"bytes,4,opt,name=cache_dir,json=cacheDir,proto3" json:"cache_dir,omitempty"`
@@ -566,21 +678,21 @@ type CacheWarmRequest struct {
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *CacheWarmRequest) Reset() {
-	*x = CacheWarmRequest{}
-	mi := &file_planner_proto_msgTypes[6]
+func (x *CacheRequest) Reset() {
+	*x = CacheRequest{}
+	mi := &file_planner_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *CacheWarmRequest) String() string {
+func (x *CacheRequest) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*CacheWarmRequest) ProtoMessage() {}
+func (*CacheRequest) ProtoMessage() {}
 
-func (x *CacheWarmRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[6]
+func (x *CacheRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -591,54 +703,54 @@ func (x *CacheWarmRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use CacheWarmRequest.ProtoReflect.Descriptor instead.
-func (*CacheWarmRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{6}
+// Deprecated: Use CacheRequest.ProtoReflect.Descriptor instead.
+func (*CacheRequest) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{8}
 }
 
-func (x *CacheWarmRequest) GetPaths() []string {
+func (x *CacheRequest) GetPaths() []string {
 	if x != nil {
 		return x.Paths
 	}
 	return nil
 }
 
-func (x *CacheWarmRequest) GetPrune() bool {
+func (x *CacheRequest) GetPrune() bool {
 	if x != nil {
 		return x.Prune
 	}
 	return false
 }
 
-func (x *CacheWarmRequest) GetCheckMode() bool {
+func (x *CacheRequest) GetCheckMode() bool {
 	if x != nil {
 		return x.CheckMode
 	}
 	return false
 }
 
-func (x *CacheWarmRequest) GetCacheDir() string {
+func (x *CacheRequest) GetCacheDir() string {
 	if x != nil {
 		return x.CacheDir
 	}
 	return ""
 }
 
-func (x *CacheWarmRequest) GetForget() bool {
+func (x *CacheRequest) GetForget() bool {
 	if x != nil {
 		return x.Forget
 	}
 	return false
 }
 
-func (x *CacheWarmRequest) GetRegistry() *RegistryAccess {
+func (x *CacheRequest) GetRegistry() *RegistryAccess {
 	if x != nil {
 		return x.Registry
 	}
 	return nil
 }
 
-type CacheWarmResponse struct {
+type CacheResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The JSON document of the result (added, removed, stats).
 	Result        []byte `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
@@ -647,21 +759,21 @@ type CacheWarmResponse struct {
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *CacheWarmResponse) Reset() {
-	*x = CacheWarmResponse{}
-	mi := &file_planner_proto_msgTypes[7]
+func (x *CacheResponse) Reset() {
+	*x = CacheResponse{}
+	mi := &file_planner_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *CacheWarmResponse) String() string {
+func (x *CacheResponse) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*CacheWarmResponse) ProtoMessage() {}
+func (*CacheResponse) ProtoMessage() {}
 
-func (x *CacheWarmResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[7]
+func (x *CacheResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -672,26 +784,26 @@ func (x *CacheWarmResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use CacheWarmResponse.ProtoReflect.Descriptor instead.
-func (*CacheWarmResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{7}
+// Deprecated: Use CacheResponse.ProtoReflect.Descriptor instead.
+func (*CacheResponse) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{9}
 }
 
-func (x *CacheWarmResponse) GetResult() []byte {
+func (x *CacheResponse) GetResult() []byte {
 	if x != nil {
 		return x.Result
 	}
 	return nil
 }
 
-func (x *CacheWarmResponse) GetChanged() bool {
+func (x *CacheResponse) GetChanged() bool {
 	if x != nil {
 		return x.Changed
 	}
 	return false
 }
 
-type WaitRequest struct {
+type BarrierRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The barrier (a plan item's barrier, as JSON) to wait for.
 	Barrier []byte `protobuf:"bytes,1,opt,name=barrier,proto3" json:"barrier,omitempty"`
@@ -711,21 +823,21 @@ type WaitRequest struct {
 	sizeCache      protoimpl.SizeCache
 }
 
-func (x *WaitRequest) Reset() {
-	*x = WaitRequest{}
-	mi := &file_planner_proto_msgTypes[8]
+func (x *BarrierRequest) Reset() {
+	*x = BarrierRequest{}
+	mi := &file_planner_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *WaitRequest) String() string {
+func (x *BarrierRequest) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*WaitRequest) ProtoMessage() {}
+func (*BarrierRequest) ProtoMessage() {}
 
-func (x *WaitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[8]
+func (x *BarrierRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,54 +848,54 @@ func (x *WaitRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use WaitRequest.ProtoReflect.Descriptor instead.
-func (*WaitRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{8}
+// Deprecated: Use BarrierRequest.ProtoReflect.Descriptor instead.
+func (*BarrierRequest) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{10}
 }
 
-func (x *WaitRequest) GetBarrier() []byte {
+func (x *BarrierRequest) GetBarrier() []byte {
 	if x != nil {
 		return x.Barrier
 	}
 	return nil
 }
 
-func (x *WaitRequest) GetChecks() []byte {
+func (x *BarrierRequest) GetChecks() []byte {
 	if x != nil {
 		return x.Checks
 	}
 	return nil
 }
 
-func (x *WaitRequest) GetKubeconfig() string {
+func (x *BarrierRequest) GetKubeconfig() string {
 	if x != nil {
 		return x.Kubeconfig
 	}
 	return ""
 }
 
-func (x *WaitRequest) GetContext() string {
+func (x *BarrierRequest) GetContext() string {
 	if x != nil {
 		return x.Context
 	}
 	return ""
 }
 
-func (x *WaitRequest) GetKubeconfigPrecedence() []string {
+func (x *BarrierRequest) GetKubeconfigPrecedence() []string {
 	if x != nil {
 		return x.KubeconfigPrecedence
 	}
 	return nil
 }
 
-func (x *WaitRequest) GetTimeoutSeconds() int64 {
+func (x *BarrierRequest) GetTimeoutSeconds() int64 {
 	if x != nil {
 		return x.TimeoutSeconds
 	}
 	return 0
 }
 
-type WaitResponse struct {
+type BarrierResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The JSON document of the result (each check, its state and wait time).
 	Result        []byte `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
@@ -792,21 +904,21 @@ type WaitResponse struct {
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *WaitResponse) Reset() {
-	*x = WaitResponse{}
-	mi := &file_planner_proto_msgTypes[9]
+func (x *BarrierResponse) Reset() {
+	*x = BarrierResponse{}
+	mi := &file_planner_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *WaitResponse) String() string {
+func (x *BarrierResponse) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*WaitResponse) ProtoMessage() {}
+func (*BarrierResponse) ProtoMessage() {}
 
-func (x *WaitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[9]
+func (x *BarrierResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_planner_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -817,19 +929,19 @@ func (x *WaitResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use WaitResponse.ProtoReflect.Descriptor instead.
-func (*WaitResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{9}
+// Deprecated: Use BarrierResponse.ProtoReflect.Descriptor instead.
+func (*BarrierResponse) Descriptor() ([]byte, []int) {
+	return file_planner_proto_rawDescGZIP(), []int{11}
 }
 
-func (x *WaitResponse) GetResult() []byte {
+func (x *BarrierResponse) GetResult() []byte {
 	if x != nil {
 		return x.Result
 	}
 	return nil
 }
 
-func (x *WaitResponse) GetFailed() bool {
+func (x *BarrierResponse) GetFailed() bool {
 	if x != nil {
 		return x.Failed
 	}
@@ -879,7 +991,7 @@ type PlanRequest struct {
 
 func (x *PlanRequest) Reset() {
 	*x = PlanRequest{}
-	mi := &file_planner_proto_msgTypes[10]
+	mi := &file_planner_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -891,7 +1003,7 @@ func (x *PlanRequest) String() string {
 func (*PlanRequest) ProtoMessage() {}
 
 func (x *PlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[10]
+	mi := &file_planner_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -904,7 +1016,7 @@ func (x *PlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
 func (*PlanRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{10}
+	return file_planner_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PlanRequest) GetPath() string {
@@ -996,7 +1108,7 @@ type IgnoredFile struct {
 
 func (x *IgnoredFile) Reset() {
 	*x = IgnoredFile{}
-	mi := &file_planner_proto_msgTypes[11]
+	mi := &file_planner_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1008,7 +1120,7 @@ func (x *IgnoredFile) String() string {
 func (*IgnoredFile) ProtoMessage() {}
 
 func (x *IgnoredFile) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[11]
+	mi := &file_planner_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1021,7 +1133,7 @@ func (x *IgnoredFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IgnoredFile.ProtoReflect.Descriptor instead.
 func (*IgnoredFile) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{11}
+	return file_planner_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *IgnoredFile) GetFile() string {
@@ -1060,7 +1172,7 @@ type PlanResponse struct {
 
 func (x *PlanResponse) Reset() {
 	*x = PlanResponse{}
-	mi := &file_planner_proto_msgTypes[12]
+	mi := &file_planner_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1072,7 +1184,7 @@ func (x *PlanResponse) String() string {
 func (*PlanResponse) ProtoMessage() {}
 
 func (x *PlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[12]
+	mi := &file_planner_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1085,7 +1197,7 @@ func (x *PlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
 func (*PlanResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{12}
+	return file_planner_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PlanResponse) GetResult() []byte {
@@ -1124,7 +1236,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_planner_proto_msgTypes[13]
+	mi := &file_planner_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1136,7 +1248,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[13]
+	mi := &file_planner_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1149,7 +1261,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{13}
+	return file_planner_proto_rawDescGZIP(), []int{15}
 }
 
 type StatusResponse struct {
@@ -1183,7 +1295,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_planner_proto_msgTypes[14]
+	mi := &file_planner_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1195,7 +1307,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[14]
+	mi := &file_planner_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1208,7 +1320,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{14}
+	return file_planner_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StatusResponse) GetPid() int64 {
@@ -1313,7 +1425,7 @@ type Reading struct {
 
 func (x *Reading) Reset() {
 	*x = Reading{}
-	mi := &file_planner_proto_msgTypes[15]
+	mi := &file_planner_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1325,7 +1437,7 @@ func (x *Reading) String() string {
 func (*Reading) ProtoMessage() {}
 
 func (x *Reading) ProtoReflect() protoreflect.Message {
-	mi := &file_planner_proto_msgTypes[15]
+	mi := &file_planner_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1338,7 +1450,7 @@ func (x *Reading) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reading.ProtoReflect.Descriptor instead.
 func (*Reading) Descriptor() ([]byte, []int) {
-	return file_planner_proto_rawDescGZIP(), []int{15}
+	return file_planner_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Reading) GetPath() string {
@@ -1401,34 +1513,44 @@ const file_planner_proto_rawDesc = "" +
 	"\busername\x18\x02 \x01(\tR\busername\x12\x1a\n" +
 	"\bpassword\x18\x03 \x01(\tR\bpassword\x12#\n" +
 	"\rrefresh_token\x18\x04 \x01(\tR\frefreshToken\x12!\n" +
-	"\faccess_token\x18\x05 \x01(\tR\vaccessToken\"\xe2\x02\n" +
+	"\faccess_token\x18\x05 \x01(\tR\vaccessToken\"\x87\x02\n" +
 	"\x0eInspectRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1b\n" +
 	"\tcache_dir\x18\x02 \x01(\tR\bcacheDir\x12\x1b\n" +
-	"\tuse_cache\x18\x03 \x01(\bR\buseCache\x12\x18\n" +
-	"\acatalog\x18\x04 \x01(\bR\acatalog\x12\x1a\n" +
+	"\tuse_cache\x18\x03 \x01(\bR\buseCache\x12:\n" +
+	"\bregistry\x18\a \x01(\v2\x1e.zarfplanner.v1.RegistryAccessR\bregistry\x12\x18\n" +
+	"\asources\x18\b \x03(\tR\asourcesJ\x04\b\x04\x10\x05J\x04\b\x05\x10\x06J\x04\b\x06\x10\aJ\x04\b\t\x10\n" +
+	"J\x04\b\n" +
+	"\x10\vR\acatalogR\bmarkdownR\n" +
+	"public_keyR\rprerequisitesR\x05files\")\n" +
+	"\x0fInspectResponse\x12\x16\n" +
+	"\x06result\x18\x01 \x01(\fR\x06result\"\xd7\x02\n" +
+	"\x0eCatalogRequest\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1b\n" +
+	"\tcache_dir\x18\x02 \x01(\tR\bcacheDir\x12\x1b\n" +
+	"\tuse_cache\x18\x03 \x01(\bR\buseCache\x12:\n" +
+	"\bregistry\x18\a \x01(\v2\x1e.zarfplanner.v1.RegistryAccessR\bregistry\x12\x18\n" +
+	"\asources\x18\b \x03(\tR\asources\x12\x1a\n" +
 	"\bmarkdown\x18\x05 \x01(\bR\bmarkdown\x12\x1d\n" +
 	"\n" +
-	"public_key\x18\x06 \x01(\tR\tpublicKey\x12:\n" +
-	"\bregistry\x18\a \x01(\v2\x1e.zarfplanner.v1.RegistryAccessR\bregistry\x12\x18\n" +
-	"\asources\x18\b \x03(\tR\asources\x12$\n" +
+	"public_key\x18\x06 \x01(\tR\tpublicKey\x12$\n" +
 	"\rprerequisites\x18\t \x01(\tR\rprerequisites\x121\n" +
 	"\x05files\x18\n" +
-	" \x03(\v2\x1b.zarfplanner.v1.CarriedFileR\x05files\")\n" +
-	"\x0fInspectResponse\x12\x16\n" +
-	"\x06result\x18\x01 \x01(\fR\x06result\"\xce\x01\n" +
-	"\x10CacheWarmRequest\x12\x14\n" +
+	" \x03(\v2\x1b.zarfplanner.v1.CarriedFileR\x05filesJ\x04\b\x04\x10\x05R\acatalog\")\n" +
+	"\x0fCatalogResponse\x12\x16\n" +
+	"\x06result\x18\x01 \x01(\fR\x06result\"\xca\x01\n" +
+	"\fCacheRequest\x12\x14\n" +
 	"\x05paths\x18\x01 \x03(\tR\x05paths\x12\x14\n" +
 	"\x05prune\x18\x02 \x01(\bR\x05prune\x12\x1d\n" +
 	"\n" +
 	"check_mode\x18\x03 \x01(\bR\tcheckMode\x12\x1b\n" +
 	"\tcache_dir\x18\x04 \x01(\tR\bcacheDir\x12\x16\n" +
 	"\x06forget\x18\x05 \x01(\bR\x06forget\x12:\n" +
-	"\bregistry\x18\x06 \x01(\v2\x1e.zarfplanner.v1.RegistryAccessR\bregistry\"E\n" +
-	"\x11CacheWarmResponse\x12\x16\n" +
+	"\bregistry\x18\x06 \x01(\v2\x1e.zarfplanner.v1.RegistryAccessR\bregistry\"A\n" +
+	"\rCacheResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x18\n" +
-	"\achanged\x18\x02 \x01(\bR\achanged\"\xd7\x01\n" +
-	"\vWaitRequest\x12\x18\n" +
+	"\achanged\x18\x02 \x01(\bR\achanged\"\xda\x01\n" +
+	"\x0eBarrierRequest\x12\x18\n" +
 	"\abarrier\x18\x01 \x01(\fR\abarrier\x12\x16\n" +
 	"\x06checks\x18\x05 \x01(\fR\x06checks\x12\x1e\n" +
 	"\n" +
@@ -1436,8 +1558,8 @@ const file_planner_proto_rawDesc = "" +
 	"kubeconfig\x12\x18\n" +
 	"\acontext\x18\x03 \x01(\tR\acontext\x123\n" +
 	"\x15kubeconfig_precedence\x18\x06 \x03(\tR\x14kubeconfigPrecedence\x12'\n" +
-	"\x0ftimeout_seconds\x18\x04 \x01(\x03R\x0etimeoutSeconds\">\n" +
-	"\fWaitResponse\x12\x16\n" +
+	"\x0ftimeout_seconds\x18\x04 \x01(\x03R\x0etimeoutSeconds\"A\n" +
+	"\x0fBarrierResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x12\x16\n" +
 	"\x06failed\x18\x02 \x01(\bR\x06failed\"\xa5\x03\n" +
 	"\vPlanRequest\x12\x12\n" +
@@ -1485,12 +1607,13 @@ const file_planner_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04done\x18\x02 \x01(\x03R\x04done\x12\x14\n" +
 	"\x05total\x18\x03 \x01(\x03R\x05total\x12\x18\n" +
-	"\aarchive\x18\x04 \x01(\tR\aarchive2\xf6\x02\n" +
+	"\aarchive\x18\x04 \x01(\tR\aarchive2\xbf\x03\n" +
 	"\aPlanner\x12A\n" +
 	"\x04Plan\x12\x1b.zarfplanner.v1.PlanRequest\x1a\x1c.zarfplanner.v1.PlanResponse\x12J\n" +
-	"\aInspect\x12\x1e.zarfplanner.v1.InspectRequest\x1a\x1f.zarfplanner.v1.InspectResponse\x12P\n" +
-	"\tCacheWarm\x12 .zarfplanner.v1.CacheWarmRequest\x1a!.zarfplanner.v1.CacheWarmResponse\x12A\n" +
-	"\x04Wait\x12\x1b.zarfplanner.v1.WaitRequest\x1a\x1c.zarfplanner.v1.WaitResponse\x12G\n" +
+	"\aInspect\x12\x1e.zarfplanner.v1.InspectRequest\x1a\x1f.zarfplanner.v1.InspectResponse\x12J\n" +
+	"\aCatalog\x12\x1e.zarfplanner.v1.CatalogRequest\x1a\x1f.zarfplanner.v1.CatalogResponse\x12D\n" +
+	"\x05Cache\x12\x1c.zarfplanner.v1.CacheRequest\x1a\x1d.zarfplanner.v1.CacheResponse\x12J\n" +
+	"\aBarrier\x12\x1e.zarfplanner.v1.BarrierRequest\x1a\x1f.zarfplanner.v1.BarrierResponse\x12G\n" +
 	"\x06Status\x12\x1d.zarfplanner.v1.StatusRequest\x1a\x1e.zarfplanner.v1.StatusResponseB9Z7github.com/colonel-byte/zarf-planner/contract/plannerpbb\x06proto3"
 
 var (
@@ -1505,52 +1628,57 @@ func file_planner_proto_rawDescGZIP() []byte {
 	return file_planner_proto_rawDescData
 }
 
-var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_planner_proto_goTypes = []any{
-	(*RegistryAccess)(nil),    // 0: zarfplanner.v1.RegistryAccess
-	(*CarriedFile)(nil),       // 1: zarfplanner.v1.CarriedFile
-	(*NamedBytes)(nil),        // 2: zarfplanner.v1.NamedBytes
-	(*RegistryLogin)(nil),     // 3: zarfplanner.v1.RegistryLogin
-	(*InspectRequest)(nil),    // 4: zarfplanner.v1.InspectRequest
-	(*InspectResponse)(nil),   // 5: zarfplanner.v1.InspectResponse
-	(*CacheWarmRequest)(nil),  // 6: zarfplanner.v1.CacheWarmRequest
-	(*CacheWarmResponse)(nil), // 7: zarfplanner.v1.CacheWarmResponse
-	(*WaitRequest)(nil),       // 8: zarfplanner.v1.WaitRequest
-	(*WaitResponse)(nil),      // 9: zarfplanner.v1.WaitResponse
-	(*PlanRequest)(nil),       // 10: zarfplanner.v1.PlanRequest
-	(*IgnoredFile)(nil),       // 11: zarfplanner.v1.IgnoredFile
-	(*PlanResponse)(nil),      // 12: zarfplanner.v1.PlanResponse
-	(*StatusRequest)(nil),     // 13: zarfplanner.v1.StatusRequest
-	(*StatusResponse)(nil),    // 14: zarfplanner.v1.StatusResponse
-	(*Reading)(nil),           // 15: zarfplanner.v1.Reading
+	(*RegistryAccess)(nil),  // 0: zarfplanner.v1.RegistryAccess
+	(*CarriedFile)(nil),     // 1: zarfplanner.v1.CarriedFile
+	(*NamedBytes)(nil),      // 2: zarfplanner.v1.NamedBytes
+	(*RegistryLogin)(nil),   // 3: zarfplanner.v1.RegistryLogin
+	(*InspectRequest)(nil),  // 4: zarfplanner.v1.InspectRequest
+	(*InspectResponse)(nil), // 5: zarfplanner.v1.InspectResponse
+	(*CatalogRequest)(nil),  // 6: zarfplanner.v1.CatalogRequest
+	(*CatalogResponse)(nil), // 7: zarfplanner.v1.CatalogResponse
+	(*CacheRequest)(nil),    // 8: zarfplanner.v1.CacheRequest
+	(*CacheResponse)(nil),   // 9: zarfplanner.v1.CacheResponse
+	(*BarrierRequest)(nil),  // 10: zarfplanner.v1.BarrierRequest
+	(*BarrierResponse)(nil), // 11: zarfplanner.v1.BarrierResponse
+	(*PlanRequest)(nil),     // 12: zarfplanner.v1.PlanRequest
+	(*IgnoredFile)(nil),     // 13: zarfplanner.v1.IgnoredFile
+	(*PlanResponse)(nil),    // 14: zarfplanner.v1.PlanResponse
+	(*StatusRequest)(nil),   // 15: zarfplanner.v1.StatusRequest
+	(*StatusResponse)(nil),  // 16: zarfplanner.v1.StatusResponse
+	(*Reading)(nil),         // 17: zarfplanner.v1.Reading
 }
 var file_planner_proto_depIdxs = []int32{
 	1,  // 0: zarfplanner.v1.RegistryAccess.registry_ca:type_name -> zarfplanner.v1.CarriedFile
 	3,  // 1: zarfplanner.v1.RegistryAccess.logins:type_name -> zarfplanner.v1.RegistryLogin
 	2,  // 2: zarfplanner.v1.CarriedFile.files:type_name -> zarfplanner.v1.NamedBytes
 	0,  // 3: zarfplanner.v1.InspectRequest.registry:type_name -> zarfplanner.v1.RegistryAccess
-	1,  // 4: zarfplanner.v1.InspectRequest.files:type_name -> zarfplanner.v1.CarriedFile
-	0,  // 5: zarfplanner.v1.CacheWarmRequest.registry:type_name -> zarfplanner.v1.RegistryAccess
-	1,  // 6: zarfplanner.v1.PlanRequest.files:type_name -> zarfplanner.v1.CarriedFile
-	3,  // 7: zarfplanner.v1.PlanRequest.logins:type_name -> zarfplanner.v1.RegistryLogin
-	2,  // 8: zarfplanner.v1.PlanRequest.approvals:type_name -> zarfplanner.v1.NamedBytes
-	11, // 9: zarfplanner.v1.PlanRequest.approvals_ignored:type_name -> zarfplanner.v1.IgnoredFile
-	15, // 10: zarfplanner.v1.StatusResponse.readings:type_name -> zarfplanner.v1.Reading
-	10, // 11: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
-	4,  // 12: zarfplanner.v1.Planner.Inspect:input_type -> zarfplanner.v1.InspectRequest
-	6,  // 13: zarfplanner.v1.Planner.CacheWarm:input_type -> zarfplanner.v1.CacheWarmRequest
-	8,  // 14: zarfplanner.v1.Planner.Wait:input_type -> zarfplanner.v1.WaitRequest
-	13, // 15: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
-	12, // 16: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
-	5,  // 17: zarfplanner.v1.Planner.Inspect:output_type -> zarfplanner.v1.InspectResponse
-	7,  // 18: zarfplanner.v1.Planner.CacheWarm:output_type -> zarfplanner.v1.CacheWarmResponse
-	9,  // 19: zarfplanner.v1.Planner.Wait:output_type -> zarfplanner.v1.WaitResponse
-	14, // 20: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
-	16, // [16:21] is the sub-list for method output_type
-	11, // [11:16] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	0,  // 4: zarfplanner.v1.CatalogRequest.registry:type_name -> zarfplanner.v1.RegistryAccess
+	1,  // 5: zarfplanner.v1.CatalogRequest.files:type_name -> zarfplanner.v1.CarriedFile
+	0,  // 6: zarfplanner.v1.CacheRequest.registry:type_name -> zarfplanner.v1.RegistryAccess
+	1,  // 7: zarfplanner.v1.PlanRequest.files:type_name -> zarfplanner.v1.CarriedFile
+	3,  // 8: zarfplanner.v1.PlanRequest.logins:type_name -> zarfplanner.v1.RegistryLogin
+	2,  // 9: zarfplanner.v1.PlanRequest.approvals:type_name -> zarfplanner.v1.NamedBytes
+	13, // 10: zarfplanner.v1.PlanRequest.approvals_ignored:type_name -> zarfplanner.v1.IgnoredFile
+	17, // 11: zarfplanner.v1.StatusResponse.readings:type_name -> zarfplanner.v1.Reading
+	12, // 12: zarfplanner.v1.Planner.Plan:input_type -> zarfplanner.v1.PlanRequest
+	4,  // 13: zarfplanner.v1.Planner.Inspect:input_type -> zarfplanner.v1.InspectRequest
+	6,  // 14: zarfplanner.v1.Planner.Catalog:input_type -> zarfplanner.v1.CatalogRequest
+	8,  // 15: zarfplanner.v1.Planner.Cache:input_type -> zarfplanner.v1.CacheRequest
+	10, // 16: zarfplanner.v1.Planner.Barrier:input_type -> zarfplanner.v1.BarrierRequest
+	15, // 17: zarfplanner.v1.Planner.Status:input_type -> zarfplanner.v1.StatusRequest
+	14, // 18: zarfplanner.v1.Planner.Plan:output_type -> zarfplanner.v1.PlanResponse
+	5,  // 19: zarfplanner.v1.Planner.Inspect:output_type -> zarfplanner.v1.InspectResponse
+	7,  // 20: zarfplanner.v1.Planner.Catalog:output_type -> zarfplanner.v1.CatalogResponse
+	9,  // 21: zarfplanner.v1.Planner.Cache:output_type -> zarfplanner.v1.CacheResponse
+	11, // 22: zarfplanner.v1.Planner.Barrier:output_type -> zarfplanner.v1.BarrierResponse
+	16, // 23: zarfplanner.v1.Planner.Status:output_type -> zarfplanner.v1.StatusResponse
+	18, // [18:24] is the sub-list for method output_type
+	12, // [12:18] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_planner_proto_init() }
@@ -1564,7 +1692,7 @@ func file_planner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_planner_proto_rawDesc), len(file_planner_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,11 +22,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Planner_Plan_FullMethodName      = "/zarfplanner.v1.Planner/Plan"
-	Planner_Inspect_FullMethodName   = "/zarfplanner.v1.Planner/Inspect"
-	Planner_CacheWarm_FullMethodName = "/zarfplanner.v1.Planner/CacheWarm"
-	Planner_Wait_FullMethodName      = "/zarfplanner.v1.Planner/Wait"
-	Planner_Status_FullMethodName    = "/zarfplanner.v1.Planner/Status"
+	Planner_Plan_FullMethodName    = "/zarfplanner.v1.Planner/Plan"
+	Planner_Inspect_FullMethodName = "/zarfplanner.v1.Planner/Inspect"
+	Planner_Catalog_FullMethodName = "/zarfplanner.v1.Planner/Catalog"
+	Planner_Cache_FullMethodName   = "/zarfplanner.v1.Planner/Cache"
+	Planner_Barrier_FullMethodName = "/zarfplanner.v1.Planner/Barrier"
+	Planner_Status_FullMethodName  = "/zarfplanner.v1.Planner/Status"
 )
 
 // PlannerClient is the client API for Planner service.
@@ -42,12 +43,17 @@ type PlannerClient interface {
 	Plan(ctx context.Context, in *PlanRequest, opts ...grpc.CallOption) (*PlanResponse, error)
 	// Inspect lists what a directory holds without planning.
 	Inspect(ctx context.Context, in *InspectRequest, opts ...grpc.CallOption) (*InspectResponse, error)
-	// CacheWarm reads archives into the cache ahead of air-gapped planning,
-	// or forgets them.
-	CacheWarm(ctx context.Context, in *CacheWarmRequest, opts ...grpc.CallOption) (*CacheWarmResponse, error)
-	// Wait watches a live cluster until a plan item's readiness barrier
-	// holds, or its timeout passes.
-	Wait(ctx context.Context, in *WaitRequest, opts ...grpc.CallOption) (*WaitResponse, error)
+	// Catalog says what each package of a directory ships and claims, the
+	// document `zarf-planner catalog -o json` prints.
+	Catalog(ctx context.Context, in *CatalogRequest, opts ...grpc.CallOption) (*CatalogResponse, error)
+	// Cache reads archives into the cache ahead of air-gapped planning
+	// (`zarf-planner cache warm`, the module zarf_bundle_cache), or forgets
+	// them.
+	Cache(ctx context.Context, in *CacheRequest, opts ...grpc.CallOption) (*CacheResponse, error)
+	// Barrier watches a live cluster until a plan item's readiness barrier
+	// holds, or its timeout passes (`zarf-planner barrier`, the module
+	// zarf_readiness_barrier).
+	Barrier(ctx context.Context, in *BarrierRequest, opts ...grpc.CallOption) (*BarrierResponse, error)
 	// Status says which daemon answers: its pid, build and counters.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 }
@@ -80,20 +86,30 @@ func (c *plannerClient) Inspect(ctx context.Context, in *InspectRequest, opts ..
 	return out, nil
 }
 
-func (c *plannerClient) CacheWarm(ctx context.Context, in *CacheWarmRequest, opts ...grpc.CallOption) (*CacheWarmResponse, error) {
+func (c *plannerClient) Catalog(ctx context.Context, in *CatalogRequest, opts ...grpc.CallOption) (*CatalogResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(CacheWarmResponse)
-	err := c.cc.Invoke(ctx, Planner_CacheWarm_FullMethodName, in, out, cOpts...)
+	out := new(CatalogResponse)
+	err := c.cc.Invoke(ctx, Planner_Catalog_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *plannerClient) Wait(ctx context.Context, in *WaitRequest, opts ...grpc.CallOption) (*WaitResponse, error) {
+func (c *plannerClient) Cache(ctx context.Context, in *CacheRequest, opts ...grpc.CallOption) (*CacheResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(WaitResponse)
-	err := c.cc.Invoke(ctx, Planner_Wait_FullMethodName, in, out, cOpts...)
+	out := new(CacheResponse)
+	err := c.cc.Invoke(ctx, Planner_Cache_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *plannerClient) Barrier(ctx context.Context, in *BarrierRequest, opts ...grpc.CallOption) (*BarrierResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BarrierResponse)
+	err := c.cc.Invoke(ctx, Planner_Barrier_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -123,12 +139,17 @@ type PlannerServer interface {
 	Plan(context.Context, *PlanRequest) (*PlanResponse, error)
 	// Inspect lists what a directory holds without planning.
 	Inspect(context.Context, *InspectRequest) (*InspectResponse, error)
-	// CacheWarm reads archives into the cache ahead of air-gapped planning,
-	// or forgets them.
-	CacheWarm(context.Context, *CacheWarmRequest) (*CacheWarmResponse, error)
-	// Wait watches a live cluster until a plan item's readiness barrier
-	// holds, or its timeout passes.
-	Wait(context.Context, *WaitRequest) (*WaitResponse, error)
+	// Catalog says what each package of a directory ships and claims, the
+	// document `zarf-planner catalog -o json` prints.
+	Catalog(context.Context, *CatalogRequest) (*CatalogResponse, error)
+	// Cache reads archives into the cache ahead of air-gapped planning
+	// (`zarf-planner cache warm`, the module zarf_bundle_cache), or forgets
+	// them.
+	Cache(context.Context, *CacheRequest) (*CacheResponse, error)
+	// Barrier watches a live cluster until a plan item's readiness barrier
+	// holds, or its timeout passes (`zarf-planner barrier`, the module
+	// zarf_readiness_barrier).
+	Barrier(context.Context, *BarrierRequest) (*BarrierResponse, error)
 	// Status says which daemon answers: its pid, build and counters.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	mustEmbedUnimplementedPlannerServer()
@@ -147,11 +168,14 @@ func (UnimplementedPlannerServer) Plan(context.Context, *PlanRequest) (*PlanResp
 func (UnimplementedPlannerServer) Inspect(context.Context, *InspectRequest) (*InspectResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Inspect not implemented")
 }
-func (UnimplementedPlannerServer) CacheWarm(context.Context, *CacheWarmRequest) (*CacheWarmResponse, error) {
-	return nil, status.Errorf(codes.Unimplemented, "method CacheWarm not implemented")
+func (UnimplementedPlannerServer) Catalog(context.Context, *CatalogRequest) (*CatalogResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Catalog not implemented")
 }
-func (UnimplementedPlannerServer) Wait(context.Context, *WaitRequest) (*WaitResponse, error) {
-	return nil, status.Errorf(codes.Unimplemented, "method Wait not implemented")
+func (UnimplementedPlannerServer) Cache(context.Context, *CacheRequest) (*CacheResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Cache not implemented")
+}
+func (UnimplementedPlannerServer) Barrier(context.Context, *BarrierRequest) (*BarrierResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Barrier not implemented")
 }
 func (UnimplementedPlannerServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Status not implemented")
@@ -213,38 +237,56 @@ func _Planner_Inspect_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Planner_CacheWarm_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(CacheWarmRequest)
+func _Planner_Catalog_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CatalogRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(PlannerServer).CacheWarm(ctx, in)
+		return srv.(PlannerServer).Catalog(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Planner_CacheWarm_FullMethodName,
+		FullMethod: Planner_Catalog_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(PlannerServer).CacheWarm(ctx, req.(*CacheWarmRequest))
+		return srv.(PlannerServer).Catalog(ctx, req.(*CatalogRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Planner_Wait_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(WaitRequest)
+func _Planner_Cache_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CacheRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(PlannerServer).Wait(ctx, in)
+		return srv.(PlannerServer).Cache(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Planner_Wait_FullMethodName,
+		FullMethod: Planner_Cache_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(PlannerServer).Wait(ctx, req.(*WaitRequest))
+		return srv.(PlannerServer).Cache(ctx, req.(*CacheRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Planner_Barrier_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BarrierRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PlannerServer).Barrier(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Planner_Barrier_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PlannerServer).Barrier(ctx, req.(*BarrierRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -283,12 +325,16 @@ var Planner_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Planner_Inspect_Handler,
 		},
 		{
-			MethodName: "CacheWarm",
-			Handler:    _Planner_CacheWarm_Handler,
+			MethodName: "Catalog",
+			Handler:    _Planner_Catalog_Handler,
 		},
 		{
-			MethodName: "Wait",
-			Handler:    _Planner_Wait_Handler,
+			MethodName: "Cache",
+			Handler:    _Planner_Cache_Handler,
+		},
+		{
+			MethodName: "Barrier",
+			Handler:    _Planner_Barrier_Handler,
 		},
 		{
 			MethodName: "Status",

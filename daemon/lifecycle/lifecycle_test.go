@@ -41,12 +41,16 @@ func (echo) Inspect(_ context.Context, req *contract.InspectRequest) (*contract.
 	return &contract.Document{Result: []byte(req.Path)}, nil
 }
 
-func (echo) CacheWarm(context.Context, *contract.WarmRequest) (*contract.WarmAnswer, error) {
-	return &contract.WarmAnswer{}, nil
+func (echo) Catalog(_ context.Context, req *contract.CatalogRequest) (*contract.Document, error) {
+	return &contract.Document{Result: []byte(req.Path)}, nil
 }
 
-func (echo) Wait(context.Context, *contract.WaitRequest) (*contract.WaitAnswer, error) {
-	return &contract.WaitAnswer{}, nil
+func (echo) Cache(context.Context, *contract.CacheRequest) (*contract.CacheAnswer, error) {
+	return &contract.CacheAnswer{}, nil
+}
+
+func (echo) Barrier(context.Context, *contract.BarrierRequest) (*contract.BarrierAnswer, error) {
+	return &contract.BarrierAnswer{}, nil
 }
 
 func (echo) Status(context.Context) (*contract.Status, error) {

@@ -25,9 +25,9 @@ func carried(req *contract.PlanRequest) *contract.PlanRequest {
 	return &r
 }
 
-// carriedInspect is an inspection request with the files it names read
-// as its caller reads them.
-func carriedInspect(req *contract.InspectRequest) *contract.InspectRequest {
+// carriedCatalog is a catalog request with the files it names read as
+// its caller reads them.
+func carriedCatalog(req *contract.CatalogRequest) *contract.CatalogRequest {
 	r := *req
 	r.Carried = carry.Files(options.CarriedFiles(options.Read{PublicKey: r.PublicKey, Prerequisites: r.Prerequisites}))
 	return &r

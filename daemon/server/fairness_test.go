@@ -242,8 +242,8 @@ func TestARequestEndsAtItsRenderBudgetAndALargerBudgetGetsTheFullAnswer(t *testi
 	dir := chartDir(t, map[string][]string{"loop-a": {looping(0)}, "loop-b": {looping(1)}, "loop-c": {looping(2)}})
 	catalog := func(d *Server, useCache bool, budget int) (*contract.Document, time.Duration, error) {
 		start := time.Now()
-		resp, err := d.Inspect(context.Background(), carriedInspect(&contract.InspectRequest{Path: dir, Catalog: true, UseCache: useCache,
-			Registry: contract.RegistryAccess{Caller: options.ModuleCaller, RenderBudgetSeconds: budget}}))
+		resp, err := d.Catalog(context.Background(), carriedCatalog(&contract.CatalogRequest{InspectRequest: contract.InspectRequest{Path: dir, UseCache: useCache,
+			Registry: contract.RegistryAccess{Caller: options.ModuleCaller, RenderBudgetSeconds: budget}}}))
 		return resp, time.Since(start), err
 	}
 	d := newServer()

@@ -34,7 +34,7 @@ func TestRequestsShareTheDaemonsRenders(t *testing.T) {
 	var first string
 	for i, dir := range []string{copyBundle(t, "../../testdata/bundles/catalog"), copyBundle(t, "../../testdata/bundles/catalog")} {
 		for range 2 {
-			resp, err := d.Inspect(context.Background(), carriedInspect(&contract.InspectRequest{Path: dir, Catalog: true}))
+			resp, err := d.Catalog(context.Background(), carriedCatalog(&contract.CatalogRequest{InspectRequest: contract.InspectRequest{Path: dir}}))
 			if err != nil {
 				t.Fatal(err)
 			}

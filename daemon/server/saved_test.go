@@ -360,7 +360,7 @@ func TestCatalogSaysWhoSigned(t *testing.T) {
 	d := memoDaemon(t)
 	catalog := func(key string) map[string]service.CatalogPackage {
 		t.Helper()
-		resp, err := d.Inspect(context.Background(), carriedInspect(&contract.InspectRequest{Path: dir, UseCache: true, Catalog: true, PublicKey: key}))
+		resp, err := d.Catalog(context.Background(), carriedCatalog(&contract.CatalogRequest{InspectRequest: contract.InspectRequest{Path: dir, UseCache: true}, PublicKey: key}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -386,7 +386,7 @@ func TestCatalogSaysWhoSigned(t *testing.T) {
 	if none := catalog(""); none["base"].SignedBy != "" || none["base"].SignatureError != "" || !none["base"].Signed {
 		t.Fatalf("without a key: %+v", none["base"])
 	}
-	if _, err := d.Inspect(context.Background(), carriedInspect(&contract.InspectRequest{Path: dir, Catalog: true, PublicKey: filepath.Join(dir, "absent.pub")})); err == nil {
+	if _, err := d.Catalog(context.Background(), carriedCatalog(&contract.CatalogRequest{InspectRequest: contract.InspectRequest{Path: dir}, PublicKey: filepath.Join(dir, "absent.pub")})); err == nil {
 		t.Fatal("an absent key was accepted")
 	}
 }
@@ -426,7 +426,7 @@ func TestCatalogByStampNeverGoesStale(t *testing.T) {
 	d := memoDaemon(t)
 	catalog := func() string {
 		t.Helper()
-		resp, err := d.Inspect(context.Background(), carriedInspect(&contract.InspectRequest{Path: dir, UseCache: true, Catalog: true}))
+		resp, err := d.Catalog(context.Background(), carriedCatalog(&contract.CatalogRequest{InspectRequest: contract.InspectRequest{Path: dir, UseCache: true}}))
 		if err != nil {
 			t.Fatal(err)
 		}

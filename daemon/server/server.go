@@ -157,9 +157,9 @@ func (d *Server) Close() error {
 	}
 }
 
-// Cache returns the open cache of dir ("" for the default), opening it on
-// first use.
-func (d *Server) Cache(dir string) (*cache.Cache, error) {
+// OpenCache returns the open cache of dir ("" for the default), opening
+// it on first use.
+func (d *Server) OpenCache(dir string) (*cache.Cache, error) {
 	c, _, err := d.cache(dir)
 	return c, err
 }
@@ -411,104 +411,65 @@ func withPage(req *contract.PlanRequest, o options.Request, resp *contract.PlanA
 	return resp, nil
 }
 
-// Inspect answers an inspect request.
-func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*contract.Document, error) {
-	published := registry.IsSource(req.Path)
-	if !filepath.IsAbs(req.Path) && !published {
-		return nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", req.Path)
+// readSetup is what an inspection and a catalog read a directory with:
+// its sources, how a registry is reached, the limits, the cache (nil
+// without) and what opening the cache noted.
+type readSetup struct {
+	sources  []string
+	reach    registry.Options
+	limits   inspect.Limits
+	cache    inspect.Cache
+	warnings []string
+	// published says the path is a registry source.
+	published bool
+}
+
+// reading checks an inspection's or a catalog's request and opens what it
+// reads with; ctx is the request's, as one flow of the read budget.
+func (d *Server) reading(ctx context.Context, req *contract.InspectRequest) (context.Context, *readSetup, error) {
+	r := &readSetup{published: registry.IsSource(req.Path)}
+	if !filepath.IsAbs(req.Path) && !r.published {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", req.Path)
 	}
 	for _, s := range req.Sources {
 		if !filepath.IsAbs(s) && !registry.IsSource(s) {
-			return nil, status.Errorf(codes.InvalidArgument, "source %q must be absolute when sent to the daemon", s)
+			return nil, nil, status.Errorf(codes.InvalidArgument, "source %q must be absolute when sent to the daemon", s)
 		}
 	}
-	sources := append([]string{req.Path}, req.Sources...)
+	r.sources = append([]string{req.Path}, req.Sources...)
 	reach, err := registryOptions(req.Registry)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.reach = reach
+	ctx = inspect.WithFlow(ctx, "inspection of "+req.Path)
+	r.limits = d.readLimits(req.Registry)
+	if req.UseCache {
+		cc, notes, err := d.cache(req.CacheDir)
+		r.warnings = notes
+		if err != nil {
+			r.warnings = append(r.warnings, fmt.Sprintf("inspected without the cache: %v", err))
+		} else {
+			r.cache = cc
+		}
+	}
+	return ctx, r, nil
+}
+
+// Inspect answers an inspect request.
+func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*contract.Document, error) {
+	ctx, r, err := d.reading(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	ctx = inspect.WithFlow(ctx, "inspection of "+req.Path)
-	limits := d.readLimits(req.Registry)
-	var c inspect.Cache
-	var warnings []string
-	if req.UseCache {
-		cc, notes, err := d.cache(req.CacheDir)
-		warnings = notes
-		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("inspected without the cache: %v", err))
-		} else {
-			c = cc
-		}
-	}
-	if req.Catalog {
-		signer := service.Signer{Memo: d.signatures}
-		if k := req.PublicKey; k != "" {
-			if !filepath.IsAbs(k) {
-				return nil, status.Errorf(codes.InvalidArgument, "public key path %q must be absolute when sent to the daemon", k)
-			}
-			files := filesum.NewReader(options.CarriedFiles(options.Read{PublicKey: k}), req.Carried)
-			b, err := files.Bytes("public_key")
-			key, err := signature.KeyOf(k, b, err)
-			if err != nil {
-				return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
-			}
-			signer.Key = key
-		}
-		var operator service.Operator
-		if p := req.Prerequisites; p != "" {
-			if !filepath.IsAbs(p) {
-				return nil, status.Errorf(codes.InvalidArgument, "prerequisites path %q must be absolute when sent to the daemon", p)
-			}
-			if operator, err = service.ReadOperator(p, req.Carried); err != nil {
-				return nil, status.Errorf(codes.FailedPrecondition, "cannot read the operator's prerequisites %s: %v", p, err)
-			}
-		}
-		memo := d.memo
-		if c == nil {
-			memo = nil // without the cache means without any remembered answer
-		}
-		// First by the directory's stamp, as a plan is: an answer without
-		// looking up a single archive.
-		// A registry has no stamp: a tag can move where no stat sees it.
-		stamp, archives, stamped := memo.catalogStamp(req.Path, warnings, req.Markdown, signer, operator)
-		stamped = stamped && !published && len(req.Sources) == 0 // the stamp covers the path's alone
-		if stamped {
-			if doc, ok := memo.get(stamp); ok {
-				memo.hits.Add(1)
-				d.count(inspect.Counts{Archives: archives, Hits: archives})
-				return &contract.Document{Result: doc.doc}, nil
-			}
-		}
-		progress, done := d.reads.start(req.Path)
-		defer done()
-		dir, err := inspect.ReadSources(ctx, sources, inspect.Options{Cache: c, Limits: limits, Registry: reach, Progress: progress})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, status.Errorf(codes.FailedPrecondition, "cataloguing %s: %v", req.Path, err)
-		}
-		d.count(dir.Counts)
-		b, err := memo.Catalog(sources, dir, warnings, req.Markdown, signer, operator)
-		if err != nil {
-			return nil, err
-		}
-		if stamped && byteDetermined(dir) {
-			// Kept under the stamp only if nothing changed while it was read.
-			if again, _, ok := memo.catalogStamp(req.Path, warnings, req.Markdown, signer, operator); ok && again == stamp {
-				memo.put(stamp, memoDoc{doc: b})
-			}
-		}
-		return &contract.Document{Result: b}, nil
-	}
-	in, err := service.Inspect(ctx, sources, c, limits, reach)
+	in, err := service.Inspect(ctx, r.sources, r.cache, r.limits, r.reach)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, status.Errorf(codes.FailedPrecondition, "inspecting %s: %v", req.Path, err)
 	}
-	in.Warnings = append(in.Warnings, warnings...)
+	in.Warnings = append(in.Warnings, r.warnings...)
 	d.count(in.Counts)
 	b, err := service.Marshal(in)
 	if err != nil {
@@ -517,8 +478,76 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 	return &contract.Document{Result: b}, nil
 }
 
-// CacheWarm answers a warm-up (or forget) request.
-func (d *Server) CacheWarm(ctx context.Context, req *contract.WarmRequest) (*contract.WarmAnswer, error) {
+// Catalog answers a catalog request.
+func (d *Server) Catalog(ctx context.Context, req *contract.CatalogRequest) (*contract.Document, error) {
+	ctx, r, err := d.reading(ctx, &req.InspectRequest)
+	if err != nil {
+		return nil, err
+	}
+	sources, c, warnings := r.sources, r.cache, r.warnings
+	signer := service.Signer{Memo: d.signatures}
+	if k := req.PublicKey; k != "" {
+		if !filepath.IsAbs(k) {
+			return nil, status.Errorf(codes.InvalidArgument, "public key path %q must be absolute when sent to the daemon", k)
+		}
+		files := filesum.NewReader(options.CarriedFiles(options.Read{PublicKey: k}), req.Carried)
+		b, err := files.Bytes("public_key")
+		key, err := signature.KeyOf(k, b, err)
+		if err != nil {
+			return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
+		}
+		signer.Key = key
+	}
+	var operator service.Operator
+	if p := req.Prerequisites; p != "" {
+		if !filepath.IsAbs(p) {
+			return nil, status.Errorf(codes.InvalidArgument, "prerequisites path %q must be absolute when sent to the daemon", p)
+		}
+		if operator, err = service.ReadOperator(p, req.Carried); err != nil {
+			return nil, status.Errorf(codes.FailedPrecondition, "cannot read the operator's prerequisites %s: %v", p, err)
+		}
+	}
+	memo := d.memo
+	if c == nil {
+		memo = nil // without the cache means without any remembered answer
+	}
+	// First by the directory's stamp, as a plan is: an answer without
+	// looking up a single archive.
+	// A registry has no stamp: a tag can move where no stat sees it.
+	stamp, archives, stamped := memo.catalogStamp(req.Path, warnings, req.Markdown, signer, operator)
+	stamped = stamped && !r.published && len(req.Sources) == 0 // the stamp covers the path's alone
+	if stamped {
+		if doc, ok := memo.get(stamp); ok {
+			memo.hits.Add(1)
+			d.count(inspect.Counts{Archives: archives, Hits: archives})
+			return &contract.Document{Result: doc.doc}, nil
+		}
+	}
+	progress, done := d.reads.start(req.Path)
+	defer done()
+	dir, err := inspect.ReadSources(ctx, sources, inspect.Options{Cache: c, Limits: r.limits, Registry: r.reach, Progress: progress})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, status.Errorf(codes.FailedPrecondition, "cataloguing %s: %v", req.Path, err)
+	}
+	d.count(dir.Counts)
+	b, err := memo.Catalog(sources, dir, warnings, req.Markdown, signer, operator)
+	if err != nil {
+		return nil, err
+	}
+	if stamped && byteDetermined(dir) {
+		// Kept under the stamp only if nothing changed while it was read.
+		if again, _, ok := memo.catalogStamp(req.Path, warnings, req.Markdown, signer, operator); ok && again == stamp {
+			memo.put(stamp, memoDoc{doc: b})
+		}
+	}
+	return &contract.Document{Result: b}, nil
+}
+
+// Cache answers a warm-up (or forget) request.
+func (d *Server) Cache(ctx context.Context, req *contract.CacheRequest) (*contract.CacheAnswer, error) {
 	for _, p := range req.Paths {
 		if !filepath.IsAbs(p) && !registry.IsSource(p) {
 			return nil, status.Errorf(codes.InvalidArgument, "path %q must be absolute when sent to the daemon", p)
@@ -529,7 +558,7 @@ func (d *Server) CacheWarm(ctx context.Context, req *contract.WarmRequest) (*con
 		return nil, err
 	}
 	ctx = inspect.WithFlow(ctx, "warm-up of "+strings.Join(req.Paths, ", "))
-	c, err := d.Cache(req.CacheDir)
+	c, err := d.OpenCache(req.CacheDir)
 	if err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "%v", err)
 	}
@@ -553,7 +582,7 @@ func (d *Server) CacheWarm(ctx context.Context, req *contract.WarmRequest) (*con
 	if err != nil {
 		return nil, err
 	}
-	return &contract.WarmAnswer{Result: b, Changed: res.Changed()}, nil
+	return &contract.CacheAnswer{Result: b, Changed: res.Changed()}, nil
 }
 
 // keepDefaultPlans plans each warmed directory as the module asks when
@@ -577,8 +606,8 @@ func (d *Server) keepDefaultPlans(ctx context.Context, c *cache.Cache, cacheDir 
 	}
 }
 
-// Wait watches the caller's cluster until the barrier holds.
-func (d *Server) Wait(ctx context.Context, req *contract.WaitRequest) (*contract.WaitAnswer, error) {
+// Barrier watches the caller's cluster until the barrier holds.
+func (d *Server) Barrier(ctx context.Context, req *contract.BarrierRequest) (*contract.BarrierAnswer, error) {
 	var b barrier.Barrier
 	if len(req.Barrier) > 0 {
 		if err := strictjson.Unmarshal("the barrier", req.Barrier, &b); err != nil {
@@ -614,7 +643,7 @@ func (d *Server) Wait(ctx context.Context, req *contract.WaitRequest) (*contract
 	if err != nil {
 		return nil, err
 	}
-	return &contract.WaitAnswer{Result: out, Failed: werr != nil}, nil
+	return &contract.BarrierAnswer{Result: out, Failed: werr != nil}, nil
 }
 
 // Status reports the daemon's archive counters and the reads of plans

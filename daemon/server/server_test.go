@@ -73,11 +73,11 @@ func TestPreopenedCacheServesTheFirstRequestAndCloses(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
 	d := New(Config{DefaultCache: dir})
 	d.Preopen(dir) // the default, by its path: one open cache
-	c, err := d.Cache("")
+	c, err := d.OpenCache("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := d.Cache(""); err != nil || again != c {
+	if again, err := d.OpenCache(""); err != nil || again != c {
 		t.Fatalf("a second request got cache %p (%v); want the one open, %p", again, err, c)
 	}
 	if err := d.Close(); err != nil {
@@ -88,7 +88,7 @@ func TestPreopenedCacheServesTheFirstRequestAndCloses(t *testing.T) {
 	d.Preopen(dir)
 	next := New(Config{DefaultCache: dir})
 	defer next.Close()
-	if _, err := next.Cache(""); err != nil {
+	if _, err := next.OpenCache(""); err != nil {
 		t.Fatalf("the next server could not open the cache: %v", err)
 	}
 }

@@ -15,7 +15,28 @@ import (
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
-func newWait() *cobra.Command {
+// newBarrier is `zarf-planner barrier`: wait until a plan item's
+// barrier holds. Its former name, wait, is the same command, hidden,
+// which says so on stderr (newFormerWait).
+func newBarrier() *cobra.Command {
+	return barrierCommand("barrier")
+}
+
+// newFormerWait is `zarf-planner wait`, the former name of barrier, for
+// one release (until 0.3.0).
+func newFormerWait() *cobra.Command {
+	cmd := barrierCommand("wait")
+	cmd.Hidden = true
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		fmt.Fprintln(c.ErrOrStderr(), "zarf-planner: wait is a former name and will be removed in the next release; use zarf-planner barrier")
+		return run(c, args)
+	}
+	return cmd
+}
+
+// barrierCommand is the barrier command, named name.
+func barrierCommand(name string) *cobra.Command {
 	var kube options.Cluster
 	var b barrier.Barrier
 	var fromJSON, stateDir string
@@ -23,7 +44,7 @@ func newWait() *cobra.Command {
 	var checks []barrier.Ref
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "wait",
+		Use:   name,
 		Short: "Wait until a plan item's barrier holds on a cluster (CRDs, storage classes, namespaces, package health)",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -42,7 +63,7 @@ func newWait() *cobra.Command {
 			if _, err := options.WholeSeconds(timeout); err != nil {
 				return &UsageError{fmt.Errorf("--timeout: %w", err)}
 			}
-			w := caller.Wait{Barrier: b, Cluster: kube, Timeout: timeout}
+			w := caller.Barrier{Barrier: b, Cluster: kube, Timeout: timeout}
 			if len(checks) > 0 {
 				w.Checks = checks
 			}
@@ -55,7 +76,7 @@ func newWait() *cobra.Command {
 				return err
 			}
 			defer be.close()
-			resp, err := be.Wait(cmd.Context(), req)
+			resp, err := be.Barrier(cmd.Context(), req)
 			if err != nil {
 				return fmt.Errorf("waiting in %s: %w", be.who, err)
 			}
