@@ -433,6 +433,33 @@ type members struct {
 	arriving bool
 }
 
+// place says what planning does with the archive member of cleaned name
+// member (a tar entry's name in an archive, a layer's title in a
+// registry): a member it keeps whole (zarf.yaml, documentation.tar,
+// checksums.txt, zarf.bundle.sig, zarf.yaml.sig) gives the field of m
+// that holds it and its cap; a component tarball (components/NAME.tar)
+// gives its component's name; anything else (images, SBOMs) gives
+// neither, and is skipped. Both readers ask it, so an archive on disk and
+// a published package keep the same members.
+func (m *members) place(member string) (slot *[]byte, limit int64, component string) {
+	switch member {
+	case "zarf.yaml":
+		return &m.zarfYAML, MaxZarfYAML, ""
+	case "documentation.tar":
+		return &m.docTar, MaxDocumentationTar, ""
+	case "checksums.txt":
+		return &m.checksums, MaxChecksums, ""
+	case "zarf.bundle.sig":
+		return &m.bundleSig, MaxSignature, ""
+	case "zarf.yaml.sig":
+		return &m.legacySig, MaxSignature, ""
+	}
+	if component, ok := componentTarball(member); ok {
+		return nil, 0, component
+	}
+	return nil, 0, ""
+}
+
 // readStream reads an archive; it returns the candidate (without Path).
 func readStream(ctx context.Context, src source, name string, limits Limits) (facts.Candidate, error) {
 	h := limits.Budget.hold()
@@ -619,16 +646,6 @@ func (s *stream) drain(ctx context.Context, name string) error {
 	}
 }
 
-// kept are the members planning keeps, by their cleaned name, with their
-// caps.
-var kept = map[string]int64{
-	"zarf.yaml":         MaxZarfYAML,
-	"documentation.tar": MaxDocumentationTar,
-	"checksums.txt":     MaxChecksums,
-	"zarf.bundle.sig":   MaxSignature,
-	"zarf.yaml.sig":     MaxSignature,
-}
-
 // collect walks the tar stream, keeping zarf.yaml, documentation.tar and
 // checksums.txt (each taken from the budget) and skipping everything
 // else. A kept member given twice is tampering: a second zarf.yaml could
@@ -651,14 +668,14 @@ func collect(ctx context.Context, tr *tar.Reader, name string, h *hold) (members
 			return m, fmt.Errorf("%w: %s: reading the tar stream: %w", ErrUnreadable, name, err)
 		}
 		member := path.Clean(hdr.Name)
-		if component, ok := componentTarball(member); ok && hdr.Typeflag == tar.TypeReg {
+		slot, limit, component := m.place(member)
+		if component != "" && hdr.Typeflag == tar.TypeReg {
 			if err := m.walkComponent(ctx, tr, hdr, component, name, h); err != nil {
 				return m, err
 			}
 			continue
 		}
-		limit, keep := kept[member]
-		if !keep {
+		if slot == nil {
 			continue
 		}
 		if seen[member] {
@@ -681,18 +698,7 @@ func collect(ctx context.Context, tr *tar.Reader, name string, h *hold) (members
 			}
 			return m, fmt.Errorf("%w: %s: %s: %w", ErrUnreadable, name, member, err)
 		}
-		switch member {
-		case "zarf.yaml":
-			m.zarfYAML = b
-		case "documentation.tar":
-			m.docTar = b
-		case "checksums.txt":
-			m.checksums = b
-		case "zarf.bundle.sig":
-			m.bundleSig = b
-		case "zarf.yaml.sig":
-			m.legacySig = b
-		}
+		*slot = b
 	}
 }
 

@@ -475,9 +475,9 @@ func readTarget(ctx context.Context, c *registry.Client, t registry.Target, limi
 	slices.Sort(titles)
 	for _, title := range titles {
 		l := layers[title]
-		limit, keep := kept[title]
-		component, isComponent := componentTarball(title)
-		if !keep && !isComponent {
+		slot, limit, component := mem.place(title)
+		keep := slot != nil
+		if !keep && component == "" {
 			continue // images, SBOMs: never fetched
 		}
 		if keep && l.Size > limit {
@@ -499,18 +499,7 @@ func readTarget(ctx context.Context, c *registry.Client, t registry.Target, limi
 				if err != nil {
 					return err
 				}
-				switch title {
-				case "zarf.yaml":
-					mem.zarfYAML = b
-				case "documentation.tar":
-					mem.docTar = b
-				case "checksums.txt":
-					mem.checksums = b
-				case "zarf.bundle.sig":
-					mem.bundleSig = b
-				case "zarf.yaml.sig":
-					mem.legacySig = b
-				}
+				*slot = b
 				return nil
 			}()
 		} else {
