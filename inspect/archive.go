@@ -35,6 +35,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/privdir"
+	"github.com/colonel-byte/zarf-planner/registry"
 )
 
 // Limits on what is read into memory from an archive.
@@ -73,8 +74,11 @@ const (
 )
 
 // ErrNotZarfPackage marks a file that is a readable archive but not a Zarf
-// package (it holds no zarf.yaml). Planning warns and goes on without it.
-var ErrNotZarfPackage = errors.New("not a Zarf package")
+// package (it holds no zarf.yaml), or a registry entry zarf did not
+// publish. Planning warns and goes on without it. It is the registry
+// client's registry.ErrNotPackage: one sentinel whichever reader finds
+// the fault.
+var ErrNotZarfPackage = registry.ErrNotPackage
 
 // ErrUnreadable marks a file that cannot be read as an archive at all
 // (truncated, corrupt, not a tar or tar.zst, permission denied). Planning
@@ -88,14 +92,19 @@ var ErrUnreadable = errors.New("unreadable archive")
 // .part000), or that was tampered with (a member given twice, a zarf.yaml
 // zarf itself would read differently or refuse). Planning warns and goes
 // on without it, or fails when the operator asks. Component and image
-// checksums are zarf's to verify when it deploys.
-var ErrIntegrity = errors.New("integrity check failed")
+// checksums are zarf's to verify when it deploys. It is the registry
+// client's registry.ErrIntegrity (a blob or manifest that is not its
+// digest, a name or descriptor zarf never publishes): one sentinel
+// whichever reader finds the fault.
+var ErrIntegrity = registry.ErrIntegrity
 
 // ErrLimit marks an archive that needs more than a bound allows: memory,
 // the zstd window, the bytes it decompresses to, or a split package's
 // parts. The error names the bound. Like ErrUnreadable it is never cached:
-// it depends on the limits, not only on the bytes.
-var ErrLimit = errors.New("over a limit")
+// it depends on the limits, not only on the bytes. It is the registry
+// client's registry.ErrLimit (a manifest or index past its bound): one
+// sentinel whichever reader finds the fault.
+var ErrLimit = registry.ErrLimit
 
 // ErrChartRenderer marks a read that could not describe an archive's
 // charts because the chart renderer failed (it is missing, or would not
