@@ -69,6 +69,45 @@ func TestBarriers(t *testing.T) {
 		}
 	})
 
+	t.Run("checks listed by hand are waited for as a plan item's", func(t *testing.T) {
+		var b Barrier
+		if err := b.Add([]Ref{{Kind: "package", Name: "app-fluxcd"}, {Kind: "namespace", Name: "flux-system"}, {Kind: "storage_class", Name: "ceph-block"}, {Kind: "crd", Name: "kustomizations.kustomize.toolkit.fluxcd.io"}}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Wait(ctx, cl, b, 30*time.Second)
+		if err != nil || !res.Ready {
+			t.Fatalf("Wait = %+v, %v", res, err)
+		}
+		var got []string
+		for _, ch := range res.Checks {
+			got = append(got, ch.Kind+" "+ch.Name+": "+ch.State)
+		}
+		want := []string{
+			"crd kustomizations.kustomize.toolkit.fluxcd.io: Established and NamesAccepted",
+			"storage_class ceph-block: present, CSI driver rook-ceph.rbd.csi.ceph.com registered",
+			"namespace flux-system: Active",
+			"package app-fluxcd: app-fluxcd 2.4.0 healthy at generation 1",
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("checks\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+
+	t.Run("a workload of a kind no check knows fails the wait before it watches", func(t *testing.T) {
+		var b Barrier
+		if err := json.Unmarshal([]byte(`{"namespaces":["flux-system"],"workloads":[{"kind":"deployment","namespace":"default","name":"web"}]}`), &b); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		res, err := Wait(ctx, cl, b, 30*time.Second)
+		if want := `workload default/web has kind "deployment"; use one of Deployment, StatefulSet, DaemonSet`; err == nil || err.Error() != want {
+			t.Fatalf("Wait = %v; want %q", err, want)
+		}
+		if res == nil || res.Ready || time.Since(start) > 10*time.Second {
+			t.Errorf("Wait = %+v after %s; want a result not ready, at once", res, time.Since(start))
+		}
+	})
+
 	t.Run("a storage class waits for its CSI driver", func(t *testing.T) {
 		sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "late"}, Provisioner: "late.csi.example.com"}
 		if _, err := c.Client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
@@ -221,6 +260,19 @@ func TestBarriers(t *testing.T) {
 			}
 		}
 		expect("OLM has not reported it yet")
+		// An operator that states no Upgradeable condition: OLM's
+		// default lets the upgrade proceed.
+		plain := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "operators.coreos.com/v2", "kind": "OperatorCondition",
+			"metadata": map[string]any{"name": "plain-operator", "namespace": "default"},
+			"spec":     map[string]any{"conditions": []any{}},
+		}}
+		if _, err := res.Create(ctx, plain, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := Wait(ctx, cl, Barrier{OperatorConditions: []string{"default/plain-operator"}}, 20*time.Second); err != nil || r.Checks[0].State != "no Upgradeable condition: the upgrade may proceed" {
+			t.Errorf("an operator condition with no Upgradeable condition: %+v, %v; want it to hold", r, err)
+		}
 		setStatus := func(status string, observed int64) {
 			t.Helper()
 			cur, err := res.Get(ctx, "my-operator", metav1.GetOptions{})

@@ -485,7 +485,7 @@ func TestOneBadRegistryEntryIsOneUnusablePackage(t *testing.T) {
 		{"a catalog entry the grammar refuses", registrytest.Hostile{Catalog: []string{"pair/../x"}}, "pair", "pair/../x", "which the distribution spec's grammar refuses"},
 		{"a layer of size -1", registrytest.Hostile{Resize: "ns/csi-rook-ceph", LayerSize: -1}, "ns", "ns/csi-rook-ceph@sha256:", "a size of -1 bytes"},
 		{"a manifest that is not its digest", registrytest.Hostile{Other: manifest}, "ns", "ns/csi-rook-ceph@" + manifest, "is longer than the"},
-		{"a cut blob", registrytest.Hostile{Cut: zarfYAML}, "ns", "ns/csi-rook-ceph@" + manifest, "zarf.yaml: integrity: " + zarfYAML + " ended after"},
+		{"a cut blob", registrytest.Hostile{Cut: zarfYAML}, "ns", "ns/csi-rook-ceph@" + manifest, "zarf.yaml: integrity check failed: " + zarfYAML + " ended after"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cacheDir, state := t.TempDir(), filepath.Join(t.TempDir(), "state")

@@ -35,6 +35,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/privdir"
+	"github.com/colonel-byte/zarf-planner/registry"
 )
 
 // Limits on what is read into memory from an archive.
@@ -73,8 +74,11 @@ const (
 )
 
 // ErrNotZarfPackage marks a file that is a readable archive but not a Zarf
-// package (it holds no zarf.yaml). Planning warns and goes on without it.
-var ErrNotZarfPackage = errors.New("not a Zarf package")
+// package (it holds no zarf.yaml), or a registry entry zarf did not
+// publish. Planning warns and goes on without it. It is the registry
+// client's registry.ErrNotPackage: one sentinel whichever reader finds
+// the fault.
+var ErrNotZarfPackage = registry.ErrNotPackage
 
 // ErrUnreadable marks a file that cannot be read as an archive at all
 // (truncated, corrupt, not a tar or tar.zst, permission denied). Planning
@@ -88,14 +92,19 @@ var ErrUnreadable = errors.New("unreadable archive")
 // .part000), or that was tampered with (a member given twice, a zarf.yaml
 // zarf itself would read differently or refuse). Planning warns and goes
 // on without it, or fails when the operator asks. Component and image
-// checksums are zarf's to verify when it deploys.
-var ErrIntegrity = errors.New("integrity check failed")
+// checksums are zarf's to verify when it deploys. It is the registry
+// client's registry.ErrIntegrity (a blob or manifest that is not its
+// digest, a name or descriptor zarf never publishes): one sentinel
+// whichever reader finds the fault.
+var ErrIntegrity = registry.ErrIntegrity
 
 // ErrLimit marks an archive that needs more than a bound allows: memory,
 // the zstd window, the bytes it decompresses to, or a split package's
 // parts. The error names the bound. Like ErrUnreadable it is never cached:
-// it depends on the limits, not only on the bytes.
-var ErrLimit = errors.New("over a limit")
+// it depends on the limits, not only on the bytes. It is the registry
+// client's registry.ErrLimit (a manifest or index past its bound): one
+// sentinel whichever reader finds the fault.
+var ErrLimit = registry.ErrLimit
 
 // ErrChartRenderer marks a read that could not describe an archive's
 // charts because the chart renderer failed (it is missing, or would not
@@ -433,6 +442,33 @@ type members struct {
 	arriving bool
 }
 
+// place says what planning does with the archive member of cleaned name
+// member (a tar entry's name in an archive, a layer's title in a
+// registry): a member it keeps whole (zarf.yaml, documentation.tar,
+// checksums.txt, zarf.bundle.sig, zarf.yaml.sig) gives the field of m
+// that holds it and its cap; a component tarball (components/NAME.tar)
+// gives its component's name; anything else (images, SBOMs) gives
+// neither, and is skipped. Both readers ask it, so an archive on disk and
+// a published package keep the same members.
+func (m *members) place(member string) (slot *[]byte, limit int64, component string) {
+	switch member {
+	case "zarf.yaml":
+		return &m.zarfYAML, MaxZarfYAML, ""
+	case "documentation.tar":
+		return &m.docTar, MaxDocumentationTar, ""
+	case "checksums.txt":
+		return &m.checksums, MaxChecksums, ""
+	case "zarf.bundle.sig":
+		return &m.bundleSig, MaxSignature, ""
+	case "zarf.yaml.sig":
+		return &m.legacySig, MaxSignature, ""
+	}
+	if component, ok := componentTarball(member); ok {
+		return nil, 0, component
+	}
+	return nil, 0, ""
+}
+
 // readStream reads an archive; it returns the candidate (without Path).
 func readStream(ctx context.Context, src source, name string, limits Limits) (facts.Candidate, error) {
 	h := limits.Budget.hold()
@@ -619,16 +655,6 @@ func (s *stream) drain(ctx context.Context, name string) error {
 	}
 }
 
-// kept are the members planning keeps, by their cleaned name, with their
-// caps.
-var kept = map[string]int64{
-	"zarf.yaml":         MaxZarfYAML,
-	"documentation.tar": MaxDocumentationTar,
-	"checksums.txt":     MaxChecksums,
-	"zarf.bundle.sig":   MaxSignature,
-	"zarf.yaml.sig":     MaxSignature,
-}
-
 // collect walks the tar stream, keeping zarf.yaml, documentation.tar and
 // checksums.txt (each taken from the budget) and skipping everything
 // else. A kept member given twice is tampering: a second zarf.yaml could
@@ -651,14 +677,14 @@ func collect(ctx context.Context, tr *tar.Reader, name string, h *hold) (members
 			return m, fmt.Errorf("%w: %s: reading the tar stream: %w", ErrUnreadable, name, err)
 		}
 		member := path.Clean(hdr.Name)
-		if component, ok := componentTarball(member); ok && hdr.Typeflag == tar.TypeReg {
+		slot, limit, component := m.place(member)
+		if component != "" && hdr.Typeflag == tar.TypeReg {
 			if err := m.walkComponent(ctx, tr, hdr, component, name, h); err != nil {
 				return m, err
 			}
 			continue
 		}
-		limit, keep := kept[member]
-		if !keep {
+		if slot == nil {
 			continue
 		}
 		if seen[member] {
@@ -681,18 +707,7 @@ func collect(ctx context.Context, tr *tar.Reader, name string, h *hold) (members
 			}
 			return m, fmt.Errorf("%w: %s: %s: %w", ErrUnreadable, name, member, err)
 		}
-		switch member {
-		case "zarf.yaml":
-			m.zarfYAML = b
-		case "documentation.tar":
-			m.docTar = b
-		case "checksums.txt":
-			m.checksums = b
-		case "zarf.bundle.sig":
-			m.bundleSig = b
-		case "zarf.yaml.sig":
-			m.legacySig = b
-		}
+		*slot = b
 	}
 }
 

@@ -48,9 +48,11 @@ func keptDir(rel string) bool {
 	return ok && file != "" && !strings.Contains(file, "/") && (dir == "manifests" || dir == "charts" || dir == "values")
 }
 
-// sourceError remembers the first error of the archive stream under a
-// component tarball, so that a read error of the archive (its limit, a
-// truncation) is told apart from a component tarball that is not a tar.
+// sourceError remembers the first error of the stream under a reader: of
+// the archive stream under a component tarball, so that a read error of
+// the archive (its limit, a truncation) is told apart from a component
+// tarball that is not a tar; of a registry's blob under what reads it, so
+// that the blob's own error is told apart from what the reading found.
 type sourceError struct {
 	r   io.Reader
 	err error

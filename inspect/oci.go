@@ -295,7 +295,7 @@ func listTargets(ctx context.Context, c *registry.Client, src registry.Source, d
 		}
 		for i, r := range repos {
 			if err := errs[i]; err != nil {
-				d.Unusable = append(d.Unusable, FileNote{Path: facts.Printable(registry.Source{Registry: c.Host(), Namespace: r}.String()), Kind: UnusableKind(fromRegistry(err)), Reason: facts.Printable(err.Error())})
+				d.Unusable = append(d.Unusable, FileNote{Path: facts.Printable(registry.Source{Registry: c.Host(), Namespace: r}.String()), Kind: UnusableKind(err), Reason: facts.Printable(err.Error())})
 				continue
 			}
 			for _, t := range tags[i] {
@@ -328,7 +328,7 @@ func listTargets(ctx context.Context, c *registry.Client, src registry.Source, d
 	for i, ts := range found {
 		if err := errs[i]; err != nil {
 			if entryFault(err) {
-				d.Unusable = append(d.Unusable, FileNote{Path: facts.Printable(registry.Source{Registry: c.Host(), Namespace: refs[i].repo, Reference: refs[i].ref}.String()), Kind: UnusableKind(fromRegistry(err)), Reason: facts.Printable(err.Error())})
+				d.Unusable = append(d.Unusable, FileNote{Path: facts.Printable(registry.Source{Registry: c.Host(), Namespace: refs[i].repo, Reference: refs[i].ref}.String()), Kind: UnusableKind(err), Reason: facts.Printable(err.Error())})
 				continue
 			}
 			return nil, err
@@ -369,22 +369,18 @@ func forEach(ctx context.Context, n int, f func(i int)) {
 
 // entryFault reports whether an error of the registry client is one
 // entry's own fault, not the registry's failure to answer (the rule is
-// ReadRegistry's): it wraps registry.ErrIntegrity, ErrLimit or
-// ErrNotPackage.
+// ReadRegistry's): it wraps ErrIntegrity, ErrLimit or ErrNotZarfPackage
+// (the registry client's own sentinels).
 func entryFault(err error) bool {
-	return errors.Is(err, registry.ErrIntegrity) || errors.Is(err, registry.ErrLimit) || errors.Is(err, registry.ErrNotPackage)
+	return errors.Is(err, ErrIntegrity) || errors.Is(err, ErrLimit) || errors.Is(err, ErrNotZarfPackage)
 }
 
-// fromRegistry maps a registry package's sentinel onto this package's;
-// any other error is the registry's (registryError).
-func fromRegistry(err error) error {
-	switch {
-	case errors.Is(err, registry.ErrIntegrity):
-		return fmt.Errorf("%w: %w", ErrIntegrity, err)
-	case errors.Is(err, registry.ErrLimit):
-		return fmt.Errorf("%w: %w", ErrLimit, err)
-	case errors.Is(err, registry.ErrNotPackage):
-		return fmt.Errorf("%w: %w", ErrNotZarfPackage, err)
+// registryFault is an error of the registry client as a read returns
+// it: one entry's fault as it is, any other the registry's
+// (registryError), which fails the whole read.
+func registryFault(err error) error {
+	if entryFault(err) {
+		return err
 	}
 	return registryError{err}
 }
@@ -437,7 +433,7 @@ func readTarget(ctx context.Context, c *registry.Client, t registry.Target, limi
 	sum := t.Descriptor.Digest.Encoded()
 	m, _, err := c.Manifest(ctx, t)
 	if err != nil {
-		return Archive{Candidate: facts.Candidate{SHA256: sum}}, fromRegistry(err)
+		return Archive{Candidate: facts.Candidate{SHA256: sum}}, registryFault(err)
 	}
 	if m.Config.MediaType != registry.ZarfConfigMediaType {
 		return Archive{Candidate: facts.Candidate{SHA256: sum}}, fmt.Errorf("%w: %s: its config is a %s, not zarf's %s", ErrNotZarfPackage, name, facts.Quote(m.Config.MediaType), registry.ZarfConfigMediaType)
@@ -475,9 +471,9 @@ func readTarget(ctx context.Context, c *registry.Client, t registry.Target, limi
 	slices.Sort(titles)
 	for _, title := range titles {
 		l := layers[title]
-		limit, keep := kept[title]
-		component, isComponent := componentTarball(title)
-		if !keep && !isComponent {
+		slot, limit, component := mem.place(title)
+		keep := slot != nil
+		if !keep && component == "" {
 			continue // images, SBOMs: never fetched
 		}
 		if keep && l.Size > limit {
@@ -488,43 +484,37 @@ func readTarget(ctx context.Context, c *registry.Client, t registry.Target, limi
 		}
 		rc, err := c.Blob(ctx, t.Repository, l)
 		if err != nil {
-			return Archive{Candidate: facts.Candidate{SHA256: sum}}, fromRegistry(err)
+			return Archive{Candidate: facts.Candidate{SHA256: sum}}, registryFault(err)
 		}
+		// blob remembers the blob's own error (cut, not its digest, the
+		// connection's), told apart from what reading it found.
+		blob := &sourceError{r: rc}
 		if keep {
 			err = func() error {
-				b, taken, err := readArriving(ctx, rc, h, title+" of "+name)
+				b, taken, err := readArriving(ctx, blob, h, title+" of "+name)
 				if taken != nil {
 					return taken
 				}
 				if err != nil {
 					return err
 				}
-				switch title {
-				case "zarf.yaml":
-					mem.zarfYAML = b
-				case "documentation.tar":
-					mem.docTar = b
-				case "checksums.txt":
-					mem.checksums = b
-				case "zarf.bundle.sig":
-					mem.bundleSig = b
-				case "zarf.yaml.sig":
-					mem.legacySig = b
-				}
+				*slot = b
 				return nil
 			}()
 		} else {
-			err = mem.walkComponent(ctx, rc, &tar.Header{Name: title, Size: l.Size}, component, name, h)
+			err = mem.walkComponent(ctx, blob, &tar.Header{Name: title, Size: l.Size}, component, name, h)
 			if err == nil {
-				_, err = io.Copy(io.Discard, rc) // the rest, so the digest is checked
+				_, err = io.Copy(io.Discard, blob) // the rest, so the digest is checked
 			}
 		}
 		rc.Close()
 		if err != nil {
-			if errors.Is(err, ErrLimit) || errors.Is(err, ErrIntegrity) || ctx.Err() != nil {
+			// A limit or integrity failure the reading found names the
+			// package already; the blob's own error is named here.
+			if ctx.Err() != nil || (blob.err == nil && (errors.Is(err, ErrLimit) || errors.Is(err, ErrIntegrity))) {
 				return Archive{Candidate: facts.Candidate{SHA256: sum}}, err
 			}
-			return Archive{Candidate: facts.Candidate{SHA256: sum}}, fromRegistry(fmt.Errorf("%s: %s: %w", name, title, err))
+			return Archive{Candidate: facts.Candidate{SHA256: sum}}, registryFault(fmt.Errorf("%s: %s: %w", name, title, err))
 		}
 	}
 	right, err := limits.Budget.parsing(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -333,5 +334,76 @@ func TestARegistrys5xxOnOneManifestFailsTheSource(t *testing.T) {
 	}
 	if o, ok := store.LookupContent(failing.Encoded()); ok {
 		t.Errorf("the cache records %+v for a manifest the registry failed to serve", o)
+	}
+}
+
+// The registry client's faults are inspect's: its integrity, limit and
+// not-a-package errors are inspect.ErrIntegrity, ErrLimit and
+// ErrNotZarfPackage themselves, with no translation between two sets, so
+// a blob cut short is an integrity failure of the package whichever
+// package reports it, and the reason says so once.
+func TestTheRegistryClientsFaultsAreInspects(t *testing.T) {
+	for _, s := range []struct{ registry, inspect error }{
+		{registry.ErrIntegrity, inspect.ErrIntegrity},
+		{registry.ErrLimit, inspect.ErrLimit},
+		{registry.ErrNotPackage, inspect.ErrNotZarfPackage},
+	} {
+		if s.registry != s.inspect {
+			t.Errorf("registry's %q is not inspect's %q", s.registry, s.inspect)
+		}
+	}
+	reg := registrytest.Start(t, registrytest.Options{})
+	reg.Publish(t, "ns", filepath.Join(referenceStack(t), "zarf-package-init-amd64-0.1.0.tar.zst"))
+	ctx := context.Background()
+	c, err := registry.New(reg.Host, registry.Options{PlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := c.Resolve(ctx, "ns/init", "0.1.0")
+	if err != nil || len(ts) != 1 {
+		t.Fatalf("resolving init: %v (%d manifests)", err, len(ts))
+	}
+	m, _, err := c.Manifest(ctx, ts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	zarfYAML := ""
+	for _, l := range m.Layers {
+		if l.Annotations["org.opencontainers.image.title"] == "zarf.yaml" {
+			zarfYAML = l.Digest.String()
+		}
+	}
+	host := reg.Hostile(t, registrytest.Hostile{Cut: zarfYAML, Catalog: []string{"ns/../x"}})
+	hostile, err := registry.New(host, registry.Options{PlainHTTP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range m.Layers {
+		if l.Digest.String() != zarfYAML {
+			continue
+		}
+		rc, err := hostile.Blob(ctx, "ns/init", l)
+		if err == nil {
+			_, err = io.Copy(io.Discard, rc)
+			rc.Close()
+		}
+		if !errors.Is(err, inspect.ErrIntegrity) || inspect.UnusableKind(err) != inspect.UnusableIntegrity {
+			t.Errorf("a blob cut short: %v; want inspect.ErrIntegrity", err)
+		}
+	}
+	d, err := inspect.ReadSource(ctx, "oci://"+host+"/ns", inspect.Options{Registry: registry.Options{PlainHTTP: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Unusable) != 2 {
+		t.Fatalf("unusable %+v; want the refused repository and the cut package", d.Unusable)
+	}
+	for _, u := range d.Unusable {
+		if u.Kind != inspect.UnusableIntegrity || strings.Count(u.Reason, "integrity") != 1 || !strings.Contains(u.Reason, "integrity check failed: ") {
+			t.Errorf("unusable %+v; want an integrity failure that says so once", u)
+		}
+	}
+	if r := d.Unusable[1].Reason; !strings.Contains(r, ": zarf.yaml: integrity check failed: "+zarfYAML+" ended after") {
+		t.Errorf("the cut package's reason %q; want it to name the package, its zarf.yaml and the cut blob", r)
 	}
 }

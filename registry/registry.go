@@ -487,16 +487,20 @@ func (c *Client) overdue(d ocispec.Descriptor, received int64, took, allowed tim
 // Errors the reads wrap. ErrIntegrity, ErrLimit and ErrNotPackage are
 // one entry's fault (a name, a manifest, a blob of one package); any
 // other error is the registry's or the network's (package inspect keeps
-// the two apart: see its ReadRegistry).
+// the two apart: see its ReadRegistry). The three are also package
+// inspect's own sentinels (inspect.ErrIntegrity, ErrLimit and
+// ErrNotZarfPackage are these), so a package's fault is one error
+// whichever of the two finds it, and their text is the one every such
+// message begins with.
 var (
 	// ErrIntegrity: the registry sent bytes other than their digest's,
 	// or a name or descriptor zarf never publishes (a repository name
 	// the grammar refuses, a negative size).
-	ErrIntegrity = errors.New("integrity")
+	ErrIntegrity = errors.New("integrity check failed")
 	// ErrLimit: a bound on what a registry may send was passed.
-	ErrLimit = errors.New("limit")
+	ErrLimit = errors.New("over a limit")
 	// ErrNotPackage: the reference names something zarf did not publish.
-	ErrNotPackage = errors.New("not a zarf package")
+	ErrNotPackage = errors.New("not a Zarf package")
 	// ErrStalled: the registry stayed silent past the timeout, or sent
 	// a blob slower than MinRate allows.
 	ErrStalled = errors.New("stalled")

@@ -237,47 +237,95 @@ func slug(name string) string {
 	return "x" + hex.EncodeToString([]byte(name))
 }
 
+// planView lays out the whole plan page of a result: the page's facts,
+// the problems, the graph, the cards and the rows below them.
 func planView(res *service.Result, in PlanInput) planData {
 	d := planData{Failed: res.Failed}
+	graph, p := graphOf(res)
+	d.Page = planHeader(in, p)
+	items := itemsOf(p)
+	cardOf, nodeOf := graphIDs(graph)
+	problems, says, apart := problemViews(res.Errors, cardOf)
+	d.Problems = problems
+	d.SVG = drawGraph(graph, res.Errors, items, says, cardOf)
+	d.Legend = legendOf(res.Failed)
+	d.Cards = packageCards(graph, items, cardOf, nodeOf, says)
+	for _, name := range apart {
+		d.Apart = append(d.Apart, cardView{ID: cardOf[name], Name: Visible(name), Says: says[name]})
+	}
+	if p != nil {
+		planSummary(&d, p)
+	} else {
+		failureSummary(&d, res, graph)
+	}
+	for _, f := range res.Ignored {
+		d.Ignored = append(d.Ignored, fileView{Name: Visible(filepath.Base(f.Path)), Reason: Visible(f.Reason)})
+	}
+	return d
+}
+
+// graphOf returns the graph a result draws and its plan: the plan's own
+// graph, or, when the result failed or holds no plan, the failure's
+// graph and a nil plan.
+func graphOf(res *service.Result) (planner.Graph, *planner.Plan) {
+	if res.Failed || res.Plan == nil {
+		return res.Graph, nil
+	}
+	return res.Plan.Graph, res.Plan
+}
+
+// planHeader is the page's head: its title (the directory's base name),
+// the directory, the plan's digest (or that there is none, when p is
+// nil) and when the plan was asked for.
+func planHeader(in PlanInput, p *planner.Plan) Page {
 	title := filepath.Base(in.Directory)
 	if in.Directory == "" {
 		title = "(no directory)"
 	}
-	d.Page = Page{Kind: "plan", Kicker: "Deployment plan", Title: Visible(title), Producer: Visible(cmp.Or(in.Producer, "zarf-planner")), Options: in.Options}
-	d.Page.Facts = append(d.Page.Facts, Fact{Label: "Directory", Value: Visible(in.Directory), Code: true})
-	var graph planner.Graph
-	var p *planner.Plan
-	if res.Failed || res.Plan == nil {
-		graph = res.Graph
-		d.Page.Facts = append(d.Page.Facts, Fact{Label: "Plan digest", Value: "none: no plan is possible"})
+	page := Page{Kind: "plan", Kicker: "Deployment plan", Title: Visible(title), Producer: Visible(cmp.Or(in.Producer, "zarf-planner")), Options: in.Options}
+	page.Facts = append(page.Facts, Fact{Label: "Directory", Value: Visible(in.Directory), Code: true})
+	if p == nil {
+		page.Facts = append(page.Facts, Fact{Label: "Plan digest", Value: "none: no plan is possible"})
 	} else {
-		p = res.Plan
-		graph = p.Graph
-		d.Page.Facts = append(d.Page.Facts, Fact{Label: "Plan digest", Value: Visible(p.PlanDigest), Code: true})
+		page.Facts = append(page.Facts, Fact{Label: "Plan digest", Value: Visible(p.PlanDigest), Code: true})
 	}
 	stamp := Stamp(in.Time)
 	stamp.Label = "Planned at"
-	d.Page.Facts = append(d.Page.Facts, stamp)
+	page.Facts = append(page.Facts, stamp)
+	return page
+}
 
-	// Cards: one per package of the graph, in its order (the deployment
-	// order of a plan: by level, then name).
-	cardOf := map[string]string{} // name → the card's id
-	nodeOf := map[string]string{}
+// itemsOf indexes a plan's packages by name (none when p is nil).
+func itemsOf(p *planner.Plan) map[string]planner.Item {
 	items := map[string]planner.Item{}
 	if p != nil {
 		for _, it := range p.Packages {
 			items[it.Name] = it
 		}
 	}
-	for _, n := range graph.Nodes {
+	return items
+}
+
+// graphIDs names the element ids of each package of the graph: its card
+// (pkg-…) and its node in the drawing (node-…).
+func graphIDs(g planner.Graph) (cardOf, nodeOf map[string]string) {
+	cardOf, nodeOf = map[string]string{}, map[string]string{}
+	for _, n := range g.Nodes {
 		cardOf[n.Name] = "pkg-" + slug(n.Name)
 		nodeOf[n.Name] = "node-" + slug(n.Name)
 	}
+	return cardOf, nodeOf
+}
 
-	// Problems, each beside the packages it names.
-	says := map[string][]sayView{}
+// problemViews lists the problems, each naming its packages with a link
+// to their cards, and returns what each package's card says of them. A
+// named package the graph does not hold (and that is not missing: a
+// missing package, alias set or group has no card to link to) gets a
+// card apart (apart-…), added to cardOf; apart lists those, sorted.
+func problemViews(errs []planner.Problem, cardOf map[string]string) (problems []problemView, says map[string][]sayView, apart []string) {
+	says = map[string][]sayView{}
 	missingNames := map[string]bool{}
-	for i, pr := range res.Errors {
+	for i, pr := range errs {
 		pv := problemView{ID: fmt.Sprintf("problem-%d", i+1), Kind: Visible(pr.Kind), Message: Visible(pr.Message)}
 		// A missing package (or alias set, or group: its names, comma
 		// separated) has no card to link to; a missing CRD, storage
@@ -290,10 +338,9 @@ func planView(res *service.Result, in PlanInput) planData {
 		for _, name := range pr.Packages {
 			says[name] = append(says[name], sayView{Href: "#" + pv.ID, Kind: pv.Kind, Message: pv.Message})
 		}
-		d.Problems = append(d.Problems, pv)
+		problems = append(problems, pv)
 	}
-	var apart []string
-	for i, pr := range res.Errors {
+	for i, pr := range errs {
 		for _, name := range pr.Packages {
 			href := cardOf[name]
 			if href == "" && !missingNames[name] {
@@ -307,21 +354,34 @@ func planView(res *service.Result, in PlanInput) planData {
 			if href != "" {
 				lv.Href = "#" + href
 			}
-			d.Problems[i].Names = append(d.Problems[i].Names, lv)
+			problems[i].Names = append(problems[i].Names, lv)
 		}
 	}
 	slices.Sort(apart)
+	return problems, says, apart
+}
 
-	d.SVG = drawGraph(graph, res.Errors, items, says, cardOf)
+// legendOf is the graph's legend: the edge kinds in their order, the
+// inferred edges, and, on a failed plan, the cycle and missing marks.
+func legendOf(failed bool) []legendItem {
+	var legend []legendItem
 	for _, k := range kindOrder {
-		d.Legend = append(d.Legend, legendItem{Class: kindClass(k), Text: kindWords[k]})
+		legend = append(legend, legendItem{Class: kindClass(k), Text: kindWords[k]})
 	}
-	d.Legend = append(d.Legend, legendItem{Class: "l-inferred", Text: "dashed: inferred from use"})
-	if res.Failed {
-		d.Legend = append(d.Legend, legendItem{Class: "l-cycle", Text: "in a cycle"}, legendItem{Class: "l-missing", Text: "missing"})
+	legend = append(legend, legendItem{Class: "l-inferred", Text: "dashed: inferred from use"})
+	if failed {
+		legend = append(legend, legendItem{Class: "l-cycle", Text: "in a cycle"}, legendItem{Class: "l-missing", Text: "missing"})
 	}
+	return legend
+}
 
-	for _, n := range graph.Nodes {
+// packageCards are the cards of the graph's packages, in its order (the
+// deployment order of a plan: by level, then name), each with what the
+// plan says of it (when it is a package of the plan) and the problems
+// that name it.
+func packageCards(g planner.Graph, items map[string]planner.Item, cardOf, nodeOf map[string]string, says map[string][]sayView) []cardView {
+	var cards []cardView
+	for _, n := range g.Nodes {
 		c := cardView{ID: cardOf[n.Name], Name: Visible(n.Name), Version: Visible(n.Version), Node: "#" + nodeOf[n.Name], Level: n.Level, Says: says[n.Name]}
 		if it, ok := items[n.Name]; ok {
 			c.Action, c.Archive, c.SHA256 = Visible(it.Action), Visible(filepath.Base(it.Path)), Visible(it.SHA256)
@@ -334,66 +394,88 @@ func planView(res *service.Result, in PlanInput) planData {
 				c.Reasons = append(c.Reasons, Visible(r))
 			}
 		}
-		d.Cards = append(d.Cards, c)
+		cards = append(cards, c)
 	}
-	for _, name := range apart {
-		d.Apart = append(d.Apart, cardView{ID: cardOf[name], Name: Visible(name), Says: says[name]})
-	}
+	return cards
+}
 
-	if p != nil {
-		d.CardsTitle = fmt.Sprintf("Packages, in deployment order (%d)", len(p.Packages))
-		levels := 0
-		for _, n := range p.Graph.Nodes {
-			levels = max(levels, n.Level+1)
-		}
-		d.Summary = fmt.Sprintf("%s to deploy in %s, %d already installed, %d excluded.", count(len(p.Packages), "package"), count(levels, "level"), len(p.AlreadyInstalled), len(p.Excluded))
-		for _, a := range p.AlreadyInstalled {
-			d.Installed = append(d.Installed, rowView{ID: "installed-" + slug(a.Name), Name: Visible(a.Name), Version: Visible(a.Version), Archive: Visible(filepath.Base(a.Path)), Reason: Visible(a.Reason)})
-		}
-		for i, e := range p.Excluded {
-			d.Excluded = append(d.Excluded, rowView{ID: fmt.Sprintf("excluded-%d", i+1), Name: Visible(e.Name), Version: Visible(e.Version), Archive: Visible(filepath.Base(e.Path)), Reason: Visible(e.Reason)})
-		}
-		d.ExcludedOpen = len(p.Excluded) > 0 && len(p.Excluded) <= 20
-		for _, ip := range p.InstalledNotInBundle {
-			health := "healthy"
-			if !ip.Healthy {
-				health = "not healthy: " + ip.Reason
-			}
-			d.NotInBundle = append(d.NotInBundle, rowView{Name: Visible(ip.Name), Version: Visible(ip.Version), Reason: Visible(health)})
-		}
-		d.ClusterMode = len(p.AlreadyInstalled) > 0 || len(p.InstalledNotInBundle) > 0 || slices.ContainsFunc(p.Packages, func(it planner.Item) bool { return it.Action != planner.ActionDeploy })
-		d.Warnings = visibleAll(p.Warnings)
-	} else {
-		d.CardsTitle = fmt.Sprintf("Packages the plan would deploy (%d)", len(graph.Nodes))
-		kinds := map[string]int{}
-		for _, pr := range res.Errors {
-			kinds[pr.Kind]++
-		}
-		var parts []string
-		for _, k := range planner.Kinds() {
-			if n := kinds[k]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", n, k))
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(kinds)) {
-			if !slices.Contains(planner.Kinds(), k) {
-				parts = append(parts, fmt.Sprintf("%d %s", kinds[k], Visible(k)))
-			}
-		}
-		d.Summary = "No plan is possible"
-		if len(parts) > 0 {
-			d.Summary += " (" + strings.Join(parts, ", ") + ")"
-		}
-		d.Summary += ". Each problem is listed here, drawn in the graph, and told again beside the packages it names."
-		if len(res.Errors) == 0 {
-			d.Summary = "No plan is possible: " + Visible(res.Msg)
-		}
-		d.Warnings = visibleAll(res.Warnings)
+// planSummary fills what the page says of a plan: the cards' title, the
+// one-line summary, the packages already installed, excluded and
+// installed but not in the bundle, whether the page shows the cluster's
+// columns, and the plan's warnings.
+func planSummary(d *planData, p *planner.Plan) {
+	d.CardsTitle = fmt.Sprintf("Packages, in deployment order (%d)", len(p.Packages))
+	levels := 0
+	for _, n := range p.Graph.Nodes {
+		levels = max(levels, n.Level+1)
 	}
-	for _, f := range res.Ignored {
-		d.Ignored = append(d.Ignored, fileView{Name: Visible(filepath.Base(f.Path)), Reason: Visible(f.Reason)})
+	d.Summary = fmt.Sprintf("%s to deploy in %s, %d already installed, %d excluded.", count(len(p.Packages), "package"), count(levels, "level"), len(p.AlreadyInstalled), len(p.Excluded))
+	for _, a := range p.AlreadyInstalled {
+		d.Installed = append(d.Installed, rowView{ID: "installed-" + slug(a.Name), Name: Visible(a.Name), Version: Visible(a.Version), Archive: Visible(filepath.Base(a.Path)), Reason: Visible(a.Reason)})
 	}
-	return d
+	for i, e := range p.Excluded {
+		d.Excluded = append(d.Excluded, rowView{ID: fmt.Sprintf("excluded-%d", i+1), Name: Visible(e.Name), Version: Visible(e.Version), Archive: Visible(filepath.Base(e.Path)), Reason: Visible(e.Reason)})
+	}
+	d.ExcludedOpen = len(p.Excluded) > 0 && len(p.Excluded) <= 20
+	for _, ip := range p.InstalledNotInBundle {
+		health := "healthy"
+		if !ip.Healthy {
+			health = "not healthy: " + ip.Reason
+		}
+		d.NotInBundle = append(d.NotInBundle, rowView{Name: Visible(ip.Name), Version: Visible(ip.Version), Reason: Visible(health)})
+	}
+	d.ClusterMode = len(p.AlreadyInstalled) > 0 || len(p.InstalledNotInBundle) > 0 || slices.ContainsFunc(p.Packages, func(it planner.Item) bool { return it.Action != planner.ActionDeploy })
+	d.Warnings = visibleAll(p.Warnings)
+}
+
+// failureSummary fills what the page says of a result with no plan: the
+// cards' title, the summary (the problems counted by kind, the known
+// kinds first in their order, or the failure's message when it names no
+// problem) and the result's warnings.
+func failureSummary(d *planData, res *service.Result, g planner.Graph) {
+	d.CardsTitle = fmt.Sprintf("Packages the plan would deploy (%d)", len(g.Nodes))
+	kinds := map[string]int{}
+	for _, pr := range res.Errors {
+		kinds[pr.Kind]++
+	}
+	var parts []string
+	for _, k := range planner.Kinds() {
+		if n := kinds[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		if !slices.Contains(planner.Kinds(), k) {
+			parts = append(parts, fmt.Sprintf("%d %s", kinds[k], Visible(k)))
+		}
+	}
+	d.Summary = "No plan is possible"
+	if len(parts) > 0 {
+		d.Summary += " (" + strings.Join(parts, ", ") + ")"
+	}
+	d.Summary += ". Each problem is listed here, drawn in the graph, and told again beside the packages it names."
+	if len(res.Errors) == 0 {
+		d.Summary = "No plan is possible: " + Visible(res.Msg)
+	}
+	d.Warnings = visibleAll(res.Warnings)
+}
+
+// edgePair is the two packages an edge joins; the drawing draws one path
+// for all the edges of a pair.
+type edgePair struct{ from, to string }
+
+// gap is one missing item the drawing shows as a placeholder: its key
+// (kind and value), its kind, what is missing, and the packages that
+// need it.
+type gap struct {
+	key, kind, what string
+	by              []planner.Missing
+}
+
+// gapLink is one path from a placeholder to a package that needs it.
+type gapLink struct {
+	gap int
+	by  planner.Missing
 }
 
 // drawGraph lays out the graph: one box per package, one dashed
@@ -402,23 +484,53 @@ func planView(res *service.Result, in PlanInput) planData {
 // with the kinds of its edges; a cycle's edges and the edges from a
 // placeholder are marked.
 func drawGraph(g planner.Graph, problems []planner.Problem, items map[string]planner.Item, says map[string][]sayView, cardOf map[string]string) svgView {
-	type pair struct{ from, to string }
-	edgesOf := map[pair][]planner.Edge{}
-	var pairs []pair
-	for _, e := range g.Edges {
-		k := pair{e.From, e.To}
+	pairs, edgesOf := edgePairs(g.Edges)
+	inCycle, gaps := problemMarks(problems)
+	gapLevel, shift := gapLevels(g.Nodes, gaps)
+	boxes, index, nodeLines := nodeBoxes(g.Nodes, items, shift)
+	gapBoxes, gapLabel, gapFor := placeholderBoxes(gaps, gapLevel, shift)
+	boxes = append(boxes, gapBoxes...)
+	links, gapLinks := graphLinks(pairs, gaps, index, len(g.Nodes))
+	dr := layout(boxes, links)
+
+	v := svgView{Width: dr.width, Height: dr.height, Label: fmt.Sprintf("Dependency graph of %s, by level", count(len(g.Nodes), "package"))}
+	v.Columns = columnViews(dr, shift)
+	for i, n := range g.Nodes {
+		v.Nodes = append(v.Nodes, nodeViewOf(n, dr.boxes[i], nodeLines[i], items, says, cardOf))
+	}
+	for i, m := range gaps {
+		v.Placeholders = append(v.Placeholders, placeholderViewOf(i, m, dr.boxes[len(g.Nodes)+i], gapLabel[i], gapFor[i]))
+	}
+	for i, pr := range pairs {
+		v.Edges = append(v.Edges, pairEdge(pr, edgesOf[pr], inCycle, dr.links[i]))
+	}
+	for k, gl := range gapLinks {
+		v.Edges = append(v.Edges, gapEdge(gaps[gl.gap], gl.by, dr.links[len(pairs)+k]))
+	}
+	return v
+}
+
+// edgePairs groups the graph's edges by the pair of packages they join,
+// the pairs in the order of their first edge.
+func edgePairs(edges []planner.Edge) ([]edgePair, map[edgePair][]planner.Edge) {
+	edgesOf := map[edgePair][]planner.Edge{}
+	var pairs []edgePair
+	for _, e := range edges {
+		k := edgePair{e.From, e.To}
 		if _, ok := edgesOf[k]; !ok {
 			pairs = append(pairs, k)
 		}
 		edgesOf[k] = append(edgesOf[k], e)
 	}
-	inCycle := map[planner.Edge]bool{}
-	type missing struct {
-		key, kind, what string
-		by              []planner.Missing
-	}
-	var gaps []*missing
-	gapOf := map[string]*missing{}
+	return pairs, edgesOf
+}
+
+// problemMarks reads what the problems mark on the drawing: the edges in
+// a cycle, and the missing items, one per kind and value, in the order
+// they are first named, each with every package that needs it.
+func problemMarks(problems []planner.Problem) (inCycle map[planner.Edge]bool, gaps []*gap) {
+	inCycle = map[planner.Edge]bool{}
+	gapOf := map[string]*gap{}
 	for _, pr := range problems {
 		for _, e := range pr.Edges {
 			inCycle[e] = true
@@ -426,22 +538,25 @@ func drawGraph(g planner.Graph, problems []planner.Problem, items map[string]pla
 		if m := pr.Missing; m != nil {
 			key := m.Kind + "\x00" + m.Source.Value
 			if gapOf[key] == nil {
-				gapOf[key] = &missing{key: key, kind: m.Kind, what: m.What}
+				gapOf[key] = &gap{key: key, kind: m.Kind, what: m.What}
 				gaps = append(gaps, gapOf[key])
 			}
 			gapOf[key].by = append(gapOf[key].by, *m)
 		}
 	}
+	return inCycle, gaps
+}
 
-	index := map[string]int{}
+// gapLevels places each placeholder one column before the first package
+// that needs it (level 0 when none of them is drawn), and returns by how
+// many columns everything moves right so that no column is left of the
+// first.
+func gapLevels(nodes []planner.Node, gaps []*gap) (gapLevel []int, shift int) {
 	level := map[string]int{}
-	for _, n := range g.Nodes {
+	for _, n := range nodes {
 		level[n.Name] = n.Level
 	}
-	// A placeholder sits one column before the first package that needs
-	// it; when that is the first column, every column moves right.
-	shift := 0
-	gapLevel := make([]int, len(gaps))
+	gapLevel = make([]int, len(gaps))
 	for i, m := range gaps {
 		l := -1
 		for _, by := range m.by {
@@ -455,18 +570,33 @@ func drawGraph(g planner.Graph, problems []planner.Problem, items map[string]pla
 		gapLevel[i] = l - 1
 		shift = max(shift, -gapLevel[i])
 	}
-	var boxes []box
-	nodeLines := make([][2]string, len(g.Nodes))
-	for i, n := range g.Nodes {
+	return gapLevel, shift
+}
+
+// nodeBoxes are the boxes of the packages, in the graph's order, in the
+// column of their level moved right by shift, wide enough for their two
+// lines (the name; the version and, of a plan's package, its action) and
+// a problem flag. index gives each package's box.
+func nodeBoxes(nodes []planner.Node, items map[string]planner.Item, shift int) (boxes []box, index map[string]int, lines [][2]string) {
+	index = map[string]int{}
+	lines = make([][2]string, len(nodes))
+	for i, n := range nodes {
 		name, sub := Visible(n.Name), Visible(n.Version)
 		if it, ok := items[n.Name]; ok {
 			sub = strings.TrimSpace(sub + " · " + it.Action)
 		}
-		nodeLines[i] = [2]string{cut(name), cut(sub)}
+		lines[i] = [2]string{cut(name), cut(sub)}
 		index[n.Name] = len(boxes)
-		boxes = append(boxes, box{key: n.Name, layer: n.Level + shift, w: boxWidth(nodeLines[i][0], nodeLines[i][1]+" !9")})
+		boxes = append(boxes, box{key: n.Name, layer: n.Level + shift, w: boxWidth(lines[i][0], lines[i][1]+" !9")})
 	}
-	gapLabel, gapFor := make([]string, len(gaps)), make([]string, len(gaps))
+	return boxes, index, lines
+}
+
+// placeholderBoxes are the boxes of the missing items, in their columns
+// (gapLevel, moved right by shift), with their two lines: what is
+// missing (label) and for which packages (forWhom).
+func placeholderBoxes(gaps []*gap, gapLevel []int, shift int) (boxes []box, label, forWhom []string) {
+	label, forWhom = make([]string, len(gaps)), make([]string, len(gaps))
 	for i, m := range gaps {
 		var by []string
 		for _, x := range m.by {
@@ -474,125 +604,143 @@ func drawGraph(g planner.Graph, problems []planner.Problem, items map[string]pla
 				by = append(by, x.Package)
 			}
 		}
-		gapLabel[i], gapFor[i] = cut(Visible(m.what)), cut("missing, for "+Visible(strings.Join(by, ", ")))
-		boxes = append(boxes, box{key: "\x00missing\x00" + m.key, layer: gapLevel[i] + shift, w: boxWidth(gapFor[i], gapLabel[i])})
+		label[i], forWhom[i] = cut(Visible(m.what)), cut("missing, for "+Visible(strings.Join(by, ", ")))
+		boxes = append(boxes, box{key: "\x00missing\x00" + m.key, layer: gapLevel[i] + shift, w: boxWidth(forWhom[i], label[i])})
 	}
-	var links []link
+	return boxes, label, forWhom
+}
+
+// graphLinks are the links the layout draws: one per pair of packages,
+// then one from each placeholder (whose boxes follow the nodes') to
+// each drawn package that needs it, listed again in gapLinks.
+func graphLinks(pairs []edgePair, gaps []*gap, index map[string]int, nodes int) (links []link, gapLinks []gapLink) {
 	for _, pr := range pairs {
 		links = append(links, link{from: index[pr.from], to: index[pr.to]})
 	}
-	type gapLink struct {
-		gap int
-		by  planner.Missing
-	}
-	var gapLinks []gapLink
 	for i, m := range gaps {
 		for _, by := range m.by {
 			if to, ok := index[by.Package]; ok {
-				links = append(links, link{from: len(g.Nodes) + i, to: to})
+				links = append(links, link{from: nodes + i, to: to})
 				gapLinks = append(gapLinks, gapLink{gap: i, by: by})
 			}
 		}
 	}
-	dr := layout(boxes, links)
+	return links, gapLinks
+}
 
-	v := svgView{Width: dr.width, Height: dr.height, Label: fmt.Sprintf("Dependency graph of %s, by level", count(len(g.Nodes), "package"))}
+// columnViews are the drawing's columns, titled by their level (the
+// columns shift moved the levels right by are the missing items').
+func columnViews(dr drawing, shift int) []columnView {
+	var columns []columnView
 	for l := range dr.columnX {
 		title := fmt.Sprintf("level %d", l-shift)
 		if l < shift {
 			title = "missing"
 		}
-		v.Columns = append(v.Columns, columnView{X: dr.columnX[l] - 8, Y: margin, W: dr.columnW[l] + 16, H: dr.height - 2*margin, TextX: dr.columnX[l], TitleY: margin + 16, Title: title})
+		columns = append(columns, columnView{X: dr.columnX[l] - 8, Y: margin, W: dr.columnW[l] + 16, H: dr.height - 2*margin, TextX: dr.columnX[l], TitleY: margin + 16, Title: title})
 	}
-	for i, n := range g.Nodes {
-		b := dr.boxes[i]
-		nv := nodeView{
-			ID: "node-" + slug(n.Name), Href: "#" + cardOf[n.Name], Class: "node", Name: Visible(n.Name), Version: Visible(n.Version),
-			Label: nodeLines[i][0], Sub: nodeLines[i][1],
-			X: b.x, Y: b.y, W: b.w, H: b.h, TextX: b.x + textInset, FlagX: b.x + b.w - 6,
-			Line1: b.y + b.h/2 - 3, Line2: b.y + b.h/2 + 12,
-		}
-		var tip []string
-		tip = append(tip, Visible(n.Name)+" "+Visible(n.Version))
-		if it, ok := items[n.Name]; ok {
-			nv.Action = Visible(it.Action)
-			nv.Class += " a-" + slug(it.Action)
-			tip[0] += " — " + Visible(it.Action)
-			tip = append(tip, "archive: "+Visible(filepath.Base(it.Path)), "sha256: "+Visible(it.SHA256))
-			if bl := barrierLines(it.Barrier); len(bl) > 0 {
-				tip = append(tip, "barrier: "+strings.Join(bl, "; "))
-			}
-			for _, r := range it.Reasons {
-				tip = append(tip, "why: "+Visible(r))
-			}
-		}
-		if s := says[n.Name]; len(s) > 0 {
-			nv.Class += " problem"
-			var nums []string
-			for _, sv := range s {
-				nums = append(nums, "!"+strings.TrimPrefix(sv.Href, "#problem-"))
-				tip = append(tip, sv.Kind+": "+sv.Message)
-			}
-			nv.Flag = strings.Join(nums, " ")
-		}
-		nv.Title = strings.Join(tip, "\n")
-		v.Nodes = append(v.Nodes, nv)
+	return columns
+}
+
+// nodeViewOf is one package's node, in its laid-out box b with its two
+// lines: linked to its card, classed by its action and its problems,
+// flagged with their numbers, and titled with what the plan and the
+// problems say of it.
+func nodeViewOf(n planner.Node, b box, lines [2]string, items map[string]planner.Item, says map[string][]sayView, cardOf map[string]string) nodeView {
+	nv := nodeView{
+		ID: "node-" + slug(n.Name), Href: "#" + cardOf[n.Name], Class: "node", Name: Visible(n.Name), Version: Visible(n.Version),
+		Label: lines[0], Sub: lines[1],
+		X: b.x, Y: b.y, W: b.w, H: b.h, TextX: b.x + textInset, FlagX: b.x + b.w - 6,
+		Line1: b.y + b.h/2 - 3, Line2: b.y + b.h/2 + 12,
 	}
-	for i, m := range gaps {
-		b := dr.boxes[len(g.Nodes)+i]
-		var by []string
-		for _, x := range m.by {
-			by = append(by, fmt.Sprintf("%s %s (%s in %s)", Visible(x.Package), Visible(x.Version), Visible(x.Source.Field), Visible(x.Source.Archive)))
+	var tip []string
+	tip = append(tip, Visible(n.Name)+" "+Visible(n.Version))
+	if it, ok := items[n.Name]; ok {
+		nv.Action = Visible(it.Action)
+		nv.Class += " a-" + slug(it.Action)
+		tip[0] += " — " + Visible(it.Action)
+		tip = append(tip, "archive: "+Visible(filepath.Base(it.Path)), "sha256: "+Visible(it.SHA256))
+		if bl := barrierLines(it.Barrier); len(bl) > 0 {
+			tip = append(tip, "barrier: "+strings.Join(bl, "; "))
 		}
-		v.Placeholders = append(v.Placeholders, placeholderView{
-			ID: fmt.Sprintf("missing-%d", i+1), What: Visible(m.what), Label: gapLabel[i], For: gapFor[i],
-			Title: "missing: " + Visible(m.what) + "\nrequired by " + strings.Join(by, "; "),
-			X:     b.x, Y: b.y, W: b.w, H: b.h, TextX: b.x + textInset, Line1: b.y + b.h/2 - 3, Line2: b.y + b.h/2 + 12,
-		})
+		for _, r := range it.Reasons {
+			tip = append(tip, "why: "+Visible(r))
+		}
 	}
-	for i, pr := range pairs {
-		es := edgesOf[pr]
-		var kinds, lines []string
-		cycle, inferred := false, true
-		for _, e := range es {
-			w := kindWord(e.Kind)
-			if !slices.Contains(kinds, w) {
-				kinds = append(kinds, w)
-			}
-			cycle = cycle || inCycle[e]
-			inferred = inferred && e.Source.By == planner.ByInferred
-			lines = append(lines, fmt.Sprintf("%s requires %s: %s %s (%s)", Visible(e.To), Visible(e.From), w, Visible(e.Source.Value), Visible(e.Source.String())))
+	if s := says[n.Name]; len(s) > 0 {
+		nv.Class += " problem"
+		var nums []string
+		for _, sv := range s {
+			nums = append(nums, "!"+strings.TrimPrefix(sv.Href, "#problem-"))
+			tip = append(tip, sv.Kind+": "+sv.Message)
 		}
-		slices.SortStableFunc(kinds, func(a, b string) int { return cmp.Compare(kindRank(a), kindRank(b)) })
-		ev := edgeView{Class: "edge " + kindClass(es[0].Kind), From: Visible(pr.from), To: Visible(pr.to), Kinds: strings.Join(kinds, ", "), Label: strings.Join(kinds, " · "), Title: strings.Join(lines, "\n"), Marker: "url(#arrow)"}
-		for _, e := range es { // the first kind in the legend's order colours it
-			if kindRank(kindWord(e.Kind)) < kindRank(kindWord(es[0].Kind)) {
-				ev.Class = "edge " + kindClass(e.Kind)
-			}
-		}
-		if inferred {
-			// Every requirement it draws was read from what a package
-			// uses: dashed, and said so.
-			ev.Class += " inferred"
-			ev.Label = "inferred " + ev.Label
-		}
-		if cycle {
-			ev.Class += " cycle"
-			ev.Marker = "url(#arrow-bad)"
-			ev.Title = "in a cycle\n" + ev.Title
-		}
-		ev.fill(dr.links[i])
-		v.Edges = append(v.Edges, ev)
+		nv.Flag = strings.Join(nums, " ")
 	}
-	for k, gl := range gapLinks {
-		m := gaps[gl.gap]
-		w := kindWord(m.kind)
-		ev := edgeView{Class: "edge missing " + kindClass(m.kind), From: "missing: " + Visible(m.what), To: Visible(gl.by.Package), Kinds: w, Label: w,
-			Title: fmt.Sprintf("%s %s requires %s (%s in %s); nothing provides it", Visible(gl.by.Package), Visible(gl.by.Version), Visible(m.what), Visible(gl.by.Source.Field), Visible(gl.by.Source.Archive)), Marker: "url(#arrow-bad)"}
-		ev.fill(dr.links[len(pairs)+k])
-		v.Edges = append(v.Edges, ev)
+	nv.Title = strings.Join(tip, "\n")
+	return nv
+}
+
+// placeholderViewOf is the i-th missing item's placeholder, in its
+// laid-out box b with its two lines, titled with every package that
+// requires it and where.
+func placeholderViewOf(i int, m *gap, b box, label, forWhom string) placeholderView {
+	var by []string
+	for _, x := range m.by {
+		by = append(by, fmt.Sprintf("%s %s (%s in %s)", Visible(x.Package), Visible(x.Version), Visible(x.Source.Field), Visible(x.Source.Archive)))
 	}
-	return v
+	return placeholderView{
+		ID: fmt.Sprintf("missing-%d", i+1), What: Visible(m.what), Label: label, For: forWhom,
+		Title: "missing: " + Visible(m.what) + "\nrequired by " + strings.Join(by, "; "),
+		X:     b.x, Y: b.y, W: b.w, H: b.h, TextX: b.x + textInset, Line1: b.y + b.h/2 - 3, Line2: b.y + b.h/2 + 12,
+	}
+}
+
+// pairEdge is the path of the edges es between one pair of packages,
+// drawn as d: labelled with their kinds (in the legend's order), coloured
+// by the first of them in that order, dashed when every edge was
+// inferred from use, and marked when one is in a cycle.
+func pairEdge(pr edgePair, es []planner.Edge, inCycle map[planner.Edge]bool, d drawn) edgeView {
+	var kinds, lines []string
+	cycle, inferred := false, true
+	for _, e := range es {
+		w := kindWord(e.Kind)
+		if !slices.Contains(kinds, w) {
+			kinds = append(kinds, w)
+		}
+		cycle = cycle || inCycle[e]
+		inferred = inferred && e.Source.By == planner.ByInferred
+		lines = append(lines, fmt.Sprintf("%s requires %s: %s %s (%s)", Visible(e.To), Visible(e.From), w, Visible(e.Source.Value), Visible(e.Source.String())))
+	}
+	slices.SortStableFunc(kinds, func(a, b string) int { return cmp.Compare(kindRank(a), kindRank(b)) })
+	ev := edgeView{Class: "edge " + kindClass(es[0].Kind), From: Visible(pr.from), To: Visible(pr.to), Kinds: strings.Join(kinds, ", "), Label: strings.Join(kinds, " · "), Title: strings.Join(lines, "\n"), Marker: "url(#arrow)"}
+	for _, e := range es { // the first kind in the legend's order colours it
+		if kindRank(kindWord(e.Kind)) < kindRank(kindWord(es[0].Kind)) {
+			ev.Class = "edge " + kindClass(e.Kind)
+		}
+	}
+	if inferred {
+		// Every requirement it draws was read from what a package
+		// uses: dashed, and said so.
+		ev.Class += " inferred"
+		ev.Label = "inferred " + ev.Label
+	}
+	if cycle {
+		ev.Class += " cycle"
+		ev.Marker = "url(#arrow-bad)"
+		ev.Title = "in a cycle\n" + ev.Title
+	}
+	ev.fill(d)
+	return ev
+}
+
+// gapEdge is the path, drawn as d, from a missing item's placeholder to
+// one package that requires it (by), marked as missing.
+func gapEdge(m *gap, by planner.Missing, d drawn) edgeView {
+	w := kindWord(m.kind)
+	ev := edgeView{Class: "edge missing " + kindClass(m.kind), From: "missing: " + Visible(m.what), To: Visible(by.Package), Kinds: w, Label: w,
+		Title: fmt.Sprintf("%s %s requires %s (%s in %s); nothing provides it", Visible(by.Package), Visible(by.Version), Visible(m.what), Visible(by.Source.Field), Visible(by.Source.Archive)), Marker: "url(#arrow-bad)"}
+	ev.fill(d)
+	return ev
 }
 
 func (ev *edgeView) fill(d drawn) {
