@@ -32,6 +32,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	sigcheck "github.com/colonel-byte/zarf-planner/signature"
 )
@@ -131,16 +132,9 @@ type File struct {
 	Data []byte
 }
 
-// Note names a file that counts for nothing as an approval, and why: one
-// its caller did not read (not a regular file, a symlink, over the count), or
-// one Check refused for what it holds (an envelope, an attestation).
-type Note struct {
-	File   string `json:"file"`
-	Reason string `json:"reason"`
-}
-
-// String says the note as a line of a message.
-func (n Note) String() string { return n.File + ": " + n.Reason }
+// Note names a file that counts for nothing as an approval, and why
+// (declared in package document).
+type Note = document.Note
 
 // Found is what the caller found beside a plan: the approval files read, and
 // those it did not read, each with why.
@@ -149,29 +143,12 @@ type Found struct {
 	Ignored []Note
 }
 
-// Result is what a check of approvals found.
-type Result struct {
-	// Signed are the fingerprints of the listed keys whose approval of the
-	// plan verifies, each with the approval file that proves it, in the
-	// order the keys were listed.
-	Signed []Signature `json:"signed"`
-	// Missing are the listed keys (their paths) no approval verifies with.
-	Missing []string `json:"missing"`
-	// Required is how many distinct listed keys must have signed.
-	Required int `json:"required"`
-	// Ignored are the files beside the plan, named like approvals, that
-	// count for nothing, each with why: not read (not a regular file, a
-	// symlink, over the count read) or not an approval (a DSSE
-	// envelope, an attestation, not a sigstore bundle).
-	Ignored []Note `json:"ignored"`
-}
-
-// Signature is one listed key's verified approval.
-type Signature struct {
-	Key         string `json:"key"`
-	Fingerprint string `json:"fingerprint"`
-	File        string `json:"file"`
-}
+// Result is what a check of approvals found; Signature is one listed
+// key's verified approval (declared in package document).
+type (
+	Result    = document.Approvals
+	Signature = document.ApprovalSignature
+)
 
 // ErrNotApproved is the error of Check when fewer than the required
 // number of listed keys signed the plan: replay nothing, and have the

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/colonel-byte/zarf-planner/cluster"
+	"github.com/colonel-byte/zarf-planner/document"
 )
 
 // Barrier is what must hold before the next package deploys (the JSON of a
@@ -58,22 +59,12 @@ type Ref struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
-// Check is one condition of a barrier and what was last seen of it.
-type Check struct {
-	Kind  string `json:"kind"`
-	Name  string `json:"name"`
-	Ready bool   `json:"ready"`
-	// State is the last observed state, in words.
-	State string `json:"state"`
-	// Waited is how long the check took to hold (or was waited for).
-	Waited string `json:"waited"`
-}
-
-// Result is the outcome of a wait.
-type Result struct {
-	Ready  bool    `json:"ready"`
-	Checks []Check `json:"checks"`
-}
+// Check is one check's last state, and Result the outcome of a wait
+// (declared in package document).
+type (
+	Check  = document.BarrierCheck
+	Result = document.BarrierResult
+)
 
 // Add appends the checks listed by hand to b.
 func (b *Barrier) Add(refs []Ref) error {

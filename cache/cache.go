@@ -32,6 +32,7 @@ import (
 	badgeroptions "github.com/dgraph-io/badger/v4/options"
 
 	"github.com/colonel-byte/zarf-planner/cache/kept"
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/privdir"
@@ -613,16 +614,9 @@ func (c *Cache) dropContent(shas map[string]bool) error {
 	})
 }
 
-// Stats describe a cache.
-type Stats struct {
-	Dir     string `json:"dir"`
-	Schema  int    `json:"schema"`
-	Entries int    `json:"entries"`
-	Paths   int    `json:"paths"`
-	Bytes   int64  `json:"bytes"`
-	Hits    int64  `json:"hits"`
-	Misses  int64  `json:"misses"`
-}
+// Stats is what a cache holds and how it answered (declared in package
+// document).
+type Stats = document.CacheStats
 
 // Stats counts entries and reports the on-disk size and this process's
 // hits and misses.

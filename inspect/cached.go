@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/registry"
 	"github.com/colonel-byte/zarf-planner/stamp"
@@ -160,33 +161,9 @@ type Cache interface {
 	Store(fp Fingerprint, o Outcome) error
 }
 
-// Counts say how the archives of a ReadDir were obtained.
-type Counts struct {
-	Archives int `json:"archives"`
-	// Hits were answered from the cache by their stat alone.
-	Hits int `json:"hits"`
-	// ContentHits were hashed and found in the cache by content.
-	ContentHits int `json:"content_hits"`
-	// Read were read in full (decompressed and parsed).
-	Read int `json:"read"`
-	// Stored outcomes were added to the cache.
-	Stored int `json:"stored"`
-	// RegistryRequests and RegistryBytes are the requests made to a
-	// registry source and the bytes it sent (0 for a directory).
-	RegistryRequests int64 `json:"registry_requests,omitempty"`
-	RegistryBytes    int64 `json:"registry_bytes,omitempty"`
-}
-
-// Add accumulates counts.
-func (c *Counts) Add(o Counts) {
-	c.Archives += o.Archives
-	c.Hits += o.Hits
-	c.ContentHits += o.ContentHits
-	c.Read += o.Read
-	c.Stored += o.Stored
-	c.RegistryRequests += o.RegistryRequests
-	c.RegistryBytes += o.RegistryBytes
-}
+// Counts say how the archives of a ReadDir were obtained (declared in
+// package document).
+type Counts = document.Counts
 
 // Fingerprinting stats an archive candidate and, for a split package, its
 // data parts (whatever parts exist: a part added or removed changes it).

@@ -13,21 +13,15 @@ import (
 	"sync/atomic"
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/privdir"
 	"github.com/colonel-byte/zarf-planner/registry"
 )
 
-// FileNote is a file of the directory that is not planned from, with why.
-type FileNote struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
-	// Kind says, for an unusable archive, what went wrong: integrity,
-	// unreadable, limit or not-zarf (see UnusableKind); for an ignored
-	// file, IgnoredCompanion when it is an archive's checksum or
-	// signature file.
-	Kind string `json:"kind,omitempty"`
-}
+// FileNote is a file of the directory that is not planned from, with why
+// (declared in package document).
+type FileNote = document.FileNote
 
 // IgnoredCompanion is the Kind of an ignored file that is a companion of
 // an archive beside it: ARCHIVE.sha256 (or .sha512, .sha256sum), .sig,

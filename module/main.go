@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +27,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/caller"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/module/ansible"
 	"github.com/colonel-byte/zarf-planner/module/specs"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -278,28 +278,24 @@ func cache(ctx context.Context, inv *ansible.Invocation, invocation map[string]a
 		return fail("%v", err)
 	}
 	defer done()
-	if err := strictjson.Valid("the daemon's answer", resp.Result); err != nil {
+	var w document.Warmed
+	if err := strictjson.Unmarshal("the daemon's answer", resp.Result, &w); err != nil {
 		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
-	var result map[string]any
-	dec := json.NewDecoder(strings.NewReader(string(resp.Result)))
-	dec.UseNumber()
-	if err := dec.Decode(&result); err != nil {
-		return fail("the daemon (pid %d) returned a result that is not JSON: %v", conn.State.Pid, err)
-	}
-	result["changed"] = resp.Changed
-	result["invocation"] = invocation
+	extra := map[string]any{"changed": resp.Changed, "invocation": invocation}
 	if inv.Diff && resp.Changed {
 		var lines []string
-		for _, a := range result["added"].([]any) {
-			lines = append(lines, "+ "+str(a))
+		for _, a := range w.Added {
+			lines = append(lines, "+ "+a)
 		}
-		for _, r := range result["removed"].([]any) {
-			lines = append(lines, "- "+str(r))
+		for _, r := range w.Removed {
+			lines = append(lines, "- "+r)
 		}
-		result["diff"] = map[string]any{"prepared": strings.Join(lines, "\n") + "\n"}
+		extra["diff"] = map[string]any{"prepared": strings.Join(lines, "\n") + "\n"}
 	}
-	_ = ansible.Print(stdout, result)
+	if err := ansible.PrintMerged(stdout, resp.Result, extra, nil); err != nil {
+		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
+	}
 	return 0
 }
 
@@ -390,7 +386,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 		// Checked before anything is written: a kept document that
 		// cannot be returned as it is (not an object, or holding a key no
 		// plan result has) is asked of the daemon instead.
-		err := ansible.PrintMerged(stdout, doc, extra, contract.PlanResultKey)
+		err := ansible.PrintMerged(stdout, doc, extra, document.ResultKey)
 		switch {
 		case err == nil && failed:
 			return 1
@@ -428,7 +424,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	if len(inv.Deprecations) > 0 {
 		extra["deprecations"] = inv.Deprecations
 	}
-	if err := ansible.PrintMerged(stdout, resp.Result, extra, contract.PlanResultKey); err != nil {
+	if err := ansible.PrintMerged(stdout, resp.Result, extra, document.ResultKey); err != nil {
 		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
 	if resp.Failed {

@@ -206,9 +206,9 @@ func planArgs(dir, state string) map[string]any {
 		"_ansible_module_name": "zarf_bundle_plan", "_ansible_check_mode": false, "_ansible_verbosity": 0}
 }
 
-// document is a plan result without what differs from call to call (the
+// planDocument is a plan result without what differs from call to call (the
 // daemon that answered, the invocation): the plan document itself.
-func document(t *testing.T, res map[string]any) string {
+func planDocument(t *testing.T, res map[string]any) string {
 	t.Helper()
 	doc := maps.Clone(res)
 	delete(doc, "daemon")
@@ -547,7 +547,7 @@ func TestCheckModeGivesTheSamePlan(t *testing.T) {
 	if code != 0 || check["changed"] != false {
 		t.Fatalf("check mode: code %d changed %v", code, check["changed"])
 	}
-	if got, want := document(t, check), document(t, freshPlan(t, args)); got != want {
+	if got, want := planDocument(t, check), planDocument(t, freshPlan(t, args)); got != want {
 		i := 0
 		for i < len(got) && i < len(want) && got[i] == want[i] {
 			i++
@@ -694,8 +694,8 @@ func TestWarmThenPlanReadsNothing(t *testing.T) {
 	uncached := planArgs(exampleDir, state)
 	uncached["use_cache"] = false
 	plain, _ := runModule(t, uncached)
-	if document(t, res) != document(t, plain) {
-		t.Errorf("the plan from the cache differs from the plan that read every archive:\n%.400s\n%.400s", document(t, res), document(t, plain))
+	if planDocument(t, res) != planDocument(t, plain) {
+		t.Errorf("the plan from the cache differs from the plan that read every archive:\n%.400s\n%.400s", planDocument(t, res), planDocument(t, plain))
 	}
 	_, last, _ := lifecycle.Status(context.Background(), state)
 	if last.ArchivesRead != after.ArchivesRead+6 {
@@ -1206,8 +1206,8 @@ func TestAQuestionAskedBeforeIsAnsweredWithoutADaemon(t *testing.T) {
 	if _, _, err := lifecycle.Status(context.Background(), state); err == nil {
 		t.Error("a daemon runs after the kept plan answered; want none started")
 	}
-	if document(t, again) != document(t, asked) {
-		t.Fatalf("the kept answer differs from the daemon's:\n%.400s\n%.400s", document(t, again), document(t, asked))
+	if planDocument(t, again) != planDocument(t, asked) {
+		t.Fatalf("the kept answer differs from the daemon's:\n%.400s\n%.400s", planDocument(t, again), planDocument(t, asked))
 	}
 	// Arguments the daemon's path refuses are refused with a kept plan too.
 	bad := maps.Clone(args)

@@ -70,37 +70,6 @@ func Kinds() []string { return slices.Clone(kindOrder) }
 // kindOrder is the order of Kinds.
 var kindOrder = []string{KindStale, KindCluster, KindEmpty, KindSignature, KindIntegrity, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict, KindPolicy}
 
-// Problem is one reason no plan is possible. Beside its sentence it says,
-// for the kinds that have one, the same in structure, so a failure can be
-// drawn as well as told: a cycle's edges, a missing requirement's owner.
-type Problem struct {
-	Kind     string   `json:"kind"`
-	Packages []string `json:"packages"`
-	Message  string   `json:"message"`
-	// Edges are a cycle's edges, in the order of its path (KindCycle).
-	Edges []Edge `json:"edges,omitempty"`
-	// Missing is the requirement nothing provides (KindMissing).
-	Missing *Missing `json:"missing,omitempty"`
-}
-
-// Missing is a requirement no archive in the directory (nor the cluster)
-// satisfies: the package that has it and what it asks for.
-type Missing struct {
-	// Package and Version name the archive that requires it.
-	Package string `json:"package"`
-	Version string `json:"version"`
-	// Kind is the requirement's edge kind (package, alias, group, crd,
-	// storage_class, capability).
-	Kind string `json:"kind"`
-	// What is the thing required, as the message says it: "CRD
-	// gadgets.example.com", "database >=2.0.0", "group storage
-	// (csi-rook-ceph or csi-longhorn)".
-	What string `json:"what"`
-	// Source locates the requirement; its Value is the name required (the
-	// names, comma-separated, of an alias set or group).
-	Source Source `json:"source"`
-}
-
 // Failure is the result when no plan is possible: every problem found, in a
 // deterministic order, and the graph of the packages the plan would have
 // deployed when planning got as far as choosing them (else empty).

@@ -74,9 +74,6 @@ func problemNodes(g Graph, problems []Problem) []string {
 	return out
 }
 
-// DOT renders the plan's graph in Graphviz DOT, one rank per level.
-func (plan *Plan) DOT() string { return DOTGraph(plan.Graph, nil) }
-
 // DOTGraph renders a graph in Graphviz DOT, one rank per level. A
 // failure's graph comes with its problems: the graph's label says them
 // (drawn above it, even when the graph has no node), and every node a

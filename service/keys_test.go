@@ -6,12 +6,12 @@ import (
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/approval"
-	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
-// The module returns only the keys contract.PlanResultKey names: every key
+// The module returns only the keys document.ResultKey names: every key
 // a plan result or a failure can have must be one of them, or a result of
 // a new field would be refused by the module.
 func TestEveryPlanResultKeyIsOneTheModuleReturns(t *testing.T) {
@@ -38,8 +38,8 @@ func TestEveryPlanResultKeyIsOneTheModuleReturns(t *testing.T) {
 		t.Fatalf("found only the keys %v", keys)
 	}
 	for _, k := range keys {
-		if !contract.PlanResultKey(k) {
-			t.Errorf("a plan result has the key %q, which contract.PlanResultKey does not name", k)
+		if !document.ResultKey(k) {
+			t.Errorf("a plan result has the key %q, which document.ResultKey does not name", k)
 		}
 	}
 }

@@ -6,9 +6,7 @@
 package service
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -21,9 +19,9 @@ import (
 
 	"oras.land/oras-go/v2/registry/remote/auth"
 
-	"github.com/colonel-byte/zarf-planner/approval"
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cluster"
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner"
@@ -32,81 +30,14 @@ import (
 	"github.com/colonel-byte/zarf-planner/planner/policy"
 	"github.com/colonel-byte/zarf-planner/registry"
 	"github.com/colonel-byte/zarf-planner/signature"
-	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
-// Result is the output contract: a plan, or a failure with its errors.
-type Result struct {
-	// Plan is set on success.
-	Plan *planner.Plan
-	// Failed, Msg and Errors describe a failure; Errors lists every problem.
-	Failed bool
-	Msg    string
-	Errors []planner.Problem
-	// Graph is a failure's graph: the packages the plan would have
-	// deployed, when planning got as far as choosing them (a plan's graph
-	// is Plan.Graph).
-	Graph planner.Graph
-	// Warnings are the failure's warnings (on success they are the plan's).
-	Warnings []string
-	// Ignored lists the directory's files that are not archive candidates.
-	Ignored []inspect.FileNote
-	// Counts say how the archives were obtained (not part of the
-	// document: the cache never changes a plan).
-	Counts inspect.Counts
-	// Approvals say who approved the saved plan a replay checked
-	// (approval_keys, require_approvals); nil when none were asked for.
-	Approvals *approval.Result
-}
+// Result is the output contract: a plan, or a failure with its errors
+// (declared in package document, with its one encoding).
+type Result = document.Result
 
-// MarshalJSON renders the contract document: the plan's fields and
-// ignored, or failed, msg, errors, warnings, ignored and graph.
-func (r *Result) MarshalJSON() ([]byte, error) {
-	ignored := r.Ignored
-	if ignored == nil {
-		ignored = []inspect.FileNote{}
-	}
-	if r.Plan != nil && !r.Failed {
-		return Marshal(struct {
-			*planner.Plan
-			Ignored   []inspect.FileNote `json:"ignored"`
-			Approvals *approval.Result   `json:"approvals,omitempty"`
-		}{r.Plan, ignored, r.Approvals})
-	}
-	errs, warnings, graph := r.Errors, r.Warnings, r.Graph
-	if errs == nil {
-		errs = []planner.Problem{}
-	}
-	if warnings == nil {
-		warnings = []string{}
-	}
-	if graph.Nodes == nil {
-		graph.Nodes = []planner.Node{}
-	}
-	if graph.Edges == nil {
-		graph.Edges = []planner.Edge{}
-	}
-	return Marshal(struct {
-		Failed   bool               `json:"failed"`
-		Msg      string             `json:"msg"`
-		Errors   []planner.Problem  `json:"errors"`
-		Warnings []string           `json:"warnings"`
-		Ignored  []inspect.FileNote `json:"ignored"`
-		Graph    planner.Graph      `json:"graph"`
-	}{true, r.Msg, errs, warnings, ignored, graph})
-}
-
-// Marshal renders JSON without escaping <, > and &, which constraints such
-// as ">=1.14" are full of.
-func Marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+// Marshal is the documents' one encoding (document.Marshal).
+func Marshal(v any) ([]byte, error) { return document.Marshal(v) }
 
 // Request is one plan request.
 type Request struct {
@@ -610,11 +541,6 @@ func summary(probs []planner.Problem) string {
 	return fmt.Sprintf("no plan is possible (%s): %s", strings.Join(parts, ", "), strings.Join(msgs, "; "))
 }
 
-// JSON renders a result as the contract document.
-func (r *Result) JSON() ([]byte, error) {
-	return r.MarshalJSON()
-}
-
 // Why explains, in lines for a person, what a result says about one
 // package: planned (where and why), left out (each archive and why),
 // skipped, or named by a failure. found is false when the result does not
@@ -669,47 +595,16 @@ func Why(res *Result, name string) (lines []string, found bool) {
 var edgeWords = map[string]string{planner.EdgePackage: "package", planner.EdgeAlias: "one of the aliases, chosen", planner.EdgeGroup: "its alternative group, settled on",
 	planner.EdgeCRD: "CRD", planner.EdgeStorageClass: "storage class", planner.EdgeCapability: "capability", planner.EdgePriorityClass: "priority class"}
 
-// Inspection lists what a directory holds: every candidate archive, and
-// every file that is not one or could not be used, with the reason.
-type Inspection struct {
-	Directory string `json:"directory"`
-	// Sources are the sources read after Directory, as one with it.
-	Sources    []string           `json:"sources,omitempty"`
-	Candidates []Inspected        `json:"candidates"`
-	Invalid    []InvalidArchive   `json:"invalid"`
-	Unusable   []inspect.FileNote `json:"unusable"`
-	Ignored    []inspect.FileNote `json:"ignored"`
-	Warnings   []string           `json:"warnings"`
-	// Counts say how the archives were obtained (not part of the document).
-	Counts inspect.Counts `json:"-"`
-}
-
-// Inspected is one readable Zarf package.
-type Inspected struct {
-	Name              string               `json:"name"`
-	Version           string               `json:"version"`
-	Architecture      string               `json:"architecture"`
-	Flavor            string               `json:"flavor"`
-	Description       string               `json:"description,omitempty"`
-	Path              string               `json:"path"`
-	SHA256            string               `json:"sha256"`
-	AggregateChecksum string               `json:"aggregate_checksum"`
-	Prerequisites     *facts.Prerequisites `json:"prerequisites"`
-	// Size is the archive's size in bytes.
-	Size int64 `json:"size"`
-	// Signature is the form of the package's signature (bundle, legacy, or
-	// missing: said signed, holding none), absent when unsigned. Whose
-	// key made it is checked by a plan with public_key.
-	Signature string `json:"signature,omitempty"`
-}
-
-// InvalidArchive is a Zarf package with a malformed prerequisites document.
-type InvalidArchive struct {
-	Archive string `json:"archive"`
-	Package string `json:"package"`
-	Field   string `json:"field,omitempty"`
-	Error   string `json:"error"`
-}
+// The inspection's types are declared in package document.
+type (
+	// Inspection lists what a directory holds.
+	Inspection = document.Inspection
+	// Inspected is one readable Zarf package.
+	Inspected = document.Inspected
+	// InvalidArchive is a Zarf package with a malformed prerequisites
+	// document.
+	InvalidArchive = document.InvalidArchive
+)
 
 // RegistryOptions are how the read options reach the registry of an
 // oci:// source, its messages worded for who asks; the CA bundle's bytes
@@ -755,7 +650,8 @@ func Inspect(ctx context.Context, sources []string, c inspect.Cache, limits insp
 		if c.Signature != nil {
 			sig = c.Signature.Format
 		}
-		in.Candidates = append(in.Candidates, Inspected{c.Name, c.Version, c.Architecture, c.Flavor, c.Description, c.Path, c.SHA256, c.AggregateChecksum, c.Prerequisites, c.Size, sig})
+		in.Candidates = append(in.Candidates, Inspected{Name: c.Name, Version: c.Version, Architecture: c.Architecture, Flavor: c.Flavor, Description: c.Description, Path: c.Path, SHA256: c.SHA256,
+			AggregateChecksum: c.AggregateChecksum, Prerequisites: c.Prerequisites, Size: c.Size, Signature: sig})
 	}
 	for _, inv := range d.Invalid {
 		in.Invalid = append(in.Invalid, InvalidArchive{Archive: inv.Archive, Package: inv.Package, Field: inv.Field, Error: inv.Error()})
@@ -763,41 +659,8 @@ func Inspect(ctx context.Context, sources []string, c inspect.Cache, limits insp
 	return in, nil
 }
 
-// DecodeResult reads a contract document back (as the daemon returns it),
-// strictly (package strictjson): a key this release does not write, a key
-// given twice or spelled with other case is refused. name says what the
-// bytes are.
-func DecodeResult(name string, b []byte) (*Result, error) {
-	var probe struct {
-		Failed bool `json:"failed"`
-	}
-	if err := strictjson.UnmarshalPart(name, b, &probe); err != nil {
-		return nil, err
-	}
-	if probe.Failed {
-		var f struct {
-			Failed   bool               `json:"failed"`
-			Msg      string             `json:"msg"`
-			Errors   []planner.Problem  `json:"errors"`
-			Warnings []string           `json:"warnings"`
-			Ignored  []inspect.FileNote `json:"ignored"`
-			Graph    planner.Graph      `json:"graph"`
-		}
-		if err := strictjson.Unmarshal(name, b, &f); err != nil {
-			return nil, err
-		}
-		return &Result{Failed: true, Msg: f.Msg, Errors: f.Errors, Warnings: f.Warnings, Ignored: f.Ignored, Graph: f.Graph}, nil
-	}
-	var ok struct {
-		planner.Plan
-		Ignored   []inspect.FileNote `json:"ignored"`
-		Approvals *approval.Result   `json:"approvals"`
-	}
-	if err := strictjson.Unmarshal(name, b, &ok); err != nil {
-		return nil, err
-	}
-	return &Result{Plan: &ok.Plan, Ignored: ok.Ignored, Approvals: ok.Approvals}, nil
-}
+// DecodeResult reads a plan's document back (document.DecodeResult).
+func DecodeResult(name string, b []byte) (*Result, error) { return document.DecodeResult(name, b) }
 
 // sourcePath is a directory made absolute, or a registry source as it is.
 func sourcePath(p string) (string, error) {

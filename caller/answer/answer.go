@@ -1,44 +1,34 @@
-// Package answer decodes the daemon's answers to the documents' types,
-// once, strictly (package strictjson): a plan's result, a barrier's, a
-// warm-up's, an inspection, a catalog. A front end that reads the
-// documents (the CLI) decodes them here; the module, which passes them
-// through unchanged, does not import it, so its binary holds no planner
-// or Kubernetes code.
+// Package answer decodes the daemon's answers to their documents' types
+// (package document), once, strictly (package strictjson): a plan's
+// result, a barrier's, a warm-up's, an inspection, a catalog. A front end
+// that reads the documents (the CLI) decodes them here; the module passes
+// most of them through unchanged.
 package answer
 
 import (
-	"github.com/colonel-byte/zarf-planner/barrier"
 	"github.com/colonel-byte/zarf-planner/contract"
-	"github.com/colonel-byte/zarf-planner/daemon/server"
-	"github.com/colonel-byte/zarf-planner/service"
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 // Plan is the result of a plan, planned or failed.
-func Plan(a *contract.PlanAnswer) (*service.Result, error) {
-	return service.DecodeResult("the daemon's result", a.Result)
+func Plan(a *contract.PlanAnswer) (*document.Result, error) {
+	return document.DecodeResult("the daemon's result", a.Result)
 }
 
-// BarrierResult is the result of a wait: each check's last state, and the
-// message of a barrier that did not hold.
-type BarrierResult struct {
-	barrier.Result
-	Msg string `json:"msg"`
-}
-
-// Barrier is the result of a wait; only the keys BarrierResult declares
-// are read (strictjson.UnmarshalPart).
-func Barrier(a *contract.BarrierAnswer) (*BarrierResult, error) {
-	var res BarrierResult
-	if err := strictjson.UnmarshalPart("the barrier's result", a.Result, &res); err != nil {
+// Barrier is the result of a barrier's wait, with the message of a
+// barrier that did not hold.
+func Barrier(a *contract.BarrierAnswer) (*document.Barrier, error) {
+	var res document.Barrier
+	if err := strictjson.Unmarshal("the barrier's result", a.Result, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
 }
 
 // Warmed is what a warm-up or forgetting did (or would do).
-func Warmed(a *contract.CacheAnswer) (*server.Warmed, error) {
-	var w server.Warmed
+func Warmed(a *contract.CacheAnswer) (*document.Warmed, error) {
+	var w document.Warmed
 	if err := strictjson.Unmarshal("the daemon's answer", a.Result, &w); err != nil {
 		return nil, err
 	}
@@ -46,8 +36,8 @@ func Warmed(a *contract.CacheAnswer) (*server.Warmed, error) {
 }
 
 // Catalog is the catalog of a directory.
-func Catalog(d *contract.Document) (*service.Catalog, error) {
-	var c service.Catalog
+func Catalog(d *contract.Document) (*document.Catalog, error) {
+	var c document.Catalog
 	if err := strictjson.Unmarshal("the catalog", d.Result, &c); err != nil {
 		return nil, err
 	}
@@ -55,8 +45,8 @@ func Catalog(d *contract.Document) (*service.Catalog, error) {
 }
 
 // Inspection is the inspection of a directory.
-func Inspection(d *contract.Document) (*service.Inspection, error) {
-	var in service.Inspection
+func Inspection(d *contract.Document) (*document.Inspection, error) {
+	var in document.Inspection
 	if err := strictjson.Unmarshal("the inspection", d.Result, &in); err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 	"oras.land/oras-go/v2/registry/remote/auth"
 
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/barrier"
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache"
@@ -635,11 +636,11 @@ func (d *Server) Barrier(ctx context.Context, req *contract.BarrierRequest) (*co
 	if werr != nil && ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	doc := map[string]any{"ready": res.Ready, "checks": res.Checks}
+	doc := document.Barrier{BarrierResult: *res}
 	if werr != nil {
-		doc["failed"], doc["msg"] = true, werr.Error()
+		doc.Failed, doc.Msg = true, werr.Error()
 	}
-	out, err := service.Marshal(doc)
+	out, err := document.Marshal(doc)
 	if err != nil {
 		return nil, err
 	}

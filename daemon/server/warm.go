@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/colonel-byte/zarf-planner/cache"
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/registry"
 )
@@ -28,20 +29,9 @@ type WarmOptions struct {
 	Registry registry.Options
 }
 
-// Warmed is what a warm-up or forget did (or, in check mode, would do).
-type Warmed struct {
-	Paths     []string           `json:"paths"`
-	Added     []string           `json:"added"`
-	Removed   []string           `json:"removed"`
-	Unchanged int                `json:"unchanged"`
-	Unusable  []inspect.FileNote `json:"unusable"`
-	CheckMode bool               `json:"check_mode"`
-	Counts    inspect.Counts     `json:"counts"`
-	Cache     cache.Stats        `json:"cache"`
-}
-
-// Changed reports whether entries were (or would be) added or removed.
-func (w *Warmed) Changed() bool { return len(w.Added)+len(w.Removed) > 0 }
+// Warmed is what a warm-up or forgetting did (declared in package
+// document).
+type Warmed = document.Warmed
 
 func newWarmed(paths []string, check bool) (*Warmed, []string, error) {
 	w := &Warmed{Added: []string{}, Removed: []string{}, Unusable: []inspect.FileNote{}, CheckMode: check}

@@ -126,6 +126,7 @@ func TestViolationsNamesEachRule(t *testing.T) {
 		{Path: "cluster/clustertest/testcluster", Imports: []string{"cluster/clustertest"}},
 		{Path: "module", Deps: []string{"cache/kept", "stamp", "inspect", "daemon/server"}},
 		{Path: "module/specs", Deps: []string{"inspect/claims"}},
+		{Path: "document", Deps: []string{"planner", "planner/facts", "planner/result", "strictjson"}},
 		{Path: "module/ansible", Deps: []string{"savedplan"}, Kubernetes: []string{"k8s.io/apimachinery/pkg/labels", "k8s.io/klog/v2"}},
 		{Path: "daemon/server", Deps: []string{"carry", "inspect"}, Opens: []string{"checkApprovals: filepath.Glob"}},
 		{Path: "carry", Opens: []string{"File: privdir.ReadRegular"}},
@@ -141,6 +142,7 @@ func TestViolationsNamesEachRule(t *testing.T) {
 		"module depends on inspect: module/ depends on neither the daemon's server nor inspect",
 		"module depends on daemon/server: module/ depends on neither the daemon's server nor inspect",
 		"module/specs depends on inspect/claims: module/ depends on neither the daemon's server nor inspect",
+		"document depends on planner: document depends on nothing but planner/result, planner/facts and strictjson",
 		"module/ansible depends on k8s.io/apimachinery/pkg/labels, k8s.io/klog/v2: module/ depends on no Kubernetes package",
 	}
 	if got := Violations(pkgs); !reflect.DeepEqual(got, want) {

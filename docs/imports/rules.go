@@ -79,6 +79,10 @@ func TestSupport(path string) bool {
 //     server or on inspect, or on any Kubernetes package (the module's
 //     binary is copied to every managed host and decodes no cluster
 //     object);
+//   - document, the documents' types, is a leaf: it depends on nothing
+//     but planner/'s types and facts and strictjson (no solver, no reader
+//     of archives, no cluster client), so the module and both front ends
+//     read the documents without them;
 //   - the daemon (daemon/server and every package it depends on) depends
 //     on neither the caller's door (carry) nor the caller, and opens a
 //     file by its path only where daemonOpens says, each with why: every
@@ -113,6 +117,13 @@ func Violations(pkgs []Package) []string {
 			}
 			if !TestSupport(p.Path) && TestSupport(imp) {
 				out = append(out, fmt.Sprintf("%s imports %s: product code imports no test support", p.Path, imp))
+			}
+		}
+		if p.Path == "document" {
+			for _, dep := range p.Deps {
+				if dep != "planner/result" && dep != "planner/facts" && dep != "strictjson" {
+					out = append(out, fmt.Sprintf("document depends on %s: document depends on nothing but planner/result, planner/facts and strictjson", dep))
+				}
 			}
 		}
 		if !under(p.Path, "module") {
