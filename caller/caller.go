@@ -9,9 +9,9 @@
 // here, where the caller runs.
 //
 // The package stays small: it imports the wire contract, not the planner
-// or Kubernetes, so the module binary can use it. Decoding the daemon's
-// documents to their types is caller/answer's, for a front end that reads
-// them.
+// or Kubernetes, so the module binary can use it. The daemon's answers
+// read their documents as package document's types themselves
+// (contract's answers.go).
 package caller
 
 // ArgError is a request the caller's own arguments or environment make

@@ -9,7 +9,6 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/barrier"
 	"github.com/colonel-byte/zarf-planner/caller"
-	"github.com/colonel-byte/zarf-planner/caller/answer"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/render"
 	"github.com/colonel-byte/zarf-planner/strictjson"
@@ -80,7 +79,7 @@ func barrierCommand(name string) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("waiting in %s: %w", be.who, err)
 			}
-			res, err := answer.Barrier(resp)
+			res, err := resp.Barrier()
 			if err != nil {
 				return err
 			}

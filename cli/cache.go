@@ -14,7 +14,6 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/caller"
-	"github.com/colonel-byte/zarf-planner/caller/answer"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/server"
 	"github.com/colonel-byte/zarf-planner/inspect"
@@ -65,7 +64,7 @@ func newCacheWarm() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("warming in %s: %w", b.who, err)
 			}
-			w, err := answer.Warmed(resp)
+			w, err := resp.Warmed()
 			if err != nil {
 				return err
 			}
@@ -143,7 +142,7 @@ func newCacheStats() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("reading the cache in %s: %w", b.who, err)
 			}
-			w, err := answer.Warmed(resp)
+			w, err := resp.Warmed()
 			if err != nil {
 				return err
 			}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/caller"
-	"github.com/colonel-byte/zarf-planner/caller/answer"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/render"
@@ -52,7 +51,7 @@ of the documents of the archives they apply to.`,
 			if err != nil {
 				return err
 			}
-			resp, err := inspectIn(cmd, stateDir, req.Path, true, "cataloguing", func(ctx context.Context, p contract.Planner) (*contract.Document, error) {
+			resp, err := inspectIn(cmd, stateDir, req.Path, true, "cataloguing", func(ctx context.Context, p contract.Planner) (*contract.CatalogAnswer, error) {
 				return p.Catalog(ctx, req)
 			})
 			if err != nil {
@@ -62,7 +61,7 @@ of the documents of the archives they apply to.`,
 			if done, err := render.WriteDoc(w, output, resp.Result); done {
 				return err
 			}
-			c, err := answer.Catalog(resp)
+			c, err := resp.Catalog()
 			if err != nil {
 				return err
 			}

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/colonel-byte/zarf-planner/caller"
-	"github.com/colonel-byte/zarf-planner/caller/answer"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -170,7 +169,7 @@ func namesIn(ctx context.Context, stateDir, cacheDir string, dirs []string) []st
 	if err != nil {
 		return nil
 	}
-	in, err := answer.Inspection(resp)
+	in, err := resp.Inspection()
 	if err != nil {
 		return nil
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/colonel-byte/zarf-planner/caller"
-	"github.com/colonel-byte/zarf-planner/caller/answer"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/render"
@@ -35,7 +34,7 @@ func newInspect() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			resp, err := inspectIn(cmd, stateDir, req.Path, false, "inspecting", func(ctx context.Context, p contract.Planner) (*contract.Document, error) {
+			resp, err := inspectIn(cmd, stateDir, req.Path, false, "inspecting", func(ctx context.Context, p contract.Planner) (*contract.InspectAnswer, error) {
 				return p.Inspect(ctx, req)
 			})
 			if err != nil {
@@ -45,7 +44,7 @@ func newInspect() *cobra.Command {
 			if done, err := render.WriteDoc(w, output, resp.Result); done {
 				return err
 			}
-			in, err := answer.Inspection(resp)
+			in, err := resp.Inspection()
 			if err != nil {
 				return err
 			}
@@ -65,21 +64,22 @@ func newInspect() *cobra.Command {
 // for the document of path that ask asks for; doing names the work in
 // an error ("inspecting", "cataloguing"). With progress (a catalog) it
 // draws how far its read has come on a terminal (readingLine).
-func inspectIn(cmd *cobra.Command, stateDir, path string, progress bool, doing string, ask func(context.Context, contract.Planner) (*contract.Document, error)) (*contract.Document, error) {
+func inspectIn[A any](cmd *cobra.Command, stateDir, path string, progress bool, doing string, ask func(context.Context, contract.Planner) (A, error)) (A, error) {
+	var none A
 	var line *readingLine
 	if progress {
 		line = newReadingLine(cmd.ErrOrStderr())
 	}
 	b, err := openBackendWith(cmd, stateDir, line)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	defer b.close()
 	line.watch(cmd.Context(), b.Status, path)
 	resp, err := ask(cmd.Context(), b.Planner)
 	line.end()
 	if err != nil {
-		return nil, fmt.Errorf("%s in %s: %w", doing, b.who, err)
+		return none, fmt.Errorf("%s in %s: %w", doing, b.who, err)
 	}
 	return resp, nil
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/colonel-byte/zarf-planner/approval"
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/caller"
-	"github.com/colonel-byte/zarf-planner/caller/answer"
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/daemon/server"
@@ -131,7 +130,7 @@ func (f *planFlags) planPage(cmd *cobra.Command, dir string, decode, page bool) 
 	if !decode {
 		return &service.Result{Failed: resp.Failed}, resp.Result, resp.Page, nil
 	}
-	res, err := answer.Plan(resp)
+	res, err := resp.Plan()
 	return res, resp.Result, resp.Page, err
 }
 

@@ -12,16 +12,18 @@ import (
 // types (wire.go carries them over gRPC). Every method takes the caller's
 // context first: its deadline and cancellation reach the daemon.
 //
-// The answers' documents (a plan's result, an inspection or catalog, a
-// warm-up's, a barrier's) are the JSON the daemon wrote, as it wrote
-// them: the module passes them on unchanged, and the CLI decodes them to
-// the types package service and the daemon declare (caller/answer). They
-// are not decoded here because those types hold the planner's and
-// Kubernetes' types, which the module's binary does not carry.
+// The answers' documents (a plan's result, an inspection, a catalog, a
+// warm-up's, a barrier's) are package document's types, carried in their
+// one encoding (document.Marshal, JSON) as the daemon wrote them: the
+// documents are what the modules return to Ansible, so the module passes
+// the bytes on unchanged (a catalog can be megabytes) and no second
+// schema, protobuf messages of every document, has to be kept in step
+// with the types. Each answer reads its document as its type in one
+// method (answers.go), strictly, and nowhere else.
 type Planner interface {
 	Plan(ctx context.Context, req *PlanRequest) (*PlanAnswer, error)
-	Inspect(ctx context.Context, req *InspectRequest) (*Document, error)
-	Catalog(ctx context.Context, req *CatalogRequest) (*Document, error)
+	Inspect(ctx context.Context, req *InspectRequest) (*InspectAnswer, error)
+	Catalog(ctx context.Context, req *CatalogRequest) (*CatalogAnswer, error)
 	Cache(ctx context.Context, req *CacheRequest) (*CacheAnswer, error)
 	Barrier(ctx context.Context, req *BarrierRequest) (*BarrierAnswer, error)
 	Status(ctx context.Context) (*Status, error)
@@ -82,8 +84,8 @@ type Login struct {
 
 // PlanAnswer is a plan, or why there is none.
 type PlanAnswer struct {
-	// Result is the plan's document (service.Result's JSON), planned or
-	// failed; Failed says which.
+	// Result is the plan's document (document.Result, its encoding: read
+	// it with Plan), planned or failed; Failed says which.
 	Result []byte
 	Failed bool
 	// Page is the page asked for; SavedPlan the saved plan asked for.
@@ -154,8 +156,15 @@ func RegistryAccessOf(r options.Read, who options.Caller) RegistryAccess {
 	return RegistryAccess{PlainHTTP: r.PlainHTTP, InsecureSkipTLSVerify: r.InsecureSkipTLSVerify, CAFile: r.RegistryCAFile, TimeoutSeconds: r.RegistryTimeout, Caller: who, RenderBudgetSeconds: r.RenderBudget, ReadBudgetGiB: r.ReadBudget}
 }
 
-// Document is an answer that is one document: an inspection or a catalog.
-type Document struct {
+// InspectAnswer is an inspection (document.Inspection, its encoding:
+// read it with Inspection).
+type InspectAnswer struct {
+	Result []byte
+}
+
+// CatalogAnswer is a catalog (document.Catalog, its encoding: read it
+// with Catalog).
+type CatalogAnswer struct {
 	Result []byte
 }
 
@@ -176,8 +185,8 @@ type CacheRequest struct {
 	Registry RegistryAccess
 }
 
-// CacheAnswer is what a warm-up (or forget) did (server.Warmed's JSON),
-// and whether it changed the cache.
+// CacheAnswer is what a warm-up (or forget) did (document.Warmed, its
+// encoding: read it with Warmed), and whether it changed the cache.
 type CacheAnswer struct {
 	Result  []byte
 	Changed bool
@@ -196,8 +205,8 @@ type BarrierRequest struct {
 	Timeout time.Duration
 }
 
-// BarrierAnswer is each check's last state (the barrier's result as
-// JSON), and whether the barrier did not hold.
+// BarrierAnswer is each check's last state (document.Barrier, its
+// encoding: read it with Barrier), and whether the barrier did not hold.
 type BarrierAnswer struct {
 	Result []byte
 	Failed bool

@@ -132,17 +132,17 @@ func (c *wireClient) Plan(ctx context.Context, req *PlanRequest) (*PlanAnswer, e
 	return &PlanAnswer{Result: r.GetResult(), Failed: r.GetFailed(), Page: r.GetHtml(), SavedPlan: r.GetSavedPlan()}, nil
 }
 
-func (c *wireClient) Inspect(ctx context.Context, req *InspectRequest) (*Document, error) {
+func (c *wireClient) Inspect(ctx context.Context, req *InspectRequest) (*InspectAnswer, error) {
 	r, err := c.rpc.Inspect(ctx, &plannerpb.InspectRequest{
 		Path: req.Path, CacheDir: req.CacheDir, UseCache: req.UseCache, Registry: accessMessage(req.Registry), Sources: req.Sources,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Document{Result: r.GetResult()}, nil
+	return &InspectAnswer{Result: r.GetResult()}, nil
 }
 
-func (c *wireClient) Catalog(ctx context.Context, req *CatalogRequest) (*Document, error) {
+func (c *wireClient) Catalog(ctx context.Context, req *CatalogRequest) (*CatalogAnswer, error) {
 	r, err := c.rpc.Catalog(ctx, &plannerpb.CatalogRequest{
 		Path: req.Path, CacheDir: req.CacheDir, UseCache: req.UseCache, Registry: accessMessage(req.Registry), Sources: req.Sources,
 		Markdown: req.Markdown, PublicKey: req.PublicKey, Prerequisites: req.Prerequisites, Files: carriedMessages(req.Carried),
@@ -150,7 +150,7 @@ func (c *wireClient) Catalog(ctx context.Context, req *CatalogRequest) (*Documen
 	if err != nil {
 		return nil, err
 	}
-	return &Document{Result: r.GetResult()}, nil
+	return &CatalogAnswer{Result: r.GetResult()}, nil
 }
 
 func (c *wireClient) Cache(ctx context.Context, req *CacheRequest) (*CacheAnswer, error) {

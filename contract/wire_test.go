@@ -33,14 +33,14 @@ func (r *recorder) Plan(_ context.Context, req *PlanRequest) (*PlanAnswer, error
 	return &PlanAnswer{Result: []byte(`{"failed":true}`), Failed: true, Page: []byte("<p>"), SavedPlan: []byte("saved")}, nil
 }
 
-func (r *recorder) Inspect(_ context.Context, req *InspectRequest) (*Document, error) {
+func (r *recorder) Inspect(_ context.Context, req *InspectRequest) (*InspectAnswer, error) {
 	r.inspect = req
-	return &Document{Result: []byte(`{"candidates":[]}`)}, nil
+	return &InspectAnswer{Result: []byte(`{"candidates":[]}`)}, nil
 }
 
-func (r *recorder) Catalog(_ context.Context, req *CatalogRequest) (*Document, error) {
+func (r *recorder) Catalog(_ context.Context, req *CatalogRequest) (*CatalogAnswer, error) {
 	r.catalog = req
-	return &Document{Result: []byte(`{"packages":[]}`)}, nil
+	return &CatalogAnswer{Result: []byte(`{"packages":[]}`)}, nil
 }
 
 func (r *recorder) Cache(_ context.Context, req *CacheRequest) (*CacheAnswer, error) {
@@ -120,9 +120,9 @@ func TestEveryFieldCrossesTheWire(t *testing.T) {
 	}
 
 	cat := &CatalogRequest{InspectRequest: *in, Markdown: true, PublicKey: "/k.pub", Prerequisites: "/ops", Carried: carried[1:]}
-	d, err = p.Catalog(ctx, cat)
-	if err != nil || !reflect.DeepEqual(rec.catalog, cat) || string(d.Result) != `{"packages":[]}` {
-		t.Errorf("catalog: %+v, %v; got %+v", d, err, rec.catalog)
+	c, err := p.Catalog(ctx, cat)
+	if err != nil || !reflect.DeepEqual(rec.catalog, cat) || string(c.Result) != `{"packages":[]}` {
+		t.Errorf("catalog: %+v, %v; got %+v", c, err, rec.catalog)
 	}
 
 	cache := &CacheRequest{Paths: []string{"/a", "/b"}, Prune: true, CheckMode: true, CacheDir: "/c", Forget: true, Registry: in.Registry}

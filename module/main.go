@@ -32,7 +32,6 @@ import (
 	"github.com/colonel-byte/zarf-planner/module/specs"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/privdir"
-	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
 func main() {
@@ -278,8 +277,8 @@ func cache(ctx context.Context, inv *ansible.Invocation, invocation map[string]a
 		return fail("%v", err)
 	}
 	defer done()
-	var w document.Warmed
-	if err := strictjson.Unmarshal("the daemon's answer", resp.Result, &w); err != nil {
+	w, err := resp.Warmed()
+	if err != nil {
 		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
 	extra := map[string]any{"changed": resp.Changed, "invocation": invocation}
@@ -317,7 +316,7 @@ func catalog(ctx context.Context, inv *ansible.Invocation, invocation map[string
 	if err != nil {
 		return fail("%v", err)
 	}
-	resp, conn, done, err := ask(ctx, args, req.Path, []codes.Code{codes.FailedPrecondition}, func(ctx context.Context, p contract.Planner) (*contract.Document, error) {
+	resp, conn, done, err := ask(ctx, args, req.Path, []codes.Code{codes.FailedPrecondition}, func(ctx context.Context, p contract.Planner) (*contract.CatalogAnswer, error) {
 		return p.Catalog(ctx, req)
 	})
 	if err != nil {

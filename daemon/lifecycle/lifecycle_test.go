@@ -37,12 +37,12 @@ func (e echo) Plan(ctx context.Context, req *contract.PlanRequest) (*contract.Pl
 	return &contract.PlanAnswer{Result: []byte(`{"path":"` + req.Path + `"}`)}, nil
 }
 
-func (echo) Inspect(_ context.Context, req *contract.InspectRequest) (*contract.Document, error) {
-	return &contract.Document{Result: []byte(req.Path)}, nil
+func (echo) Inspect(_ context.Context, req *contract.InspectRequest) (*contract.InspectAnswer, error) {
+	return &contract.InspectAnswer{Result: []byte(req.Path)}, nil
 }
 
-func (echo) Catalog(_ context.Context, req *contract.CatalogRequest) (*contract.Document, error) {
-	return &contract.Document{Result: []byte(req.Path)}, nil
+func (echo) Catalog(_ context.Context, req *contract.CatalogRequest) (*contract.CatalogAnswer, error) {
+	return &contract.CatalogAnswer{Result: []byte(req.Path)}, nil
 }
 
 func (echo) Cache(context.Context, *contract.CacheRequest) (*contract.CacheAnswer, error) {

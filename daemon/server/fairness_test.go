@@ -240,7 +240,7 @@ func TestARequestEndsAtItsRenderBudgetAndALargerBudgetGetsTheFullAnswer(t *testi
 		return d
 	}
 	dir := chartDir(t, map[string][]string{"loop-a": {looping(0)}, "loop-b": {looping(1)}, "loop-c": {looping(2)}})
-	catalog := func(d *Server, useCache bool, budget int) (*contract.Document, time.Duration, error) {
+	catalog := func(d *Server, useCache bool, budget int) (*contract.CatalogAnswer, time.Duration, error) {
 		start := time.Now()
 		resp, err := d.Catalog(context.Background(), carriedCatalog(&contract.CatalogRequest{InspectRequest: contract.InspectRequest{Path: dir, UseCache: useCache,
 			Registry: contract.RegistryAccess{Caller: options.ModuleCaller, RenderBudgetSeconds: budget}}}))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -77,6 +78,25 @@ type Planned struct {
 	// reading the directory, or when the memo answered by the stamp
 	// alone (a saved plan asks with PlanRead, which always reads).
 	Read *service.Prepared
+	// result is the document as its type (Result): the value Doc was
+	// encoded from, or Doc read back once.
+	result *document.Result
+}
+
+// Result is the plan's document as its type: the value it was encoded
+// from when it was planned for this request; a remembered document (the
+// memo and the kept plans hold bytes, which are what a plan question is
+// answered with) is read back from its bytes, once. The value is the
+// request's own: change a copy.
+func (p *Planned) Result() (*document.Result, error) {
+	if p.result == nil {
+		res, err := document.DecodeResult("the remembered plan", p.Doc)
+		if err != nil {
+			return nil, fmt.Errorf("reading the remembered plan: %w", err)
+		}
+		p.result = res
+	}
+	return p.result, nil
 }
 
 // Plan plans req like the package's Plan and renders the document,
@@ -270,7 +290,7 @@ func encodePlanned(res *service.Result) (*Planned, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rendering the plan: %w", err)
 	}
-	return &Planned{Doc: b, Failed: res.Failed, Counts: res.Counts}, nil
+	return &Planned{Doc: b, Failed: res.Failed, Counts: res.Counts, result: res}, nil
 }
 
 func (m *Memo) get(k memoKey) (memoDoc, bool) {

@@ -25,9 +25,9 @@ import (
 // savedDoc is the saved plan of a plan that was made: what it was made
 // from (read) and its document.
 func savedDoc(o options.Request, p *Planned) (*savedplan.Doc, error) {
-	res, err := service.DecodeResult("the plan", p.Doc)
+	res, err := p.Result()
 	if err != nil {
-		return nil, fmt.Errorf("reading the plan back: %w", err)
+		return nil, err
 	}
 	d := &savedplan.Doc{
 		Kind: savedplan.Kind, APIVersion: savedplan.APIVersion,
@@ -124,15 +124,17 @@ func replay(saved []byte, given approvalsGiven, o options.Request, caller option
 	if approvals == nil {
 		return p, nil
 	}
-	res, err := service.DecodeResult("the plan", p.Doc)
+	planned, err := p.Result()
 	if err != nil {
 		return nil, err
 	}
-	res.Approvals = approvals
+	res, plan := *planned, *planned.Plan
+	res.Plan, res.Approvals = &plan, approvals
+	plan.Warnings = slices.Clone(plan.Warnings)
 	for _, n := range approvals.Ignored {
-		res.Plan.Warnings = append(res.Plan.Warnings, "ignored beside the saved plan, not an approval: "+n.String())
+		plan.Warnings = append(plan.Warnings, "ignored beside the saved plan, not an approval: "+n.String())
 	}
-	out, err := encodePlanned(res)
+	out, err := encodePlanned(&res)
 	if err != nil {
 		return nil, err
 	}

@@ -21,12 +21,12 @@ import (
 	"google.golang.org/grpc/status"
 	"oras.land/oras-go/v2/registry/remote/auth"
 
-	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/barrier"
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache"
 	"github.com/colonel-byte/zarf-planner/cluster"
 	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/inspect/claims"
@@ -332,19 +332,19 @@ func (d *Server) count(c inspect.Counts) {
 // Plan answers a plan request.
 func (d *Server) Plan(ctx context.Context, req *contract.PlanRequest) (*contract.PlanAnswer, error) {
 	if !filepath.IsAbs(req.Path) && !registry.IsSource(req.Path) {
-		b, err := service.Failed(fmt.Sprintf("path %q must be absolute when sent to the daemon", req.Path)).JSON()
+		p, err := encodePlanned(service.Failed(fmt.Sprintf("path %q must be absolute when sent to the daemon", req.Path)))
 		if err != nil {
 			return nil, err
 		}
-		return withPage(req, options.Defaults(), &contract.PlanAnswer{Result: b, Failed: true})
+		return answerOf(req, options.Defaults(), p, nil)
 	}
 	for _, src := range req.Options.Sources {
 		if !filepath.IsAbs(src) && !registry.IsSource(src) {
-			b, err := service.Failed(fmt.Sprintf("source %q must be absolute when sent to the daemon", src)).JSON()
+			p, err := encodePlanned(service.Failed(fmt.Sprintf("source %q must be absolute when sent to the daemon", src)))
 			if err != nil {
 				return nil, err
 			}
-			return withPage(req, options.Defaults(), &contract.PlanAnswer{Result: b, Failed: true})
+			return answerOf(req, options.Defaults(), p, nil)
 		}
 	}
 	caller := req.Caller
@@ -383,20 +383,21 @@ func (d *Server) Plan(ctx context.Context, req *contract.PlanRequest) (*contract
 		return nil, err
 	}
 	d.count(p.Counts)
-	return withPage(req, o, &contract.PlanAnswer{Result: p.Doc, Failed: p.Failed, SavedPlan: saved})
+	return answerOf(req, o, p, saved)
 }
 
-// withPage adds to resp the page of its document when req asks for one
-// (render.Plan): drawn from the document itself, so a remembered plan
-// gives the page a fresh one would. The time is the caller's when given,
-// else now.
-func withPage(req *contract.PlanRequest, o options.Request, resp *contract.PlanAnswer) (*contract.PlanAnswer, error) {
+// answerOf is the answer of req: p's document, the saved plan, and the
+// page of the document when req asks for one (render.Plan), drawn from
+// the document itself, so a remembered plan gives the page a fresh one
+// would. The time is the caller's when given, else now.
+func answerOf(req *contract.PlanRequest, o options.Request, p *Planned, saved []byte) (*contract.PlanAnswer, error) {
+	resp := &contract.PlanAnswer{Result: p.Doc, Failed: p.Failed, SavedPlan: saved}
 	if !req.Page {
 		return resp, nil
 	}
-	res, err := service.DecodeResult("the daemon's result", resp.Result)
+	res, err := p.Result()
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "reading the plan document back to draw it: %v", err)
+		return nil, status.Errorf(codes.Internal, "%v", err)
 	}
 	when := req.Time
 	if when.IsZero() {
@@ -458,7 +459,7 @@ func (d *Server) reading(ctx context.Context, req *contract.InspectRequest) (con
 }
 
 // Inspect answers an inspect request.
-func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*contract.Document, error) {
+func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*contract.InspectAnswer, error) {
 	ctx, r, err := d.reading(ctx, req)
 	if err != nil {
 		return nil, err
@@ -476,11 +477,11 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 	if err != nil {
 		return nil, err
 	}
-	return &contract.Document{Result: b}, nil
+	return &contract.InspectAnswer{Result: b}, nil
 }
 
 // Catalog answers a catalog request.
-func (d *Server) Catalog(ctx context.Context, req *contract.CatalogRequest) (*contract.Document, error) {
+func (d *Server) Catalog(ctx context.Context, req *contract.CatalogRequest) (*contract.CatalogAnswer, error) {
 	ctx, r, err := d.reading(ctx, &req.InspectRequest)
 	if err != nil {
 		return nil, err
@@ -521,7 +522,7 @@ func (d *Server) Catalog(ctx context.Context, req *contract.CatalogRequest) (*co
 		if doc, ok := memo.get(stamp); ok {
 			memo.hits.Add(1)
 			d.count(inspect.Counts{Archives: archives, Hits: archives})
-			return &contract.Document{Result: doc.doc}, nil
+			return &contract.CatalogAnswer{Result: doc.doc}, nil
 		}
 	}
 	progress, done := d.reads.start(req.Path)
@@ -544,7 +545,7 @@ func (d *Server) Catalog(ctx context.Context, req *contract.CatalogRequest) (*co
 			memo.put(stamp, memoDoc{doc: b})
 		}
 	}
-	return &contract.Document{Result: b}, nil
+	return &contract.CatalogAnswer{Result: b}, nil
 }
 
 // Cache answers a warm-up (or forget) request.
