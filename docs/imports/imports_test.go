@@ -73,6 +73,43 @@ func rows(table string) map[string]bool {
 // firstCell is the backquoted path that begins a row of the packages table.
 var firstCell = regexp.MustCompile("^\\| `([^`]+)`")
 
+// tableOrder is each package's row in the page's table of packages, from
+// the top.
+func tableOrder(t *testing.T, doc string) map[string]int {
+	t.Helper()
+	_, section, ok := strings.Cut(doc, "\n## The packages\n")
+	if !ok {
+		t.Fatalf("%s has no section \"## The packages\"", Doc)
+	}
+	_, table, _ := strings.Cut(section, "\n| package | its one job |\n")
+	order := map[string]int{}
+	for _, line := range strings.Split(table, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		if m := firstCell.FindStringSubmatch(line); m != nil {
+			order[strings.TrimSuffix(m[1], "/")] = len(order)
+		}
+	}
+	return order
+}
+
+// TestTheTableRunsDownTheImports: imports run one way down the page's
+// table of packages, a package's row above the rows of every project
+// package it imports, so the table reads from the front ends to the
+// leaves and a reader meets a package before what it is built on.
+func TestTheTableRunsDownTheImports(t *testing.T) {
+	pkgs, doc := load(t)
+	order := tableOrder(t, doc)
+	for _, p := range pkgs {
+		for _, imp := range p.Imports {
+			if order[imp] < order[p.Path] {
+				t.Errorf("%s imports %s, whose row is above its own in %s's table of packages: move %s's row below %s's", p.Path, imp, Doc, imp, p.Path)
+			}
+		}
+	}
+}
+
 // TestEveryPackageHasARow holds the page's table of packages to the code:
 // every Go package has a row saying its job, and every row names a
 // directory that exists.
