@@ -25,11 +25,23 @@ func TestAnswersReadTheirDocuments(t *testing.T) {
 		t.Errorf("barrier: %+v, %v", br, err)
 	}
 	for name, read := range map[string]func() error{
-		"the daemon's result":  func() error { _, err := (&PlanAnswer{Result: []byte(`{"zarf_packages_to_deploy":[],"extra":1}`)}).Plan(); return err },
-		"the inspection":       func() error { _, err := (&InspectAnswer{Result: []byte(`{"directory":"/d","extra":1}`)}).Inspection(); return err },
-		"the catalog":          func() error { _, err := (&CatalogAnswer{Result: []byte(`{"directory":"/d","extra":1}`)}).Catalog(); return err },
-		"the daemon's answer":  func() error { _, err := (&CacheAnswer{Result: []byte(`{"paths":[],"extra":1}`)}).Warmed(); return err },
-		"the barrier's result": func() error { _, err := (&BarrierAnswer{Result: []byte(`{"ready":true,"extra":1}`)}).Barrier(); return err },
+		"the daemon's result": func() error {
+			_, err := (&PlanAnswer{Result: []byte(`{"zarf_packages_to_deploy":[],"extra":1}`)}).Plan()
+			return err
+		},
+		"the inspection": func() error {
+			_, err := (&InspectAnswer{Result: []byte(`{"directory":"/d","extra":1}`)}).Inspection()
+			return err
+		},
+		"the catalog": func() error {
+			_, err := (&CatalogAnswer{Result: []byte(`{"directory":"/d","extra":1}`)}).Catalog()
+			return err
+		},
+		"the daemon's answer": func() error { _, err := (&CacheAnswer{Result: []byte(`{"paths":[],"extra":1}`)}).Warmed(); return err },
+		"the barrier's result": func() error {
+			_, err := (&BarrierAnswer{Result: []byte(`{"ready":true,"extra":1}`)}).Barrier()
+			return err
+		},
 	} {
 		if err := read(); err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "extra") {
 			t.Errorf("%s with a key its type does not declare: %v; want an error naming it and the key", name, err)

@@ -22,6 +22,9 @@ type Catalog struct {
 	Warnings []string `json:"warnings"`
 	// Counts say how the archives were obtained (not part of the document).
 	Counts Counts `json:"-"`
+	// Markdown is the catalog as Markdown, for a change review, when the
+	// request asked for it (the module's markdown option).
+	Markdown string `json:"markdown,omitempty"`
 }
 
 // CatalogPackage is one package of a catalog.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/cache"
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/signature"
@@ -72,7 +73,7 @@ func BenchmarkWarmCatalog(b *testing.B) {
 		if err != nil || cat.Counts.Hits != 1000 {
 			b.Fatal(err, cat.Counts)
 		}
-		if _, err := Marshal(cat); err != nil {
+		if _, err := document.Marshal(cat); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -36,9 +36,6 @@ import (
 // (declared in package document, with its one encoding).
 type Result = document.Result
 
-// Marshal is the documents' one encoding (document.Marshal).
-func Marshal(v any) ([]byte, error) { return document.Marshal(v) }
-
 // Request is one plan request.
 type Request struct {
 	Path    string

@@ -417,20 +417,14 @@ func (m *Memo) Catalog(sources []string, dir *inspect.Directory, warnings []stri
 	cat := service.CatalogFrom(sources[0], dir, signer, operator)
 	cat.Sources = sources[1:]
 	cat.Warnings = append(cat.Warnings, warnings...)
-	var b []byte
-	var err error
 	if markdown {
 		var md strings.Builder
 		if err := render.CatalogMarkdown(&md, cat); err != nil {
 			return nil, err
 		}
-		b, err = service.Marshal(struct {
-			*service.Catalog
-			Markdown string `json:"markdown"`
-		}{cat, md.String()})
-	} else {
-		b, err = service.Marshal(cat)
+		cat.Markdown = md.String()
 	}
+	b, err := document.Marshal(cat)
 	if err != nil {
 		return nil, fmt.Errorf("rendering the catalog: %w", err)
 	}

@@ -473,7 +473,7 @@ func (d *Server) Inspect(ctx context.Context, req *contract.InspectRequest) (*co
 	}
 	in.Warnings = append(in.Warnings, r.warnings...)
 	d.count(in.Counts)
-	b, err := service.Marshal(in)
+	b, err := document.Marshal(in)
 	if err != nil {
 		return nil, err
 	}
@@ -580,7 +580,7 @@ func (d *Server) Cache(ctx context.Context, req *contract.CacheRequest) (*contra
 	if !req.Forget && !req.CheckMode {
 		d.keepDefaultPlans(ctx, c, req.CacheDir, res.Paths)
 	}
-	b, err := service.Marshal(res)
+	b, err := document.Marshal(res)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/colonel-byte/zarf-planner/cluster"
+	"github.com/colonel-byte/zarf-planner/contract"
 )
 
 func writeKubeconfig(t *testing.T, path, context, server string) {
@@ -90,5 +93,30 @@ func TestPreopenedCacheServesTheFirstRequestAndCloses(t *testing.T) {
 	defer next.Close()
 	if _, err := next.OpenCache(""); err != nil {
 		t.Fatalf("the next server could not open the cache: %v", err)
+	}
+}
+
+// A catalog asked with Markdown is one document.Catalog, its Markdown
+// beside the rest, read back by the answer's own reader; without, it has
+// no markdown key.
+func TestACatalogWithMarkdownIsOneDocument(t *testing.T) {
+	d := New(Config{DefaultCache: filepath.Join(t.TempDir(), "cache")})
+	t.Cleanup(func() { d.Close() })
+	dir, err := filepath.Abs("../../examples/bundles/reference-stack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, md := range []bool{true, false} {
+		resp, err := d.Catalog(context.Background(), carriedCatalog(&contract.CatalogRequest{InspectRequest: contract.InspectRequest{Path: dir}, Markdown: md}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := resp.Catalog()
+		if err != nil {
+			t.Fatalf("markdown %v: %v", md, err)
+		}
+		if len(c.Packages) < 5 || (c.Markdown != "") != md || md && !strings.Contains(c.Markdown, "operator-cert-manager") || !md && strings.Contains(string(resp.Result), `"markdown"`) {
+			t.Errorf("markdown %v: %d packages, markdown %.80q", md, len(c.Packages), c.Markdown)
+		}
 	}
 }
