@@ -40,6 +40,32 @@ type Cluster struct {
 	// in a snapshot saved before snapshots held them).
 	ClusterRoles       []ClusterRole `json:"cluster_roles,omitempty"`
 	ClusterRolesUnread string        `json:"cluster_roles_unread,omitempty"`
+	// CRDDefinitions are the cluster's CustomResourceDefinitions as an
+	// upgrade of one is judged (by name): nil when they were not read,
+	// CRDDefinitionsUnread then saying why (empty in a snapshot saved
+	// before snapshots held them).
+	CRDDefinitions       []ClusterCRD `json:"crd_definitions,omitempty"`
+	CRDDefinitionsUnread string       `json:"crd_definitions_unread,omitempty"`
+	// Services are the cluster's Services, NAMESPACE/NAME, sorted (a CRD's
+	// conversion webhook must reach one): nil when they were not read,
+	// ServicesUnread then saying why.
+	Services       []string `json:"services,omitempty"`
+	ServicesUnread string   `json:"services_unread,omitempty"`
+}
+
+// ClusterCRD is a CustomResourceDefinition as the cluster has it.
+type ClusterCRD struct {
+	Name   string `json:"name"`
+	Group  string `json:"group"`
+	Kind   string `json:"kind"`
+	Plural string `json:"plural"`
+	// Scope is Namespaced or Cluster.
+	Scope    string       `json:"scope"`
+	Versions []CRDVersion `json:"versions"`
+	// StoredVersions is status.storedVersions: every version objects
+	// were ever stored in and not yet migrated from.
+	StoredVersions []string       `json:"stored_versions"`
+	Conversion     *CRDConversion `json:"conversion,omitempty"`
 }
 
 // InstalledPackage is a Zarf package deployed on the cluster.

@@ -239,7 +239,41 @@ type CRDClaim struct {
 	// Scope is Namespaced or Cluster.
 	Scope  string `json:"scope"`
 	Origin Origin `json:"origin"`
+	// Plural is spec.names.plural.
+	Plural string `json:"plural,omitempty"`
+	// Versions are spec.versions, in the CRD's order (empty when the
+	// definition was read before claims held them: such a CRD's upgrade
+	// is not judged).
+	Versions []CRDVersion `json:"versions,omitempty"`
+	// Conversion is spec.conversion; nil when the CRD gives none (None).
+	Conversion *CRDConversion `json:"conversion,omitempty"`
 }
+
+// CRDVersion is one version of a CustomResourceDefinition.
+type CRDVersion struct {
+	Name    string `json:"name"`
+	Served  bool   `json:"served"`
+	Storage bool   `json:"storage"`
+	// Schema is the sha256 (hex) of the version's openAPIV3Schema as
+	// canonical JSON, "" when it has none: two versions with the same
+	// Schema have the same schema.
+	Schema string `json:"schema,omitempty"`
+}
+
+// CRDConversion is how a CRD converts objects between its versions.
+type CRDConversion struct {
+	// Strategy is None or Webhook.
+	Strategy string `json:"strategy"`
+	// Service is the webhook's Service, NAMESPACE/NAME; "" for a webhook
+	// reached by URL, or for None.
+	Service string `json:"service,omitempty"`
+}
+
+// CRD conversion strategies.
+const (
+	ConversionNone    = "None"
+	ConversionWebhook = "Webhook"
+)
 
 // NamespaceClaim is a namespace the package creates (a Namespace object)
 // or writes to (its objects, a chart's release or a manifest's target
