@@ -52,8 +52,9 @@ import (
 // hold what their objects use, the CRDs, storage and priority classes
 // inferred requirements are read from, and components whether they are
 // deployed by default; 12: outcomes name the source they were read from,
-// which decides the reads they answer.)
-const Schema = 12
+// which decides the reads they answer; 13: a CRD claim holds its plural,
+// versions and conversion, which its upgrade is judged by.)
+const Schema = 13
 
 // EnvDir overrides the default cache directory.
 const EnvDir = kept.EnvDir

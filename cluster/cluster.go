@@ -13,6 +13,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -196,11 +198,28 @@ func (cl *Clients) Snapshot(ctx context.Context) (*facts.Cluster, error) {
 		return nil, refused("CRDs", "list on customresourcedefinitions.apiextensions.k8s.io", err)
 	}
 	c.CRDKinds = map[string]string{}
+	c.CRDDefinitions = []facts.ClusterCRD{}
 	for _, crd := range crds.Items {
 		if CRDReady(&crd) {
 			c.CRDs = append(c.CRDs, crd.Name)
 			c.CRDKinds[crd.Spec.Group+"/"+crd.Spec.Names.Kind] = crd.Name
 		}
+		c.CRDDefinitions = append(c.CRDDefinitions, ClusterCRDOf(&crd))
+	}
+	slices.SortFunc(c.CRDDefinitions, func(a, b facts.ClusterCRD) int { return strings.Compare(a.Name, b.Name) })
+	// A planner not let list Services still plans: a CRD's conversion
+	// webhook is then not checked (ServicesUnread), with a warning.
+	switch svcs, err := cl.Meta.Resource(corev1.SchemeGroupVersion.WithResource("services")).List(ctx, metav1.ListOptions{}); {
+	case err == nil:
+		c.Services = []string{}
+		for _, s := range svcs.Items {
+			c.Services = append(c.Services, s.Namespace+"/"+s.Name)
+		}
+		slices.Sort(c.Services)
+	case apierrors.IsForbidden(err):
+		c.ServicesUnread = refused("Services", "list on services", err).Error()
+	default:
+		return nil, refused("Services", "list on services", err)
 	}
 	scs, err := kc.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -271,6 +290,52 @@ func (cl *Clients) Snapshot(ctx context.Context) (*facts.Cluster, error) {
 	}
 	slices.SortFunc(c.Packages, func(a, b facts.InstalledPackage) int { return strings.Compare(a.Name, b.Name) })
 	return c, errors.Join(errs...)
+}
+
+// ClusterCRDOf is a CRD as an upgrade of it is judged: its names, scope,
+// versions (each schema as the sha256 of its canonical JSON, the digest
+// a package's claim of the CRD holds), status.storedVersions and
+// conversion.
+func ClusterCRDOf(crd *apiextv1.CustomResourceDefinition) facts.ClusterCRD {
+	c := facts.ClusterCRD{Name: crd.Name, Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind, Plural: crd.Spec.Names.Plural, Scope: string(crd.Spec.Scope),
+		Versions: []facts.CRDVersion{}, StoredVersions: slices.Clone(crd.Status.StoredVersions)}
+	if c.StoredVersions == nil {
+		c.StoredVersions = []string{}
+	}
+	for _, v := range crd.Spec.Versions {
+		digest := ""
+		if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+			digest = schemaDigest(v.Schema.OpenAPIV3Schema)
+		}
+		c.Versions = append(c.Versions, facts.CRDVersion{Name: v.Name, Served: v.Served, Storage: v.Storage, Schema: digest})
+	}
+	if conv := crd.Spec.Conversion; conv != nil && conv.Strategy != "" {
+		c.Conversion = &facts.CRDConversion{Strategy: string(conv.Strategy)}
+		if w := conv.Webhook; w != nil && w.ClientConfig != nil && w.ClientConfig.Service != nil {
+			c.Conversion.Service = w.ClientConfig.Service.Namespace + "/" + w.ClientConfig.Service.Name
+		}
+	}
+	return c
+}
+
+// schemaDigest is the sha256 of a schema's canonical JSON: its JSON read
+// back as a map and written again, keys sorted, as the archive reader
+// writes a schema it read (package claims), so the same schema has the
+// same digest whichever side read it; "" when it cannot be written.
+func schemaDigest(schema any) string {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return ""
+	}
+	var m any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return ""
+	}
+	if b, err = json.Marshal(m); err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // CRDReady reports whether a CRD is Established and its names accepted.
@@ -344,5 +409,7 @@ func DecodeSnapshot(path string, b []byte) (*facts.Cluster, error) {
 	}
 	c.ClusterRoles = roles
 	c.ClusterRolesUnread = facts.Printable(c.ClusterRolesUnread)
+	c.CRDDefinitionsUnread = facts.Printable(c.CRDDefinitionsUnread)
+	c.ServicesUnread = facts.Printable(c.ServicesUnread)
 	return &c, nil
 }

@@ -30,6 +30,14 @@ const (
 	// or, in cluster mode, the cluster holds one of their objects for
 	// another owner. Plan one of them only, or change a package.
 	KindConflict = "conflict"
+	// KindCRDUpgrade: in cluster mode, a package replaces a CRD the
+	// cluster has in a way that would strand what it stores or that the
+	// API server refuses: a version objects are still stored in dropped
+	// (or no longer served), the scope or the names changed, or a
+	// conversion webhook whose Service nothing provides. The service
+	// reports it, after planning (planner/crdupgrade). Migrate the stored
+	// objects first, or change the package.
+	KindCRDUpgrade = "crd_upgrade"
 	// KindIntegrity: an archive that fails an integrity check, cannot be
 	// read whole or is over a limit, when the operator set integrity to
 	// fail. Remove or replace the archive. The service reports it.
@@ -68,7 +76,7 @@ const (
 func Kinds() []string { return slices.Clone(kindOrder) }
 
 // kindOrder is the order of Kinds.
-var kindOrder = []string{KindStale, KindCluster, KindEmpty, KindSignature, KindIntegrity, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict, KindPolicy}
+var kindOrder = []string{KindStale, KindCluster, KindEmpty, KindSignature, KindIntegrity, KindInvalid, KindCycle, KindMissing, KindAmbiguous, KindVersionConflict, KindConflict, KindCRDUpgrade, KindPolicy}
 
 // Failure is the result when no plan is possible: every problem found, in a
 // deterministic order, and the graph of the packages the plan would have

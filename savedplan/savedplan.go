@@ -503,7 +503,53 @@ func compareCluster(saved, now *facts.Cluster) []string {
 		}
 	}
 	diffs = append(diffs, compareRoles(where, saved, now)...)
+	diffs = append(diffs, compareCRDs(where, saved, now)...)
 	return diffs
+}
+
+// compareCRDs says how the cluster's CRD definitions, which the upgrades
+// of the CRDs a plan ships were judged against, changed: a CRD's stored
+// versions (status.storedVersions), its versions, scope, names or
+// conversion, and the Services a conversion webhook may reach.
+func compareCRDs(where string, saved, now *facts.Cluster) []string {
+	var diffs []string
+	add := func(format string, a ...any) { diffs = append(diffs, fmt.Sprintf(format, a...)) }
+	if (saved.CRDDefinitions == nil) != (now.CRDDefinitions == nil) {
+		read := map[bool]string{true: "read", false: "not read"}
+		add("%s: the CRDs' definitions were %s when the plan was saved, %s now", where, read[saved.CRDDefinitions != nil], read[now.CRDDefinitions != nil])
+	}
+	byName := map[string]facts.ClusterCRD{}
+	for _, c := range now.CRDDefinitions {
+		byName[c.Name] = c
+	}
+	for _, s := range saved.CRDDefinitions {
+		n, ok := byName[s.Name]
+		switch {
+		case !ok:
+			if now.CRDDefinitions != nil {
+				add("%s: the CRD %s was defined when the plan was saved and is not now", where, s.Name)
+			}
+		case !slices.Equal(s.StoredVersions, n.StoredVersions):
+			add("%s: the CRD %s stored objects in %s when the plan was saved, now in %s", where, s.Name, strings.Join(s.StoredVersions, ", "), strings.Join(n.StoredVersions, ", "))
+		case !reflect.DeepEqual(s, n):
+			add("%s: the CRD %s changed (its versions, scope, names or conversion) since the plan was saved", where, s.Name)
+		}
+	}
+	if (saved.Services == nil) != (now.Services == nil) || !slices.Equal(saved.Services, now.Services) && crdWebhooks(saved) {
+		add("%s: the Services a CRD's conversion webhook may reach changed since the plan was saved", where)
+	}
+	return diffs
+}
+
+// crdWebhooks says a cluster's CRDs convert through a webhook's Service
+// (so its Services decide an upgrade).
+func crdWebhooks(c *facts.Cluster) bool {
+	for _, d := range c.CRDDefinitions {
+		if d.Conversion != nil && d.Conversion.Service != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // compareRoles says how the cluster's ClusterRoles, which its

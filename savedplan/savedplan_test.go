@@ -145,6 +145,37 @@ func TestCompareClusterRoles(t *testing.T) {
 	}
 }
 
+// A CRD whose stored versions changed (its objects migrated, and
+// status.storedVersions trimmed) is a difference, as is any other change
+// of its definition, one gone, or its definitions read on one side only;
+// the same definitions are none.
+func TestCompareCRDDefinitions(t *testing.T) {
+	crd := func(name string, stored ...string) facts.ClusterCRD {
+		return facts.ClusterCRD{Name: name, Group: "example.com", Kind: "W", Plural: "ws", Scope: "Namespaced",
+			Versions: []facts.CRDVersion{{Name: "v1alpha1", Served: true}, {Name: "v1", Served: true, Storage: true}}, StoredVersions: stored}
+	}
+	saved, now := doc(), doc()
+	saved.Cluster = &facts.Cluster{Name: "c", CRDDefinitions: []facts.ClusterCRD{crd("ws.example.com", "v1alpha1", "v1"), crd("gone.example.com", "v1"), crd("scoped.example.com", "v1")}}
+	scoped := crd("scoped.example.com", "v1")
+	scoped.Scope = "Cluster"
+	now.Cluster = &facts.Cluster{Name: "c", CRDDefinitions: []facts.ClusterCRD{crd("ws.example.com", "v1"), scoped}}
+	got := Compare(saved, now, options.ModuleCaller)
+	want := []string{"cluster c: the CRD ws.example.com stored objects in v1alpha1, v1 when the plan was saved, now in v1",
+		"cluster c: the CRD gone.example.com was defined when the plan was saved and is not now",
+		"cluster c: the CRD scoped.example.com changed (its versions, scope, names or conversion) since the plan was saved"}
+	if !slices.Equal(got, want) {
+		t.Errorf("differences %q; want %q", got, want)
+	}
+	now.Cluster.CRDDefinitions = slices.Clone(saved.Cluster.CRDDefinitions)
+	if d := Compare(saved, now, options.ModuleCaller); len(d) != 0 {
+		t.Errorf("the same definitions differ: %q", d)
+	}
+	now.Cluster.CRDDefinitions = nil
+	if d := Compare(saved, now, options.ModuleCaller); len(d) != 1 || !strings.Contains(d[0], "the CRDs' definitions were read when the plan was saved, not read now") {
+		t.Errorf("definitions not read now: %q", d)
+	}
+}
+
 // A content option's file that held other bytes is named, per option, in
 // the caller's words: declared ones in declaration order, then those this
 // release does not declare; a file given on one side only says so. Its

@@ -401,6 +401,9 @@ func (p *Prepared) Decide() *Result {
 	}
 	probs, conflictWarnings := p.conflictsOf(plan, dir.Candidates)
 	warnings = append(warnings, conflictWarnings...)
+	crdProbs, crdWarnings := p.crdUpgrades(plan, dir.Candidates, probs)
+	probs = append(probs, crdProbs...)
+	warnings = append(warnings, crdWarnings...)
 	if p.Policy != nil {
 		probs = append(probs, violations(p.Policy, plan, dir.Candidates)...)
 	}

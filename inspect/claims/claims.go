@@ -410,7 +410,8 @@ func (c *collector) object(component, file, defaultNS string, o object) {
 	}
 	switch {
 	case group == "apiextensions.k8s.io" && o.Kind == "CustomResourceDefinition":
-		c.claims.CRDs = append(c.claims.CRDs, facts.CRDClaim{Name: text(o.Metadata.Name), Group: text(o.Spec.Group), Kind: text(o.Spec.Names.Kind), Scope: text(o.Spec.Scope), Origin: origin})
+		c.claims.CRDs = append(c.claims.CRDs, facts.CRDClaim{Name: text(o.Metadata.Name), Group: text(o.Spec.Group), Kind: text(o.Spec.Names.Kind), Scope: text(o.Spec.Scope), Origin: origin,
+			Plural: text(o.Spec.Names.Plural), Versions: o.CRD.versions, Conversion: o.CRD.conversion})
 		c.crdScope[o.Spec.Group+"/"+o.Spec.Names.Kind] = o.Spec.Scope
 		return
 	case group == "" && o.Kind == "Namespace":

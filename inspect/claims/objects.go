@@ -79,6 +79,9 @@ type object struct {
 		Name      string `json:"name"`
 		Namespace string `json:"namespace"`
 	} `json:"subjects"`
+	// CRD is a CustomResourceDefinition's versions and conversion
+	// (crdDetails).
+	CRD crdDetails `json:"-"`
 	// Images are those the pod template of a workload names (podImages).
 	Images []podImage `json:"-"`
 	// Uses are the storage and priority classes it names (classUses).
@@ -481,6 +484,9 @@ func claimed(obj runtime.Object) (object, error) {
 			}
 			o.Selectors = append(o.Selectors, sel.String())
 		}
+	}
+	if o.group() == "apiextensions.k8s.io" && o.Kind == "CustomResourceDefinition" {
+		o.CRD = crdDetailsOf(u.Object)
 	}
 	o.Images = podImages(o.group(), o.Kind, u.Object)
 	o.Uses = classUses(o.group(), o.Kind, u.Object)

@@ -114,6 +114,24 @@ allowed:
 
 const signedBase = "zarf-package-base-amd64-1.0.0.tar.zst"
 
+// storedSnapshot is a cluster whose CRD widgets.example.com has stored
+// objects as v1beta1 (and v1): testdata/bundles/catalog's widgets ships
+// the CRD with v1 alone.
+const storedSnapshot = `{
+  "name": "stored-v1beta1",
+  "kubernetes_version": "v1.31.0",
+  "node_architectures": ["amd64"],
+  "crds": ["widgets.example.com"],
+  "crd_kinds": {"example.com/Widget": "widgets.example.com"},
+  "namespaces": ["default"],
+  "crd_definitions": [{
+    "name": "widgets.example.com", "group": "example.com", "kind": "Widget", "plural": "widgets", "scope": "Namespaced",
+    "versions": [{"name": "v1beta1", "served": true, "storage": false}, {"name": "v1", "served": true, "storage": true}],
+    "stored_versions": ["v1beta1", "v1"]
+  }],
+  "services": []
+}`
+
 // Names are the names of fixtures to run, in the order of
 // planner.Kinds: each kind, then the other inputs that make it, sorted
 // (named kind/what: "conflict/objects").
@@ -163,6 +181,12 @@ func Fixtures(t *testing.T) map[string]Fixture {
 		if err := os.WriteFile(filepath.Join(empty, name), []byte("companion\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A cluster whose widgets.example.com still stores objects as
+	// v1beta1, which the widgets package's CRD no longer lists.
+	stored := filepath.Join(t.TempDir(), "snapshot.json")
+	if err := os.WriteFile(stored, []byte(storedSnapshot), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	return map[string]Fixture{
 		"stale": {
@@ -225,6 +249,10 @@ func Fixtures(t *testing.T) map[string]Fixture {
 		"conflict/objects": {
 			Dir: bundle("conflicts"), Options: amd64(map[string]any{}),
 			Package: "widgets-extras", Catalog: "widgets-extras", ReplayKind: "stale",
+		},
+		"crd_upgrade": {
+			Dir: bundle("catalog"), Options: amd64(map[string]any{"snapshot": stored}),
+			Package: "widgets", Catalog: "widgets", ReplayKind: "stale",
 		},
 		"policy": {
 			Dir: bundle("catalog"), Options: amd64(map[string]any{"policy": policy}),

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
+)
+
+// crdPlan plans a testdata bundle of one gizmos package in cluster mode
+// against the kubeconfig (or from the snapshot, when it is a file), and
+// returns the exit code and the document.
+func crdPlan(t *testing.T, bundle string, cluster ...string) (int, planDoc, []string) {
+	t.Helper()
+	args := append([]string{"plan", filepath.Join("..", "testdata", "bundles", bundle), "-o", "json", "--use-cache=false"}, cluster...)
+	code, out, stderr := run(t, args...)
+	var doc struct {
+		planDoc
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("plan %s: exit %d, not one JSON document: %v\n%s%s", bundle, code, err, out, stderr)
+	}
+	return code, doc.planDoc, doc.Warnings
+}
+
+// refusedAs says the plan failed with one crd_upgrade problem naming the
+// gizmos package and each of what.
+func refusedAs(t *testing.T, bundle string, code int, doc planDoc, what ...string) {
+	t.Helper()
+	if code != ExitFailed || !doc.Failed || len(doc.Errors) != 1 || doc.Errors[0].Kind != "crd_upgrade" || !slices.Equal(doc.Errors[0].Packages, []string{"gizmos"}) {
+		t.Fatalf("plan %s: exit %d, %+v; want one crd_upgrade problem of gizmos", bundle, code, doc)
+	}
+	for _, w := range append(what, "gizmos.example.com", "zarf-package-gizmos-amd64-2.0.0.tar.zst") {
+		if !strings.Contains(doc.Errors[0].Message, w) {
+			t.Errorf("plan %s: the problem %q does not say %q", bundle, doc.Errors[0].Message, w)
+		}
+	}
+}
+
+// Against the test API server: the Gizmo CRD deployed at v1alpha1 by the
+// real zarf CLI, with an object stored in it. A package whose CRD lists
+// only v1 is refused before anything deploys (live, and from a snapshot);
+// one still serving v1alpha1 plans, warning that the storage version
+// changes with no conversion between different schemas; a scope change
+// and a kind change are refused. Once the upgrade is deployed, the object
+// migrated and status.storedVersions trimmed to v1, the package of v1
+// alone plans, warning only that v1alpha1 is no longer served.
+func TestCRDUpgradesAgainstARealAPIServer(t *testing.T) {
+	c := clustertest.Start(t)
+	ctx := context.Background()
+	live := []string{"--mode", "cluster", "--kubeconfig", c.Kubeconfig}
+	c.Deploy(t, filepath.Join("..", "testdata", "bundles", "crd-v1alpha1", "zarf-package-gizmos-amd64-1.0.0.tar.zst"))
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gizmos := dyn.Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1alpha1", Resource: "gizmos"}).Namespace("default")
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1alpha1", "kind": "Gizmo", "metadata": map[string]any{"name": "g"}, "spec": map[string]any{"size": "5"}}}
+	if _, err := gizmos.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	code, doc, _ := crdPlan(t, "crd-v1only", live...)
+	refusedAs(t, "crd-v1only", code, doc, "v1alpha1", "storedVersions", "migrate")
+	snapshot := filepath.Join(t.TempDir(), "snapshot.json")
+	code, out, stderr := run(t, "snapshot", "--kubeconfig", c.Kubeconfig, "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("snapshot: exit %d: %s", code, stderr)
+	}
+	if err := os.WriteFile(snapshot, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, doc, _ = crdPlan(t, "crd-v1only", "--snapshot", snapshot)
+	refusedAs(t, "crd-v1only (snapshot)", code, doc, "v1alpha1")
+	code, doc, _ = crdPlan(t, "crd-scope", live...)
+	refusedAs(t, "crd-scope", code, doc, "Namespaced", "Cluster")
+	code, doc, _ = crdPlan(t, "crd-kind", live...)
+	refusedAs(t, "crd-kind", code, doc, "Gizmo", "Gadgetry")
+
+	code, doc, warnings := crdPlan(t, "crd-both", live...)
+	if code != ExitOK || len(doc.Packages) != 1 || !slices.ContainsFunc(warnings, func(w string) bool {
+		return strings.Contains(w, "gizmos.example.com") && strings.Contains(w, "v1alpha1") && strings.Contains(w, "v1") && strings.Contains(w, "conversion")
+	}) {
+		t.Fatalf("crd-both: exit %d, %+v, warnings %q; want a plan warning of the storage version changed without conversion", code, doc, warnings)
+	}
+
+	// The upgrade that keeps v1alpha1 served, then the migration: the
+	// object read and written back (stored as v1 now), and v1alpha1
+	// trimmed from status.storedVersions.
+	c.Deploy(t, filepath.Join("..", "testdata", "bundles", "crd-both", "zarf-package-gizmos-amd64-2.0.0.tar.zst"))
+	v1 := dyn.Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gizmos"}).Namespace("default")
+	got, err := v1.Get(ctx, "g", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Object["spec"] = map[string]any{"size": int64(5)}
+	if _, err := v1.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ext, err := apiextclient.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "gizmos.example.com", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd.Status.StoredVersions = []string{"v1"}
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().UpdateStatus(ctx, crd, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	code, doc, warnings = crdPlan(t, "crd-v1only", live...)
+	if code != ExitOK || len(doc.Packages) != 1 || !slices.ContainsFunc(warnings, func(w string) bool {
+		return strings.Contains(w, "gizmos.example.com") && strings.Contains(w, "v1alpha1") && strings.Contains(w, "served")
+	}) {
+		t.Fatalf("crd-v1only after the migration: exit %d, %+v, warnings %q; want a plan, warning that v1alpha1 is no longer served", code, doc, warnings)
+	}
+}

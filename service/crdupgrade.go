@@ -1,0 +1,92 @@
+package service
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/colonel-byte/zarf-planner/planner"
+	"github.com/colonel-byte/zarf-planner/planner/crdupgrade"
+	"github.com/colonel-byte/zarf-planner/planner/facts"
+)
+
+// crdUpgradesNotChecked is the warning of a plan whose packages ship CRDs
+// when there is no cluster to judge their upgrades against.
+const crdUpgradesNotChecked = "CRD upgrades were not checked: the plan's packages ship CRDs, and whether replacing a CRD a cluster already has would strand its stored objects is judged against that cluster (mode cluster, or a snapshot)"
+
+// crdUpgradesNotInSnapshot is the warning of a snapshot saved before
+// snapshots held the CRDs' definitions.
+const crdUpgradesNotInSnapshot = "CRD upgrades were not checked: the snapshot holds no CRD definitions (it was saved by an earlier release); save it again with zarf-planner snapshot"
+
+// crdUpgrades judges the upgrade of every CRD the plan's packages ship
+// that the cluster already has (planner/crdupgrade), in the plan's order:
+// what must not happen is a problem of kind crd_upgrade, the rest are
+// warnings. Without a cluster, a plan whose packages ship CRDs says once
+// that their upgrades were not checked. A CRD a conflict already names
+// (another package's object) is left to that conflict.
+func (p *Prepared) crdUpgrades(plan *planner.Plan, cands []facts.Candidate, conflicts []planner.Problem) ([]planner.Problem, []string) {
+	byPath := map[string]*facts.Candidate{}
+	for i := range cands {
+		byPath[cands[i].Path] = &cands[i]
+	}
+	cluster := p.Request.Options.Cluster
+	installed := map[string]string{}
+	if cluster != nil {
+		for _, ip := range cluster.Packages {
+			installed[ip.Name] = ip.Version
+		}
+	}
+	var steps []crdupgrade.Step
+	ships := false
+	for _, it := range plan.Packages {
+		c := byPath[it.Path]
+		if c == nil || c.Contents == nil {
+			continue
+		}
+		s := crdupgrade.Step{Package: c.Name, Version: c.Version, Archive: filepath.Base(c.Path), Installed: installed[c.Name], CRDs: c.Contents.Claims.CRDs}
+		for _, ns := range c.Contents.Claims.Namespaces {
+			for _, o := range ns.Objects {
+				if o.Kind == "Service" && o.APIVersion == "v1" && o.Name != "" {
+					s.Services = append(s.Services, ns.Name+"/"+o.Name)
+				}
+			}
+		}
+		ships = ships || len(s.CRDs) > 0
+		steps = append(steps, s)
+	}
+	switch {
+	case !ships:
+		return nil, nil
+	case cluster == nil:
+		return nil, []string{crdUpgradesNotChecked}
+	case cluster.CRDDefinitions == nil:
+		msg := crdUpgradesNotInSnapshot
+		if cluster.CRDDefinitionsUnread != "" {
+			msg = "CRD upgrades were not checked: " + cluster.CRDDefinitionsUnread
+		}
+		return nil, []string{msg}
+	}
+	var probs []planner.Problem
+	var warnings []string
+	for _, f := range crdupgrade.Check(steps, cluster.CRDDefinitions, cluster.Services, cluster.Services != nil) {
+		if conflicted(conflicts, f) {
+			continue
+		}
+		if f.Refused {
+			probs = append(probs, planner.Problem{Kind: planner.KindCRDUpgrade, Packages: []string{f.Package}, Message: f.Message})
+			continue
+		}
+		warnings = append(warnings, f.Message)
+	}
+	return probs, warnings
+}
+
+// conflicted says a conflict already names f's CRD for f's package.
+func conflicted(conflicts []planner.Problem, f crdupgrade.Finding) bool {
+	for _, c := range conflicts {
+		if slices.Contains(c.Packages, f.Package) && strings.Contains(c.Message, f.CRD) {
+			return true
+		}
+	}
+	return false
+}
