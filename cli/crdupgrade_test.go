@@ -82,6 +82,52 @@ func TestCRDUpgradesAgainstARealAPIServer(t *testing.T) {
 	if err := os.WriteFile(snapshot, []byte(out), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The cluster's digest of the schema the package deployed is the
+	// package's own: the same schema read from both sides compares equal.
+	var snap struct {
+		CRDs []struct {
+			Name     string `json:"name"`
+			Versions []struct {
+				Name, Schema string
+			} `json:"versions"`
+			StoredVersions []string `json:"stored_versions"`
+		} `json:"crd_definitions"`
+	}
+	if err := json.Unmarshal([]byte(out), &snap); err != nil {
+		t.Fatal(err)
+	}
+	code, catOut, stderr := run(t, "catalog", filepath.Join("..", "testdata", "bundles", "crd-v1alpha1"), "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("catalog: exit %d: %s", code, stderr)
+	}
+	var cat struct {
+		Packages []struct {
+			Claims struct {
+				CRDs []struct {
+					Name     string `json:"name"`
+					Versions []struct {
+						Name, Schema string
+					} `json:"versions"`
+				} `json:"crds"`
+			} `json:"claims"`
+		} `json:"packages"`
+	}
+	if err := json.Unmarshal([]byte(catOut), &cat); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(snap.CRDs, func(c struct {
+		Name     string `json:"name"`
+		Versions []struct {
+			Name, Schema string
+		} `json:"versions"`
+		StoredVersions []string `json:"stored_versions"`
+	}) bool {
+		return c.Name == "gizmos.example.com"
+	})
+	if i < 0 || len(cat.Packages) != 1 || len(cat.Packages[0].Claims.CRDs) != 1 || len(snap.CRDs[i].Versions) != 1 || len(cat.Packages[0].Claims.CRDs[0].Versions) != 1 ||
+		snap.CRDs[i].Versions[0].Schema == "" || snap.CRDs[i].Versions[0].Schema != cat.Packages[0].Claims.CRDs[0].Versions[0].Schema || !slices.Equal(snap.CRDs[i].StoredVersions, []string{"v1alpha1"}) {
+		t.Fatalf("the snapshot's gizmos CRD %+v and the package's claim %+v; want one version, v1alpha1 stored, the same schema digest", snap.CRDs, cat.Packages)
+	}
 	code, doc, _ = crdPlan(t, "crd-v1only", "--snapshot", snapshot)
 	refusedAs(t, "crd-v1only (snapshot)", code, doc, "v1alpha1")
 	code, doc, _ = crdPlan(t, "crd-scope", live...)
@@ -123,7 +169,7 @@ func TestCRDUpgradesAgainstARealAPIServer(t *testing.T) {
 	}
 	code, doc, warnings = crdPlan(t, "crd-v1only", live...)
 	if code != ExitOK || len(doc.Packages) != 1 || !slices.ContainsFunc(warnings, func(w string) bool {
-		return strings.Contains(w, "gizmos.example.com") && strings.Contains(w, "v1alpha1") && strings.Contains(w, "served")
+		return strings.Contains(w, "gizmos.example.com") && strings.Contains(w, "v1alpha1") && strings.Contains(w, "no longer serving")
 	}) {
 		t.Fatalf("crd-v1only after the migration: exit %d, %+v, warnings %q; want a plan, warning that v1alpha1 is no longer served", code, doc, warnings)
 	}
