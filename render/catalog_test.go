@@ -68,7 +68,9 @@ func (f *filler) fill(v reflect.Value, path string) {
 	case reflect.Struct:
 		for i := range v.NumField() {
 			sf := v.Type().Field(i)
-			if !sf.IsExported() || sf.Tag.Get("json") == "-" {
+			// Catalog.Markdown is the Markdown document itself, added for
+			// the module when asked: no document shows it.
+			if !sf.IsExported() || sf.Tag.Get("json") == "-" || path+"."+sf.Name == "Catalog.Markdown" {
 				continue
 			}
 			f.fill(v.Field(i), path+"."+sf.Name)

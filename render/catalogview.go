@@ -248,12 +248,47 @@ func origins(os []facts.Origin) []string {
 	return out
 }
 
+// crdDetails are what a CRD claim says beside its name: its group and
+// plural, each version (served or not, the storage version, its schema's
+// digest) and its conversion, which its upgrade is judged by.
+func crdDetails(x facts.CRDClaim) []string {
+	out := []string{"group " + quoteCoreGroup(x.Group)}
+	if x.Plural != "" {
+		out = append(out, "plural "+x.Plural)
+	}
+	for _, v := range x.Versions {
+		var what []string
+		if v.Served {
+			what = append(what, "served")
+		} else {
+			what = append(what, "not served")
+		}
+		if v.Storage {
+			what = append(what, "storage")
+		}
+		if v.Schema != "" {
+			what = append(what, "schema sha256:"+v.Schema)
+		} else {
+			what = append(what, "no schema")
+		}
+		out = append(out, "version "+v.Name+": "+strings.Join(what, ", "))
+	}
+	if c := x.Conversion; c != nil {
+		conv := "conversion " + c.Strategy
+		if c.Service != "" {
+			conv += " by the Service " + c.Service
+		}
+		out = append(out, conv)
+	}
+	return out
+}
+
 // claimViews lists every claim, in the order of Claims.
 func claimViews(cl facts.Claims) []claimView {
 	var out []claimView
 	for _, x := range cl.CRDs {
 		out = append(out, claimView{Claim: "CRD", Value: fmt.Sprintf("%s (%s, %s)", x.Name, x.Kind, x.Scope),
-			Details: []string{"group " + quoteCoreGroup(x.Group)}, Objects: []string{originText(x.Origin)}})
+			Details: crdDetails(x), Objects: []string{originText(x.Origin)}})
 	}
 	for _, n := range cl.Namespaces {
 		verb := "writes to "
