@@ -130,6 +130,24 @@ func TestCRDUpgradesAgainstARealAPIServer(t *testing.T) {
 	}
 	code, doc, _ = crdPlan(t, "crd-v1only", "--snapshot", snapshot)
 	refusedAs(t, "crd-v1only (snapshot)", code, doc, "v1alpha1")
+	// A policy may waive the check of a named CRD, with a reason: the
+	// package plans, its item and the plan's warnings saying the waiver.
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policy, []byte("apiVersion: colonel-byte.dev/v1alpha1\nkind: MaximalPolicy\ncrd_upgrade_waivers:\n  - crd: gizmos.example.com\n    reason: objects exported and restored by hand, CHG-77\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = run(t, "plan", filepath.Join("..", "testdata", "bundles", "crd-v1only"), "-o", "json", "--use-cache=false", "--mode", "cluster", "--kubeconfig", c.Kubeconfig, "--policy", policy)
+	var waived struct {
+		Packages []struct {
+			Waivers []string `json:"waivers"`
+		} `json:"zarf_packages_to_deploy"`
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &waived); err != nil || code != ExitOK || len(waived.Packages) != 1 || len(waived.Packages[0].Waivers) != 1 ||
+		!strings.Contains(waived.Packages[0].Waivers[0], "CHG-77") || !strings.Contains(waived.Packages[0].Waivers[0], "v1alpha1") ||
+		!slices.ContainsFunc(waived.Warnings, func(w string) bool { return strings.Contains(w, "waived") && strings.Contains(w, "CHG-77") }) {
+		t.Fatalf("the waived plan: exit %d, %v, %+v\n%s", code, err, waived, stderr)
+	}
 	code, doc, _ = crdPlan(t, "crd-scope", live...)
 	refusedAs(t, "crd-scope", code, doc, "Namespaced", "Cluster")
 	code, doc, _ = crdPlan(t, "crd-kind", live...)

@@ -82,6 +82,9 @@ type Item struct {
 	SHA256  string `json:"sha256"`
 	Action  string `json:"action"`
 	Path    string `json:"path"`
+	// Waivers are the checks the plan's policy waived for the item, each
+	// with its reason (absent from an item without any).
+	Waivers []string `json:"waivers"`
 }
 
 // itemKeys are the keys of a plan item the report needs.
@@ -198,6 +201,9 @@ type Row struct {
 	DeploySeconds  float64  `json:"deploy_seconds"`
 	BarrierSeconds float64  `json:"barrier_seconds"`
 	Command        []string `json:"command"`
+	// Waivers are the checks the plan's policy waived for the package,
+	// each with its reason, printed so that a waiver is never silent.
+	Waivers []string `json:"waivers,omitempty"`
 }
 
 // Kind names the JSON document.
@@ -303,7 +309,7 @@ func Build(in *Input) (*Report, error) {
 	}
 	var failed *Done
 	for i, it := range in.Items {
-		row := Row{Step: i + 1, Name: it.Name, Version: it.Version, SHA256: it.SHA256, Action: it.Action, Result: ResultNotAttempted, Command: []string{}}
+		row := Row{Step: i + 1, Name: it.Name, Version: it.Version, SHA256: it.SHA256, Action: it.Action, Result: ResultNotAttempted, Command: []string{}, Waivers: it.Waivers}
 		if i < len(in.Done) {
 			d := in.Done[i]
 			if d.Name != it.Name {

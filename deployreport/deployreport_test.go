@@ -67,3 +67,33 @@ func TestRecordsThatDoNotMatchThePlanAreRefused(t *testing.T) {
 		t.Fatalf("a whole run: %+v %v", r, err)
 	}
 }
+
+// A check the plan's policy waived for an item is in its row, and the
+// Markdown and the page print it, escaped: a waiver is never silent.
+func TestTheReportPrintsWhatThePolicyWaived(t *testing.T) {
+	in := input()
+	in.Items[1].Waivers = []string{"the crd_upgrade check of gizmos.example.com is waived by p.yaml line 4 (CHG-77 <b>): stored v1alpha1"}
+	r, err := deployreport.Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Rows[1].Waivers) != 1 || len(r.Rows[0].Waivers) != 0 {
+		t.Fatalf("rows %+v", r.Rows)
+	}
+	md := string(render.DeployMarkdown(r))
+	if !strings.Contains(md, "## Checks the policy waived") || !strings.Contains(md, "CHG-77 \\<b\\>") || strings.Contains(md, "<b>") {
+		t.Errorf("the Markdown does not print the waiver, escaped:\n%s", md)
+	}
+	page, err := render.DeployHTML(r, "zarf-planner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "waived: the crd_upgrade check of gizmos.example.com") || strings.Contains(string(page), "<b>") {
+		t.Errorf("the page does not print the waiver, escaped")
+	}
+	in = input()
+	r, _ = deployreport.Build(in)
+	if md := string(render.DeployMarkdown(r)); strings.Contains(md, "waived") {
+		t.Errorf("a report without waivers mentions them:\n%s", md)
+	}
+}

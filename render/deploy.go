@@ -30,6 +30,8 @@ type (
 	deployRow struct {
 		ID, Class, Name, Version, Action, Badge, Result, Error, Deploy, Barrier, SHA256, Command string
 		Step                                                                                     int
+		// Waivers are the checks the plan's policy waived for it.
+		Waivers []string
 	}
 )
 
@@ -69,6 +71,9 @@ func DeployHTML(r *deployreport.Report, producer string) ([]byte, error) {
 			Name: v(row.Name), Version: v(row.Version), Action: v(row.Action), Result: v(row.Result), Error: v(row.Error),
 			Deploy: fmt.Sprintf("%.1f", row.DeploySeconds), Barrier: fmt.Sprintf("%.1f", row.BarrierSeconds),
 			SHA256: v(row.SHA256), Command: v(strings.Join(row.Command, " ")),
+		}
+		for _, w := range row.Waivers {
+			rv.Waivers = append(rv.Waivers, v(w))
 		}
 		if deployBadges[row.Action] {
 			rv.Badge = row.Action
@@ -118,6 +123,16 @@ func DeployMarkdown(r *deployreport.Report) []byte {
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %.1f | %.1f | %s | %s |\n", row.Step, cellMD(row.Name), cellMD(row.Version), cellMD(row.Action), result,
 			row.DeploySeconds, row.BarrierSeconds, cellCode(row.SHA256), cmd)
+	}
+	first := true
+	for _, row := range r.Rows {
+		for _, w := range row.Waivers {
+			if first {
+				b.WriteString("\n## Checks the policy waived\n\n")
+				first = false
+			}
+			fmt.Fprintf(&b, "- %s %s: %s\n", cellMD(row.Name), cellMD(row.Version), cellMD(w))
+		}
 	}
 	return b.Bytes()
 }

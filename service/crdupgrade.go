@@ -1,6 +1,7 @@
 package service
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,7 +24,9 @@ const crdUpgradesNotInSnapshot = "CRD upgrades were not checked: the snapshot ho
 // what must not happen is a problem of kind crd_upgrade, the rest are
 // warnings. Without a cluster, a plan whose packages ship CRDs says once
 // that their upgrades were not checked. A CRD a conflict already names
-// (another package's object) is left to that conflict.
+// (another package's object) is left to that conflict. A refusal of a CRD
+// the policy waives (crd_upgrade_waivers) is planned: the plan's item
+// of the package and its warnings say the waiver, with its reason.
 func (p *Prepared) crdUpgrades(plan *planner.Plan, cands []facts.Candidate, conflicts []planner.Problem) ([]planner.Problem, []string) {
 	byPath := map[string]*facts.Candidate{}
 	for i := range cands {
@@ -70,6 +73,16 @@ func (p *Prepared) crdUpgrades(plan *planner.Plan, cands []facts.Candidate, conf
 	var warnings []string
 	for _, f := range crdupgrade.Check(steps, cluster.CRDDefinitions, cluster.Services, cluster.Services != nil) {
 		if conflicted(conflicts, f) {
+			continue
+		}
+		if w, ok := p.Policy.Waived(f.CRD); ok && f.Refused {
+			waiver := fmt.Sprintf("the crd_upgrade check of %s is waived by %s line %d (%s): %s", f.CRD, p.Policy.File, w.Line, w.Reason, f.Message)
+			for i := range plan.Packages {
+				if plan.Packages[i].Name == f.Package && plan.Packages[i].Version == f.Version {
+					plan.Packages[i].Waivers = append(plan.Packages[i].Waivers, waiver)
+				}
+			}
+			warnings = append(warnings, PackageWarning(f.Package, f.Version, f.Archive, waiver))
 			continue
 		}
 		if f.Refused {

@@ -86,6 +86,9 @@ func checkGroupKind(s string) error {
 	return nil
 }
 
+// CheckCRDName reports why s is not a CRD's name (a DNS subdomain).
+func CheckCRDName(s string) error { return checkSubdomain("CRD", s) }
+
 // checkSubdomain reports why s is not a DNS subdomain (a CRD or storage
 // class name).
 func checkSubdomain(what, s string) error {

@@ -59,6 +59,35 @@ type Policy struct {
 	// UncarriedImages, when set to false, refuses an image a workload
 	// uses that the package does not carry.
 	UncarriedImages *Switch
+	// CRDUpgradeWaivers are the CRDs whose upgrade check the operator
+	// waives (crd_upgrade_waivers), each with why: a refused upgrade of
+	// one is planned, and the plan and the deploy report print the
+	// waiver and its reason, never silently.
+	CRDUpgradeWaivers []Waiver
+}
+
+// Waiver is one CRD whose upgrade check is waived, and why.
+type Waiver struct {
+	// CRD is the CRD's name (plural.group).
+	CRD string
+	// Reason is the operator's, printed wherever the waiver applies.
+	Reason string
+	// Line is the entry's line in the policy.
+	Line int
+}
+
+// Waived is the waiver of the CRD named crd's upgrade check, if the
+// policy holds one.
+func (p *Policy) Waived(crd string) (Waiver, bool) {
+	if p == nil {
+		return Waiver{}, false
+	}
+	for _, w := range p.CRDUpgradeWaivers {
+		if w.CRD == crd {
+			return w, true
+		}
+	}
+	return Waiver{}, false
 }
 
 // Lists are the pattern lists of `allowed:` or `denied:`; nil is a list
@@ -267,8 +296,10 @@ func Decode(b []byte, file string) (*Policy, error) {
 			return p.lists(v, "allowed", &p.Allowed)
 		case "denied":
 			return p.lists(v, "denied", &p.Denied)
+		case "crd_upgrade_waivers":
+			return p.waivers(v)
 		default:
-			return &FieldError{Field: facts.Printable(k.Value), Line: k.Line, Problem: "is not a policy field (apiVersion, kind, allowed, denied)"}
+			return &FieldError{Field: facts.Printable(k.Value), Line: k.Line, Problem: "is not a policy field (apiVersion, kind, allowed, denied, crd_upgrade_waivers)"}
 		}
 		return nil
 	})
@@ -280,10 +311,62 @@ func Decode(b []byte, file string) (*Policy, error) {
 			return nil, &FieldError{Field: f, Line: top.Line, Problem: "is missing"}
 		}
 	}
-	if !seen["allowed"] && !seen["denied"] {
-		return nil, &FieldError{Field: "allowed", Line: top.Line, Problem: "is missing: a policy bounds claims with allowed, denied or both"}
+	if !seen["allowed"] && !seen["denied"] && !seen["crd_upgrade_waivers"] {
+		return nil, &FieldError{Field: "allowed", Line: top.Line, Problem: "is missing: a policy bounds claims with allowed, denied or both, or waives CRD upgrade checks (crd_upgrade_waivers)"}
 	}
 	return p, nil
+}
+
+// maxReason caps a waiver's reason.
+const maxReason = 512
+
+// waivers decodes crd_upgrade_waivers: a list of {crd, reason}, both
+// required, the CRD a DNS subdomain named once, the reason printable.
+func (p *Policy) waivers(n *yaml.Node) error {
+	const field = "crd_upgrade_waivers"
+	if n.Kind != yaml.SequenceNode {
+		return &FieldError{Field: field, Line: n.Line, Problem: "must be a list of {crd, reason}"}
+	}
+	p.CRDUpgradeWaivers = []Waiver{}
+	for i, it := range n.Content {
+		at := fmt.Sprintf("%s[%d]", field, i)
+		if it.Kind != yaml.MappingNode {
+			return &FieldError{Field: at, Line: it.Line, Problem: "must be a mapping of crd and reason"}
+		}
+		w := Waiver{Line: it.Line}
+		err := eachKey(it, func(k, v *yaml.Node) error {
+			str := v.Kind == yaml.ScalarNode && v.Tag == "!!str" && v.Value != "" && facts.Printable(v.Value) == v.Value && len(v.Value) <= maxReason
+			switch k.Value {
+			case "crd":
+				if !str || facts.CheckCRDName(v.Value) != nil {
+					return &FieldError{Field: at + ".crd", Line: k.Line, Problem: "must be a CRD's name (plural.group, a DNS subdomain)"}
+				}
+				w.CRD = v.Value
+			case "reason":
+				if !str {
+					return &FieldError{Field: at + ".reason", Line: k.Line, Problem: fmt.Sprintf("must be a non-empty string of printable characters, at most %d bytes: say why the check is waived", maxReason)}
+				}
+				w.Reason = v.Value
+			default:
+				return &FieldError{Field: at + "." + facts.Printable(k.Value), Line: k.Line, Problem: "is not a field of a waiver (crd, reason)"}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		switch {
+		case w.CRD == "":
+			return &FieldError{Field: at + ".crd", Line: it.Line, Problem: "is missing"}
+		case w.Reason == "":
+			return &FieldError{Field: at + ".reason", Line: it.Line, Problem: "is missing: a waiver says why"}
+		}
+		if _, dup := p.Waived(w.CRD); dup {
+			return &FieldError{Field: at + ".crd", Line: it.Line, Problem: fmt.Sprintf("%s is waived twice", w.CRD)}
+		}
+		p.CRDUpgradeWaivers = append(p.CRDUpgradeWaivers, w)
+	}
+	return nil
 }
 
 // eachKey calls f on each key of a mapping and its value, in order.

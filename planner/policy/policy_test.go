@@ -23,7 +23,14 @@ func TestDecodeNamesTheLineAndField(t *testing.T) {
 		says      string
 	}{
 		{"an unknown field", head + "allowed:\n  namespace: [a]\n", "allowed.namespace", 4, "is not a field of allowed (namespaces, crd_groups, cluster_scoped_kinds, registries, commands, host_paths, cluster_rbac_wildcards, actions, uncarried_images)"},
-		{"an unknown top field", head + "allowed: {}\nextra: 1\n", "extra", 4, "is not a policy field (apiVersion, kind, allowed, denied)"},
+		{"an unknown top field", head + "allowed: {}\nextra: 1\n", "extra", 4, "is not a policy field (apiVersion, kind, allowed, denied, crd_upgrade_waivers)"},
+		{"waivers that are a mapping", head + "crd_upgrade_waivers:\n  crd: a.example.com\n", "crd_upgrade_waivers", 4, "must be a list of {crd, reason}"},
+		{"a waiver without a reason", head + "crd_upgrade_waivers:\n  - crd: a.example.com\n", "crd_upgrade_waivers[0].reason", 4, "is missing: a waiver says why"},
+		{"a waiver without a CRD", head + "crd_upgrade_waivers:\n  - reason: migrated by hand\n", "crd_upgrade_waivers[0].crd", 4, "is missing"},
+		{"a waiver of no CRD name", head + "crd_upgrade_waivers:\n  - crd: Not_A_Name\n    reason: x\n", "crd_upgrade_waivers[0].crd", 4, "must be a CRD's name"},
+		{"a waiver's reason that is a number", head + "crd_upgrade_waivers:\n  - crd: a.example.com\n    reason: 7\n", "crd_upgrade_waivers[0].reason", 5, "say why the check is waived"},
+		{"a waiver's unknown field", head + "crd_upgrade_waivers:\n  - crd: a.example.com\n    reason: x\n    until: 2027\n", "crd_upgrade_waivers[0].until", 6, "is not a field of a waiver (crd, reason)"},
+		{"a CRD waived twice", head + "crd_upgrade_waivers:\n  - {crd: a.example.com, reason: x}\n  - {crd: a.example.com, reason: y}\n", "crd_upgrade_waivers[1].crd", 5, "a.example.com is waived twice"},
 		{"a list that is a string", head + "allowed:\n  registries: docker.io\n", "allowed.registries", 4, "must be a list of patterns"},
 		{"an empty pattern", head + "allowed:\n  crd_groups:\n    - example.com\n    - \"\"\n", "allowed.crd_groups[1]", 6, "must be a non-empty string"},
 		{"a wildcard switch that is a string", head + "allowed:\n  cluster_rbac_wildcards: \"no\"\n", "allowed.cluster_rbac_wildcards", 4, "must be true or false"},
@@ -37,7 +44,7 @@ func TestDecodeNamesTheLineAndField(t *testing.T) {
 		{"a field given twice", head + "allowed:\n  namespaces: [a]\n  namespaces: [b]\n", "", 0, `the policy gives the key "namespaces" twice in one mapping (lines 4 and 5)`},
 		{"allowed given twice", head + "allowed: {}\ndenied: {}\nallowed: {}\n", "", 0, `the policy gives the key "allowed" twice in one mapping (lines 3 and 5)`},
 		{"another kind", "apiVersion: colonel-byte.dev/v1alpha1\nkind: Policy\nallowed: {}\n", "kind", 2, "is not MaximalPolicy"},
-		{"neither allowed nor denied", head, "allowed", 1, "is missing: a policy bounds claims with allowed, denied or both"},
+		{"neither allowed nor denied", head, "allowed", 1, "is missing: a policy bounds claims with allowed, denied or both, or waives CRD upgrade checks (crd_upgrade_waivers)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,6 +54,25 @@ func TestDecodeNamesTheLineAndField(t *testing.T) {
 				t.Fatalf("got %v; want an error at line %d, field %s, saying %q", err, tt.line, tt.field, tt.says)
 			}
 		})
+	}
+}
+
+// A policy of waivers alone bounds no claim and waives each CRD named,
+// with its reason.
+func TestDecodeTakesWaiversAlone(t *testing.T) {
+	p, err := Decode([]byte(head+"crd_upgrade_waivers:\n  - crd: gizmos.example.com\n    reason: objects migrated by hand, CHG-1234\n"), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, ok := p.Waived("gizmos.example.com")
+	if !ok || w.Reason != "objects migrated by hand, CHG-1234" || w.Line != 4 {
+		t.Errorf("waiver %+v, %v", w, ok)
+	}
+	if _, ok := p.Waived("widgets.example.com"); ok {
+		t.Error("a CRD the policy does not name is waived")
+	}
+	if _, ok := (*Policy)(nil).Waived("gizmos.example.com"); ok {
+		t.Error("no policy waives")
 	}
 }
 
@@ -71,18 +97,21 @@ func TestSchemaAgreesWithDecode(t *testing.T) {
 		"everything": head + "allowed:\n  namespaces: [a, 'team-*']\n  crd_groups: ['*.example.com']\n  cluster_scoped_kinds: [PriorityClass]\n  registries: ['127.0.0.1:*']\n  cluster_rbac_wildcards: false\n" +
 			"  actions: true\n  commands: ['helm version']\n  host_paths: [/opt/zarf, '*']\n  uncarried_images: false\n" +
 			"denied:\n  namespaces: [kube-system]\n  crd_groups: ['*.k8s.io']\n  cluster_scoped_kinds: [rbac.authorization.k8s.io/*]\n  registries: [docker.io]\n  commands: ['curl *']\n  host_paths: [/etc]\n",
-		"nothing bounded":        head + "allowed: {}\n",
-		"denied alone":           head + "denied: {namespaces: [kube-system]}\n",
-		"unknown field":          head + "allowed: {namespace: [a]}\n",
-		"unknown denied field":   head + "denied: {actions: false}\n",
-		"empty pattern":          head + "allowed: {registries: ['']}\n",
-		"relative host path":     head + "allowed: {host_paths: [opt]}\n",
-		"host path with a star":  head + "denied: {host_paths: ['/opt/*']}\n",
-		"only stars host path":   head + "allowed: {host_paths: ['**']}\n",
-		"wrong kind":             "apiVersion: colonel-byte.dev/v1alpha1\nkind: Other\nallowed: {}\n",
-		"string switch":          head + "allowed: {cluster_rbac_wildcards: 'false'}\n",
-		"string actions":         head + "allowed: {actions: 'no'}\n",
-		"neither allowed/denied": head,
+		"nothing bounded":         head + "allowed: {}\n",
+		"denied alone":            head + "denied: {namespaces: [kube-system]}\n",
+		"unknown field":           head + "allowed: {namespace: [a]}\n",
+		"unknown denied field":    head + "denied: {actions: false}\n",
+		"empty pattern":           head + "allowed: {registries: ['']}\n",
+		"relative host path":      head + "allowed: {host_paths: [opt]}\n",
+		"host path with a star":   head + "denied: {host_paths: ['/opt/*']}\n",
+		"only stars host path":    head + "allowed: {host_paths: ['**']}\n",
+		"wrong kind":              "apiVersion: colonel-byte.dev/v1alpha1\nkind: Other\nallowed: {}\n",
+		"string switch":           head + "allowed: {cluster_rbac_wildcards: 'false'}\n",
+		"string actions":          head + "allowed: {actions: 'no'}\n",
+		"neither allowed/denied":  head,
+		"waivers alone":           head + "crd_upgrade_waivers: [{crd: gizmos.example.com, reason: migrated}]\n",
+		"a waiver without reason": head + "crd_upgrade_waivers: [{crd: gizmos.example.com}]\n",
+		"a waiver of no name":     head + "crd_upgrade_waivers: [{crd: Gizmos, reason: x}]\n",
 	}
 	for name, doc := range docs {
 		js, err := yaml.YAMLToJSON([]byte(doc))

@@ -45,6 +45,10 @@ type Item struct {
 	// Signature is verified (its cosign signature holds with public_key)
 	// or unsigned; absent when no public_key was given.
 	Signature string `json:"signature,omitempty"`
+	// Waivers are the checks the operator's policy waived for this item
+	// (crd_upgrade_waivers), each with what it would have refused and
+	// the policy's reason; absent when none.
+	Waivers []string `json:"waivers,omitempty"`
 }
 
 // Barrier is what must hold after an item is deployed and before the next
