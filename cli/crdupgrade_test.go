@@ -192,3 +192,38 @@ func TestCRDUpgradesAgainstARealAPIServer(t *testing.T) {
 		t.Fatalf("crd-v1only after the migration: exit %d, %+v, warnings %q; want a plan, warning that v1alpha1 is no longer served", code, doc, warnings)
 	}
 }
+
+// Standalone there is no cluster to judge a CRD against: a directory
+// holding two versions of a package that ships CRDs says so once; one
+// version alone says nothing.
+func TestStandaloneSaysOnceThatCRDUpgradesWereNotChecked(t *testing.T) {
+	dir := t.TempDir()
+	for _, b := range []string{"crd-v1alpha1/zarf-package-gizmos-amd64-1.0.0.tar.zst", "crd-v1only/zarf-package-gizmos-amd64-2.0.0.tar.zst"} {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "bundles", b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(b)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notChecked := func(warnings []string) (n int) {
+		for _, w := range warnings {
+			if strings.HasPrefix(w, "CRD upgrades were not checked") {
+				n++
+			}
+		}
+		return n
+	}
+	code, out, stderr := run(t, "plan", dir, "-o", "json", "--use-cache=false")
+	var doc struct {
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitOK || notChecked(doc.Warnings) != 1 {
+		t.Fatalf("two versions: exit %d, %v, warnings %q; want the plan saying once that CRD upgrades were not checked\n%s", code, err, doc.Warnings, stderr)
+	}
+	code, doc2, warnings := crdPlan(t, "crd-v1only")
+	if code != ExitOK || len(doc2.Packages) != 1 || notChecked(warnings) != 0 {
+		t.Fatalf("one version: exit %d, warnings %q; want no word of CRD upgrades", code, warnings)
+	}
+}

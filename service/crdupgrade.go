@@ -11,9 +11,11 @@ import (
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
-// crdUpgradesNotChecked is the warning of a plan whose packages ship CRDs
-// when there is no cluster to judge their upgrades against.
-const crdUpgradesNotChecked = "CRD upgrades were not checked: the plan's packages ship CRDs, and whether replacing a CRD a cluster already has would strand its stored objects is judged against that cluster (mode cluster, or a snapshot)"
+// crdUpgradesNotChecked is the warning of a standalone plan of a
+// package that ships CRDs beside another version of it in the directory:
+// whether one version's CRDs may replace another's is judged against the
+// cluster that has them, which a standalone plan does not read.
+const crdUpgradesNotChecked = "CRD upgrades were not checked: the directory holds more than one version of a package that ships CRDs, and whether replacing a CRD a cluster already has would strand its stored objects is judged against that cluster (mode cluster, or a snapshot)"
 
 // crdUpgradesNotInSnapshot is the warning of a snapshot saved before
 // snapshots held the CRDs' definitions.
@@ -22,8 +24,10 @@ const crdUpgradesNotInSnapshot = "CRD upgrades were not checked: the snapshot ho
 // crdUpgrades judges the upgrade of every CRD the plan's packages ship
 // that the cluster already has (planner/crdupgrade), in the plan's order:
 // what must not happen is a problem of kind crd_upgrade, the rest are
-// warnings. Without a cluster, a plan whose packages ship CRDs says once
-// that their upgrades were not checked. A CRD a conflict already names
+// warnings. Without a cluster there is nothing to judge a CRD against:
+// when the directory holds another version of a planned package that
+// ships CRDs (an upgrade the operator may expect judged), the plan says
+// once that CRD upgrades were not checked. A CRD a conflict already names
 // (another package's object) is left to that conflict. A refusal of a CRD
 // the policy waives (crd_upgrade_waivers) is planned: the plan's item
 // of the package and its warnings say the waiver, with its reason.
@@ -61,7 +65,10 @@ func (p *Prepared) crdUpgrades(plan *planner.Plan, cands []facts.Candidate, conf
 	case !ships:
 		return nil, nil
 	case cluster == nil:
-		return nil, []string{crdUpgradesNotChecked}
+		if upgradesInDirectory(steps, cands) {
+			return nil, []string{crdUpgradesNotChecked}
+		}
+		return nil, nil
 	case cluster.CRDDefinitions == nil:
 		msg := crdUpgradesNotInSnapshot
 		if cluster.CRDDefinitionsUnread != "" {
@@ -92,6 +99,22 @@ func (p *Prepared) crdUpgrades(plan *planner.Plan, cands []facts.Candidate, conf
 		warnings = append(warnings, f.Message)
 	}
 	return probs, warnings
+}
+
+// upgradesInDirectory says a planned package that ships CRDs has another
+// version among the directory's candidates.
+func upgradesInDirectory(steps []crdupgrade.Step, cands []facts.Candidate) bool {
+	for _, s := range steps {
+		if len(s.CRDs) == 0 {
+			continue
+		}
+		for _, c := range cands {
+			if c.Name == s.Package && c.Version != s.Version {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // conflicted says a conflict already names f's CRD for f's package.
