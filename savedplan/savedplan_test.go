@@ -145,6 +145,27 @@ func TestCompareClusterRoles(t *testing.T) {
 	}
 }
 
+// A cluster without CRDs or Services was read: saved and read back, it
+// is the cluster as it is now, not one whose definitions were not read.
+func TestAClusterWithoutCRDsReadsBackAsRead(t *testing.T) {
+	now := doc()
+	now.Cluster = &facts.Cluster{Name: "c", CRDDefinitions: []facts.ClusterCRD{}, Services: []string{}}
+	b, err := now.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := Decode("plan.json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Cluster.CRDDefinitions == nil || saved.Cluster.Services == nil {
+		t.Fatalf("read back as not read: %+v", saved.Cluster)
+	}
+	if d := Compare(saved, now, options.ModuleCaller); len(d) != 0 {
+		t.Errorf("the same cluster differs: %q", d)
+	}
+}
+
 // A CRD whose stored versions changed (its objects migrated, and
 // status.storedVersions trimmed) is a difference, as is any other change
 // of its definition, one gone, or its definitions read on one side only;

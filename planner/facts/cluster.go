@@ -43,13 +43,14 @@ type Cluster struct {
 	// CRDDefinitions are the cluster's CustomResourceDefinitions as an
 	// upgrade of one is judged (by name): nil when they were not read,
 	// CRDDefinitionsUnread then saying why (empty in a snapshot saved
-	// before snapshots held them).
-	CRDDefinitions       []ClusterCRD `json:"crd_definitions,omitempty"`
+	// before snapshots held them). Never omitted: an empty list (a
+	// cluster without CRDs) is read, null is not.
+	CRDDefinitions       []ClusterCRD `json:"crd_definitions"`
 	CRDDefinitionsUnread string       `json:"crd_definitions_unread,omitempty"`
 	// Services are the cluster's Services, NAMESPACE/NAME, sorted (a CRD's
 	// conversion webhook must reach one): nil when they were not read,
-	// ServicesUnread then saying why.
-	Services       []string `json:"services,omitempty"`
+	// ServicesUnread then saying why. Never omitted, as CRDDefinitions.
+	Services       []string `json:"services"`
 	ServicesUnread string   `json:"services_unread,omitempty"`
 }
 
