@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/service"
 )
@@ -36,7 +37,7 @@ func FuzzRenderDocument(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		res, err := service.DecodeResult("the result", doc)
+		res, err := document.DecodeResult("the result", doc)
 		if err != nil {
 			return
 		}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/inspect"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -65,7 +66,7 @@ func TestPlanPageIsAFunctionOfItsInputs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		decoded, err := service.DecodeResult("the result", doc)
+		decoded, err := document.DecodeResult("the result", doc)
 		if err != nil {
 			t.Fatal(err)
 		}

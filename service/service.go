@@ -659,9 +659,6 @@ func Inspect(ctx context.Context, sources []string, c inspect.Cache, limits insp
 	return in, nil
 }
 
-// DecodeResult reads a plan's document back (document.DecodeResult).
-func DecodeResult(name string, b []byte) (*Result, error) { return document.DecodeResult(name, b) }
-
 // sourcePath is a directory made absolute, or a registry source as it is.
 func sourcePath(p string) (string, error) {
 	if registry.IsSource(p) {

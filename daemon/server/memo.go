@@ -13,6 +13,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/cache/kept"
+	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/filesum"
 	"github.com/colonel-byte/zarf-planner/inspect"
@@ -90,7 +91,7 @@ type Planned struct {
 // request's own: change a copy.
 func (p *Planned) Result() (*document.Result, error) {
 	if p.result == nil {
-		res, err := document.DecodeResult("the remembered plan", p.Doc)
+		res, err := (&contract.PlanAnswer{Result: p.Doc}).Plan()
 		if err != nil {
 			return nil, fmt.Errorf("reading the remembered plan: %w", err)
 		}

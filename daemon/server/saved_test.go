@@ -12,6 +12,7 @@ import (
 
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -51,7 +52,7 @@ func saveThenReplay(t *testing.T, req, req2 *contract.PlanRequest, between func(
 
 func problems(t *testing.T, doc []byte) []planner.Problem {
 	t.Helper()
-	res, err := service.DecodeResult("the result", doc)
+	res, err := document.DecodeResult("the result", doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestSignaturesDecideBeforeAnythingDeploys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := service.DecodeResult("the daemon's result", resp.Result)
+		res, err := document.DecodeResult("the daemon's result", resp.Result)
 		if err != nil {
 			t.Fatal(err)
 		}

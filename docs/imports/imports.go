@@ -44,6 +44,9 @@ type Package struct {
 	// Opens are the calls of functions that open a file by its path in
 	// its Go files (not its tests), as "FUNC: PKG.NAME" (opensIn).
 	Opens []string
+	// Decodes are where its Go files (not its tests) decode a document
+	// of package document, as "FUNC: document.TYPE" (decodesIn).
+	Decodes []string
 }
 
 // listed is the part of go list -json's answer that Load reads.
@@ -79,11 +82,15 @@ func Load(root string) ([]Package, error) {
 		if !ok {
 			continue
 		}
+		decodes, err := decodesIn(l.Dir, l.GoFiles)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 		opens, err := opensIn(l.Dir, l.GoFiles)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		pkgs = append(pkgs, Package{Path: path, Imports: project(l.Imports), Deps: project(l.Deps), Kubernetes: kubernetes(l.Deps), Opens: opens})
+		pkgs = append(pkgs, Package{Path: path, Imports: project(l.Imports), Deps: project(l.Deps), Kubernetes: kubernetes(l.Deps), Opens: opens, Decodes: decodes})
 	}
 	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].Path < pkgs[j].Path })
 	return pkgs, nil

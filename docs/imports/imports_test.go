@@ -163,7 +163,9 @@ func TestViolationsNamesEachRule(t *testing.T) {
 		{Path: "cluster/clustertest/testcluster", Imports: []string{"cluster/clustertest"}},
 		{Path: "module", Deps: []string{"cache/kept", "stamp", "inspect", "daemon/server"}},
 		{Path: "module/specs", Deps: []string{"inspect/claims"}},
-		{Path: "document", Deps: []string{"planner", "planner/facts", "planner/result", "strictjson"}},
+		{Path: "document", Deps: []string{"planner", "planner/facts", "planner/result", "strictjson"}, Decodes: []string{"DecodeResult: document.Failure"}},
+		{Path: "contract", Decodes: []string{"PlanAnswer.Plan: document.Result"}},
+		{Path: "cli", Decodes: []string{"show: document.Catalog"}},
 		{Path: "module/ansible", Deps: []string{"savedplan"}, Kubernetes: []string{"k8s.io/apimachinery/pkg/labels", "k8s.io/klog/v2"}},
 		{Path: "daemon/server", Deps: []string{"carry", "inspect"}, Opens: []string{"checkApprovals: filepath.Glob"}},
 		{Path: "carry", Opens: []string{"File: privdir.ReadRegular"}},
@@ -180,6 +182,7 @@ func TestViolationsNamesEachRule(t *testing.T) {
 		"module depends on daemon/server: module/ depends on neither the daemon's server nor inspect",
 		"module/specs depends on inspect/claims: module/ depends on neither the daemon's server nor inspect",
 		"document depends on planner: document depends on nothing but planner/result, planner/facts and strictjson",
+		"cli show: document.Catalog: a document is decoded only by contract's answers (PlanAnswer.Plan, CatalogAnswer.Catalog, ...), its one decoder",
 		"module/ansible depends on k8s.io/apimachinery/pkg/labels, k8s.io/klog/v2: module/ depends on no Kubernetes package",
 	}
 	if got := Violations(pkgs); !reflect.DeepEqual(got, want) {
@@ -203,5 +206,51 @@ func TestReplace(t *testing.T) {
 	}
 	if _, err := Replace("no markers", "x"); err == nil {
 		t.Error("Replace accepted a page without markers")
+	}
+}
+
+// decodesIn finds each way a document is decoded: DecodeResult, and an
+// unmarshal into a variable or value of a document type, whatever the
+// import's local name; an unmarshal into anything else is none.
+func TestDecodesInFindsEachDecoder(t *testing.T) {
+	dir := t.TempDir()
+	src := `package p
+
+import (
+	"encoding/json"
+
+	doc "github.com/colonel-byte/zarf-planner/document"
+	"github.com/colonel-byte/zarf-planner/strictjson"
+)
+
+func a(b []byte) { doc.DecodeResult("x", b) }
+
+func b(b []byte) {
+	var c doc.Catalog
+	json.Unmarshal(b, &c)
+}
+
+func c(b []byte) {
+	w := &doc.Warmed{}
+	strictjson.Unmarshal("x", b, w)
+}
+
+func d(b []byte) { strictjson.UnmarshalPart("x", b, new(doc.Barrier)) }
+
+func e(b []byte) {
+	var m map[string]any
+	json.Unmarshal(b, &m)
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodesIn(dir, []string{"p.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a: document.Result", "b: document.Catalog", "c: document.Warmed", "d: document.Barrier"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("decodesIn: %q; want %q", got, want)
 	}
 }

@@ -79,6 +79,9 @@ func TestSupport(path string) bool {
 //     server or on inspect, or on any Kubernetes package (the module's
 //     binary is copied to every managed host and decodes no cluster
 //     object);
+//   - a document is decoded only by contract's answers (answers.go), the
+//     one decoder of the daemon's documents: no other package decodes
+//     one (document.DecodeResult, an unmarshal into a document type);
 //   - document, the documents' types, is a leaf: it depends on nothing
 //     but planner/'s types and facts and strictjson (no solver, no reader
 //     of archives, no cluster client), so the module and both front ends
@@ -117,6 +120,11 @@ func Violations(pkgs []Package) []string {
 			}
 			if !TestSupport(p.Path) && TestSupport(imp) {
 				out = append(out, fmt.Sprintf("%s imports %s: product code imports no test support", p.Path, imp))
+			}
+		}
+		if p.Path != "contract" && p.Path != "document" {
+			for _, d := range p.Decodes {
+				out = append(out, fmt.Sprintf("%s %s: a document is decoded only by contract's answers (PlanAnswer.Plan, CatalogAnswer.Catalog, ...), its one decoder", p.Path, d))
 			}
 		}
 		if p.Path == "document" {

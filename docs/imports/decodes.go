@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// documentPath is the import path of the documents' types.
+const documentPath = Module + "/document"
+
+// unmarshalers are the functions that decode JSON into their last
+// argument, by import path.
+var unmarshalers = map[string][]string{
+	"encoding/json":        {"Unmarshal"},
+	Module + "/strictjson": {"Unmarshal", "UnmarshalPart", "Read"},
+}
+
+// decodesIn lists where the Go files of a package decode one of package
+// document's types ("FUNC: document.TYPE"): a call of
+// document.DecodeResult, or an unmarshal into a variable declared of a
+// document type (var v document.T, v := document.T{}, new(document.T)).
+// Every decode of a document goes through contract's answers (one
+// decoder); the layering rules name any other.
+func decodesIn(dir string, files []string) ([]string, error) {
+	fset := token.NewFileSet()
+	var out []string
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, fmt.Errorf("parsing %s: %w", name, err)
+		}
+		imports := map[string]string{}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			local := path[strings.LastIndex(path, "/")+1:]
+			if imp.Name != nil {
+				local = imp.Name.Name
+			}
+			imports[local] = path
+		}
+		// docType is the name of the document type e is, or "".
+		docType := func(e ast.Expr) string {
+			switch t := e.(type) {
+			case *ast.StarExpr:
+				e = t.X
+			case *ast.CompositeLit:
+				e = t.Type
+			case *ast.UnaryExpr:
+				if cl, ok := t.X.(*ast.CompositeLit); ok {
+					e = cl.Type
+				}
+			case *ast.CallExpr:
+				if id, ok := t.Fun.(*ast.Ident); ok && id.Name == "new" && len(t.Args) == 1 {
+					e = t.Args[0]
+				}
+			}
+			if sel, ok := e.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok && imports[id.Name] == documentPath {
+					return sel.Sel.Name
+				}
+			}
+			return ""
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			where := fn.Name.Name
+			if fn.Recv != nil && len(fn.Recv.List) == 1 {
+				where = receiver(fn.Recv.List[0].Type) + "." + where
+			}
+			vars := map[string]string{} // variable → document type
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.ValueSpec:
+					if t := docType(n.Type); t != "" {
+						for _, id := range n.Names {
+							vars[id.Name] = t
+						}
+					}
+					for i, v := range n.Values {
+						if t := docType(v); t != "" && i < len(n.Names) {
+							vars[n.Names[i].Name] = t
+						}
+					}
+				case *ast.AssignStmt:
+					for i, v := range n.Rhs {
+						if t := docType(v); t != "" && i < len(n.Lhs) {
+							if id, ok := n.Lhs[i].(*ast.Ident); ok {
+								vars[id.Name] = t
+							}
+						}
+					}
+				case *ast.CallExpr:
+					sel, ok := n.Fun.(*ast.SelectorExpr)
+					if !ok {
+						return true
+					}
+					pkg, ok := sel.X.(*ast.Ident)
+					if !ok {
+						return true
+					}
+					path := imports[pkg.Name]
+					if path == documentPath && sel.Sel.Name == "DecodeResult" {
+						out = append(out, where+": document.Result")
+					}
+					if slices.Contains(unmarshalers[path], sel.Sel.Name) && len(n.Args) > 0 {
+						target := n.Args[len(n.Args)-1]
+						if u, ok := target.(*ast.UnaryExpr); ok && u.Op == token.AND {
+							target = u.X
+						}
+						if id, ok := target.(*ast.Ident); ok && vars[id.Name] != "" {
+							out = append(out, where+": document."+vars[id.Name])
+						} else if t := docType(target); t != "" {
+							out = append(out, where+": document."+t)
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
