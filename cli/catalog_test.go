@@ -115,7 +115,7 @@ func TestCatalogMarkdownRendersAsTables(t *testing.T) {
 		"<strong>wildcard</strong>",
 		"verbs [get list watch] on resources [*] of groups [*]",
 		"<td>127.0.0.1:47302<!-- raw HTML omitted -->gadgets: 127.0.0.1:47302/demo/worker:1.0.0</td>",
-		"<td>CRD</td>\n<td>widgets.example.com (Widget, Namespaced)<!-- raw HTML omitted -->group example.com</td>",
+		"<td>CRD</td>\n<td>widgets.example.com (Widget, Namespaced)<!-- raw HTML omitted -->group example.com<!-- raw HTML omitted -->plural widgets<!-- raw HTML omitted -->version v1: served, storage, schema sha256:",
 		"rule: verbs [get list watch] on resources [*] of groups [*]</td>",
 		"<li>requires Kubernetes: -</li>",
 		"<li>provides.crds declares cogs.example.com, but the package ships only sprockets.example.com</li>",
