@@ -618,3 +618,40 @@ func TestTheREADMEPolicyIsValidAndDeniesAsItSays(t *testing.T) {
 		t.Errorf("got %q; want the rule README quotes, %q", got, want)
 	}
 }
+
+// The waiver README's CRD upgrade section shows decodes and passes the
+// schema, waiving the CRD it names.
+func TestTheREADMEWaiverIsValid(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n### CRD upgrades that keep the cluster's data\n")
+	_, block, ok2 := strings.Cut(section, "```yaml\n")
+	doc, _, ok3 := strings.Cut(block, "```\n")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README has no CRD upgrade section with a YAML block")
+	}
+	p, err := Decode([]byte(doc), "policy.yaml")
+	if err != nil {
+		t.Fatalf("README's waiver: %v", err)
+	}
+	if w, ok := p.Waived("gizmos.example.com"); !ok || w.Reason == "" {
+		t.Errorf("README's waiver waives %+v", p.CRDUpgradeWaivers)
+	}
+	sch, err := jsonschema.NewCompiler().Compile("../../docs/policy.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := yaml.YAMLToJSON([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(js)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		t.Errorf("README's waiver against the schema: %v", err)
+	}
+}
