@@ -7,8 +7,6 @@ import (
 	"go/token"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // documentPath is the import path of the documents' types.
@@ -35,15 +33,7 @@ func decodesIn(dir string, files []string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("parsing %s: %w", name, err)
 		}
-		imports := map[string]string{}
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			local := path[strings.LastIndex(path, "/")+1:]
-			if imp.Name != nil {
-				local = imp.Name.Name
-			}
-			imports[local] = path
-		}
+		imports := importsOf(f)
 		// docType is the name of the document type e is, or "".
 		docType := func(e ast.Expr) string {
 			switch t := e.(type) {

@@ -33,15 +33,7 @@ func opensIn(dir string, files []string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("parsing %s: %w", name, err)
 		}
-		imports := map[string]string{} // local name → import path
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			local := path[strings.LastIndex(path, "/")+1:]
-			if imp.Name != nil {
-				local = imp.Name.Name
-			}
-			imports[local] = path
-		}
+		imports := importsOf(f)
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
 			if !ok || fn.Body == nil {
@@ -70,6 +62,21 @@ func opensIn(dir string, files []string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// importsOf maps each import of a file by its local name (its own name,
+// else the last element of its path) to its path.
+func importsOf(f *ast.File) map[string]string {
+	imports := map[string]string{}
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		local := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			local = imp.Name.Name
+		}
+		imports[local] = path
+	}
+	return imports
 }
 
 // receiver is the type name of a method's receiver.

@@ -580,22 +580,24 @@ func TestDecodeRefusesADeepPolicy(t *testing.T) {
 	}
 }
 
-// The policy README shows decodes, passes the schema, and denies as the
-// README says it does.
-func TestTheREADMEPolicyIsValidAndDeniesAsItSays(t *testing.T) {
+// readmePolicy is the first YAML block of README's section headed
+// heading, decoded as a policy and validated against
+// docs/policy.schema.json.
+func readmePolicy(t *testing.T, heading string) *Policy {
+	t.Helper()
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n## A maximal policy\n")
+	_, section, ok := strings.Cut(string(b), "\n"+heading+"\n")
 	_, block, ok2 := strings.Cut(section, "```yaml\n")
 	doc, _, ok3 := strings.Cut(block, "```\n")
 	if !ok || !ok2 || !ok3 {
-		t.Fatal("README has no policy example under \"## A maximal policy\"")
+		t.Fatalf("README has no YAML block under %q", heading)
 	}
 	p, err := Decode([]byte(doc), "policy.yaml")
 	if err != nil {
-		t.Fatalf("README's policy: %v", err)
+		t.Fatalf("README's policy under %q: %v", heading, err)
 	}
 	sch, err := jsonschema.NewCompiler().Compile("../../docs/policy.schema.json")
 	if err != nil {
@@ -610,8 +612,15 @@ func TestTheREADMEPolicyIsValidAndDeniesAsItSays(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := sch.Validate(inst); err != nil {
-		t.Fatalf("README's policy against the schema: %v", err)
+		t.Fatalf("README's policy under %q against the schema: %v", heading, err)
 	}
+	return p
+}
+
+// The policy README shows decodes, passes the schema, and denies as the
+// README says it does.
+func TestTheREADMEPolicyIsValidAndDeniesAsItSays(t *testing.T) {
+	p := readmePolicy(t, "## A maximal policy")
 	got := checked(p, &facts.Contents{Claims: facts.Claims{Namespaces: []facts.NamespaceClaim{{Name: "kube-public"}}}})
 	want := "denied by policy.yaml line 14 (denied.namespaces: [kube-*])"
 	if len(got) != 1 || !strings.HasSuffix(got[0], want) {
@@ -619,39 +628,11 @@ func TestTheREADMEPolicyIsValidAndDeniesAsItSays(t *testing.T) {
 	}
 }
 
-// The waiver README's CRD upgrade section shows decodes and passes the
-// schema, waiving the CRD it names.
+// The waiver README's CRD upgrade section shows decodes, passes the
+// schema, and waives the CRD it names, with a reason.
 func TestTheREADMEWaiverIsValid(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(b), "\n### CRD upgrades that keep the cluster's data\n")
-	_, block, ok2 := strings.Cut(section, "```yaml\n")
-	doc, _, ok3 := strings.Cut(block, "```\n")
-	if !ok || !ok2 || !ok3 {
-		t.Fatal("README has no CRD upgrade section with a YAML block")
-	}
-	p, err := Decode([]byte(doc), "policy.yaml")
-	if err != nil {
-		t.Fatalf("README's waiver: %v", err)
-	}
+	p := readmePolicy(t, "### CRD upgrades that keep the cluster's data")
 	if w, ok := p.Waived("gizmos.example.com"); !ok || w.Reason == "" {
 		t.Errorf("README's waiver waives %+v", p.CRDUpgradeWaivers)
-	}
-	sch, err := jsonschema.NewCompiler().Compile("../../docs/policy.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := yaml.YAMLToJSON([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(js)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sch.Validate(inst); err != nil {
-		t.Errorf("README's waiver against the schema: %v", err)
 	}
 }
