@@ -227,3 +227,30 @@ func TestStandaloneSaysOnceThatCRDUpgradesWereNotChecked(t *testing.T) {
 		t.Fatalf("one version: exit %d, warnings %q; want no word of CRD upgrades", code, warnings)
 	}
 }
+
+// A CRD two packages of the plan would both create is a conflict, and
+// stays that: its upgrade is not judged again for either package.
+func TestACRDInConflictIsNotJudgedAgain(t *testing.T) {
+	snapshot := filepath.Join(t.TempDir(), "snapshot.json")
+	stored := `{"name": "stored", "kubernetes_version": "v1.31.0", "node_architectures": ["amd64"], "crd_kinds": {}, "namespaces": ["default"],
+  "crd_definitions": [{"name": "widgets.example.com", "group": "example.com", "kind": "Widget", "plural": "widgets", "scope": "Namespaced",
+    "versions": [{"name": "v1beta1", "served": true, "storage": false}, {"name": "v1", "served": true, "storage": true}], "stored_versions": ["v1beta1", "v1"]}],
+  "services": []}`
+	if err := os.WriteFile(snapshot, []byte(stored), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, doc, _ := crdPlan(t, "conflicts", "--snapshot", snapshot, "--architecture", "amd64")
+	kinds := map[string]int{}
+	for _, e := range doc.Errors {
+		kinds[e.Kind]++
+	}
+	if code != ExitFailed || kinds["conflict"] == 0 || kinds["crd_upgrade"] != 0 {
+		t.Fatalf("exit %d, problems %+v; want the CRD's conflict alone", code, doc.Errors)
+	}
+	// The same cluster, one of the two packages left out: the upgrade of
+	// the CRD it ships is judged.
+	code, doc, _ = crdPlan(t, "conflicts", "--snapshot", snapshot, "--architecture", "amd64", "--exclude", "widgets-extras")
+	if code != ExitFailed || len(doc.Errors) == 0 || doc.Errors[0].Kind != "crd_upgrade" {
+		t.Fatalf("without the conflict: exit %d, problems %+v; want crd_upgrade", code, doc.Errors)
+	}
+}

@@ -48,9 +48,9 @@ func packagesOf(cands []facts.Candidate) []conflicts.Package {
 
 // conflictsOf holds the plan's packages to each other and, in cluster
 // mode, to what the cluster holds: one problem of kind conflict per
-// object or release claimed twice, and the warnings of what was not
-// checked.
-func (p *Prepared) conflictsOf(plan *planner.Plan, cands []facts.Candidate) ([]planner.Problem, []string) {
+// object or release claimed twice, the warnings of what was not checked,
+// and the CRDs a conflict names, by package (crdConflict).
+func (p *Prepared) conflictsOf(plan *planner.Plan, cands []facts.Candidate) ([]planner.Problem, []string, map[crdConflict]bool) {
 	byPath := map[string]*facts.Candidate{}
 	for i := range cands {
 		byPath[cands[i].Path] = &cands[i]
@@ -72,11 +72,20 @@ func (p *Prepared) conflictsOf(plan *planner.Plan, cands []facts.Candidate) ([]p
 		warnings = append(warnings, notCheckedFromSnapshot)
 	}
 	var probs []planner.Problem
+	crds := map[crdConflict]bool{}
 	for _, c := range found {
 		probs = append(probs, planner.Problem{Kind: planner.KindConflict, Packages: c.Packages, Message: c.Message})
+		if o := c.Object; o != nil && o.Group == "apiextensions.k8s.io" && o.Kind == "CustomResourceDefinition" {
+			for _, pkg := range c.Packages {
+				crds[crdConflict{pkg, o.Name}] = true
+			}
+		}
 	}
-	return probs, warnings
+	return probs, warnings, crds
 }
+
+// crdConflict is a CRD a conflict names for one package of the plan.
+type crdConflict struct{ Package, CRD string }
 
 // ownershipFailure is the failure of a plan whose cluster could not say
 // who owns the objects its packages would create.

@@ -3,8 +3,6 @@ package service
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/colonel-byte/zarf-planner/planner"
 	"github.com/colonel-byte/zarf-planner/planner/crdupgrade"
@@ -31,7 +29,7 @@ const crdUpgradesNotInSnapshot = "CRD upgrades were not checked: the snapshot ho
 // (another package's object) is left to that conflict. A refusal of a CRD
 // the policy waives (crd_upgrade_waivers) is planned: the plan's item
 // of the package and its warnings say the waiver, with its reason.
-func (p *Prepared) crdUpgrades(plan *planner.Plan, cands []facts.Candidate, conflicts []planner.Problem) ([]planner.Problem, []string) {
+func (p *Prepared) crdUpgrades(plan *planner.Plan, cands []facts.Candidate, conflicted map[crdConflict]bool) ([]planner.Problem, []string) {
 	byPath := map[string]*facts.Candidate{}
 	for i := range cands {
 		byPath[cands[i].Path] = &cands[i]
@@ -79,7 +77,7 @@ func (p *Prepared) crdUpgrades(plan *planner.Plan, cands []facts.Candidate, conf
 	var probs []planner.Problem
 	var warnings []string
 	for _, f := range crdupgrade.Check(steps, cluster.CRDDefinitions, cluster.Services, cluster.Services != nil) {
-		if conflicted(conflicts, f) {
+		if conflicted[crdConflict{f.Package, f.CRD}] {
 			continue
 		}
 		if w, ok := p.Policy.Waived(f.CRD); ok && f.Refused {
@@ -112,16 +110,6 @@ func upgradesInDirectory(steps []crdupgrade.Step, cands []facts.Candidate) bool 
 			if c.Name == s.Package && c.Version != s.Version {
 				return true
 			}
-		}
-	}
-	return false
-}
-
-// conflicted says a conflict already names f's CRD for f's package.
-func conflicted(conflicts []planner.Problem, f crdupgrade.Finding) bool {
-	for _, c := range conflicts {
-		if slices.Contains(c.Packages, f.Package) && strings.Contains(c.Message, f.CRD) {
-			return true
 		}
 	}
 	return false

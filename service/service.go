@@ -399,9 +399,9 @@ func (p *Prepared) Decide() *Result {
 		res.Graph = f.Graph
 		return withCounts(res, dir.Counts)
 	}
-	probs, conflictWarnings := p.conflictsOf(plan, dir.Candidates)
+	probs, conflictWarnings, conflicted := p.conflictsOf(plan, dir.Candidates)
 	warnings = append(warnings, conflictWarnings...)
-	crdProbs, crdWarnings := p.crdUpgrades(plan, dir.Candidates, probs)
+	crdProbs, crdWarnings := p.crdUpgrades(plan, dir.Candidates, conflicted)
 	probs = append(probs, crdProbs...)
 	warnings = append(warnings, crdWarnings...)
 	if p.Policy != nil {

@@ -35,6 +35,8 @@ type Conflict struct {
 	// Packages are the plan's packages involved, sorted.
 	Packages []string
 	Message  string
+	// Object is the object claimed twice; nil for a Helm release.
+	Object *facts.ObjectRef
 }
 
 // Claim is one object a package would create, where it ships it, and the
@@ -171,7 +173,7 @@ func objectConflict(cs []Claim, say options.Caller) Conflict {
 	default:
 		why = "Helm refuses to install an object another release owns, so the later package's deploy would fail"
 	}
-	return Conflict{Packages: sorted(names), Message: fmt.Sprintf("%s would be created by %d packages of the plan: %s; %s. Plan only one of them (%s), or take the object out of all but one",
+	return Conflict{Packages: sorted(names), Object: &obj, Message: fmt.Sprintf("%s would be created by %d packages of the plan: %s; %s. Plan only one of them (%s), or take the object out of all but one",
 		obj, len(cs), strings.Join(wheres, " and "), why, say.Option("exclude"))}
 }
 

@@ -88,7 +88,7 @@ func Existing(pkgs []Package, own *facts.Ownership) []Conflict {
 		default:
 			why = fmt.Sprintf("Helm refuses to install it into release %s while release %s owns it, so this package's deploy would fail", c.Release, facts.Printable(e.Release.String()))
 		}
-		out = append(out, Conflict{Packages: []string{c.Package}, Message: fmt.Sprintf("%s, which %s ships, already exists in %s, %s: %s. Remove it from the cluster (or its owner) first, or take it out of the package",
+		out = append(out, Conflict{Packages: []string{c.Package}, Object: &c.Object, Message: fmt.Sprintf("%s, which %s ships, already exists in %s, %s: %s. Remove it from the cluster (or its owner) first, or take it out of the package",
 			c.Object, c.where(), where, owner, why)})
 	}
 	for _, p := range pkgs {
