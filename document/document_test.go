@@ -114,3 +114,14 @@ func TestABarriersDocument(t *testing.T) {
 		t.Errorf("not ready %s; want %s", bad, want)
 	}
 }
+
+// TestANullResultIsNoPlan: a plan's document that is JSON null is refused
+// by the one reader, not read as a plan without a plan (which panicked the
+// text renderer in CI's fuzz run).
+func TestANullResultIsNoPlan(t *testing.T) {
+	for _, b := range []string{"null", " null "} {
+		if r, err := DecodeResult("the result", []byte(b)); err == nil {
+			t.Errorf("DecodeResult(%q) = %+v, want an error", b, r)
+		}
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,6 +73,9 @@ func Unmarshal(name string, b []byte, v any) error {
 	if err := checkDepth(name, b); err != nil {
 		return err
 	}
+	if err := nullObject(name, b, v); err != nil {
+		return err
+	}
 	err := json.Unmarshal(b, v, json.RejectUnknownMembers(true))
 	if err == nil {
 		return nil
@@ -87,10 +91,29 @@ func UnmarshalPart(name string, b []byte, v any) error {
 	if err := checkDepth(name, b); err != nil {
 		return err
 	}
+	if err := nullObject(name, b, v); err != nil {
+		return err
+	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return explain(name, b, err)
 	}
 	return nil
+}
+
+// nullObject refuses a document that is JSON null where v is an object
+// (a pointer to a struct). The decoder reads null as "the zero value",
+// which for a document would be a silent empty one: a plan without a
+// plan, a record of nothing. A null where a document may be absent is
+// the caller's to check before it decodes (as the records' stop does).
+func nullObject(name string, b []byte, v any) error {
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	if string(bytes.TrimSpace(b)) != "null" {
+		return nil
+	}
+	return &Error{Name: name, Line: 1, Msg: "it is null, where a JSON object is expected"}
 }
 
 // Read reads at most max bytes from r (more is refused) and decodes them

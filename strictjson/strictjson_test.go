@@ -82,3 +82,30 @@ func TestReadRefusesMoreThanItsBound(t *testing.T) {
 		t.Errorf("got %v; want refused over 50 bytes", err)
 	}
 }
+
+// TestANullDocumentIsRefused: the decoder reads JSON null as the zero
+// value, so a document that is null would be an empty one (a plan result
+// of null rendered as a plan without a plan, and panicked: CI's fuzz).
+// Where an object is expected, null is refused by both readers; where v
+// is not a struct, null stays the zero value it is.
+func TestANullDocumentIsRefused(t *testing.T) {
+	for _, b := range []string{"null", " null\n", "\tnull"} {
+		var d doc
+		err := Unmarshal("the doc", []byte(b), &d)
+		var e *Error
+		if !errors.As(err, &e) || !strings.Contains(err.Error(), "null") {
+			t.Errorf("Unmarshal(%q): %v, want a refusal naming null", b, err)
+		}
+		if err := UnmarshalPart("the doc", []byte(b), &d); err == nil {
+			t.Errorf("UnmarshalPart(%q) took a null document", b)
+		}
+	}
+	var names []string
+	if err := Unmarshal("names", []byte("null"), &names); err != nil || names != nil {
+		t.Errorf("a null list: %v %v, want nil and no error", names, err)
+	}
+	var d doc
+	if err := Unmarshal("the doc", []byte(`{"name":"x","zarf_packages_to_deploy":null}`), &d); err != nil || d.Name != "x" {
+		t.Errorf("null inside an object is a value like any other: %v", err)
+	}
+}
