@@ -271,7 +271,8 @@ func sortedSet(ss []string) []string {
 // The claims inspect collects of real charts, read through the real
 // reading path (the archive read by Inspect, its charts rendered by the
 // real renderer process), are those of what Helm itself installs of the
-// same chart archive with the same values files: the same CRDs, the same
+// same chart archive with the same values files: the same CRDs (names,
+// plural, scope, versions served and stored, conversion), the same
 // namespaces, the same cluster-scoped objects and the same
 // ClusterRoleBindings, by kind and name. The workloads' images are ones
 // the package carries (but those it leaves out on purpose). The unknown
@@ -280,6 +281,9 @@ func sortedSet(ss []string) []string {
 func TestRealChartsAreClaimedAsHelmInstallsThem(t *testing.T) {
 	tests := []struct {
 		archive string
+		// bundle is the archive's directory under testdata/bundles
+		// when it is not realcharts.
+		bundle string
 		// At least these many of Helm's objects, so that a render that
 		// lost the package's values (cert-manager's CRDs are off by
 		// default) fails: CRDs, ClusterRoleBindings, images used.
@@ -294,10 +298,16 @@ func TestRealChartsAreClaimedAsHelmInstallsThem(t *testing.T) {
 		// readiness-checker:latest, which the package does not carry,
 		// runs only in `helm test` pods, which zarf never creates.
 		{archive: "zarf-package-kyverno-amd64-3.9.0.tar.zst", crds: 11, bindings: 7, images: 7},
+		// cert-manager v1.5.5: CRDs in one template behind installCRDs,
+		// each with a conversion webhook; its startup check turned off.
+		{archive: "zarf-package-cert-manager-amd64-1.5.5.tar.zst", bundle: "realcharts-upgrade", crds: 6, bindings: 9, images: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.archive, func(t *testing.T) {
 			path := filepath.Join(realChartsDir, tt.archive)
+			if tt.bundle != "" {
+				path = filepath.Join(realChartsDir, "..", tt.bundle, tt.archive)
+			}
 			a, err := Inspect(context.Background(), path, Limits{})
 			if err != nil {
 				t.Fatal(err)
@@ -356,7 +366,22 @@ func TestRealChartsAreClaimedAsHelmInstallsThem(t *testing.T) {
 					kind, _, _ := unstructured.NestedString(o.u.Object, "spec", "names", "kind")
 					scope, _, _ := unstructured.NestedString(o.u.Object, "spec", "scope")
 					crdScope[group+"/"+kind] = scope
-					wantCRDs = append(wantCRDs, fmt.Sprintf("%s (%s/%s, %s)", o.name, group, kind, scope))
+					plural, _, _ := unstructured.NestedString(o.u.Object, "spec", "names", "plural")
+					versions, _, _ := unstructured.NestedSlice(o.u.Object, "spec", "versions")
+					var vs []string
+					for _, v := range versions {
+						m, _ := v.(map[string]any)
+						vs = append(vs, fmt.Sprintf("%v served=%v storage=%v", m["name"], m["served"], m["storage"]))
+					}
+					conv := "None"
+					if st, _, _ := unstructured.NestedString(o.u.Object, "spec", "conversion", "strategy"); st != "" {
+						conv = st
+					}
+					if name, _, _ := unstructured.NestedString(o.u.Object, "spec", "conversion", "webhook", "clientConfig", "service", "name"); name != "" {
+						ns, _, _ := unstructured.NestedString(o.u.Object, "spec", "conversion", "webhook", "clientConfig", "service", "namespace")
+						conv += " " + ns + "/" + name
+					}
+					wantCRDs = append(wantCRDs, fmt.Sprintf("%s (%s/%s %s, %s) [%s] conversion %s", o.name, group, kind, plural, scope, strings.Join(vs, ", "), conv))
 				}
 				for _, img := range podImages(o.u) {
 					wantImages = append(wantImages, normalized(t, img))
@@ -392,7 +417,18 @@ func TestRealChartsAreClaimedAsHelmInstallsThem(t *testing.T) {
 			// What inspect claims.
 			var gotCRDs, gotClusterScoped, gotBindings, gotNamespaces, gotCreated []string
 			for _, x := range c.Claims.CRDs {
-				gotCRDs = append(gotCRDs, fmt.Sprintf("%s (%s/%s, %s)", x.Name, x.Group, x.Kind, x.Scope))
+				var vs []string
+				for _, v := range x.Versions {
+					vs = append(vs, fmt.Sprintf("%s served=%v storage=%v", v.Name, v.Served, v.Storage))
+				}
+				conv := "None"
+				if x.Conversion != nil {
+					conv = x.Conversion.Strategy
+					if x.Conversion.Service != "" {
+						conv += " " + x.Conversion.Service
+					}
+				}
+				gotCRDs = append(gotCRDs, fmt.Sprintf("%s (%s/%s %s, %s) [%s] conversion %s", x.Name, x.Group, x.Kind, x.Plural, x.Scope, strings.Join(vs, ", "), conv))
 			}
 			for _, o := range c.Claims.ClusterScoped {
 				gk := o.Kind

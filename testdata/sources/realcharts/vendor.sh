@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Re-vendors the real charts of this bundle from their upstream git
-# repositories, at the commits named below, exactly as they are committed
+# Re-vendors the real charts of this bundle (and cert-manager v1.5.5 of
+# ../realcharts-upgrade) from their upstream git repositories, at the
+# commits named below, exactly as they are committed
 # here (README.md says what is kept and what is trimmed). It is not run by
 # the fixture build: run it by hand to check or refresh the copies.
 #
@@ -19,6 +20,11 @@ ms_commit=842dcc8c42f22cc19f10c7d5f2d32a9f4b6013b0
 # cert-manager: v1.21.1 (tag v1.21.1).
 cm_commit=24e33194fb39488eff2bbf10c6dc640f407cad44
 cm_version=v1.21.1
+# cert-manager: v1.5.5 (tag v1.5.5), the last release whose CRDs serve
+# v1alpha2, v1alpha3 and v1beta1 beside v1: the older half of the CRD
+# upgrade in testdata/sources/realcharts-upgrade.
+cm_old_commit=9bd93f8c44bea60fd613d1dacae88fc4db6ad6ba
+cm_old_version=v1.5.5
 # kyverno: Helm chart 3.9.0 (tag kyverno-chart-3.9.0).
 ky_commit=ee97ce09538b09b6f1b03853cc41a62654d6a58f
 
@@ -81,6 +87,40 @@ for f in $(files "$cm_git" "$cm_commit" deploy/charts/cert-manager); do
   esac
 done
 show "$cm_git" "$cm_commit" LICENSE > "$here/cert-manager/LICENSE"
+
+# cert-manager v1.5.5: the chart directory as its release packaged it
+# (bazel, deploy/charts/cert-manager/templates/BUILD.bazel and
+# build/files.bzl): Chart.template.yaml as Chart.yaml with the release's
+# version and appVersion and "{{IS_PRERELEASE}}" set to "false", and
+# templates/crds.yaml made of deploy/crds/crd-*.yaml (in the order
+# deploy/crds/BUILD.bazel lists them, each followed by "---") between
+# "{{- if .Values.installCRDs }}" and "{{- end }}"; README.template.md,
+# OWNERS and the BUILD.bazel files left out, as the release does. The one
+# trim is cert-manager v1.21.1's: each openAPIV3Schema (~1.6 MiB here).
+old=$here/../realcharts-upgrade/cert-manager
+out=$old/chart
+rm -rf "$out" && mkdir -p "$out/templates"
+for f in $(files "$cm_git" "$cm_old_commit" deploy/charts/cert-manager); do
+  rel=${f#deploy/charts/cert-manager/}
+  case $rel in README.template.md | OWNERS | BUILD.bazel | */BUILD.bazel | .gitignore) continue ;; esac
+  case $rel in
+    Chart.template.yaml)
+      show "$cm_git" "$cm_old_commit" "$f" |
+        sed -e "s/^version: v0.1.0\$/version: $cm_old_version/" -e "s/^appVersion: v0.1.0\$/appVersion: $cm_old_version/" \
+          -e 's/"{{IS_PRERELEASE}}"/"false"/' > "$out/Chart.yaml"
+      ;;
+    *) mkdir -p "$out/$(dirname "$rel")" && show "$cm_git" "$cm_old_commit" "$f" > "$out/$rel" ;;
+  esac
+done
+{
+  echo '{{- if .Values.installCRDs }}'
+  for crd in certificaterequests certificates challenges clusterissuers issuers orders; do
+    show "$cm_git" "$cm_old_commit" "deploy/crds/crd-$crd.yaml" | trim_schemas
+    echo '---'
+  done
+  echo '{{- end }}'
+} > "$out/templates/crds.yaml"
+show "$cm_git" "$cm_old_commit" LICENSE > "$old/LICENSE"
 
 # kyverno: the chart directory as its release packages it (its
 # .helmignore leaves out ci/ and README.md.gotmpl), without the READMEs,
