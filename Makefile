@@ -28,11 +28,11 @@ all: build
 
 MODULES := zarf_bundle_plan zarf_readiness_barrier zarf_bundle_cache zarf_bundle_catalog
 
-# This machine's daemon, its chart renderer (which it finds beside itself)
-# and module binary, and each module's generated sidecar doc. Playbooks run
+# This machine's daemon (which is its own chart renderer) and module
+# binary, and each module's generated sidecar doc. Playbooks run
 # the modules from the installed collection (make install-collection), not
 # from bin/.
-build: bin/zarf-planner bin/zarf-planner-render bin/zarf_planner_module $(addsuffix .yml,$(addprefix bin/docs/,$(MODULES)))
+build: bin/zarf-planner bin/zarf_planner_module $(addsuffix .yml,$(addprefix bin/docs/,$(MODULES)))
 
 # The test control plane molecule's cluster scenarios and demo-cluster
 # start (test support, never shipped): built by the targets that run it,
@@ -40,15 +40,13 @@ build: bin/zarf-planner bin/zarf-planner-render bin/zarf_planner_module $(addsuf
 bin/testcluster: FORCE
 	$(GO) build -o $@ ./cluster/clustertest/testcluster
 
+# The daemon and CLI, and the chart renderer: started as
+# zarf-planner-render, it renders Helm's templates in processes the daemon
+# bounds and kills (inspect/claims/renderproc). Executable but not
+# readable by others: a renderer of root's daemon runs as a user of its
+# own, which the kernel then makes not dumpable from its start.
 bin/zarf-planner: FORCE
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/zarf-planner
-
-# The chart renderer: Helm's templates run in its processes, which the
-# daemon bounds and kills (inspect/claims/renderproc).
-# Executable but not readable by others: run by root's daemon as a user
-# of its own, which the kernel then makes not dumpable from its start.
-bin/zarf-planner-render: FORCE
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/zarf-planner-render
 	chmod 0711 $@
 
 # One module binary for every module: it learns which module it is from
@@ -64,21 +62,18 @@ bin/docs/%.yml: module/docs/%.yml FORCE
 
 FORCE:
 
-# Static binaries of every platform the collection carries: the module, the
-# daemon and its chart renderer for each target architecture.
+# Static binaries of every platform the collection carries: the module and
+# the daemon (its own chart renderer) for each target architecture.
 # HOST_PLATFORM is this machine's, the one platform the demo's collection
 # carries.
 COLLECTION_PLATFORMS ?= linux-amd64 linux-arm64
 HOST_PLATFORM := linux-$(shell $(GO) env GOARCH)
 DIST := $(CURDIR)/bin/dist
-dist_binaries = $(foreach p,$(1),$(DIST)/$(p)/zarf-planner $(DIST)/$(p)/zarf-planner-render $(DIST)/$(p)/zarf_planner_module)
+dist_binaries = $(foreach p,$(1),$(DIST)/$(p)/zarf-planner $(DIST)/$(p)/zarf_planner_module)
 dist: $(call dist_binaries,$(COLLECTION_PLATFORMS))
 
 $(DIST)/%/zarf-planner: FORCE
 	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/zarf-planner
-
-$(DIST)/%/zarf-planner-render: FORCE
-	GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/zarf-planner-render
 	chmod 0711 $@
 
 $(DIST)/%/zarf_planner_module: FORCE
@@ -87,8 +82,10 @@ $(DIST)/%/zarf_planner_module: FORCE
 # The installable collection, bin/colonel_byte-zarf_planner-<version>.tar.gz:
 # module/collection (action plugins, role, playbook, meta), a small shell
 # module per module name with its generated sidecar doc, and the binaries
-# of every platform once each (binaries/linux-<arch>/, binaries/SHA256SUMS), which
-# the action plugins install on each target. See module/collection/README.md.
+# of every platform once each, xz-packed (binaries/linux-<arch>/*.xz, and
+# binaries/SHA256SUMS of them unpacked: module/packbinaries.py), which the
+# action plugins unpack, check and install on each target. See
+# module/collection/README.md.
 #
 # $(call build_collection,STAGING,PLATFORMS,OUTPUT) stages a collection of
 # PLATFORMS' binaries in STAGING and builds its tarball into OUTPUT.
@@ -111,7 +108,7 @@ define build_collection
 		cp bin/docs/$$m.yml $(1)/plugins/modules/ || exit 1; \
 	done
 	for p in $(2); do mkdir -p $(1)/binaries/$$p && cp $(DIST)/$$p/* $(1)/binaries/$$p/ || exit 1; done
-	cd $(1)/binaries && sha256sum */* > SHA256SUMS
+	python3 module/packbinaries.py $(1)/binaries $(CURDIR)/.cache/xz
 	cd $(1) && PATH=$(VENV)/bin:$$PATH antsibull-changelog release --version $(VERSION) --date $(RELEASE_DATE) >/dev/null
 	mkdir -p $(3) && rm -f $(3)/colonel_byte-zarf_planner-*.tar.gz
 	cd $(1) && $(VENV)/bin/ansible-galaxy collection build --force --output-path $(3)
@@ -373,7 +370,7 @@ bench-planner:
 # against the example bundle; then of directories whose charts render 15 MiB
 # or without end, the renderer processes counted with the reader (goal: 256
 # MiB together). Results: docs/security.md.
-bench-memory: bin/zarf-planner bin/zarf-planner-render
+bench-memory: bin/zarf-planner
 	$(GO) run ./testdata/bench/memory -bin bin/zarf-planner
 	$(GO) run ./testdata/bench/rendermemory -bin bin/zarf-planner
 
@@ -408,7 +405,7 @@ docs-screenshots:
 # against zstd -dc of the same bytes (CPU and wall, GOMAXPROCS=1 and every
 # core) and the zarf CLI, one run of 5 rounds. Builds its archives with the
 # zarf CLI once (.cache/bench/inspect).
-bench-inspect: tools bin/zarf-planner bin/zarf-planner-render
+bench-inspect: tools bin/zarf-planner
 	python3 testdata/bench/inspect/bench.py
 
 # Planning against a bare stat walk over 1,000 distinct archives, one run:

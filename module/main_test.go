@@ -28,7 +28,6 @@ import (
 	"github.com/colonel-byte/zarf-planner/contract"
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
 	"github.com/colonel-byte/zarf-planner/inspect"
-	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
 	"github.com/colonel-byte/zarf-planner/privdir/privdirtest"
 	"github.com/colonel-byte/zarf-planner/testdata/craft"
@@ -66,9 +65,7 @@ func TestMain(m *testing.M) {
 		otherModuleBin = filepath.Join(tmp, "other", "zarf_bundle_plan")
 		otherDaemonBin = filepath.Join(tmp, "other", "zarf-planner")
 		other := "-ldflags=-X github.com/colonel-byte/zarf-planner/buildinfo.ID=other-build -X github.com/colonel-byte/zarf-planner/buildinfo.Version=0.1.0"
-		// Each daemon's chart renderer beside it, where it looks.
-		renderers := [][]string{{filepath.Join(tmp, renderproc.Binary), "../cmd/zarf-planner-render"}, {filepath.Join(tmp, "other", renderproc.Binary), "../cmd/zarf-planner-render", other}}
-		for _, b := range append([][]string{{moduleBin, "."}, {daemonBin, "../cmd/zarf-planner"}, {otherModuleBin, ".", other}, {otherDaemonBin, "../cmd/zarf-planner", other}}, renderers...) {
+		for _, b := range [][]string{{moduleBin, "."}, {daemonBin, "../cmd/zarf-planner"}, {otherModuleBin, ".", other}, {otherDaemonBin, "../cmd/zarf-planner", other}} {
 			args := append([]string{"build", "-o", b[0]}, b[2:]...)
 			if out, err := goBuild(append(args, b[1])...); err != nil {
 				fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b[1], err, out)
@@ -76,9 +73,10 @@ func TestMain(m *testing.M) {
 			}
 		}
 		// Installed as make build installs it: executable, not readable,
-		// by others (a daemon of root's refuses it otherwise).
-		for _, r := range renderers {
-			if err := os.Chmod(r[0], 0o711); err != nil {
+		// by others (a daemon of root's refuses to start itself as its
+		// chart renderer otherwise).
+		for _, d := range []string{daemonBin, otherDaemonBin} {
+			if err := os.Chmod(d, 0o711); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
 			}

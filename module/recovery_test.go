@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/daemon/lifecycle"
-	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 )
 
 var (
@@ -18,8 +17,8 @@ var (
 )
 
 // faultDaemon is a daemon of the test build (-tags zpfault), which panics
-// where a request or an archive's name asks it to, with its renderer
-// beside it (the same build id as the other test binaries).
+// where a request or an archive's name asks it to, and renders with
+// itself (the same build id as the other test binaries).
 func faultDaemon(t *testing.T) string {
 	t.Helper()
 	faultOnce.Do(func() {
@@ -28,16 +27,13 @@ func faultDaemon(t *testing.T) string {
 			return
 		}
 		faultBin = filepath.Join(dir, "zarf-planner")
-		for _, b := range [][]string{{faultBin, "../cmd/zarf-planner", "-tags=zpfault"}, {filepath.Join(dir, renderproc.Binary), "../cmd/zarf-planner-render"}} {
-			args := append([]string{"build", "-o", b[0]}, b[2:]...)
-			if out, err := goBuild(append(args, b[1])...); err != nil {
-				faultErr = &buildError{b[1], err, out}
-				return
-			}
+		if out, err := goBuild("build", "-o", faultBin, "-tags=zpfault", "../cmd/zarf-planner"); err != nil {
+			faultErr = &buildError{"../cmd/zarf-planner", err, out}
+			return
 		}
 		// As make build installs it (renderproc refuses, as root's, a
-		// renderer others may read).
-		faultErr = os.Chmod(filepath.Join(dir, renderproc.Binary), 0o711)
+		// renderer others may read: the daemon is its own).
+		faultErr = os.Chmod(faultBin, 0o711)
 	})
 	if faultErr != nil {
 		t.Fatal(faultErr)

@@ -26,6 +26,49 @@ import (
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc/rendertest"
 )
 
+// unpacked unpacks the installed collection's binaries/NAME.xz with
+// Python's lzma, as the action plugin does, into a directory of the
+// test's, checks it against its sum in SHA256SUMS, and returns its path:
+// mode 0711 for zarf-planner, 0755 for the module, as the plugin installs
+// them.
+func unpacked(t *testing.T, name string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), filepath.Base(name))
+	script := "import hashlib,lzma,sys\nd=lzma.open(sys.argv[1]).read()\nopen(sys.argv[2],'wb').write(d)\nprint(hashlib.sha256(d).hexdigest())"
+	sum, err := exec.Command("python3", "-c", script, filepath.Join(installed, "binaries", name+".xz"), out).Output()
+	if err != nil {
+		t.Fatalf("unpacking binaries/%s.xz: %v", name, err)
+	}
+	if want := sums(t)[name]; strings.TrimSpace(string(sum)) != want {
+		t.Fatalf("binaries/%s.xz unpacks to sha256 %s; SHA256SUMS says %s", name, sum, want)
+	}
+	mode := os.FileMode(0o755)
+	if filepath.Base(name) == "zarf-planner" {
+		mode = 0o711
+	}
+	if err := os.Chmod(out, mode); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sums are the installed collection's SHA256SUMS: the sha256 of each
+// binary unpacked, by its path under binaries/.
+func sums(t *testing.T) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	b, err := os.ReadFile(filepath.Join(installed, "binaries", "SHA256SUMS"))
+	if err != nil {
+		t.Fatalf("%v: run `make test` (it installs the collection first)", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			m[f[1]] = f[0]
+		}
+	}
+	return m
+}
+
 // shipped lists the binaries the installed collection carries, by their
 // path under binaries/, from its SHA256SUMS.
 func shipped(t *testing.T) []string {
@@ -45,23 +88,43 @@ func shipped(t *testing.T) []string {
 	return names
 }
 
-// TestShippedBinariesAreStaticAndOfTheirArchitecture reads every binary of
-// the installed collection as ELF: each is built for the architecture its
+// TestShippedBinariesAreStaticAndOfTheirArchitecture unpacks every binary
+// of the installed collection, checks it against SHA256SUMS and reads it
+// as ELF: each is built for the architecture its
 // directory names, asks for no program interpreter (the dynamic loader)
 // and needs no shared library, so it runs whatever the target's libc.
 func TestShippedBinariesAreStaticAndOfTheirArchitecture(t *testing.T) {
 	machines := map[string]elf.Machine{"linux-amd64": elf.EM_X86_64, "linux-arm64": elf.EM_AARCH64}
 	names := shipped(t)
 	want := []string{
-		"linux-amd64/zarf-planner", "linux-amd64/zarf-planner-render", "linux-amd64/zarf_planner_module",
-		"linux-arm64/zarf-planner", "linux-arm64/zarf-planner-render", "linux-arm64/zarf_planner_module",
+		"linux-amd64/zarf-planner", "linux-amd64/zarf_planner_module",
+		"linux-arm64/zarf-planner", "linux-arm64/zarf_planner_module",
 	}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("the collection ships %v; want %v", names, want)
 	}
+	// binaries/ holds each of them packed, and SHA256SUMS, and nothing
+	// else: no binary travels unlisted or unpacked.
+	var files []string
+	if err := filepath.WalkDir(filepath.Join(installed, "binaries"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(filepath.Join(installed, "binaries"), p)
+			files = append(files, rel)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wantFiles := []string{"SHA256SUMS"}
+	for _, n := range want {
+		wantFiles = append(wantFiles, n+".xz")
+	}
+	if !reflect.DeepEqual(files, wantFiles) {
+		t.Errorf("binaries/ holds %v; want %v", files, wantFiles)
+	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			f, err := elf.Open(filepath.Join(installed, "binaries", name))
+			f, err := elf.Open(unpacked(t, name))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +165,9 @@ func qemu(t *testing.T) string {
 // by hand with --unfiltered-under-emulation, which it says on stderr.
 func TestArm64RendererRendersUnderQemu(t *testing.T) {
 	q := qemu(t)
-	renderer := filepath.Join(installed, "binaries", "linux-arm64", "zarf-planner-render")
+	// The renderer is zarf-planner started as zarf-planner-render
+	// (argv[0]), which qemu-user's -0 gives.
+	daemon := unpacked(t, "linux-arm64/zarf-planner")
 	tgz := rendertest.Chart(t, map[string]string{"templates/a.yaml": "kind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-on-arm64\n"})
 	req, err := json.Marshal(map[string]any{"chart": map[string]any{"chart": tgz, "release": "demo", "namespace": "demo"}})
 	if err != nil {
@@ -114,14 +179,14 @@ func TestArm64RendererRendersUnderQemu(t *testing.T) {
 		in.Write(req)
 		return &in
 	}
-	refused := exec.Command(q, renderer)
+	refused := exec.Command(q, "-0", renderproc.Binary, daemon)
 	refused.Stdin = frame()
 	var why bytes.Buffer
 	refused.Stderr = &why
 	if out, err := refused.Output(); err == nil || len(out) > 0 || !strings.Contains(why.String(), "refusing to render charts unfiltered") {
 		t.Fatalf("the arm64 renderer without its filter under qemu: %v, answered %q, said %q; want a refusal", err, out, why.String())
 	}
-	cmd := exec.Command(q, renderer, "--unfiltered-under-emulation")
+	cmd := exec.Command(q, "-0", renderproc.Binary, daemon, "--unfiltered-under-emulation")
 	cmd.Stdin = frame()
 	var warned bytes.Buffer
 	cmd.Stderr = &warned
@@ -141,8 +206,8 @@ func TestArm64RendererRendersUnderQemu(t *testing.T) {
 		n := int(binary.BigEndian.Uint32(rest))
 		frames, rest = append(frames, rest[4:4+n]), rest[4+n:]
 	}
-	// Its hello names the build of the arm64 daemon shipped beside it.
-	version, err := exec.Command(q, filepath.Join(installed, "binaries", "linux-arm64", "zarf-planner"), "version").Output()
+	// Its hello names the build of the arm64 daemon it is.
+	version, err := exec.Command(q, daemon, "version").Output()
 	if err != nil {
 		t.Fatalf("the arm64 daemon's version: %v", err)
 	}
@@ -174,8 +239,8 @@ func TestArm64RendererRendersUnderQemu(t *testing.T) {
 // example bundle through it with the same order as this machine's CLI.
 func TestArm64BinariesRunUnderQemu(t *testing.T) {
 	q := qemu(t)
-	daemon := filepath.Join(installed, "binaries", "linux-arm64", "zarf-planner")
-	module := filepath.Join(installed, "binaries", "linux-arm64", "zarf_planner_module")
+	daemon := unpacked(t, "linux-arm64/zarf-planner")
+	module := unpacked(t, "linux-arm64/zarf_planner_module")
 	state := privateStateDir(t)
 	cacheDir := t.TempDir()
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -83,7 +84,7 @@ func TestInstallDirIsTheOperatorsChoice(t *testing.T) {
 			o.stopDaemonOf(chosen)
 			dir := map[string]string{"": "", "X": chosen, "Y": other}
 			o.playbook(installPlay(dir[tt.vars], dir[tt.env]))
-			for _, f := range []string{"zarf_planner_module", "zarf-planner", "zarf-planner-render", ".installed"} {
+			for _, f := range []string{"zarf_planner_module", "zarf-planner", ".installed"} {
 				if !fileExists(filepath.Join(chosen, f)) {
 					t.Errorf("%s was not installed in %s", f, chosen)
 				}
@@ -185,4 +186,41 @@ func TestInstallDirThatCannotRunIsRefused(t *testing.T) {
 			t.Errorf("something was installed")
 		}
 	})
+}
+
+// A packed binary that does not unpack to the bytes SHA256SUMS names (a
+// collection changed after it was built, or cut short in transfer) is
+// refused on the controller before anything is copied to the target,
+// naming the file and what to do; so is one that does not unpack at all.
+func TestAPackedBinaryThatIsNotItsSumIsRefused(t *testing.T) {
+	arch := map[string]string{"amd64": "linux-amd64", "arm64": "linux-arm64"}[runtime.GOARCH]
+	for _, tt := range []struct {
+		name  string
+		bytes func(t *testing.T) []byte
+		says  string
+	}{
+		{"other bytes, packed", func(t *testing.T) []byte {
+			out, err := exec.Command("python3", "-c", "import lzma,sys; sys.stdout.buffer.write(lzma.compress(b'#!/bin/sh\\necho not the module\\n'))").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}, "not the"},
+		{"not xz at all", func(*testing.T) []byte { return []byte("plain text") }, "cannot be unpacked"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := newOperator(t, filepath.Join(root, ".venv"))
+			packed := filepath.Join(o.home, "collections", "ansible_collections", "colonel_byte", "zarf_planner", "binaries", arch, "zarf_planner_module.xz")
+			if err := os.WriteFile(packed, tt.bytes(t), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, ok := o.try(installPlay("", ""))
+			if ok || !strings.Contains(out, "binaries/"+arch+"/zarf_planner_module.xz") || !strings.Contains(out, tt.says) || !strings.Contains(out, "reinstall the collection") {
+				t.Fatalf("the play: ok %v; want a refusal naming the packed file, %q and what to do:\n%s", ok, tt.says, out)
+			}
+			if fileExists(o.installDir()) {
+				t.Errorf("%s exists: something was installed from a collection whose binary is not its sum", o.installDir())
+			}
+		})
+	}
 }

@@ -1,16 +1,21 @@
 // Command zarf-planner plans the deployment order of a directory of Zarf
 // package archives. `zarf-planner serve` is the daemon the Ansible modules
 // reattach to; the other commands work in process for people and scripts.
+// Started as zarf-planner-render (argv[0]), it is the chart renderer
+// (render.go), a confined process the planner starts of its own
+// executable.
 package main
 
 import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"syscall"
 
 	"github.com/colonel-byte/zarf-planner/cli"
+	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
@@ -22,6 +27,12 @@ import (
 const memoryLimit = 192 << 20
 
 func main() {
+	if filepath.Base(os.Args[0]) == renderproc.Binary {
+		renderMain()
+	}
+	// Charts are rendered by this very executable, started as the
+	// renderer.
+	renderproc.RenderWithSelf()
 	// What the caller left open is not passed on to the renderers.
 	_ = privdir.CloseOnExec()
 	if os.Getenv("GOMEMLIMIT") == "" {

@@ -83,8 +83,8 @@ type Config struct {
 	// Progress, when set, is told after each archive a warm-up reads
 	// (the CLI's progress bar).
 	Progress func(inspect.Progress)
-	// Charts renders the charts of archives read (nil: the renderer
-	// process installed beside this executable, renderproc.Beside).
+	// Charts renders the charts of archives read (nil: renderer
+	// processes of this executable, renderproc.Beside).
 	Charts claims.Renderer
 }
 

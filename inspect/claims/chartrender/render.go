@@ -1,7 +1,8 @@
 // Package chartrender renders one chart with the Helm SDK, without a
-// cluster: the chart renderer's side of claims.Renderer. Only the
-// renderer binary (zarf-planner-render) links it, so Helm's templates,
-// which no in-process bound can stop, run in a process of their own.
+// cluster: the chart renderer's side of claims.Renderer. zarf-planner
+// links it and runs it only when started as its renderer
+// (zarf-planner-render), so Helm's templates, which no in-process bound
+// can stop, run in a process of their own.
 package chartrender
 
 import (

@@ -1,5 +1,5 @@
 // Package renderproc renders charts in child processes of the chart
-// renderer binary (zarf-planner-render), so that a hostile chart's
+// renderer (zarf-planner itself, started as zarf-planner-render), so that a hostile chart's
 // templates, which nothing inside a Go process can stop, are bounded from
 // outside: a render that outlasts claims.RenderTimeout is killed with its
 // process, a process that outgrows its address space (RenderMemory) dies
@@ -76,9 +76,20 @@ import (
 	"github.com/colonel-byte/zarf-planner/strictjson"
 )
 
-// Binary is the chart renderer's file name; it is installed beside
-// zarf-planner.
+// Binary is the chart renderer's name: the argv[0] a renderer process is
+// started with, by which zarf-planner's main knows to render; and the
+// file name of the renderer a program that does not render itself (a
+// test binary) finds beside it.
 const Binary = "zarf-planner-render"
+
+// self says that the running executable is itself the renderer:
+// zarf-planner's main says so (RenderWithSelf) before anything renders.
+var self atomic.Bool
+
+// RenderWithSelf says that the running executable renders charts itself
+// when started as Binary (zarf-planner's main does): Beside then starts
+// it, not a program beside it.
+func RenderWithSelf() { self.Store(true) }
 
 // Protocol is the version of the frames; a child says it in its hello.
 // 2: an answer holds the chart's lookups and its second render
@@ -223,16 +234,21 @@ var _ claims.Renderer = (*Runner)(nil)
 // New returns a Runner of the renderer binary at path.
 func New(path string) *Runner { return &Runner{path: path} }
 
-// Beside returns a Runner of the renderer installed beside the running
-// executable (symbolic links resolved), as the collection and `make
-// build` install it.
+// Beside returns a Runner of the running executable's renderer (symbolic
+// links resolved): the executable itself, when it renders
+// (RenderWithSelf: zarf-planner, as the collection and `make build`
+// install it); otherwise Binary beside it (a test binary's, which
+// rendertest installs).
 func Beside() *Runner {
 	exe, err := os.Executable()
 	if err == nil {
 		exe, err = filepath.EvalSymlinks(exe)
 	}
 	if err != nil {
-		return &Runner{err: fmt.Errorf("finding the running executable, beside which %s is installed: %w", Binary, err)}
+		return &Runner{err: fmt.Errorf("finding the running executable, which renders charts: %w", err)}
+	}
+	if self.Load() {
+		return New(exe)
 	}
 	return New(filepath.Join(filepath.Dir(exe), Binary))
 }
@@ -386,11 +402,11 @@ type child struct {
 // which it says once it has confined itself (Confine, Limit).
 func start(path string) (*child, error) {
 	if path == "" || !filepath.IsAbs(path) {
-		return nil, fmt.Errorf("the chart renderer %s is not installed beside zarf-planner: reinstall zarf-planner with it (make build, or the collection)", Binary)
+		return nil, fmt.Errorf("no chart renderer (%s) was found: reinstall zarf-planner (make build, or the collection)", Binary)
 	}
 	resolved, err := privdir.Executable(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("the chart renderer %s is not installed beside zarf-planner: reinstall zarf-planner with it (make build, or the collection)", path)
+		return nil, fmt.Errorf("the chart renderer %s is missing: reinstall zarf-planner (make build, or the collection)", path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the chart renderer %s cannot be run: %w", path, err)
@@ -511,7 +527,7 @@ func command(path, resolved string) (*exec.Cmd, *uidLease, error) {
 	}
 	if st.Mode&0o001 == 0 || st.Mode&0o004 != 0 {
 		f.Close()
-		return nil, nil, fmt.Errorf("the chart renderer %s is mode %04o: when zarf-planner runs as root, the renderer runs as a user of its own, which must be able to execute it but not read it (a process that can read its program can be traced from its start): make it executable and not readable by others (chmod 0711, as make build and the collection install it)", path, st.Mode&0o7777)
+		return nil, nil, fmt.Errorf("the chart renderer %s is mode %04o: when zarf-planner runs as root, the renderer runs as a user of its own, which must be able to execute it but not read it (a process that can read its program can be traced from its start): make it executable and not readable by others (chmod 0711, as make build and the collection install zarf-planner)", path, st.Mode&0o7777)
 	}
 	lease, err := takeUID()
 	if err != nil {

@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 	renderer = filepath.Join(dir, renderproc.Binary)
 	otherBuild = filepath.Join(dir, "other", renderproc.Binary)
 	for path, flags := range map[string]string{renderer: "", otherBuild: "-X github.com/colonel-byte/zarf-planner/buildinfo.ID=other-build"} {
-		cmd := exec.Command("go", "build", "-ldflags", flags, "-o", path, "github.com/colonel-byte/zarf-planner/cmd/zarf-planner-render")
+		cmd := exec.Command("go", "build", "-ldflags", flags, "-o", path, "github.com/colonel-byte/zarf-planner/cmd/zarf-planner")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // it confines every thread of its own (renderproc.Confine)
 		out, err := cmd.CombinedOutput()
 		if err != nil {

@@ -19,8 +19,9 @@ import (
 	"github.com/colonel-byte/zarf-planner/inspect/claims/renderproc"
 )
 
-// Install builds zarf-planner-render beside the running executable,
-// mode 0711 as make build installs it.
+// Install builds zarf-planner (the renderer is a mode of it) as
+// zarf-planner-render beside the running executable, mode 0711 as make
+// build installs zarf-planner.
 func Install() error {
 	exe, err := os.Executable()
 	if err != nil {
@@ -30,7 +31,7 @@ func Install() error {
 		return err
 	}
 	path := filepath.Join(filepath.Dir(exe), renderproc.Binary)
-	cmd := exec.Command("go", "build", "-o", path, "github.com/colonel-byte/zarf-planner/cmd/zarf-planner-render")
+	cmd := exec.Command("go", "build", "-o", path, "github.com/colonel-byte/zarf-planner/cmd/zarf-planner")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // it confines every thread of its own (renderproc.Confine)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

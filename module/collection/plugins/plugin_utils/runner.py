@@ -3,9 +3,10 @@
 """Run a zarf-planner module on its target with the binaries of the target's
 architecture, installing them there once per collection version.
 
-The collection carries static Linux binaries for amd64 and arm64 (the module,
-the zarf-planner daemon and its chart renderer) under ``binaries/linux-<arch>/`` with a
-``binaries/SHA256SUMS`` manifest. Each module in ``plugins/modules`` is a small
+The collection carries static Linux binaries for amd64 and arm64 (the module
+and the zarf-planner daemon, which is also its chart renderer), xz-packed,
+under ``binaries/linux-<arch>/<binary>.xz``, with a ``binaries/SHA256SUMS``
+manifest of them unpacked. Each module in ``plugins/modules`` is a small
 POSIX shell script that runs the module binary installed in the install
 directory on the target, the first of:
 
@@ -17,21 +18,25 @@ directory on the target, the first of:
 
 This action plugin, run on the controller before each module, asks the
 target for its architecture, for that directory, whether the binaries there
-can run, and for its install marker; copies the three binaries of the
-target's architecture there when the marker is missing or names other bytes
-(so a later run of the same version copies nothing); then runs the module
+can run, and for its install marker; when the marker is missing or names
+other bytes (so a later run of the same version copies nothing), unpacks the
+two binaries of the target's architecture on the controller, checks each
+against SHA256SUMS and copies them there; then runs the module
 with ``ZARF_PLANNER_INSTALL_DIR`` set to that directory, so the module runs
 the very binaries installed. A directory on a filesystem mounted ``noexec``
 (where a hardened host often puts ``$HOME``) is refused, naming what to set.
-The module finds the daemon beside itself (and the daemon its renderer), so
-no daemon_path is needed.
+The module finds the daemon beside itself, so no daemon_path is needed.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import hashlib
 import json
+import lzma
 import os
 import shlex
+import tempfile
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
@@ -44,7 +49,7 @@ ARCHITECTURES = {
     "arm64": "arm64",
 }
 
-BINARIES = ("zarf_planner_module", "zarf-planner", "zarf-planner-render")
+BINARIES = ("zarf_planner_module", "zarf-planner")
 
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -79,6 +84,29 @@ def collection_version():
     """The version of this collection, from its MANIFEST.json."""
     with open(os.path.join(COLLECTION_ROOT, "MANIFEST.json"), encoding="utf-8") as f:
         return json.load(f)["collection_info"]["version"]
+
+
+def unpack(name, digest, into):
+    """Unpack binaries/<name>.xz into the directory into, check it against
+    its sha256 from SHA256SUMS, and return its path."""
+    packed = os.path.join(COLLECTION_ROOT, "binaries", name + ".xz")
+    out = os.path.join(into, os.path.basename(name))
+    h = hashlib.sha256()
+    try:
+        with lzma.open(packed) as src, open(out, "wb") as dst:
+            for chunk in iter(lambda: src.read(1 << 20), b""):
+                h.update(chunk)
+                dst.write(chunk)
+    except (OSError, lzma.LZMAError, EOFError) as e:
+        raise AnsibleActionFail(
+            "zarf-planner: the collection's binaries/%s.xz cannot be unpacked (%s): reinstall the collection" % (name, e)
+        )
+    if h.hexdigest() != digest:
+        raise AnsibleActionFail(
+            "zarf-planner: the collection's binaries/%s.xz unpacks to bytes of sha256 %s, not the %s binaries/SHA256SUMS names: reinstall the collection"
+            % (name, h.hexdigest(), digest)
+        )
+    return out
 
 
 def manifest():
@@ -192,18 +220,24 @@ class ZarfPlannerAction(ActionBase):
         remote_tmp = self._make_tmp_path()
         try:
             staged = []
-            for b in BINARIES:
-                local = os.path.join(COLLECTION_ROOT, "binaries", "linux-%s" % arch, b)
-                remote = self._connection._shell.join_path(remote_tmp, b)
-                self._transfer_file(local, remote)
-                staged.append(remote)
+            with tempfile.TemporaryDirectory(prefix="zarf-planner-") as local_tmp:
+                # Unpacked side by side (lzma lets go of the GIL while it
+                # decompresses): the daemon's ~1 s is the wait.
+                names = ["linux-%s/%s" % (arch, b) for b in BINARIES]
+                with concurrent.futures.ThreadPoolExecutor(len(names)) as pool:
+                    locals_ = list(pool.map(lambda n: unpack(n, sums[n], local_tmp), names))
+                for b, local in zip(BINARIES, locals_):
+                    remote = self._connection._shell.join_path(remote_tmp, b)
+                    self._transfer_file(local, remote)
+                    staged.append(remote)
             q = shlex.quote
             marker = self._connection._shell.join_path(remote_tmp, ".installed")
             self._transfer_data(marker, want + "\n")
-            # The chart renderer is executable but not readable by others
-            # (0711): a daemon run as root runs it as a user of its own,
-            # which the kernel then makes not dumpable from its start
-            # (the daemon refuses a renderer that user could read).
+            # zarf-planner, which is also the chart renderer, is
+            # executable but not readable by others (0711): a daemon run
+            # as root runs its renderers as users of their own, which the
+            # kernel then makes not dumpable from their start (the daemon
+            # refuses a renderer that user could read).
             # Each file is renamed into place (rename is atomic), the marker
             # last: a concurrent run, or a module starting meanwhile, sees
             # whole files, and the marker only once every file is there.
@@ -213,7 +247,7 @@ class ZarfPlannerAction(ActionBase):
             script = (
                 "set -e; umask 022; d=%(d)s; mkdir -p \"$d\"; "
                 "for f in %(files)s; do b=$(basename \"$f\"); cp \"$f\" \"$d/.$b.$$\"; "
-                "case \"$b\" in zarf-planner-render) m=0711;; *) m=0755;; esac; "
+                "case \"$b\" in zarf-planner) m=0711;; *) m=0755;; esac; "
                 "chmod $m \"$d/.$b.$$\"; mv -f \"$d/.$b.$$\" \"$d/$b\"; done; "
                 "[ -x \"$d/zarf_planner_module\" ] || exit %(noexec)d; "
                 "\"$d/zarf-planner\" version >/dev/null || exit %(norun)d; "

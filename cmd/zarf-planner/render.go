@@ -1,17 +1,21 @@
-// Command zarf-planner-render is the chart renderer: it renders the
-// charts zarf-planner hands it on stdin (renderproc's frames) with the
-// Helm SDK and answers on stdout, bounded in memory and CPU time and
-// filtered in its system calls, so a hostile chart's templates run in a
-// process that can be killed and can reach nothing. It is
-// started by zarf-planner, never by hand, and installed beside it.
+package main
+
+// The chart renderer is a mode of zarf-planner: started with argv[0]
+// zarf-planner-render (renderproc.Binary, as renderproc starts it), it
+// renders the charts its caller hands it on stdin (renderproc's frames)
+// with the Helm SDK and answers on stdout, bounded in memory and CPU time
+// and filtered in its system calls, so a hostile chart's templates run in
+// a process that can be killed and can reach nothing. One binary for the
+// daemon and the renderer keeps the collection small (issue 47); the
+// renderer is still a process of its own, confined as before.
 //
 // Started with the one argument --unfiltered-under-emulation (which
-// zarf-planner never gives: it starts the renderer with no argument and
-// no environment), it renders without its system-call filter, saying so
-// on stderr: for a renderer of another architecture run by hand under
-// qemu-user, which emulates no seccomp. Without it, a renderer that cannot
-// install its filter refuses to render.
-package main
+// renderproc never gives: it starts the renderer with no argument and no
+// environment), it renders without its system-call filter, saying so on
+// stderr: for a renderer of another architecture run by hand under
+// qemu-user (qemu-aarch64-static -0 zarf-planner-render zarf-planner
+// --unfiltered-under-emulation), which emulates no seccomp. Without it, a
+// renderer that cannot install its filter refuses to render.
 
 import (
 	"fmt"
@@ -27,10 +31,11 @@ import (
 )
 
 // UnfilteredUnderEmulation is the one argument that starts the renderer
-// without its system-call filter (see the package's doc).
+// without its system-call filter (see the comment above).
 const UnfilteredUnderEmulation = "--unfiltered-under-emulation"
 
-func main() {
+// renderMain is the renderer's main; it never returns.
+func renderMain() {
 	if err := renderproc.Confine(); err != nil {
 		fmt.Fprintf(os.Stderr, "zarf-planner-render: %v\n", err)
 		os.Exit(1)
@@ -65,4 +70,5 @@ func main() {
 		fmt.Fprintf(os.Stderr, "zarf-planner-render: %v\n", err)
 		os.Exit(1)
 	}
+	os.Exit(0)
 }
