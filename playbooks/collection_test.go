@@ -462,7 +462,7 @@ func planPlay(moduleDefaults string) string {
 func (o *operator) stamp() map[string]string {
 	o.t.Helper()
 	m := map[string]string{}
-	for _, f := range []string{"zarf-planner", "zarf-planner-render", "zarf_planner_module", ".installed"} {
+	for _, f := range []string{"zarf-planner", "zarf_planner_module", ".installed"} {
 		fi, err := os.Stat(filepath.Join(o.installDir(), f))
 		if err != nil {
 			o.t.Fatalf("the collection did not install %s: %v", f, err)
