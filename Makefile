@@ -229,7 +229,7 @@ $(STATICCHECK):
 
 # The packages under testdata/ (test support, benchmark programs) are
 # checked too: ./... leaves them out.
-GATE_PACKAGES := ./... ./testdata/craft/... ./testdata/failures/... ./testdata/bench/memory/...
+GATE_PACKAGES := ./... ./testdata/craft/... ./testdata/failures/... ./testdata/bench/memory/... ./testdata/bench/cache/profile/...
 gate: $(STATICCHECK)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "not gofmt-clean (run gofmt -w):"; echo "$$unformatted"; exit 1; fi

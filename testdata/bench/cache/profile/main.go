@@ -1,0 +1,81 @@
+// Command profile is bench-cache's profile of the daemon's side of the
+// never-asked question: one daemon.Server (in process, as `zarf-planner
+// serve` holds one), a warm archive cache of its own, and N plans of the
+// bench's 1,000 archives, each a question not asked before (a priority
+// that changes nothing, as bench.py asks). It prints how long the
+// server's Plan took (best and median) and writes a CPU profile of the
+// timed plans, whose cumulative times by function are the stages
+// (docs/benchmarks.md: the directory's stamp for the memo key, the read
+// from the cache, the planner, conflicts and warnings, the encoding, the
+// kept plan, the collector).
+//
+//	go run ./testdata/bench/cache/profile -dir .cache/bench/cache/archives -cpuprofile /tmp/plan.pprof
+//	go tool pprof -top -nodecount 40 /tmp/plan.pprof
+//
+// The cache is warmed by a first plan, not timed; so is the page cache.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"runtime/pprof"
+	"slices"
+	"time"
+
+	"github.com/colonel-byte/zarf-planner/contract"
+	"github.com/colonel-byte/zarf-planner/daemon/server"
+	"github.com/colonel-byte/zarf-planner/planner/options"
+)
+
+func main() {
+	dir := flag.String("dir", ".cache/bench/cache/archives", "the bench's archives (make bench-cache builds them)")
+	n := flag.Int("n", 100, "plans to time")
+	cpu := flag.String("cpuprofile", "", "write a CPU profile of the timed plans here")
+	flag.Parse()
+	abs, err := os.Getwd()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if (*dir)[0] != '/' {
+		*dir = abs + "/" + *dir
+	}
+	cacheDir, err := os.MkdirTemp("", "zp-profile-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(cacheDir)
+	d := server.New(server.Config{DefaultCache: cacheDir})
+	defer d.Close()
+	ask := func(i int) time.Duration {
+		o := options.Defaults()
+		o.UseCache, o.CacheDir = true, cacheDir
+		o.Priorities = map[string]int{"pkg-0000": i}
+		start := time.Now()
+		a, err := d.Plan(context.Background(), &contract.PlanRequest{Path: *dir, Options: o, Caller: options.ModuleCaller})
+		took := time.Since(start)
+		if err != nil || a.Failed {
+			log.Fatalf("plan %d: %v (failed %v)", i, err, a != nil && a.Failed)
+		}
+		return took
+	}
+	ask(-1)
+	if *cpu != "" {
+		f, err := os.Create(*cpu)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var times []time.Duration
+	for i := range *n {
+		times = append(times, ask(i))
+	}
+	slices.Sort(times)
+	fmt.Printf("server Plan, a question never asked, %d runs: best %v, median %v\n", *n, times[0], times[len(times)/2])
+}
