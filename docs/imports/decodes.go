@@ -1,11 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"path/filepath"
 	"slices"
 )
 
@@ -26,14 +23,8 @@ var unmarshalers = map[string][]string{
 // Every decode of a document goes through contract's answers (one
 // decoder); the layering rules name any other.
 func decodesIn(dir string, files []string) ([]string, error) {
-	fset := token.NewFileSet()
 	var out []string
-	for _, name := range files {
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
-		if err != nil {
-			return nil, fmt.Errorf("parsing %s: %w", name, err)
-		}
-		imports := importsOf(f)
+	err := eachFunc(dir, files, func(imports map[string]string, where string, body *ast.BlockStmt) {
 		// docType is the name of the document type e is, or "".
 		docType := func(e ast.Expr) string {
 			switch t := e.(type) {
@@ -57,65 +48,58 @@ func decodesIn(dir string, files []string) ([]string, error) {
 			}
 			return ""
 		}
-		for _, decl := range f.Decls {
-			fn, ok := decl.(*ast.FuncDecl)
-			if !ok || fn.Body == nil {
-				continue
-			}
-			where := fn.Name.Name
-			if fn.Recv != nil && len(fn.Recv.List) == 1 {
-				where = receiver(fn.Recv.List[0].Type) + "." + where
-			}
-			vars := map[string]string{} // variable → document type
-			ast.Inspect(fn.Body, func(n ast.Node) bool {
-				switch n := n.(type) {
-				case *ast.ValueSpec:
-					if t := docType(n.Type); t != "" {
-						for _, id := range n.Names {
+		vars := map[string]string{} // variable → document type
+		ast.Inspect(body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.ValueSpec:
+				if t := docType(n.Type); t != "" {
+					for _, id := range n.Names {
+						vars[id.Name] = t
+					}
+				}
+				for i, v := range n.Values {
+					if t := docType(v); t != "" && i < len(n.Names) {
+						vars[n.Names[i].Name] = t
+					}
+				}
+			case *ast.AssignStmt:
+				for i, v := range n.Rhs {
+					if t := docType(v); t != "" && i < len(n.Lhs) {
+						if id, ok := n.Lhs[i].(*ast.Ident); ok {
 							vars[id.Name] = t
 						}
 					}
-					for i, v := range n.Values {
-						if t := docType(v); t != "" && i < len(n.Names) {
-							vars[n.Names[i].Name] = t
-						}
+				}
+			case *ast.CallExpr:
+				sel, ok := n.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				pkg, ok := sel.X.(*ast.Ident)
+				if !ok {
+					return true
+				}
+				path := imports[pkg.Name]
+				if path == documentPath && sel.Sel.Name == "DecodeResult" {
+					out = append(out, where+": document.Result")
+				}
+				if slices.Contains(unmarshalers[path], sel.Sel.Name) && len(n.Args) > 0 {
+					target := n.Args[len(n.Args)-1]
+					if u, ok := target.(*ast.UnaryExpr); ok && u.Op == token.AND {
+						target = u.X
 					}
-				case *ast.AssignStmt:
-					for i, v := range n.Rhs {
-						if t := docType(v); t != "" && i < len(n.Lhs) {
-							if id, ok := n.Lhs[i].(*ast.Ident); ok {
-								vars[id.Name] = t
-							}
-						}
-					}
-				case *ast.CallExpr:
-					sel, ok := n.Fun.(*ast.SelectorExpr)
-					if !ok {
-						return true
-					}
-					pkg, ok := sel.X.(*ast.Ident)
-					if !ok {
-						return true
-					}
-					path := imports[pkg.Name]
-					if path == documentPath && sel.Sel.Name == "DecodeResult" {
-						out = append(out, where+": document.Result")
-					}
-					if slices.Contains(unmarshalers[path], sel.Sel.Name) && len(n.Args) > 0 {
-						target := n.Args[len(n.Args)-1]
-						if u, ok := target.(*ast.UnaryExpr); ok && u.Op == token.AND {
-							target = u.X
-						}
-						if id, ok := target.(*ast.Ident); ok && vars[id.Name] != "" {
-							out = append(out, where+": document."+vars[id.Name])
-						} else if t := docType(target); t != "" {
-							out = append(out, where+": document."+t)
-						}
+					if id, ok := target.(*ast.Ident); ok && vars[id.Name] != "" {
+						out = append(out, where+": document."+vars[id.Name])
+					} else if t := docType(target); t != "" {
+						out = append(out, where+": document."+t)
 					}
 				}
-				return true
-			})
-		}
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil

@@ -254,3 +254,40 @@ func e(b []byte) {
 		t.Errorf("decodesIn: %q; want %q", got, want)
 	}
 }
+
+// TestOpensInFindsEachOpener: every call of an opener is named by the
+// function or method it is made in, once, whatever the import's local
+// name; a function of the same name in another package is not one.
+func TestOpensInFindsEachOpener(t *testing.T) {
+	dir := t.TempDir()
+	src := `package p
+
+import (
+	stdos "os"
+	"path/filepath"
+
+	"github.com/colonel-byte/zarf-planner/privdir"
+)
+
+type reader struct{}
+
+func (r *reader) load(p string) { stdos.ReadFile(p); stdos.ReadFile(p) }
+
+func list(p string) { filepath.Glob(p) }
+
+func regular(p string) { privdir.ReadRegular(p, 1) }
+
+func clean(p string) string { return filepath.Clean(p) }
+`
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := opensIn(dir, []string{"p.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"list: filepath.Glob", "reader.load: stdos.ReadFile", "regular: privdir.ReadRegular"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("opensIn: %q; want %q", got, want)
+	}
+}

@@ -26,12 +26,40 @@ var openers = map[string][]string{
 // package in dir, each as "FUNC: PKG.NAME" where FUNC is the function (or
 // TYPE.METHOD) it is made in, sorted and each once.
 func opensIn(dir string, files []string) ([]string, error) {
-	fset := token.NewFileSet()
 	var out []string
+	err := eachFunc(dir, files, func(imports map[string]string, where string, body *ast.BlockStmt) {
+		ast.Inspect(body, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			id, ok := sel.X.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			if slices.Contains(openers[imports[id.Name]], sel.Sel.Name) {
+				out = append(out, where+": "+id.Name+"."+sel.Sel.Name)
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// eachFunc parses the Go files of a package in dir and calls visit with
+// each function that has a body: its file's imports (importsOf),
+// where it is ("FUNC", or "TYPE.METHOD") and its body. The rules that read
+// what a package calls (opensIn, decodesIn) walk it so.
+func eachFunc(dir string, files []string, visit func(imports map[string]string, where string, body *ast.BlockStmt)) error {
+	fset := token.NewFileSet()
 	for _, name := range files {
 		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
 		if err != nil {
-			return nil, fmt.Errorf("parsing %s: %w", name, err)
+			return fmt.Errorf("parsing %s: %w", name, err)
 		}
 		imports := importsOf(f)
 		for _, decl := range f.Decls {
@@ -43,25 +71,10 @@ func opensIn(dir string, files []string) ([]string, error) {
 			if fn.Recv != nil && len(fn.Recv.List) == 1 {
 				where = receiver(fn.Recv.List[0].Type) + "." + where
 			}
-			ast.Inspect(fn.Body, func(n ast.Node) bool {
-				sel, ok := n.(*ast.SelectorExpr)
-				if !ok {
-					return true
-				}
-				id, ok := sel.X.(*ast.Ident)
-				if !ok {
-					return true
-				}
-				path := imports[id.Name]
-				if slices.Contains(openers[path], sel.Sel.Name) {
-					out = append(out, where+": "+id.Name+"."+sel.Sel.Name)
-				}
-				return true
-			})
+			visit(imports, where, fn.Body)
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	return nil
 }
 
 // importsOf maps each import of a file by its local name (its own name,
