@@ -18,21 +18,44 @@ import (
 	"github.com/colonel-byte/zarf-planner/cluster/clustertest"
 )
 
-// crdPlan plans a testdata bundle of one gizmos package in cluster mode
-// against the kubeconfig (or from the snapshot, when it is a file), and
-// returns the exit code and the document.
-func crdPlan(t *testing.T, bundle string, cluster ...string) (int, planDoc, []string) {
+// crdPlan plans a testdata bundle with args (the cluster, a snapshot)
+// and returns the exit code, the document and its warnings.
+func crdPlan(t *testing.T, bundle string, args ...string) (int, planDoc, []string) {
 	t.Helper()
-	args := append([]string{"plan", filepath.Join("..", "testdata", "bundles", bundle), "-o", "json", "--use-cache=false"}, cluster...)
-	code, out, stderr := run(t, args...)
+	return planJSON(t, filepath.Join("..", "testdata", "bundles", bundle), args...)
+}
+
+// planJSON plans dir with args, no cache, and returns the exit code, the
+// document and its warnings.
+func planJSON(t *testing.T, dir string, args ...string) (int, planDoc, []string) {
+	t.Helper()
+	code, out, stderr := run(t, append([]string{"plan", dir, "-o", "json", "--use-cache=false"}, args...)...)
 	var doc struct {
 		planDoc
 		Warnings []string `json:"warnings"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatalf("plan %s: exit %d, not one JSON document: %v\n%s%s", bundle, code, err, out, stderr)
+		t.Fatalf("plan %s: exit %d, not one JSON document: %v\n%s%s", dir, code, err, out, stderr)
 	}
 	return code, doc.planDoc, doc.Warnings
+}
+
+// archivesDir is a directory of the test's holding copies of testdata
+// archives, each given as BUNDLE/ARCHIVE, as an operator's directory
+// holding versions from several deliveries would.
+func archivesDir(t *testing.T, archives ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, a := range archives {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "bundles", a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(a)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // refusedAs says the plan failed with one crd_upgrade problem naming the
@@ -197,16 +220,7 @@ func TestCRDUpgradesAgainstARealAPIServer(t *testing.T) {
 // holding two versions of a package that ships CRDs says so once; one
 // version alone says nothing.
 func TestStandaloneSaysOnceThatCRDUpgradesWereNotChecked(t *testing.T) {
-	dir := t.TempDir()
-	for _, b := range []string{"crd-v1alpha1/zarf-package-gizmos-amd64-1.0.0.tar.zst", "crd-v1only/zarf-package-gizmos-amd64-2.0.0.tar.zst"} {
-		data, err := os.ReadFile(filepath.Join("..", "testdata", "bundles", b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(b)), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := archivesDir(t, "crd-v1alpha1/zarf-package-gizmos-amd64-1.0.0.tar.zst", "crd-v1only/zarf-package-gizmos-amd64-2.0.0.tar.zst")
 	notChecked := func(warnings []string) (n int) {
 		for _, w := range warnings {
 			if strings.HasPrefix(w, "CRD upgrades were not checked") {

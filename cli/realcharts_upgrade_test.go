@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,39 +21,13 @@ var certManagerCRDs = []string{
 	"clusterissuers.cert-manager.io", "issuers.cert-manager.io", "orders.acme.cert-manager.io",
 }
 
-// certManagerDir is a directory holding both public cert-manager
-// packages, as an operator's would: v1.5.5 (testdata/bundles/
-// realcharts-upgrade) and v1.21.1 (testdata/bundles/realcharts), each
-// packaged by the real zarf CLI from the upstream chart.
-func certManagerDir(t *testing.T) (dir, old, upgrade string) {
-	t.Helper()
-	dir = t.TempDir()
-	for _, b := range []string{"realcharts-upgrade/zarf-package-cert-manager-amd64-1.5.5.tar.zst", "realcharts/zarf-package-cert-manager-amd64-1.21.1.tar.zst"} {
-		data, err := os.ReadFile(filepath.Join("..", "testdata", "bundles", b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(b)), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir, filepath.Join(dir, "zarf-package-cert-manager-amd64-1.5.5.tar.zst"), "zarf-package-cert-manager-amd64-1.21.1.tar.zst"
-}
-
-// planCertManager plans dir with args and returns the exit code, the
-// document and its warnings.
-func planCertManager(t *testing.T, dir string, args ...string) (int, planDoc, []string) {
-	t.Helper()
-	code, out, stderr := run(t, append([]string{"plan", dir, "-o", "json", "--use-cache=false"}, args...)...)
-	var doc struct {
-		planDoc
-		Warnings []string `json:"warnings"`
-	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatalf("plan: exit %d, not one JSON document: %v\n%s%s", code, err, out, stderr)
-	}
-	return code, doc.planDoc, doc.Warnings
-}
+// The two public cert-manager packages, each packaged by the real zarf
+// CLI from the upstream chart: v1.5.5 (testdata/bundles/
+// realcharts-upgrade) and v1.21.1 (testdata/bundles/realcharts).
+const (
+	certManagerOld     = "realcharts-upgrade/zarf-package-cert-manager-amd64-1.5.5.tar.zst"
+	certManagerUpgrade = "realcharts/zarf-package-cert-manager-amd64-1.21.1.tar.zst"
+)
 
 // A public chart's CRD upgrade, judged against the test API server:
 // cert-manager v1.5.5, deployed by the real zarf CLI, installs six CRDs
@@ -76,8 +49,9 @@ func planCertManager(t *testing.T, dir string, args ...string) (int, planDoc, []
 //   - Standalone, the directory of both versions says once that CRD
 //     upgrades were not checked.
 func TestARealChartsCRDUpgradeIsJudged(t *testing.T) {
-	dir, old, upgrade := certManagerDir(t)
-	code, doc, warnings := planCertManager(t, dir)
+	dir := archivesDir(t, certManagerOld, certManagerUpgrade)
+	old, upgrade := filepath.Join(dir, filepath.Base(certManagerOld)), filepath.Base(certManagerUpgrade)
+	code, doc, warnings := planJSON(t, dir)
 	if code != ExitOK || len(doc.Packages) != 1 || doc.Packages[0].Version != "1.21.1" ||
 		!slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, "CRD upgrades were not checked") }) {
 		t.Fatalf("standalone: exit %d, %+v, warnings %q; want v1.21.1 planned and the word that CRD upgrades were not checked", code, doc, warnings)
@@ -101,7 +75,7 @@ func TestARealChartsCRDUpgradeIsJudged(t *testing.T) {
 		}
 	}
 
-	code, doc, warnings = planCertManager(t, dir, live...)
+	code, doc, warnings = planJSON(t, dir, live...)
 	if code != ExitOK || len(doc.Packages) != 1 || doc.Packages[0].Version != "1.21.1" {
 		t.Fatalf("after a fresh v1.5.5: exit %d, %+v, warnings %q; want v1.21.1 planned", code, doc, warnings)
 	}
@@ -133,7 +107,7 @@ func TestARealChartsCRDUpgradeIsJudged(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{live, {"--snapshot", snapshot}} {
-		code, doc, _ := planCertManager(t, dir, args...)
+		code, doc, _ := planJSON(t, dir, args...)
 		if code != ExitFailed || !doc.Failed || len(doc.Errors) != 1 || doc.Errors[0].Kind != "crd_upgrade" || !slices.Equal(doc.Errors[0].Packages, []string{"cert-manager"}) {
 			t.Fatalf("plan %v: exit %d, %+v; want one crd_upgrade problem of cert-manager", args, code, doc)
 		}
