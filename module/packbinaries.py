@@ -15,7 +15,8 @@ the target architecture's with Python's lzma and checks each against
 SHA256SUMS before it copies it (plugins/plugin_utils/runner.py).
 
 Packing is slow (~40 s a daemon): each packed file is kept in CACHE_DIR
-under its binary's sha256 and reused by the next build of the same bytes.
+under its binary's sha256 and reused by the next build of the same bytes;
+the cache keeps those of the last few builds.
 The standard library only, as the build machine may have nothing else.
 """
 
@@ -44,7 +45,18 @@ def pack(path, arch, digest, cache):
         os.replace(tmp, kept)
     with open(kept, "rb") as src, open(path + ".xz", "wb") as dst:
         dst.write(src.read())
+    os.utime(kept)  # used now: prune keeps the most recently used
     os.remove(path)
+
+
+def prune(cache, keep):
+    """Remove all but the keep most recently used packed files of cache:
+    each build of another commit packs new bytes, which would otherwise
+    pile up (~30 MB a build)."""
+    files = [os.path.join(cache, f) for f in os.listdir(cache) if f.endswith(".xz")]
+    files.sort(key=os.path.getmtime, reverse=True)
+    for f in files[keep:]:
+        os.remove(f)
 
 
 def main():
@@ -74,6 +86,9 @@ def main():
     with concurrent.futures.ProcessPoolExecutor() as pool:
         for fut in [pool.submit(pack, path, arch, digest, cache) for path, arch, _, digest in work]:
             fut.result()
+    # Those of this build and of a few before it (a demo build packs this
+    # machine's alone, the collection every architecture's).
+    prune(cache, 4 * len(work))
 
 
 if __name__ == "__main__":
