@@ -469,20 +469,30 @@ func readTarget(ctx context.Context, c *registry.Client, t registry.Target, limi
 		titles = append(titles, title)
 	}
 	slices.Sort(titles)
+	// The layers a plan reads, in order, each checked against its cap
+	// before any is fetched.
+	var wanted []ocispec.Descriptor
+	var wantedTitles []string
 	for _, title := range titles {
 		l := layers[title]
 		slot, limit, component := mem.place(title)
-		keep := slot != nil
-		if !keep && component == "" {
+		if slot == nil && component == "" {
 			continue // images, SBOMs: never fetched
 		}
-		if keep && l.Size > limit {
+		if slot != nil && l.Size > limit {
 			return Archive{Candidate: facts.Candidate{SHA256: sum}}, fmt.Errorf("%w: %s: %s is %d bytes, more than the %d allowed", ErrLimit, name, title, l.Size, limit)
 		}
+		wanted, wantedTitles = append(wanted, l), append(wantedTitles, title)
+	}
+	blobs := prefetch(ctx, c, t.Repository, wanted)
+	defer blobs.close()
+	for i, title := range wantedTitles {
+		slot, _, component := mem.place(title)
+		keep := slot != nil
 		if err := ctx.Err(); err != nil {
 			return Archive{}, err
 		}
-		rc, err := c.Blob(ctx, t.Repository, l)
+		rc, err := blobs.take(i)
 		if err != nil {
 			return Archive{Candidate: facts.Candidate{SHA256: sum}}, registryFault(err)
 		}
@@ -502,12 +512,12 @@ func readTarget(ctx context.Context, c *registry.Client, t registry.Target, limi
 				return nil
 			}()
 		} else {
-			err = mem.walkComponent(ctx, blob, &tar.Header{Name: title, Size: l.Size}, component, name, h)
+			err = mem.walkComponent(ctx, blob, &tar.Header{Name: title, Size: wanted[i].Size}, component, name, h)
 			if err == nil {
 				_, err = io.Copy(io.Discard, blob) // the rest, so the digest is checked
 			}
 		}
-		rc.Close()
+		blobs.done(i)
 		if err != nil {
 			// A limit or integrity failure the reading found names the
 			// package already; the blob's own error is named here.
@@ -534,6 +544,89 @@ func readTarget(ctx context.Context, c *registry.Client, t registry.Target, limi
 		return Archive{Candidate: cand}, fmt.Errorf("%w: %s: the index says architecture %s, zarf.yaml says %s; refused as tampered", ErrIntegrity, name, facts.Quote(t.Architecture), facts.Quote(cand.Architecture))
 	}
 	return Archive{Candidate: cand}, describe(ctx, name, mem, pkg, &cand, right.renderer(limits.charts()))
+}
+
+// layerWindow is how many of a package's layers are requested at once:
+// the next ones are asked for while one is read, so a package costs about
+// one round trip for its layers, not one each. A request waiting to be
+// read holds only what the connection buffers; the time between reads is
+// the caller's, not the registry's (registry.Client.Blob).
+const layerWindow = 4
+
+// opened is a layer's request as it came back.
+type opened struct {
+	rc  io.ReadCloser
+	err error
+}
+
+// prefetched are the layer requests of one package: take(i) waits for
+// layer i's, done(i) closes it and lets the next request go, close ends
+// every request not yet taken.
+type prefetched struct {
+	got    []chan opened
+	window chan struct{}
+	cancel context.CancelFunc
+	taken  []io.ReadCloser
+}
+
+// prefetch requests the layers ds of repository in order, layerWindow at
+// a time ahead of the reading.
+func prefetch(ctx context.Context, c *registry.Client, repository string, ds []ocispec.Descriptor) *prefetched {
+	ctx, cancel := context.WithCancel(ctx)
+	p := &prefetched{got: make([]chan opened, len(ds)), window: make(chan struct{}, layerWindow), cancel: cancel, taken: make([]io.ReadCloser, len(ds))}
+	for i := range ds {
+		p.got[i] = make(chan opened, 1)
+	}
+	go func() {
+		for i, d := range ds {
+			select {
+			case p.window <- struct{}{}:
+			case <-ctx.Done():
+				p.got[i] <- opened{err: ctx.Err()}
+				continue
+			}
+			go func() {
+				rc, err := c.Blob(ctx, repository, d)
+				p.got[i] <- opened{rc, err}
+			}()
+		}
+	}()
+	return p
+}
+
+func (p *prefetched) take(i int) (io.ReadCloser, error) {
+	o := <-p.got[i]
+	p.got[i] = nil // its answer is the reader's to close
+	p.taken[i] = o.rc
+	return o.rc, o.err
+}
+
+func (p *prefetched) done(i int) {
+	if rc := p.taken[i]; rc != nil {
+		rc.Close()
+		p.taken[i] = nil
+	}
+	<-p.window
+}
+
+// close ends the requests not yet read: those under way are cancelled,
+// and each one's answer, when it comes, is closed.
+func (p *prefetched) close() {
+	p.cancel()
+	for i, ch := range p.got {
+		if rc := p.taken[i]; rc != nil {
+			rc.Close()
+			continue
+		}
+		if ch == nil {
+			continue
+		}
+		go func() {
+			if o := <-ch; o.rc != nil {
+				o.rc.Close()
+			}
+		}()
+	}
 }
 
 // arrivingChunk is what readArriving reads at a time: the most a read

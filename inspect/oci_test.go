@@ -407,3 +407,20 @@ func TestTheRegistryClientsFaultsAreInspects(t *testing.T) {
 		t.Errorf("the cut package's reason %q; want it to name the package, its zarf.yaml and the cut blob", r)
 	}
 }
+
+// A package's layers are asked for together (a few at a time), not one
+// after the other.
+func TestARegistryReadAsksForAPackagesLayersTogether(t *testing.T) {
+	reg := registrytest.Start(t, registrytest.Options{})
+	reg.Publish(t, "ns", filepath.Join(referenceStack(t), "zarf-package-init-amd64-0.1.0.tar.zst"))
+	proxy := reg.Proxy(t)
+	proxy.HoldBlobs.Store(true)
+	opts := inspect.Options{Registry: registry.Options{PlainHTTP: true}}
+	d, err := inspect.ReadSource(context.Background(), "oci://"+proxy.Host+"/ns/init:0.1.0", opts)
+	if err != nil || len(d.Candidates) != 1 {
+		t.Fatalf("reading one package: %v (%d candidates)", err, len(d.Candidates))
+	}
+	if n, most := proxy.Blobs.Load(), proxy.BlobsAtOnce.Load(); n < 3 || most < 2 || most > 4 {
+		t.Errorf("one package's %d blobs were asked for at most %d at once; want 2 to 4 (layerWindow) at once", n, most)
+	}
+}

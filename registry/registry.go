@@ -71,6 +71,10 @@ const (
 	// an 8 MiB checksums.txt may take the timeout and 32 s). A registry
 	// that sends one byte within every silence otherwise never ends.
 	MinRate = 256 << 10
+	// MaxIdleConns is how many idle connections to one registry a
+	// client keeps for its next requests (a reader's workers, each with
+	// a package's layers in flight).
+	MaxIdleConns = 64
 )
 
 // DefaultTimeout is how long the registry may stay silent: to answer a
@@ -193,6 +197,11 @@ func New(host string, o Options) (*Client, error) {
 	base.ResponseHeaderTimeout = o.Timeout
 	base.TLSHandshakeTimeout = o.Timeout
 	base.DialContext = (&net.Dialer{Timeout: o.Timeout, KeepAlive: 30 * time.Second}).DialContext
+	// A read asks one registry many small things at once (its workers,
+	// each package's layers together): keep their connections for the
+	// next request instead of Go's default of two idle per host, which
+	// made most requests dial anew.
+	base.MaxIdleConnsPerHost = MaxIdleConns
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.InsecureSkipTLSVerify} //nolint:gosec // the operator's insecure_skip_tls_verify, zarf's flag
 	if o.CAFile != "" || o.CA != nil {
 		pool, err := x509.SystemCertPool()

@@ -1,10 +1,21 @@
 package registry
 
 import (
+	"context"
+	"io"
 	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // Parse reads the three forms of a registry source, gives back the
@@ -57,5 +68,60 @@ func TestTransferTime(t *testing.T) {
 		if got := c.TransferTime(size); got != time.Duration(math.MaxInt64) {
 			t.Errorf("TransferTime(%d) = %s, want the longest duration", size, got)
 		}
+	}
+}
+
+// A client keeps its connections for its next requests: three rounds of
+// 32 blobs asked for at once (a reader's workers, each with a package's
+// layers in flight) open about 32 connections, not 32 a round (Go's
+// default keeps two idle per host).
+func TestAClientReusesItsConnections(t *testing.T) {
+	blob := []byte("zarf.yaml of a package")
+	d := ocispec.Descriptor{MediaType: "application/octet-stream", Digest: digest.FromBytes(blob), Size: int64(len(blob))}
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v2/ns/pkg/blobs/"+d.Digest.String() {
+			http.NotFound(w, r)
+			return
+		}
+		time.Sleep(5 * time.Millisecond) // the round's requests are in flight together
+		w.Header().Set("Content-Length", strconv.Itoa(len(blob)))
+		w.Header().Set("Docker-Content-Digest", d.Digest.String())
+		_, _ = w.Write(blob)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c, err := New(strings.TrimPrefix(srv.URL, "http://"), Options{PlainHTTP: true, Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 96)
+	for range 3 {
+		var wg sync.WaitGroup
+		for range 32 {
+			wg.Go(func() {
+				rc, err := c.Blob(context.Background(), "ns/pkg", d)
+				if err == nil {
+					_, err = io.ReadAll(rc)
+					rc.Close()
+				}
+				if err != nil {
+					errs <- err
+				}
+			})
+		}
+		wg.Wait()
+	}
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := conns.Load(); n > 40 {
+		t.Errorf("three rounds of 32 requests at once opened %d connections; want them kept for the next round (at most 40)", n)
 	}
 }

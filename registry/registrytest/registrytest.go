@@ -327,7 +327,14 @@ type Proxy struct {
 	Host string
 	// Blobs counts blob requests, ByDigest manifest requests by digest.
 	Blobs, ByDigest atomic.Int64
-	srv             *httptest.Server
+	// BlobsAtOnce is the most blob requests that were in flight at once,
+	// Connections how many connections readers opened to the proxy.
+	BlobsAtOnce, Connections atomic.Int64
+	// HoldBlobs holds each blob request until another is in flight too
+	// (at most 2 s), to see whether a reader asks for blobs together.
+	HoldBlobs atomic.Bool
+	inFlight  atomic.Int64
+	srv       *httptest.Server
 }
 
 // Proxy starts a counting proxy in front of r, stopped when the test
@@ -340,15 +347,33 @@ func (r *Registry) Proxy(t testing.TB) *Proxy {
 	}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	p := &Proxy{}
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if strings.Contains(req.URL.Path, "/blobs/") {
 			p.Blobs.Add(1)
+			n := p.inFlight.Add(1)
+			defer p.inFlight.Add(-1)
+			for most := p.BlobsAtOnce.Load(); n > most && !p.BlobsAtOnce.CompareAndSwap(most, n); most = p.BlobsAtOnce.Load() {
+			}
+			if p.HoldBlobs.Load() {
+				// Held until another blob is asked for (at most 2 s),
+				// so requests a reader makes together are seen
+				// together however slow the machine.
+				for end := time.Now().Add(2 * time.Second); p.inFlight.Load() < 2 && time.Now().Before(end); {
+					time.Sleep(time.Millisecond)
+				}
+			}
 		}
 		if strings.Contains(req.URL.Path, "/manifests/sha256:") {
 			p.ByDigest.Add(1)
 		}
 		rp.ServeHTTP(w, req)
 	}))
+	p.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			p.Connections.Add(1)
+		}
+	}
+	p.srv.Start()
 	t.Cleanup(p.srv.Close)
 	p.Host = strings.TrimPrefix(p.srv.URL, "http://")
 	return p
@@ -358,6 +383,8 @@ func (r *Registry) Proxy(t testing.TB) *Proxy {
 func (p *Proxy) Reset() {
 	p.Blobs.Store(0)
 	p.ByDigest.Store(0)
+	p.BlobsAtOnce.Store(0)
+	p.Connections.Store(0)
 }
 
 // Close stops the proxy: the registry is out of reach through it.
