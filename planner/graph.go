@@ -46,7 +46,7 @@ func (p *planning) edges(m *model, sel map[string]*cand) map[string]*node {
 				e := Edge{From: f.Name, To: name, Kind: r.kind, Source: src}
 				nodes[name].in = append(nodes[name].in, e)
 				nodes[f.Name].neededBy = append(nodes[f.Name].neededBy, e)
-				why := fmt.Sprintf("needed by %s %s: %s (%s)", c.Name, c.Version, r.what, src)
+				why := "needed by " + c.Name + " " + c.Version + ": " + r.what + " (" + src.String() + ")"
 				if r.settled != "" {
 					why += "; " + r.settled
 				}

@@ -3,8 +3,8 @@ package planner
 import (
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
@@ -37,20 +37,33 @@ func MermaidGraph(g Graph, problems []Problem) string {
 		byLevel[n.Level] = append(byLevel[n.Level], n)
 		maxLevel = max(maxLevel, n.Level)
 	}
+	// Written piece by piece, not through fmt: a plan of a thousand
+	// packages draws thousands of lines.
 	for l := 0; l <= maxLevel; l++ {
-		fmt.Fprintf(&b, "    subgraph level%d [Level %d]\n", l, l)
+		level := strconv.Itoa(l)
+		b.WriteString("    subgraph level" + level + " [Level " + level + "]\n")
 		for _, n := range byLevel[l] {
-			fmt.Fprintf(&b, "        %s[\"%s\"]\n", mermaidID(n.Name), mermaidText(n.Name+" "+n.Version))
+			b.WriteString("        ")
+			writeMermaidID(&b, n.Name)
+			b.WriteString("[\"")
+			b.WriteString(mermaidText(n.Name + " " + n.Version))
+			b.WriteString("\"]\n")
 		}
 		b.WriteString("    end\n")
 	}
 	for _, e := range g.Edges {
 		// An edge inferred from what a package uses is dashed.
-		arrow := "-->"
+		arrow := " -->|"
 		if e.Source.By == ByInferred {
-			arrow = "-.->"
+			arrow = " -.->|"
 		}
-		fmt.Fprintf(&b, "    %s %s|%s| %s\n", mermaidID(e.From), arrow, mermaidText(edgeLabel(e)), mermaidID(e.To))
+		b.WriteString("    ")
+		writeMermaidID(&b, e.From)
+		b.WriteString(arrow)
+		b.WriteString(mermaidText(edgeLabel(e)))
+		b.WriteString("| ")
+		writeMermaidID(&b, e.To)
+		b.WriteString("\n")
 	}
 	if named := problemNodes(g, problems); len(named) > 0 {
 		ids := make([]string, len(named))
@@ -150,15 +163,35 @@ func mermaidText(s string) string { return mermaidEscaper.Replace(facts.Printabl
 // is spelled in hex, so no two names share an id and no name can break out
 // of one.
 func mermaidID(name string) string {
-	if plainName.MatchString(name) {
-		return "pkg_" + mermaidSafe.Replace(name)
-	}
-	return "raw_" + hex.EncodeToString([]byte(name))
+	var b strings.Builder
+	writeMermaidID(&b, name)
+	return b.String()
 }
 
-// plainName is what mermaidID spells as it is.
-var plainName = regexp.MustCompile(`^[a-z0-9-]+$`)
+// writeMermaidID writes mermaidID(name) to b.
+func writeMermaidID(b *strings.Builder, name string) {
+	if !plainName(name) {
+		b.WriteString("raw_")
+		b.WriteString(hex.EncodeToString([]byte(name)))
+		return
+	}
+	b.WriteString("pkg_")
+	for i := range len(name) {
+		if c := name[i]; c == '-' {
+			b.WriteByte('_')
+		} else {
+			b.WriteByte(c)
+		}
+	}
+}
 
-// mermaidSafe makes a valid package name a mermaid node id (built once: a
-// Replacer compiles its table on first use).
-var mermaidSafe = strings.NewReplacer("-", "_")
+// plainName reports whether name is what mermaidID spells as it is: not
+// empty, and only lowercase letters, digits and dashes.
+func plainName(name string) bool {
+	for i := range len(name) {
+		if c := name[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return name != ""
+}

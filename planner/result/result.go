@@ -7,8 +7,6 @@
 package result
 
 import (
-	"fmt"
-
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
@@ -138,13 +136,14 @@ type Source struct {
 
 // String says where the requirement was stated, for a message.
 func (s Source) String() string {
+	// Joined, not formatted: a plan says it for every edge.
 	switch s.By {
 	case ByInferred:
-		return fmt.Sprintf("inferred from %s in %s", s.Field, s.Archive)
+		return "inferred from " + s.Field + " in " + s.Archive
 	case ByOperator:
-		return fmt.Sprintf("%s of the operator's %s, for %s", s.Field, s.Document, s.Archive)
+		return s.Field + " of the operator's " + s.Document + ", for " + s.Archive
 	}
-	return fmt.Sprintf("%s in %s", s.Field, s.Archive)
+	return s.Field + " in " + s.Archive
 }
 
 // Problem is one reason no plan is possible. Beside its sentence it says,
