@@ -39,8 +39,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 BASE = os.path.join(ROOT, ".cache", "bench", "cache")
 ARCHIVES = os.path.join(BASE, "archives")
 ZARF = os.path.join(ROOT, ".tools", "bin", "zarf")
-PLANNER = os.path.join(ROOT, "bin", "zarf-planner")
-MODULE = os.path.join(ROOT, "bin", "zarf_planner_module")
+PLANNER = os.environ.get("PLANNER") or os.path.join(ROOT, "bin", "zarf-planner")
+MODULE = os.environ.get("MODULE") or os.path.join(ROOT, "bin", "zarf_planner_module")
 N = 1000
 
 

@@ -49,6 +49,8 @@ SIZE = int(os.environ.get("SIZE", str(3 << 20)))
 ARCHIVES = os.path.join(BASE, f"archives-{N}-{SIZE}")
 IMAGE_HOST = "127.0.0.1:47391"
 RUNS = 10
+# What the proxy of the "across a network" row holds each answer for.
+DELAY = float(os.environ.get("DELAY_MS", "10")) / 1000
 
 
 def free_port():
@@ -119,9 +121,11 @@ class Counter:
             self.bytes += n
 
 
-def start_proxy(target_port, counter):
+def start_proxy(target_port, counter, delay=0.0):
     """A byte-counting HTTP proxy in front of the registry: every byte of
-    every answer body and header it passes on is counted."""
+    every answer body and header it passes on is counted. With delay,
+    each answer is held that many seconds first (a registry across a
+    network)."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -149,6 +153,8 @@ def start_proxy(target_port, counter):
             conn.request(self.command, self.path, body=body, headers=headers)
             resp = conn.getresponse()
             data = resp.read()
+            if delay:
+                time.sleep(delay)
             counter.add(len(data))
             self.send_response(resp.status)
             for k, v in resp.getheaders():
@@ -185,6 +191,34 @@ def cpu_of(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server_costs(host, pid, n=50):
+    """The registry server's CPU seconds per answer: a tag list, a
+    manifest by tag (the index), a manifest by digest and a small blob
+    (zarf.yaml) of the first repository, each asked n times."""
+    conn = http.client.HTTPConnection(host)
+    accept = {"Accept": "application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json"}
+
+    def get(path, headers=None):
+        conn.request("GET", path, headers=headers or {})
+        return conn.getresponse().read()
+
+    repo = json.loads(get("/v2/_catalog?n=1000"))["repositories"][0]
+    tag = json.loads(get(f"/v2/{repo}/tags/list?n=1000"))["tags"][0]
+    index = json.loads(get(f"/v2/{repo}/manifests/{tag}", accept))
+    manifest = index["manifests"][0]["digest"]
+    layers = json.loads(get(f"/v2/{repo}/manifests/{manifest}", accept))["layers"]
+    blob = next(l["digest"] for l in layers if l.get("annotations", {}).get("org.opencontainers.image.title") == "zarf.yaml")
+    out = {}
+    for name, path, headers in [("tag list", f"/v2/{repo}/tags/list?n=1000", None), ("manifest by tag", f"/v2/{repo}/manifests/{tag}", accept),
+                                ("manifest by digest", f"/v2/{repo}/manifests/{manifest}", accept), ("blob (zarf.yaml)", f"/v2/{repo}/blobs/{blob}", None)]:
+        before = cpu_of(pid)
+        for _ in range(n):
+            get(path, headers)
+        out[name] = (cpu_of(pid) - before) / n
+    conn.close()
+    return out
 
 
 def listing(host):
@@ -257,6 +291,21 @@ def main():
             cpu_server.append(cpu_of(reg.pid) - server)
             cpu_dir.append(mid.ru_utime + mid.ru_stime - before.ru_utime - before.ru_stime)
             cpu_reg.append(after.ru_utime + after.ru_stime - mid.ru_utime - mid.ru_stime)
+        # Cold plans of the registry across a network: every answer held
+        # DELAY first (by a proxy), against the directory's cold plans.
+        # The same proxy holding nothing shows what the proxy (Python, a
+        # connection to the registry per request) costs by itself.
+        cold_far, cold_near = [], []
+        for i in range(3):
+            for delay, out in ((DELAY, cold_far), (0.0, cold_near)):
+                slow = start_proxy(port, Counter(), delay=delay)
+                shost = f"127.0.0.1:{slow.server_address[1]}"
+                out.append(once([PLANNER, "plan", f"oci://{shost}/bench", "--plain-http", "-o", "json"], env(f"cold-proxy-{delay}-{i}")))
+                slow.shutdown()
+        # What the registry server spends on one answer of each kind a
+        # cold plan asks for (50 of each, over one connection), the
+        # planner not running.
+        per_answer = server_costs(host, reg.pid)
         # Warm: through a running daemon whose cache is warm.
         denv = env("daemon")
         daemon = subprocess.Popen([PLANNER, "serve"], env=denv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -277,9 +326,11 @@ def main():
         print("|---|---|---|---|---|")
         print(f"| bytes a cold plan fetched vs `zarf package pull` of every package | {plan_bytes} B | {pull_bytes} B | {plan_bytes / pull_bytes * 100:.2f} % | ≤ 1 % |")
         print(f"| cold plan of the registry vs cold plan of the same archives in a directory (median of 3) | {md(cold_reg):.2f} s | {md(cold_dir):.2f} s | {md(cold_reg) / md(cold_dir):.2f}x | ≤ 1.5x |")
+        print(f"| cold plan of the registry through a proxy that holds each answer {DELAY * 1000:.0f} ms (a registry across a network), vs through the same proxy holding nothing (median of 3) | {md(cold_far):.2f} s | {md(cold_near):.2f} s | {md(cold_far) / md(cold_near):.2f}x | — |")
         print(f"| warm plan of the registry through the daemon vs a bare listing (catalog + tags), median of {RUNS} pairs | {md(warm) * 1000:.0f} ms | {md(bare) * 1000:.0f} ms | {md(ratios):.2f}x | ≤ 3x |")
         print(f"\nCPU of the cold plans (median of 3): the planner {md(cpu_reg):.2f} s for the registry, {md(cpu_dir):.2f} s for the directory; "
               f"the registry server (on the same 2 cores) {md(cpu_server):.2f} s while serving the registry's plan")
+        print("the registry server's CPU per answer: " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in per_answer.items()))
     finally:
         if reg:
             reg.kill()
