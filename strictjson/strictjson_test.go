@@ -109,3 +109,52 @@ func TestANullDocumentIsRefused(t *testing.T) {
 		t.Errorf("null inside an object is a value like any other: %v", err)
 	}
 }
+
+// depthByByte is checkDepth as it was first written, a byte at a time:
+// the reading checkDepth must agree with.
+func depthByByte(b []byte) (deepAt int, deep bool) {
+	depth, inString, escaped := 0, false, false
+	for i, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > MaxDepth {
+				return i, true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return 0, false
+}
+
+// FuzzCheckDepthReadsAsAByteAtATime: the depth check that crosses
+// strings by their next quote refuses exactly what a byte-at-a-time
+// reading refuses, at the same line.
+func FuzzCheckDepthReadsAsAByteAtATime(f *testing.F) {
+	deep := strings.Repeat("[", MaxDepth+1)
+	for _, s := range []string{`{}`, deep, `"` + deep + `"`, `"\"` + deep, `"\\"` + deep, `"\\\"` + deep, `"\\\\"` + deep,
+		`{"a\\":"` + deep + `"}`, `{"k":"v\"[["}` + deep, "\"a\nb\"\n" + deep, `"unterminated` + deep, `\"` + deep, `[[["\\\\\\\\\"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		at, deep := depthByByte(b)
+		err := checkDepth("doc", b)
+		if deep != (err != nil) {
+			t.Fatalf("%q: byte at a time deep=%v, checkDepth %v", b, deep, err)
+		}
+		if deep && err.(*Error).Line != lineAt(b, int64(at)) {
+			t.Fatalf("%q: line %d, want %d", b, err.(*Error).Line, lineAt(b, int64(at)))
+		}
+	})
+}
