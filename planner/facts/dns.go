@@ -1,7 +1,5 @@
 package facts
 
-import "regexp"
-
 // The two name rules of Kubernetes (RFC 1123 as its API server applies
 // them) that the planner checks. They are written here rather than taken
 // from k8s.io/apimachinery's validation package so that this package, and
@@ -14,17 +12,12 @@ const (
 	maxDNSSubdomain = 253
 )
 
-var (
-	labelRule     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	subdomainRule = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-)
-
 // dnsLabel says why s is not a DNS label (a namespace's name), or "".
 func dnsLabel(s string) string {
 	switch {
 	case len(s) > maxDNSLabel:
 		return "a DNS label is at most 63 characters"
-	case !labelRule.MatchString(s):
+	case !isDNSLabel(s):
 		return "a DNS label is lower-case letters, digits and '-', starting and ending with a letter or digit (my-name, 123-abc)"
 	}
 	return ""
@@ -36,7 +29,7 @@ func dnsSubdomain(s string) string {
 	switch {
 	case len(s) > maxDNSSubdomain:
 		return "a DNS subdomain is at most 253 characters"
-	case !subdomainRule.MatchString(s):
+	case !isDNSSubdomain(s):
 		return "a DNS subdomain is lower-case letters, digits, '-' and '.', each part starting and ending with a letter or digit (example.com)"
 	}
 	return ""

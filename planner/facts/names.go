@@ -2,7 +2,6 @@ package facts
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -19,20 +18,15 @@ import (
 // most 253 characters.
 const MaxNameLength = 240
 
-// packageName is zarf's rule for metadata.name (v1alpha1 ZarfMetadata:
-// ^[a-z0-9][a-z0-9\-]*$).
-var packageName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
-
-// token is the rule for the planner's own identifiers (capabilities and
-// alternative group ids): lowercase letters, digits, and . _ / - inside.
-var token = regexp.MustCompile(`^[a-z0-9]([a-z0-9._/-]*[a-z0-9])?$`)
-
-// architecture is the rule for an architecture (Go's GOARCH values).
-var architecture = regexp.MustCompile(`^[a-z0-9_]{1,32}$`)
+// A package name follows zarf's rule for metadata.name (v1alpha1
+// ZarfMetadata: ^[a-z0-9][a-z0-9\-]*$; isPackageName). The planner's own
+// identifiers (capabilities and alternative group ids) are lowercase
+// letters, digits, and . _ / - inside (isToken); an architecture is
+// lowercase letters, digits and _, as Go's GOARCH values (isArchitecture).
 
 // CheckPackageName reports why s is not a zarf package name.
 func CheckPackageName(s string) error {
-	if len(s) > MaxNameLength || !packageName.MatchString(s) {
+	if len(s) > MaxNameLength || !isPackageName(s) {
 		return fmt.Errorf("%s is not a zarf package name: lowercase letters, digits and dashes, starting with a letter or digit, at most %d characters", Quote(s), MaxNameLength)
 	}
 	return nil
@@ -45,7 +39,7 @@ func CheckFlavor(s string) error {
 	if s == "" {
 		return nil
 	}
-	if len(s) > 63 || !packageName.MatchString(s) {
+	if len(s) > 63 || !isPackageName(s) {
 		return fmt.Errorf("%s is not a flavor: lowercase letters, digits and dashes, starting with a letter or digit, at most 63 characters", Quote(s))
 	}
 	return nil
@@ -53,7 +47,7 @@ func CheckFlavor(s string) error {
 
 // CheckArchitecture reports why s is not an architecture name.
 func CheckArchitecture(s string) error {
-	if !architecture.MatchString(s) {
+	if !isArchitecture(s) {
 		return fmt.Errorf("%s is not an architecture: lowercase letters, digits and underscores, at most 32 (such as amd64 or arm64)", Quote(s))
 	}
 	return nil
@@ -61,15 +55,14 @@ func CheckArchitecture(s string) error {
 
 // checkToken reports why s is not a capability or group id.
 func checkToken(what, s string) error {
-	if len(s) > 253 || !token.MatchString(s) {
+	if len(s) > 253 || !isToken(s) {
 		return fmt.Errorf("%s is not a %s: lowercase letters and digits, with . _ / - inside, at most 253 characters", Quote(s), what)
 	}
 	return nil
 }
 
-// kindName is the rule for a Kubernetes kind: a CamelCase identifier
-// (apimachinery's kinds are Go type names).
-var kindName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{0,62}$`)
+// A Kubernetes kind is a CamelCase identifier (apimachinery's kinds are
+// Go type names; isKindName).
 
 // checkGroupKind reports why s is not a custom resource's "group/Kind".
 func checkGroupKind(s string) error {
@@ -80,7 +73,7 @@ func checkGroupKind(s string) error {
 	if err := checkSubdomain("API group", group); err != nil {
 		return err
 	}
-	if !kindName.MatchString(kind) {
+	if !isKindName(kind) {
 		return fmt.Errorf("%s is not a kind: letters and digits, starting with a letter, at most 63", Quote(kind))
 	}
 	return nil
