@@ -212,6 +212,21 @@ func Stat(path string) (FileStat, error) {
 	return statFile(nil, path)
 }
 
+// fingerprintListed is fingerprintIn, taking a single file's stat from
+// listed (the walk the read was keyed by) when it has it. A split
+// package's parts are stat'ed afresh.
+func fingerprintListed(dir *os.File, path string, listed *stamp.Listing) (Fingerprint, error) {
+	name := filepath.Base(path)
+	if listed == nil || strings.HasSuffix(name, ".part000") || filepath.Dir(path) != listed.Abs {
+		return fingerprintIn(dir, path)
+	}
+	st, ok := listed.Stat(name)
+	if !ok {
+		return fingerprintIn(dir, path)
+	}
+	return Fingerprint{Path: path, Files: []FileStat{fileStat(name, &st)}}, nil
+}
+
 // statFile stats path (following links, like os.Stat), relative to dir
 // when dir is open (else by its whole path).
 func statFile(dir *os.File, path string) (FileStat, error) {
@@ -223,7 +238,12 @@ func statFile(dir *os.File, path string) (FileStat, error) {
 	if err := stamp.Fstatat(dirfd, name, &sys); err != nil {
 		return FileStat{}, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	return FileStat{Name: filepath.Base(path), Size: sys.Size, ModTime: sys.Mtim.Nano(), ChangeTime: sys.Ctim.Nano(), Inode: sys.Ino, Device: uint64(sys.Dev)}, nil
+	return fileStat(filepath.Base(path), &sys), nil
+}
+
+// fileStat is what a fingerprint keeps of a file's stat.
+func fileStat(name string, sys *unix.Stat_t) FileStat {
+	return FileStat{Name: name, Size: sys.Size, ModTime: sys.Mtim.Nano(), ChangeTime: sys.Ctim.Nano(), Inode: sys.Ino, Device: uint64(sys.Dev)}
 }
 
 // outcomeOf turns what Inspect returned for bytes read from source into a
@@ -278,12 +298,14 @@ func (e errorText) Unwrap() error { return e.sentinel }
 // inspectCached answers from the cache when it can: by stat alone when the
 // files are unchanged; by content after one hash when an archive of the
 // same size is known (a rename or a copy); else it reads the archive and
-// records the outcome.
-func inspectCached(ctx context.Context, dir *os.File, path string, c Cache, limits Limits, counts *Counts) (Archive, error) {
-	fp, err := fingerprintIn(dir, path)
+// records the outcome. It sets *size to the bytes of the fingerprint the
+// cache was asked by (the reader's progress counts them).
+func inspectCached(ctx context.Context, dir *os.File, path string, c Cache, limits Limits, counts *Counts, listed *stamp.Listing, size *int64) (Archive, error) {
+	fp, err := fingerprintListed(dir, path, listed)
 	if err != nil {
 		return inspectIn(ctx, dir, path, limits) // let Inspect report it as it would
 	}
+	*size = fp.Size()
 	if o, ok := c.Lookup(fp); ok && o.Answers(fp.Path) {
 		counts.Hits++
 		return o.result(fp.Path)

@@ -12,11 +12,14 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/colonel-byte/zarf-planner/buildinfo"
 	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/privdir"
 	"github.com/colonel-byte/zarf-planner/registry"
+	"github.com/colonel-byte/zarf-planner/stamp"
 )
 
 // FileNote is a file of the directory that is not planned from, with why
@@ -99,6 +102,11 @@ type Directory struct {
 	// Answered are the paths the cache answered for, Stored those whose
 	// outcome this read recorded in it, in path order.
 	Answered, Stored []string
+	// Listing is the walk this read took its entries and its archives'
+	// stats from (Options.Listing), or nil when it walked the directory
+	// itself: a plan keyed by that listing's stamp is a plan of exactly
+	// what was read.
+	Listing *stamp.Listing
 }
 
 // Options steer ReadDir.
@@ -117,6 +125,13 @@ type Options struct {
 	// Offline reads a registry source from what the cache recorded of
 	// it (its listing and every package), reaching no registry.
 	Offline bool
+	// Listing, when it is a walk of the directory read (the same path,
+	// and the same directory found there), gives the entries and the
+	// stats the cache is asked by: the directory is not walked again.
+	// A file that changed since is read as the cache knows it by the
+	// listing's stat, or, read afresh, is not recorded (its stat after
+	// the read differs): a plan is never of more than the listing saw.
+	Listing *stamp.Listing
 }
 
 // Progress says how far a ReadDir has come.
@@ -182,17 +197,20 @@ func ReadDir(ctx context.Context, dir string, opts Options) (*Directory, error) 
 		return nil, fmt.Errorf("listing the package directory: %w", err)
 	}
 	defer dirFile.Close()
-	entries, err := dirFile.ReadDir(-1)
-	if err != nil {
+	d := &Directory{Candidates: []facts.Candidate{}, Invalid: []*InvalidError{}, Unusable: []FileNote{}, Ignored: []FileNote{}, Warnings: []string{}}
+	var entries []os.DirEntry
+	if listingOf(dirFile, abs, opts.Listing) {
+		d.Listing = opts.Listing
+		entries = opts.Listing.Entries()
+	} else if entries, err = dirFile.ReadDir(-1); err != nil {
 		return nil, fmt.Errorf("listing the package directory: %w", err)
 	}
-	d := &Directory{Candidates: []facts.Candidate{}, Invalid: []*InvalidError{}, Unusable: []FileNote{}, Ignored: []FileNote{}, Warnings: []string{}}
 	files := d.sort(abs, entries)
 	if opts.Limits.Budget == nil {
 		opts.Limits.Budget = NewBudget(0)
 	}
 	ctx = ofSource(inFlow(ctx, "read of "+abs, opts.Limits), "directory "+abs)
-	results := inspectAll(ctx, dirFile, files, opts)
+	results := inspectAll(ctx, dirFile, files, opts, d.Listing)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -203,6 +221,17 @@ func ReadDir(ctx context.Context, dir string, opts Options) (*Directory, error) 
 	}
 	d.add(files, results)
 	return d, nil
+}
+
+// listingOf reports whether l is a walk of the directory open as dir at
+// abs: the same path, and the same directory (device and inode), not one
+// put in its place since.
+func listingOf(dir *os.File, abs string, l *stamp.Listing) bool {
+	if l == nil || l.Abs != abs {
+		return false
+	}
+	var st unix.Stat_t
+	return unix.Fstat(int(dir.Fd()), &st) == nil && uint64(st.Dev) == l.Dev && st.Ino == l.Ino
 }
 
 // sort sorts a directory's entries into the archive candidates it returns
@@ -245,12 +274,15 @@ type inspected struct {
 	a      Archive
 	err    error
 	counts Counts
+	// size is the archive's bytes as the cache was asked by them (-1:
+	// it was not asked).
+	size int64
 }
 
 // inspectAll reads files (inside the open directory dir) with a fixed set
 // of workers, through the cache when there is one. Results are in the
 // files' order.
-func inspectAll(ctx context.Context, dir *os.File, files []string, opts Options) []inspected {
+func inspectAll(ctx context.Context, dir *os.File, files []string, opts Options, listed *stamp.Listing) []inspected {
 	results := make([]inspected, len(files))
 	var progressMu sync.Mutex
 	progress := Progress{Total: len(files)}
@@ -271,11 +303,13 @@ func inspectAll(ctx context.Context, dir *os.File, files []string, opts Options)
 					opts.Progress(Progress{Done: progress.Done, Total: progress.Total, Bytes: progress.Bytes, Reading: facts.Printable(filepath.Base(files[i]))})
 					progressMu.Unlock()
 				}
-				results[i] = inspectGuarded(ctx, dir, files[i], opts.Cache, opts.Limits)
+				results[i] = inspectGuarded(ctx, dir, files[i], opts.Cache, opts.Limits, listed)
 				if opts.Progress != nil {
 					progressMu.Lock()
 					progress.Done++
-					if fp, err := fingerprintIn(dir, files[i]); err == nil {
+					if size := results[i].size; size >= 0 {
+						progress.Bytes += size
+					} else if fp, err := fingerprintListed(dir, files[i], listed); err == nil {
 						progress.Bytes += fp.Size()
 					}
 					opts.Progress(progress)
@@ -291,21 +325,22 @@ func inspectAll(ctx context.Context, dir *os.File, files []string, opts Options)
 // inspectGuarded is inspectOne, with a panic while reading the archive
 // (a defect this archive's bytes found) turned into that archive's own
 // error: it is unusable, the daemon and the other archives carry on.
-func inspectGuarded(ctx context.Context, dir *os.File, file string, c Cache, limits Limits) (r inspected) {
+func inspectGuarded(ctx context.Context, dir *os.File, file string, c Cache, limits Limits, listed *stamp.Listing) (r inspected) {
 	defer func() {
 		if p := recover(); p != nil {
 			r = inspected{err: fmt.Errorf("%w: %s: an internal error of zarf-planner (build %s) while reading it: %v; please report it, with the archive if you can", ErrUnreadable, facts.Printable(filepath.Base(file)), buildinfo.ID, facts.Printable(fmt.Sprint(p)))}
 		}
 	}()
 	faultPoint(file)
-	return inspectOne(ctx, dir, file, c, limits)
+	return inspectOne(ctx, dir, file, c, limits, listed)
 }
 
-// inspectOne reads one archive candidate, through c when it is set.
-func inspectOne(ctx context.Context, dir *os.File, file string, c Cache, limits Limits) inspected {
-	var r inspected
+// inspectOne reads one archive candidate, through c when it is set (and
+// by its stat in listed, when that is set).
+func inspectOne(ctx context.Context, dir *os.File, file string, c Cache, limits Limits, listed *stamp.Listing) inspected {
+	r := inspected{size: -1}
 	if c != nil {
-		r.a, r.err = inspectCached(ctx, dir, file, c, limits, &r.counts)
+		r.a, r.err = inspectCached(ctx, dir, file, c, limits, &r.counts, listed, &r.size)
 	} else {
 		r.counts.Read++
 		r.a, r.err = inspectIn(ctx, dir, file, limits)

@@ -30,6 +30,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/planner/policy"
 	"github.com/colonel-byte/zarf-planner/registry"
 	"github.com/colonel-byte/zarf-planner/signature"
+	"github.com/colonel-byte/zarf-planner/stamp"
 )
 
 // Result is the output contract: a plan, or a failure with its errors
@@ -65,6 +66,10 @@ type Request struct {
 	// Logins are the caller's registry logins, by host, for its registry
 	// sources alone.
 	Logins map[string]auth.Credential
+	// Listing, when set, is a walk of Path the read takes its entries and
+	// stats from (inspect.Options.Listing): the walk a memo keyed the
+	// request by.
+	Listing *stamp.Listing
 }
 
 // ClusterSource says where a cluster-aware plan finds the cluster: a saved
@@ -247,7 +252,7 @@ func Read(ctx context.Context, req Request) (_ *Prepared, early *Result, _ error
 	}
 	reach := RegistryOptions(req.Read, req.Options.Caller)
 	reach.CA, reach.Logins = ca, req.Logins
-	dir, err := inspect.ReadSources(ctx, append([]string{req.Path}, req.Read.Sources...), inspect.Options{Cache: req.Cache, Limits: req.readLimits(), Registry: reach, Offline: req.Read.Offline, Progress: req.Progress})
+	dir, err := inspect.ReadSources(ctx, append([]string{req.Path}, req.Read.Sources...), inspect.Options{Cache: req.Cache, Limits: req.readLimits(), Registry: reach, Offline: req.Read.Offline, Progress: req.Progress, Listing: req.Listing})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()

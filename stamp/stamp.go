@@ -24,36 +24,45 @@ import (
 	"github.com/colonel-byte/zarf-planner/privdir"
 )
 
-// Write writes to h what dir holds, as stat sees it (through links). The
-// kernel sets a file's ctime on every write and no user can set it, so a
-// file rewritten in place with its mtime put back still changes the
-// stamp. count, when not nil, says which names to count; Write returns
-// how many entries that are not directories it named.
-func Write(dir string, h hash.Hash, count func(name string) bool) (counted int, err error) {
+// Listing is what one walk of a directory saw: its entries in name order
+// and, for each entry that is not a directory, its stat (through links).
+// A plan keyed by a listing's stamp can be read from the listing itself
+// (package inspect: Options.Listing), so the key names exactly what was
+// read, and the directory is walked once.
+type Listing struct {
+	// Abs is the directory, absolute.
+	Abs string
+	// Dev and Ino are the directory's own, as it was opened: a reader
+	// that opens Abs again uses the listing only if it finds the same
+	// directory there.
+	Dev, Ino uint64
+	entries  []os.DirEntry
+	stats    []unix.Stat_t
+	errs     []error
+}
+
+// List walks dir: one listing and one stat per entry that is not a
+// directory, by a fixed set of workers (one syscall each).
+func List(dir string) (*Listing, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	d, err := privdir.OpenDirectory(abs) // a FIFO here is refused, not waited on
 	if err != nil {
-		return 0, fmt.Errorf("listing the package directory: %w", err)
+		return nil, fmt.Errorf("listing the package directory: %w", err)
 	}
 	defer d.Close()
+	var self unix.Stat_t
+	if err := unix.Fstat(int(d.Fd()), &self); err != nil {
+		return nil, fmt.Errorf("listing the package directory: %w", err)
+	}
 	entries, err := d.ReadDir(-1)
 	if err != nil {
-		return 0, fmt.Errorf("listing the package directory: %w", err)
+		return nil, fmt.Errorf("listing the package directory: %w", err)
 	}
 	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	field := func(s string) {
-		var n [binary.MaxVarintLen64]byte
-		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-		h.Write([]byte(s))
-	}
-	field(abs)
-	// The stats, by a fixed set of workers as ReadDir's (one syscall
-	// each), then hashed in name order.
-	stats := make([]unix.Stat_t, len(entries))
-	errs := make([]error, len(entries))
+	l := &Listing{Abs: abs, Dev: uint64(self.Dev), Ino: self.Ino, entries: entries, stats: make([]unix.Stat_t, len(entries)), errs: make([]error, len(entries))}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), max(len(entries), 1)) {
@@ -64,25 +73,64 @@ func Write(dir string, h hash.Hash, count func(name string) bool) (counted int, 
 					return
 				}
 				if !entries[i].IsDir() {
-					if err := Fstatat(int(d.Fd()), entries[i].Name(), &stats[i]); err != nil {
-						errs[i] = &fs.PathError{Op: "stat", Path: filepath.Join(abs, entries[i].Name()), Err: err}
+					if err := Fstatat(int(d.Fd()), entries[i].Name(), &l.stats[i]); err != nil {
+						l.errs[i] = &fs.PathError{Op: "stat", Path: filepath.Join(abs, entries[i].Name()), Err: err}
 					}
 				}
 			}
 		})
 	}
 	wg.Wait()
+	return l, nil
+}
+
+// Entries returns the listing's entries, in name order (a copy of the
+// slice: the caller may sort or change it).
+func (l *Listing) Entries() []os.DirEntry { return slices.Clone(l.entries) }
+
+// Stat returns the stat the walk took of the entry name; ok is false for
+// a name not listed, a directory, or an entry that could not be stat'ed.
+func (l *Listing) Stat(name string) (st unix.Stat_t, ok bool) {
+	i, found := slices.BinarySearchFunc(l.entries, name, func(e os.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
+	if !found || l.entries[i].IsDir() || l.errs[i] != nil {
+		return unix.Stat_t{}, false
+	}
+	return l.stats[i], true
+}
+
+// Write writes to h what dir holds, as stat sees it (through links). The
+// kernel sets a file's ctime on every write and no user can set it, so a
+// file rewritten in place with its mtime put back still changes the
+// stamp. count, when not nil, says which names to count; Write returns
+// how many entries that are not directories it named.
+func Write(dir string, h hash.Hash, count func(name string) bool) (counted int, err error) {
+	l, err := List(dir)
+	if err != nil {
+		return 0, err
+	}
+	return l.Write(h, count)
+}
+
+// Write writes to h what the listing saw, as the package's Write does of
+// a directory; an entry that could not be stat'ed is the error.
+func (l *Listing) Write(h hash.Hash, count func(name string) bool) (counted int, err error) {
+	field := func(s string) {
+		var n [binary.MaxVarintLen64]byte
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		h.Write([]byte(s))
+	}
+	field(l.Abs)
 	var buf [5 * 8]byte
-	for i, e := range entries {
+	for i, e := range l.entries {
 		field(e.Name())
 		if e.IsDir() {
 			field("dir")
 			continue
 		}
-		if errs[i] != nil {
-			return 0, errs[i]
+		if l.errs[i] != nil {
+			return 0, l.errs[i]
 		}
-		st := &stats[i]
+		st := &l.stats[i]
 		for i, v := range []uint64{uint64(st.Size), uint64(st.Mtim.Nano()), uint64(st.Ctim.Nano()), st.Ino, uint64(st.Dev)} {
 			binary.LittleEndian.PutUint64(buf[8*i:], v)
 		}

@@ -85,6 +85,9 @@ type Question struct {
 	// is among them, not given: it makes a plan cluster-aware, and those
 	// are never kept.)
 	Sums []filesum.Sum
+	// Listing, when set, is the walk of Path to key on (stamp.List); else
+	// PlanKey walks Path itself.
+	Listing *stamp.Listing
 }
 
 // PlanKey keys a plan question by its options and its directory's stamp
@@ -115,7 +118,12 @@ func PlanKey(q Question) (k Key, counted int, err error) {
 		return Key{}, 0, errors.New("keying a plan: the sums of its content options are missing")
 	}
 	Sums(h, q.Sums)
-	if counted, err = stamp.Write(q.Path, h, q.Count); err != nil {
+	if q.Listing == nil {
+		counted, err = stamp.Write(q.Path, h, q.Count)
+	} else {
+		counted, err = q.Listing.Write(h, q.Count)
+	}
+	if err != nil {
 		return Key{}, 0, err
 	}
 	h.Sum(k[:0])

@@ -21,6 +21,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/registry"
 	"github.com/colonel-byte/zarf-planner/render"
 	"github.com/colonel-byte/zarf-planner/service"
+	"github.com/colonel-byte/zarf-planner/stamp"
 )
 
 // Memo remembers rendered plan documents, so a daemon asked the same
@@ -118,11 +119,16 @@ func (m *Memo) plan(ctx context.Context, req service.Request, byStamp bool) (*Pl
 	store, _ := req.Cache.(PlanStore)
 	// First by the directory's stamp: an answer without looking up a
 	// single archive.
-	stamp, archives, stamped := m.stampOf(req)
+	key, archives, listing, stamped := m.stampOf(req)
 	if stamped && byStamp {
-		if d, ok := m.recall(stamp, store); ok {
+		if d, ok := m.recall(key, store); ok {
 			return &Planned{Doc: d.doc, Failed: d.failed, Counts: inspect.Counts{Archives: archives, Hits: archives}}, nil
 		}
+	}
+	if stamped {
+		// The read takes the walk the stamp was made of: the directory
+		// is walked once, and the plan is of what the stamp names.
+		req.Listing = listing
 	}
 	read, early, err := service.Read(ctx, req)
 	if err != nil {
@@ -139,9 +145,13 @@ func (m *Memo) plan(ctx context.Context, req service.Request, byStamp bool) (*Pl
 		return nil, err
 	}
 	if stamped && byteDetermined(read.Directory) {
-		// Kept under the stamp only if nothing changed while it was read.
-		if again, _, ok := m.stampOf(req); ok && again == stamp {
-			m.keep(stamp, memoDoc{doc: p.Doc, failed: p.Failed}, store)
+		// Kept under the stamp if it was read from the stamp's own walk
+		// (it is a plan of what the stamp names), else only if nothing
+		// changed while it was read.
+		if read.Directory.Listing == listing {
+			m.keep(key, memoDoc{doc: p.Doc, failed: p.Failed}, store)
+		} else if again, _, _, ok := m.stampOf(req); ok && again == key {
+			m.keep(key, memoDoc{doc: p.Doc, failed: p.Failed}, store)
 		}
 	}
 	return p, nil
@@ -200,25 +210,28 @@ func (m *Memo) keep(key memoKey, d memoDoc, store PlanStore) {
 // to answer from a kept plan without a daemon. ok is false when the
 // request is not answered from a memo (no memo, no cache, cluster-aware)
 // or the directory or a file it names cannot be read.
-func (m *Memo) stampOf(req service.Request) (k memoKey, archives int, ok bool) {
+func (m *Memo) stampOf(req service.Request) (k memoKey, archives int, listing *stamp.Listing, ok bool) {
 	// A registry source has no stamp: its tags move where no stat sees.
 	if m == nil || req.Cache == nil || req.Options.Mode == options.ModeCluster || req.Cluster.Snapshot != "" || registry.IsSource(req.Path) || len(req.Read.Sources) > 0 {
-		return memoKey{}, 0, false // several sources: the stamp covers the path's alone
+		return memoKey{}, 0, nil, false // several sources: the stamp covers the path's alone
 	}
 	// The caller's key (caller.Plan.Kept) sums the same files: the
 	// content options of Plan and Read, from what it carried.
 	sums, err := filesum.Sums(options.Files(options.Request{Plan: req.Options.Plan, Read: req.Read}), req.Carried)
 	if err != nil {
-		return memoKey{}, 0, false // the read reports it
+		return memoKey{}, 0, nil, false // the read reports it
+	}
+	if listing, err = stamp.List(req.Path); err != nil {
+		return memoKey{}, 0, nil, false // the read reports it
 	}
 	k, archives, err = kept.PlanKey(kept.Question{
 		Build: buildinfo.ID, Path: req.Path, Plan: req.Options.Plan, Read: req.Read, Caller: req.Options.Caller,
-		Warnings: req.Warnings, Count: inspect.IsCandidate, Sums: sums,
+		Warnings: req.Warnings, Count: inspect.IsCandidate, Sums: sums, Listing: listing,
 	})
 	if err != nil {
-		return memoKey{}, 0, false // the read reports it
+		return memoKey{}, 0, nil, false // the read reports it
 	}
-	return k, archives, true
+	return k, archives, listing, true
 }
 
 // catalogStamp keys a catalog request by what it asks and its directory's
