@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 )
 
@@ -136,8 +134,8 @@ func distinctFlavors(g []facts.Candidate) bool {
 // compareVersions orders semantic versions; unparsable ones sort after and
 // lexically among themselves.
 func compareVersions(a, b string) int {
-	va, ea := semver.NewVersion(a)
-	vb, eb := semver.NewVersion(b)
+	va, ea := parseVersion(a)
+	vb, eb := parseVersion(b)
 	switch {
 	case ea == nil && eb == nil:
 		return va.Compare(vb)

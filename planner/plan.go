@@ -136,7 +136,7 @@ func (p *planning) version(s string) (*semver.Version, error) {
 	if p.versions == nil {
 		p.versions = map[string]parsedVersion{}
 	}
-	v, err := semver.NewVersion(s)
+	v, err := parseVersion(s)
 	p.versions[s] = parsedVersion{v, err}
 	return v, err
 }

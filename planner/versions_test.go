@@ -1,8 +1,11 @@
 package planner
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/Masterminds/semver/v3"
 
 	"github.com/colonel-byte/zarf-planner/planner/facts"
 	"github.com/colonel-byte/zarf-planner/planner/options"
@@ -116,4 +119,23 @@ func TestAPackageSatisfiesItsOwnProvides(t *testing.T) {
 	if len(p.Packages) != 1 || len(p.Graph.Edges) != 0 {
 		t.Fatalf("plan %v edges %v; want operator alone, with no edge to itself", names(p), p.Graph.Edges)
 	}
+}
+
+// FuzzParseVersionIsNewVersion: parseVersion gives what semver.NewVersion
+// gives, value for value, and refuses what it refuses.
+func FuzzParseVersionIsNewVersion(f *testing.F) {
+	for _, s := range []string{"1.2.3", "v1.2.3", "1.2", "1", "01.2.3", "1.02.3", "1.2.03", "1.2.3-rc.1", "1.2.3-rc.01", "1.2.3-01", "1.2.3+build.5",
+		"1.2.3-rc.1+b", "1.2.3-", "1.2.3+", "1.2.3-a..b", "1.2.3+a..b", "1.2.3-ä", "18446744073709551616.0.0", "1.2.3.4", " 1.2.3", "1.2.3 ", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, gerr := parseVersion(s)
+		want, werr := semver.NewVersion(s)
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("%q: parseVersion error %v, NewVersion error %v", s, gerr, werr)
+		}
+		if gerr == nil && !reflect.DeepEqual(*got, *want) {
+			t.Fatalf("%q: parseVersion %#v, NewVersion %#v", s, *got, *want)
+		}
+	})
 }
