@@ -149,11 +149,31 @@ func Valid(name string, b []byte) error {
 
 // Keys returns the keys of the JSON object b, in order, after checking
 // the whole document as Valid does. A value that is not an object is
-// refused.
+// refused. A valid document (jsontext.Value.IsValid, the same rules as
+// the decoder's) has its keys found by a scan of its top level; any
+// other is decoded token by token, so that the error names its line and
+// key.
 func Keys(name string, b []byte) ([]string, error) {
-	if err := checkDepth(name, b); err != nil {
+	spans, err := scan(name, b)
+	if err != nil {
 		return nil, err
 	}
+	if trimmed := bytes.TrimLeft(b, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' && jsontext.Value(b).IsValid() {
+		var keys []string
+		for _, sp := range spans {
+			k, err := jsontext.AppendUnquote(nil, b[sp[0]:sp[1]])
+			if err != nil {
+				return keysDecoded(name, b)
+			}
+			keys = append(keys, string(k))
+		}
+		return keys, nil
+	}
+	return keysDecoded(name, b)
+}
+
+// keysDecoded is Keys by the decoder, token by token.
+func keysDecoded(name string, b []byte) ([]string, error) {
 	dec := jsontext.NewDecoder(bytes.NewReader(b))
 	tok, err := dec.ReadToken()
 	if err != nil {
@@ -183,30 +203,46 @@ func Keys(name string, b []byte) ([]string, error) {
 }
 
 // checkDepth refuses nesting deeper than MaxDepth before any decoder
-// builds values for it. A string is crossed by looking for its next
-// quote (bytes.IndexByte, which reads many bytes at a step): the quote
-// ends the string unless an odd number of backslashes stands before it.
-// A plan's document is mostly strings, so this reads a megabyte in a
-// fraction of the time a byte-at-a-time reading takes.
+// builds values for it.
 func checkDepth(name string, b []byte) error {
-	depth := 0
+	_, err := scan(name, b)
+	return err
+}
+
+// scan refuses nesting deeper than MaxDepth, and returns where the
+// strings that stand as keys of an object at the top level begin and
+// end (quotes included), which are the top-level keys when b is one
+// valid JSON object. A string is crossed by looking for its next quote
+// (bytes.IndexByte, which reads many bytes at a step): the quote ends
+// the string unless an odd number of backslashes stands before it. A
+// plan's document is mostly strings, so this reads a megabyte in a
+// fraction of the time a byte-at-a-time reading takes.
+func scan(name string, b []byte) (keys [][2]int, err error) {
+	depth, key := 0, false
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
 		case '"':
 			end, ok := stringEnd(b, i)
 			if !ok {
-				return nil // an unterminated string: the decoder says so
+				return keys, nil // an unterminated string: the decoder says so
 			}
+			if key && depth == 1 {
+				keys = append(keys, [2]int{i, end + 1})
+			}
+			key = false
 			i = end
 		case '{', '[':
 			if depth++; depth > MaxDepth {
-				return &Error{Name: name, Line: lineAt(b, int64(i)), Msg: fmt.Sprintf("it nests objects and arrays more than %d deep", MaxDepth)}
+				return nil, &Error{Name: name, Line: lineAt(b, int64(i)), Msg: fmt.Sprintf("it nests objects and arrays more than %d deep", MaxDepth)}
 			}
+			key = b[i] == '{'
 		case '}', ']':
 			depth--
+		case ',':
+			key = true
 		}
 	}
-	return nil
+	return keys, nil
 }
 
 // stringEnd returns the offset of the quote that ends the string opened

@@ -3,6 +3,8 @@ package strictjson
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -155,6 +157,30 @@ func FuzzCheckDepthReadsAsAByteAtATime(f *testing.F) {
 		}
 		if deep && err.(*Error).Line != lineAt(b, int64(at)) {
 			t.Fatalf("%q: line %d, want %d", b, err.(*Error).Line, lineAt(b, int64(at)))
+		}
+	})
+}
+
+// FuzzKeysReadsAsTheDecoder: Keys gives the keys the decoder reads token
+// by token, in order, and refuses what it refuses, with the same error.
+func FuzzKeysReadsAsTheDecoder(f *testing.F) {
+	for _, s := range []string{`{}`, ` {"a":1} `, `{"a":{"b":[1,{"c":2}]},"d":"}"}`, `{"a\"b":1,"\u00e9":2}`, `{"a":1,"a":2}`, `{"a":1}{}`, `[1]`, `"s"`, `{"a":"\xff"}`,
+		`{"a":[{"b":1},{"b":2}],"c":null}`, `{"a":1,}`, `{"a" : 1 , "b" : [ ] }`, "{\n\"k\":\n\"v\"\n}", `{"\\":1,"\\\"":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, gerr := Keys("doc", b)
+		want, werr := func() ([]string, error) {
+			if err := checkDepth("doc", b); err != nil {
+				return nil, err
+			}
+			return keysDecoded("doc", b)
+		}()
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+			t.Fatalf("%q: error %v, the decoder's %v", b, gerr, werr)
+		}
+		if gerr == nil && !slices.Equal(got, want) {
+			t.Fatalf("%q: keys %q, the decoder's %q", b, got, want)
 		}
 	})
 }
