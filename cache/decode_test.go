@@ -14,7 +14,8 @@ import (
 // fill sets every exported field reachable from v (a settable value) to
 // something drawn from r and words: strings (with quotes, escapes, HTML,
 // control and non-ASCII characters, invalid UTF-8), numbers of every
-// sign, nil and empty and full slices, nil and set pointers.
+// sign, nil and empty and full slices and maps, nil and set pointers.
+// An interface is left nil: the cache's values hold none.
 func fill(v reflect.Value, r *rand.Rand, words []string, depth int) {
 	switch v.Kind() {
 	case reflect.String:
@@ -55,6 +56,18 @@ func fill(v reflect.Value, r *rand.Rand, words []string, depth int) {
 				fill(v.Index(i), r, words, depth+1)
 			}
 		}
+	case reflect.Map:
+		if depth > 6 || r.IntN(3) == 0 {
+			return // nil
+		}
+		m := reflect.MakeMap(v.Type())
+		for range r.IntN(3) {
+			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+			fill(k, r, words, depth+1)
+			fill(e, r, words, depth+1)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
 	case reflect.Array:
 		for i := range v.Len() {
 			fill(v.Index(i), r, words, depth+1)
@@ -75,7 +88,9 @@ func fill(v reflect.Value, r *rand.Rand, words []string, depth int) {
 // FuzzCacheValuesReadAsEncodingJSONReadsThem: what the cache writes with
 // encoding/json's Marshal, its reader (unmarshal) reads back as
 // encoding/json's Unmarshal does, field for field, nil for nil and empty
-// for empty: a content entry with every field set, and a path entry.
+// for empty: a content entry with every field set, a path entry, and a
+// registry source's listing (descriptors with annotations, platforms
+// and data).
 func FuzzCacheValuesReadAsEncodingJSONReadsThem(f *testing.F) {
 	f.Add(uint64(1), "init")
 	f.Add(uint64(2), "\"\\<>&\u2028\x00\xff")
@@ -83,7 +98,7 @@ func FuzzCacheValuesReadAsEncodingJSONReadsThem(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed uint64, word string) {
 		r := rand.New(rand.NewPCG(seed, 47))
 		words := []string{"", word, "a", "\"", "\\", "<script>", "\u2028", "\xff", "é", "\x01", "cert-manager.io"}
-		for _, v := range []any{&entry{}, &pathEntry{}, &inspect.Outcome{}} {
+		for _, v := range []any{&entry{}, &pathEntry{}, &inspect.Outcome{}, &inspect.Listing{}} {
 			fill(reflect.ValueOf(v).Elem(), r, words, 0)
 			raw, err := json.Marshal(v)
 			if err != nil {

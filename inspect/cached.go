@@ -213,18 +213,17 @@ func Stat(path string) (FileStat, error) {
 }
 
 // fingerprintListed is fingerprintIn, taking a single file's stat from
-// listed (the walk the read was keyed by) when it has it. A split
-// package's parts are stat'ed afresh.
-func fingerprintListed(dir *os.File, path string, listed *stamp.Listing) (Fingerprint, error) {
+// listed (the walk the read was keyed by) when it has it; fromListing says
+// it did. A split package's parts are stat'ed afresh.
+func fingerprintListed(dir *os.File, path string, listed *stamp.Listing) (fp Fingerprint, fromListing bool, err error) {
 	name := filepath.Base(path)
-	if listed == nil || strings.HasSuffix(name, ".part000") || filepath.Dir(path) != listed.Abs {
-		return fingerprintIn(dir, path)
+	if listed != nil && !strings.HasSuffix(name, ".part000") && filepath.Dir(path) == listed.Abs {
+		if st, ok := listed.Stat(name); ok {
+			return Fingerprint{Path: path, Files: []FileStat{fileStat(name, &st)}}, true, nil
+		}
 	}
-	st, ok := listed.Stat(name)
-	if !ok {
-		return fingerprintIn(dir, path)
-	}
-	return Fingerprint{Path: path, Files: []FileStat{fileStat(name, &st)}}, nil
+	fp, err = fingerprintIn(dir, path)
+	return fp, false, err
 }
 
 // statFile stats path (following links, like os.Stat), relative to dir
@@ -298,16 +297,21 @@ func (e errorText) Unwrap() error { return e.sentinel }
 // inspectCached answers from the cache when it can: by stat alone when the
 // files are unchanged; by content after one hash when an archive of the
 // same size is known (a rename or a copy); else it reads the archive and
-// records the outcome. It sets *size to the bytes of the fingerprint the
-// cache was asked by (the reader's progress counts them).
-func inspectCached(ctx context.Context, dir *os.File, path string, c Cache, limits Limits, counts *Counts, listed *stamp.Listing, size *int64) (Archive, error) {
-	fp, err := fingerprintListed(dir, path, listed)
+// records the outcome. What it answered goes in r: its counts, the bytes
+// of the fingerprint the cache was asked by (the reader's progress counts
+// them), and whether the cache answered by the stat listed holds (a
+// stat-only answer of what that walk saw; anything hashed or read is of
+// the file as it is now).
+func inspectCached(ctx context.Context, dir *os.File, path string, c Cache, limits Limits, listed *stamp.Listing, r *inspected) (Archive, error) {
+	counts := &r.counts
+	fp, fromListing, err := fingerprintListed(dir, path, listed)
 	if err != nil {
 		return inspectIn(ctx, dir, path, limits) // let Inspect report it as it would
 	}
-	*size = fp.Size()
+	r.size = fp.Size()
 	if o, ok := c.Lookup(fp); ok && o.Answers(fp.Path) {
 		counts.Hits++
+		r.byListing = fromListing
 		return o.result(fp.Path)
 	}
 	if !strings.HasSuffix(path, ".part000") && c.HasSize(fp.Size()) {
@@ -315,7 +319,10 @@ func inspectCached(ctx context.Context, dir *os.File, path string, c Cache, limi
 			if o, ok := c.LookupContent(sum); ok && o.Answers(fp.Path) {
 				counts.ContentHits++
 				o.Source = fp.Path
-				if c.Store(fp, o) == nil {
+				// Recorded under fp only if the file still has it: the
+				// bytes hashed are the file's now, and fp may be a walk's
+				// from before.
+				if after, ferr := fingerprintIn(dir, path); ferr == nil && equalFingerprints(after, fp) && c.Store(fp, o) == nil {
 					counts.Stored++
 				}
 				return o.result(fp.Path)

@@ -102,10 +102,13 @@ type Directory struct {
 	// Answered are the paths the cache answered for, Stored those whose
 	// outcome this read recorded in it, in path order.
 	Answered, Stored []string
-	// Listing is the walk this read took its entries and its archives'
-	// stats from (Options.Listing), or nil when it walked the directory
-	// itself: a plan keyed by that listing's stamp is a plan of exactly
-	// what was read.
+	// Listing is the walk (Options.Listing) this read was answered from
+	// wholly: its entries, and every archive by the cache by the walk's
+	// stat alone. A plan of this read is then a plan of what that walk's
+	// stamp names. It is nil when the read walked the directory itself,
+	// or hashed, read or stat'ed afresh any archive (a split package's
+	// parts are always stat'ed afresh): what it read may be newer than the
+	// walk.
 	Listing *stamp.Listing
 }
 
@@ -127,10 +130,10 @@ type Options struct {
 	Offline bool
 	// Listing, when it is a walk of the directory read (the same path,
 	// and the same directory found there), gives the entries and the
-	// stats the cache is asked by: the directory is not walked again.
-	// A file that changed since is read as the cache knows it by the
-	// listing's stat, or, read afresh, is not recorded (its stat after
-	// the read differs): a plan is never of more than the listing saw.
+	// stats the cache is asked by: the directory is not walked again. A
+	// file the cache does not know by the listing's stat is hashed or
+	// read as it is now, and recorded only if its stat after that is
+	// still the listing's.
 	Listing *stamp.Listing
 }
 
@@ -211,6 +214,12 @@ func ReadDir(ctx context.Context, dir string, opts Options) (*Directory, error) 
 	}
 	ctx = ofSource(inFlow(ctx, "read of "+abs, opts.Limits), "directory "+abs)
 	results := inspectAll(ctx, dirFile, files, opts, d.Listing)
+	for _, r := range results {
+		if !r.byListing {
+			d.Listing = nil // not wholly what the walk saw
+			break
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -277,6 +286,9 @@ type inspected struct {
 	// size is the archive's bytes as the cache was asked by them (-1:
 	// it was not asked).
 	size int64
+	// byListing says the cache answered by the stat of the read's
+	// listing alone.
+	byListing bool
 }
 
 // inspectAll reads files (inside the open directory dir) with a fixed set
@@ -309,7 +321,7 @@ func inspectAll(ctx context.Context, dir *os.File, files []string, opts Options,
 					progress.Done++
 					if size := results[i].size; size >= 0 {
 						progress.Bytes += size
-					} else if fp, err := fingerprintListed(dir, files[i], listed); err == nil {
+					} else if fp, _, err := fingerprintListed(dir, files[i], listed); err == nil {
 						progress.Bytes += fp.Size()
 					}
 					opts.Progress(progress)
@@ -328,7 +340,7 @@ func inspectAll(ctx context.Context, dir *os.File, files []string, opts Options,
 func inspectGuarded(ctx context.Context, dir *os.File, file string, c Cache, limits Limits, listed *stamp.Listing) (r inspected) {
 	defer func() {
 		if p := recover(); p != nil {
-			r = inspected{err: fmt.Errorf("%w: %s: an internal error of zarf-planner (build %s) while reading it: %v; please report it, with the archive if you can", ErrUnreadable, facts.Printable(filepath.Base(file)), buildinfo.ID, facts.Printable(fmt.Sprint(p)))}
+			r = inspected{err: fmt.Errorf("%w: %s: an internal error of zarf-planner (build %s) while reading it: %v; please report it, with the archive if you can", ErrUnreadable, facts.Printable(filepath.Base(file)), buildinfo.ID, facts.Printable(fmt.Sprint(p))), size: -1}
 		}
 	}()
 	faultPoint(file)
@@ -340,7 +352,7 @@ func inspectGuarded(ctx context.Context, dir *os.File, file string, c Cache, lim
 func inspectOne(ctx context.Context, dir *os.File, file string, c Cache, limits Limits, listed *stamp.Listing) inspected {
 	r := inspected{size: -1}
 	if c != nil {
-		r.a, r.err = inspectCached(ctx, dir, file, c, limits, &r.counts, listed, &r.size)
+		r.a, r.err = inspectCached(ctx, dir, file, c, limits, listed, &r)
 	} else {
 		r.counts.Read++
 		r.a, r.err = inspectIn(ctx, dir, file, limits)

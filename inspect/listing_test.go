@@ -69,7 +69,7 @@ func TestAReadFromAListingReadsWhatTheListingSaw(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d.Listing != listing {
-		t.Fatal("the read walked the directory itself; want it read from the listing given")
+		t.Fatal("the read was not answered wholly from the listing given; want it (every archive a cache hit by the listing's stat)")
 	}
 	if got := names(d); !slices.Equal(got, []string{"app-fluxcd", "init"}) || d.Counts.Hits != 2 || d.Counts.Read != 0 {
 		t.Fatalf("read from the listing: %v, counts %+v; want init and app-fluxcd as the listing saw them, both by the cache", got, d.Counts)
@@ -95,5 +95,75 @@ func TestAReadFromAListingReadsWhatTheListingSaw(t *testing.T) {
 	}
 	if got := names(d); d.Listing != nil || !slices.Equal(got, []string{"init"}) {
 		t.Fatalf("a new directory at the listing's path read as %v (from the listing: %v); want it walked afresh", got, d.Listing != nil)
+	}
+}
+
+// TestAReadFromAListingSaysWhenItReadAfresh: a read given a walk, whose
+// cache does not know an archive by the walk's stat, hashes or reads that
+// archive as it is now: the read says it was not answered wholly from
+// the walk (Directory.Listing nil), so no plan is kept under the walk's
+// stamp for it alone; and an archive found by content is recorded under
+// the walk's stat only if its stat is still that after the hash.
+func TestAReadFromAListingSaysWhenItReadAfresh(t *testing.T) {
+	ctx := context.Background()
+	const initArchive = "zarf-package-init-amd64-0.1.0.tar.zst"
+	b, err := os.ReadFile(filepath.Join(referenceStack(t), initArchive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	known, dir := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(known, initArchive), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "copy.tar.zst"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	listing, err := stamp.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An empty cache: every archive is read.
+	empty, err := cache.Open(filepath.Join(t.TempDir(), "empty"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer empty.Close()
+	d, err := inspect.ReadDir(ctx, dir, inspect.Options{Cache: empty, Listing: listing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Listing != nil || d.Counts.Read != 1 {
+		t.Fatalf("a read that read its archive afresh: listing %v, counts %+v; want no listing, one read", d.Listing != nil, d.Counts)
+	}
+	// A cache that knows the archive by content only (another path), and
+	// the copy rewritten after the walk: it is hashed as it is now, and
+	// not recorded under the walk's stat, which it no longer has.
+	c, err := cache.Open(filepath.Join(t.TempDir(), "cache"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := inspect.ReadDir(ctx, known, inspect.Options{Cache: c}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond) // a ctime the clock can tell apart
+	if err := os.WriteFile(filepath.Join(dir, "copy.tar.zst"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err = inspect.ReadDir(ctx, dir, inspect.Options{Cache: c, Listing: listing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Listing != nil || d.Counts.ContentHits != 1 || d.Counts.Stored != 0 {
+		t.Fatalf("a copy found by content after it changed: listing %v, counts %+v; want no listing, one content hit, nothing recorded", d.Listing != nil, d.Counts)
+	}
+	// Read again without the walk: found by content, and recorded under
+	// the stat it has.
+	d, err = inspect.ReadDir(ctx, dir, inspect.Options{Cache: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Counts.ContentHits != 1 || d.Counts.Stored != 1 {
+		t.Fatalf("the copy read without the walk: counts %+v; want one content hit, recorded", d.Counts)
 	}
 }

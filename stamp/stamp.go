@@ -27,8 +27,9 @@ import (
 // Listing is what one walk of a directory saw: its entries in name order
 // and, for each entry that is not a directory, its stat (through links).
 // A plan keyed by a listing's stamp can be read from the listing itself
-// (package inspect: Options.Listing), so the key names exactly what was
-// read, and the directory is walked once.
+// (package inspect: Options.Listing): the directory is walked once, and
+// what the archive cache answers by the listing's stats is what the key
+// names.
 type Listing struct {
 	// Abs is the directory, absolute.
 	Abs string

@@ -127,7 +127,7 @@ func (m *Memo) plan(ctx context.Context, req service.Request, byStamp bool) (*Pl
 	}
 	if stamped {
 		// The read takes the walk the stamp was made of: the directory
-		// is walked once, and the plan is of what the stamp names.
+		// is walked once.
 		req.Listing = listing
 	}
 	read, early, err := service.Read(ctx, req)
@@ -145,9 +145,11 @@ func (m *Memo) plan(ctx context.Context, req service.Request, byStamp bool) (*Pl
 		return nil, err
 	}
 	if stamped && byteDetermined(read.Directory) {
-		// Kept under the stamp if it was read from the stamp's own walk
-		// (it is a plan of what the stamp names), else only if nothing
-		// changed while it was read.
+		// Kept under the stamp if the read was answered wholly from the
+		// stamp's own walk (every archive by the cache by the walk's
+		// stat: a plan of what the stamp names); else only if the
+		// directory stamps the same after the read (an archive hashed or
+		// read afresh is of the file as it is now).
 		if read.Directory.Listing == listing {
 			m.keep(key, memoDoc{doc: p.Doc, failed: p.Failed}, store)
 		} else if again, _, _, ok := m.stampOf(req); ok && again == key {

@@ -33,7 +33,7 @@ var daemonOpens = map[string]string{
 	"inspect openRegular: privdir.OpenRegular":            "an archive of a directory it plans, opened without blocking and checked",
 	"inspect partsOf: filepath.Glob":                      "the parts of a split archive of a directory it plans",
 	"inspect partsOf: unix.Openat":                        "the parts of a split archive, relative to the directory's descriptor",
-	"stamp Write: privdir.OpenDirectory":                  "a directory it plans, stamped by stat",
+	"stamp List: privdir.OpenDirectory":                   "a directory it plans, walked by stat for its stamp",
 	"inspect/claims/renderproc command: unix.Open":        "the chart renderer's own executable, installed beside it (O_PATH)",
 	"inspect/claims/renderproc idsInUse: os.ReadDir":      "/proc, for the uids processes run with (a renderer's uid no other process has)",
 	"inspect/claims/renderproc idsInUse: os.ReadFile":     "/etc/passwd and /etc/group, for the uids they name",
