@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"time"
@@ -34,6 +35,7 @@ func main() {
 	dir := flag.String("dir", ".cache/bench/cache/archives", "the bench's archives (make bench-cache builds them)")
 	n := flag.Int("n", 100, "plans to time")
 	cpu := flag.String("cpuprofile", "", "write a CPU profile of the timed plans here")
+	mem := flag.String("memprofile", "", "write an allocation profile (every allocation sampled) of the timed plans here")
 	flag.Parse()
 	abs, err := os.Getwd()
 	if err != nil {
@@ -62,6 +64,20 @@ func main() {
 		return took
 	}
 	ask(-1)
+	if *mem != "" {
+		runtime.MemProfileRate = 1
+		runtime.GC()
+		defer func() {
+			f, err := os.Create(*mem)
+			if err != nil {
+				log.Fatal(err)
+			}
+			defer f.Close()
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				log.Fatal(err)
+			}
+		}()
+	}
 	if *cpu != "" {
 		f, err := os.Create(*cpu)
 		if err != nil {
