@@ -11,9 +11,16 @@ import (
 // emit fills the plan's items, graph edges and mermaid text from the
 // ordered nodes.
 func (p *planning) emit(order []*node) {
+	edges := 0
+	for _, n := range order {
+		edges += len(n.in)
+	}
+	// Grown once (a nil slice stays nil when nothing is added).
+	p.plan.Packages = slices.Grow(p.plan.Packages, len(order))
+	p.plan.Graph.Edges = slices.Grow(p.plan.Graph.Edges, edges)
 	for _, n := range order {
 		c := n.c
-		after := []string{}
+		after := make([]string, 0, len(n.in))
 		for _, e := range n.in {
 			after = append(after, e.From)
 		}

@@ -112,9 +112,12 @@ type model struct {
 // build compiles the kept candidates and the options into a model. It
 // records option errors and ambiguities as problems.
 func (p *planning) build(kept []facts.Candidate) *model {
-	m := &model{byName: map[string][]*cand{}, forbid: map[*cand]ruling{}, cluster: p.opts.Cluster, required: map[string]bool{}}
-	for _, c := range kept {
-		cc := &cand{Candidate: c, versionless: c.Version == ""}
+	m := &model{byName: make(map[string][]*cand, len(kept)), forbid: map[*cand]ruling{}, cluster: p.opts.Cluster, required: map[string]bool{}}
+	m.cands = make([]*cand, 0, len(kept))
+	all := make([]cand, len(kept)) // one allocation for all of them
+	for i, c := range kept {
+		cc := &all[i]
+		*cc = cand{Candidate: c, versionless: c.Version == ""}
 		if c.Prerequisites != nil {
 			cc.doc = ByArchive
 		}

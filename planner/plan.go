@@ -202,7 +202,7 @@ func sortCandidates(cands []facts.Candidate) {
 		ks[i].c = c
 		v, ok := parsed[c.Version]
 		if !ok {
-			v, _ = semver.NewVersion(c.Version)
+			v, _ = parseVersion(c.Version)
 			parsed[c.Version] = v
 		}
 		ks[i].v = v

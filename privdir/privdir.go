@@ -330,9 +330,9 @@ func (d *Dir) ReadFile(name string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// WriteFile replaces the file name of d atomically with data (mode 0600):
-// it writes tmp, then renames it over name.
-func (d *Dir) WriteFile(name, tmp string, data []byte) (err error) {
+// WriteFile replaces the file name of d atomically with data, its parts
+// one after another (mode 0600): it writes tmp, then renames it over name.
+func (d *Dir) WriteFile(name, tmp string, data ...[]byte) (err error) {
 	if err := d.Remove(tmp); err != nil {
 		return err
 	}
@@ -345,9 +345,11 @@ func (d *Dir) WriteFile(name, tmp string, data []byte) (err error) {
 			err = errors.Join(err, d.Remove(tmp))
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", f.Name(), err)
+	for _, part := range data {
+		if _, err := f.Write(part); err != nil {
+			f.Close()
+			return fmt.Errorf("writing %s: %w", f.Name(), err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", filepath.Join(d.path, tmp), err)

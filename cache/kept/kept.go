@@ -156,13 +156,15 @@ const magic = "zarf-planner kept plan 1"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-func encode(doc []byte, failed bool) []byte {
+// header is the line a kept file starts with, before doc itself: what
+// Save writes, header then doc, without copying doc (up to MaxDoc) into
+// one buffer first.
+func header(doc []byte, failed bool) []byte {
 	f := 0
 	if failed {
 		f = 1
 	}
-	head := fmt.Sprintf("%s %d %08x %d\n", magic, f, crc32.Checksum(doc, castagnoli), len(doc))
-	return append([]byte(head), doc...)
+	return fmt.Appendf(nil, "%s %d %08x %d\n", magic, f, crc32.Checksum(doc, castagnoli), len(doc))
 }
 
 // decode reads a kept file; ok is false for anything but a whole, intact

@@ -105,7 +105,7 @@ func (s *Store) Save(key Key, doc []byte, failed bool) error {
 	}
 	defer dir.Close()
 	name := key.String() + suffix
-	if err := dir.WriteFile(name, name+".tmp", encode(doc, failed)); err != nil {
+	if err := dir.WriteFile(name, name+".tmp", header(doc, failed), doc); err != nil {
 		return fmt.Errorf("keeping the plan: %w", err)
 	}
 	return s.prune(dir, name)

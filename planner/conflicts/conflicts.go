@@ -74,7 +74,32 @@ func (c Claim) where() string {
 // since an operator may deploy them. A package whose contents were never
 // read claims nothing here.
 func Claims(pkgs []Package) []Claim {
-	var out []Claim
+	found := collect(pkgs)
+	out := make([]Claim, len(found))
+	for i, f := range found {
+		out[i] = f.resolve()
+	}
+	return out
+}
+
+// found is a claim before its release is looked up (releaseOf): what
+// Between needs of every claim is its object and package; the release,
+// crds/ and optional only of the claims that conflict.
+type found struct {
+	Claim
+	contents *facts.Contents
+}
+
+// resolve is the claim with its release, crds/ and optional filled in.
+func (f found) resolve() Claim {
+	c := f.Claim
+	c.Release, c.CRDsDir, c.Optional = releaseOf(c.Package, f.contents, c.Origin)
+	return c
+}
+
+// collect is Claims without the releases (found.resolve).
+func collect(pkgs []Package) []found {
+	var out []found
 	type key struct {
 		pkg string
 		ref facts.ObjectRef
@@ -92,8 +117,7 @@ func Claims(pkgs []Package) []Claim {
 				return
 			}
 			seen[k] = true
-			rel, crds, optional := releaseOf(p.Name, p.Contents, o)
-			out = append(out, Claim{Object: ref, Package: p.Name, Version: p.Version, Origin: o, Optional: optional, Release: rel, CRDsDir: crds})
+			out = append(out, found{Claim{Object: ref, Package: p.Name, Version: p.Version, Origin: o}, p.Contents})
 		}
 		cl := p.Contents.Claims
 		for _, crd := range cl.CRDs {
@@ -115,7 +139,7 @@ func Claims(pkgs []Package) []Claim {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Claim) int {
+	slices.SortFunc(out, func(a, b found) int {
 		return cmp.Or(compareRef(a.Object, b.Object), strings.Compare(a.Package, b.Package))
 	})
 	return out
@@ -125,7 +149,7 @@ func Claims(pkgs []Package) []Claim {
 // what a cluster is asked about.
 func Objects(pkgs []Package) []facts.ObjectRef {
 	var out []facts.ObjectRef
-	for _, c := range Claims(pkgs) {
+	for _, c := range collect(pkgs) {
 		if len(out) == 0 || out[len(out)-1] != c.Object {
 			out = append(out, c.Object)
 		}
@@ -141,14 +165,18 @@ func Objects(pkgs []Package) []facts.ObjectRef {
 // mentions.
 func Between(pkgs []Package, say options.Caller) []Conflict {
 	var out []Conflict
-	claims := Claims(pkgs)
+	claims := collect(pkgs)
 	for i := 0; i < len(claims); {
 		j := i + 1
 		for j < len(claims) && claims[j].Object == claims[i].Object {
 			j++
 		}
 		if j-i > 1 {
-			out = append(out, objectConflict(claims[i:j], say))
+			cs := make([]Claim, 0, j-i)
+			for _, f := range claims[i:j] {
+				cs = append(cs, f.resolve())
+			}
+			out = append(out, objectConflict(cs, say))
 		}
 		i = j
 	}
@@ -182,7 +210,14 @@ type release struct {
 	rel     facts.Release
 	pkg     string
 	version string
-	what    string // "chart gadgets of component web"
+	// kind ("chart" or "manifests"), name and component say what
+	// installs it (release.what).
+	kind, name, component string
+}
+
+// what says what installs the release: "chart gadgets of component web".
+func (r release) what() string {
+	return r.kind + " " + r.name + " of component " + r.component
 }
 
 // releases are the Helm releases a package's components install: its
@@ -194,12 +229,10 @@ func releases(p Package) []release {
 	var out []release
 	for _, comp := range p.Contents.Components {
 		for _, ch := range comp.Charts {
-			out = append(out, release{rel: chartRelease(ch), pkg: p.Name, version: p.Version,
-				what: fmt.Sprintf("chart %s of component %s", ch.Name, comp.Name)})
+			out = append(out, release{rel: chartRelease(ch), pkg: p.Name, version: p.Version, kind: "chart", name: ch.Name, component: comp.Name})
 		}
 		for _, m := range comp.Manifests {
-			out = append(out, release{rel: manifestRelease(p.Name, comp.Name, m), pkg: p.Name, version: p.Version,
-				what: fmt.Sprintf("manifests %s of component %s", m.Name, comp.Name)})
+			out = append(out, release{rel: manifestRelease(p.Name, comp.Name, m), pkg: p.Name, version: p.Version, kind: "manifests", name: m.Name, component: comp.Name})
 		}
 	}
 	return out
@@ -234,7 +267,7 @@ func releaseConflicts(pkgs []Package, say options.Caller) []Conflict {
 		var names, wheres []string
 		for _, r := range rs {
 			names = append(names, r.pkg)
-			wheres = append(wheres, fmt.Sprintf("%s %s (%s)", r.pkg, r.version, r.what))
+			wheres = append(wheres, fmt.Sprintf("%s %s (%s)", r.pkg, r.version, r.what()))
 		}
 		out = append(out, Conflict{Packages: names, Message: fmt.Sprintf("Helm release %s would be installed by %d packages of the plan: %s; zarf upgrades a release that exists, so the later package would replace the other's. Plan only one of them (%s), or give one chart another releaseName",
 			rel, len(rs), strings.Join(wheres, " and "), say.Option("exclude"))})

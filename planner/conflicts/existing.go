@@ -100,7 +100,7 @@ func Existing(pkgs []Package, own *facts.Ownership) []Conflict {
 			}
 			seen[r.rel] = true
 			out = append(out, Conflict{Packages: []string{p.Name}, Message: fmt.Sprintf("Helm release %s, which %s %s installs (%s), is zarf package %s's in %s (its package secret lists it): zarf would upgrade that release with this package's chart and take every object of it over. Give the chart another releaseName, or remove %s first",
-				r.rel, p.Name, p.Version, r.what, facts.Printable(q), where, facts.Printable(q))})
+				r.rel, p.Name, p.Version, r.what(), facts.Printable(q), where, facts.Printable(q))})
 		}
 	}
 	sortConflicts(out)
