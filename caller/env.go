@@ -26,7 +26,14 @@ const (
 	// EnvDockerConfig is the directory of the Docker config file that
 	// holds the caller's registry logins, as docker and oras read it.
 	EnvDockerConfig = "DOCKER_CONFIG"
+	// EnvTrace, set to 1, has the module write how long each stage of
+	// its run took to its standard error (module/stages): what
+	// make bench-cache prints of the module's side.
+	EnvTrace = "ZARF_PLANNER_TRACE"
 )
+
+// Trace says the caller asked for the module's stages (EnvTrace is 1).
+func Trace() bool { return os.Getenv(EnvTrace) == "1" }
 
 // DockerConfig is the caller's Docker config file, which holds its
 // registry logins: $DOCKER_CONFIG/config.json, else

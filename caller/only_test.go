@@ -13,7 +13,7 @@ import (
 
 // callersEnv are the variables of the caller's environment that only
 // this package reads.
-var callersEnv = map[string]bool{EnvKubeconfig: true, EnvContext: true, EnvSourceDateEpoch: true, EnvCosignPassword: true, "KUBECONFIG": true}
+var callersEnv = map[string]bool{EnvKubeconfig: true, EnvContext: true, EnvSourceDateEpoch: true, EnvCosignPassword: true, EnvTrace: true, "KUBECONFIG": true}
 
 // TestOnlyTheCallerReadsTheCallersEnvironment: no product code outside
 // this package reads K8S_AUTH_*, KUBECONFIG or SOURCE_DATE_EPOCH itself
@@ -83,6 +83,8 @@ func envName(e ast.Expr) string {
 			return EnvContext
 		case "EnvSourceDateEpoch":
 			return EnvSourceDateEpoch
+		case "EnvTrace":
+			return EnvTrace
 		}
 	}
 	return ""

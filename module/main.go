@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -30,6 +31,7 @@ import (
 	"github.com/colonel-byte/zarf-planner/document"
 	"github.com/colonel-byte/zarf-planner/module/ansible"
 	"github.com/colonel-byte/zarf-planner/module/specs"
+	"github.com/colonel-byte/zarf-planner/module/stages"
 	"github.com/colonel-byte/zarf-planner/planner/options"
 	"github.com/colonel-byte/zarf-planner/privdir"
 )
@@ -44,9 +46,11 @@ func main() {
 	// What Ansible left open is not passed on to the daemon this module
 	// may start.
 	_ = privdir.CloseOnExec()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args, os.Stdout)
+	run := stages.Start(caller.Trace())
+	ctx, stop := signal.NotifyContext(stages.With(context.Background(), run), os.Interrupt, syscall.SIGTERM)
+	code := moduleRun(ctx, os.Args, os.Stdout)
 	stop()
+	_ = run.Write(os.Stderr)
 	os.Exit(code)
 }
 
@@ -58,7 +62,7 @@ const (
 	modCatalog = specs.Catalog
 )
 
-func run(ctx context.Context, argv []string, stdout io.Writer) int {
+func moduleRun(ctx context.Context, argv []string, stdout io.Writer) int {
 	raw, err := ansible.ReadArgs(argv)
 	if err != nil {
 		_ = ansible.Fail(stdout, err.Error(), nil)
@@ -93,6 +97,7 @@ func run(ctx context.Context, argv []string, stdout io.Writer) int {
 		defer backstop(ctx, t, out, invocation, os.Exit)()
 		stdout = out
 	}
+	stages.From(ctx).End("arguments")
 	h, ok := handlers[name]
 	if !ok { // specs and handlers agree (TestEveryModuleHasAHandler)
 		_ = ansible.Fail(stdout, fmt.Sprintf("this binary has no handler for the module %s", name), map[string]any{"invocation": invocation})
@@ -197,7 +202,9 @@ func ask[T any](ctx context.Context, args map[string]any, what string, refusals 
 		conn.Close()
 		cancel()
 	}
+	stages.From(ctx).End("connect (a daemon started: " + strconv.FormatBool(conn.Started) + ")")
 	resp, err = call(ctx, args, &conn, func(p contract.Planner) (T, error) { return f(ctx, p) })
+	stages.From(ctx).End("request")
 	if _, ok := err.(*unreachable); ok {
 		done()
 		return resp, nil, nil, err
@@ -377,7 +384,9 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	if _, err := timeoutOf(args); err != nil {
 		return fail("%v", err)
 	}
-	if doc, failed, ok := p.Kept(); ok {
+	doc, failed, ok := p.Kept()
+	stages.From(ctx).End("kept plan (found: " + strconv.FormatBool(ok) + ")")
+	if ok {
 		extra := map[string]any{"changed": false, "invocation": invocation, "daemon": keptResult(args)}
 		if len(inv.Deprecations) > 0 {
 			extra["deprecations"] = inv.Deprecations
@@ -386,6 +395,7 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 		// cannot be returned as it is (not an object, or holding a key no
 		// plan result has) is asked of the daemon instead.
 		err := ansible.PrintMerged(stdout, doc, extra, document.ResultKey)
+		stages.From(ctx).End("result checked and written")
 		switch {
 		case err == nil && failed:
 			return 1
@@ -423,7 +433,9 @@ func plan(ctx context.Context, inv *ansible.Invocation, raw map[string]any, invo
 	if len(inv.Deprecations) > 0 {
 		extra["deprecations"] = inv.Deprecations
 	}
-	if err := ansible.PrintMerged(stdout, resp.Result, extra, document.ResultKey); err != nil {
+	err = ansible.PrintMerged(stdout, resp.Result, extra, document.ResultKey)
+	stages.From(ctx).End("result checked and written")
+	if err != nil {
 		return fail("the daemon (pid %d) returned a result this module does not return: %v", conn.State.Pid, err)
 	}
 	if resp.Failed {

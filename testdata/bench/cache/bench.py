@@ -199,6 +199,7 @@ def main():
         first_new = first_plans(work, denv, fresh_question=True)
         first_after_warm = after_warm(work, denv)
         stop_daemon(denv)
+        module_side = module_stages(work, denv)
         plan_median, stages = breakdown(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -227,6 +228,14 @@ def main():
         met = f"≤ {goal[0]}×: {'met' if round(ratio, 1) <= goal[0] else 'not met'}" if goal else ""
         print(f"| {label} | {caches} | {best * 1000:.1f} ms | {median * 1000:.1f} ms | {ratio:.1f}× | {met} |")
     print(f"\nDaemon after the run: {stats}")
+    print("\nWhere the module's time goes (`ZARF_PLANNER_TRACE=1`: the module names each stage as it ends; medians of")
+    print(f"{RUNS} runs each, no daemon: {max(RUNS // 2, 3)}; the archive cache warm throughout):\n")
+    print("| path | stage | median |")
+    print("|---|---|---|")
+    for label, total, rows in module_side:
+        for name, took in rows:
+            print(f"| {label} | {name} | {took:.1f} ms |")
+        print(f"| {label} | **the whole run, as the bench saw it** | **{total:.1f} ms** |")
     print(f"\nWhere the daemon's CPU goes on a question never asked (in process, `testdata/bench/cache/profile`: its own")
     print(f"archive cache warm, no memo hit; 50 plans; server Plan median {plan_median}; the module's side of the")
     print(f"daemon-up row is that row's median less this). Each CPU sample counts for one stage:\n")
@@ -254,6 +263,56 @@ STAGES = [
     ("the rest of the request (memo, result, checks)", ("daemon/server.(*Server).Plan",)),
     ("the garbage collector (beside the plan)", ("runtime.gcBgMarkWorker",)),
 ]
+
+
+def traced(cmd, env):
+    """Runs the module cmd once with ZARF_PLANNER_TRACE=1: its stages (the
+    line it writes to standard error) and the run's wall time."""
+    start = time.perf_counter()
+    p = subprocess.run(cmd, env=dict(env, ZARF_PLANNER_TRACE="1"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    took = time.perf_counter() - start
+    if p.returncode != 0:
+        raise SystemExit(f"{cmd} failed: {p.stderr.decode()}")
+    line = json.loads(p.stderr.decode().strip().splitlines()[-1])
+    return line, took
+
+
+def module_stages(work, env, runs=RUNS):
+    """The module's side, stage by stage (ZARF_PLANNER_TRACE), on the
+    three paths issue 47 names: a question asked before (the kept plan), a
+    question never asked with the daemon up, and one with no daemon
+    running (stopped before each run, not timed). Each path's rows are
+    the medians over runs of each stage the module names, and before them
+    what passed before the module's main ran (the wall time the bench saw
+    less the module's own total: starting the process, the runtime and
+    every package's initialisation)."""
+    paths = []
+    kept = module_args(work, "args.json")
+    once(kept, env)  # the kept plan of this question exists
+    paths.append(("question asked before (kept plan)", [traced(kept, env) for _ in range(runs)]))
+    once(module_args(work, "up-warm.json", priorities={"pkg-0000": -1}), env)  # the daemon is up
+    paths.append(("question never asked, daemon up",
+                  [traced(module_args(work, f"up-{i}.json", priorities={"pkg-0000": 100000 + i}), env) for i in range(runs)]))
+    cold = []
+    for i in range(max(runs // 2, 3)):
+        stop_daemon(env)
+        cold.append(traced(module_args(work, f"cold-{i}.json", priorities={"pkg-0002": 200000 + i}), env))
+    stop_daemon(env)
+    paths.append(("question never asked, no daemon running", cold))
+    out = []
+    for label, results in paths:
+        names = []
+        for line, _ in results:
+            for st in line["zarf_planner_stages"]:
+                if st["stage"] not in names:
+                    names.append(st["stage"])
+        rows = [("before main (process start, runtime and package initialisation)",
+                 statistics.median(took * 1000 - line["total_ms"] for line, took in results))]
+        for n in names:
+            rows.append((n, statistics.median(next((st["ms"] for st in line["zarf_planner_stages"] if st["stage"] == n), 0.0)
+                                              for line, _ in results)))
+        out.append((label, statistics.median(took * 1000 for _, took in results), rows))
+    return out
 
 
 def breakdown(work, runs=50):
