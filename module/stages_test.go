@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/colonel-byte/zarf-planner/caller"
+	"github.com/colonel-byte/zarf-planner/module/stages"
 )
 
 // traced runs the module with args, traced when trace is true, and
@@ -25,6 +26,10 @@ func traced(t *testing.T, args map[string]any, trace bool) (map[string]any, []st
 	if len(stderr) == 0 {
 		return res, nil
 	}
+	text := strings.TrimSuffix(string(stderr), "\n")
+	if strings.Contains(text, "\n") || !strings.HasPrefix(text, stages.Prefix) || !strings.HasSuffix(text, stages.Suffix) || strings.HasSuffix(text, "}") {
+		t.Fatalf("stderr is not one line of stages enclosed in %q and %q: %q", stages.Prefix, stages.Suffix, stderr)
+	}
 	var line struct {
 		Stages []struct {
 			Name string  `json:"stage"`
@@ -32,7 +37,7 @@ func traced(t *testing.T, args map[string]any, trace bool) (map[string]any, []st
 		} `json:"zarf_planner_stages"`
 		Total float64 `json:"total_ms"`
 	}
-	if err := json.Unmarshal(stderr, &line); err != nil {
+	if err := json.Unmarshal([]byte(strings.TrimSuffix(strings.TrimPrefix(text, stages.Prefix), stages.Suffix)), &line); err != nil {
 		t.Fatalf("stderr is not one line of stages: %v: %q", err, stderr)
 	}
 	names := []string{}

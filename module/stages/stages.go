@@ -1,9 +1,10 @@
 // Package stages times the stages of one module run, for
 // ZARF_PLANNER_TRACE (caller.EnvTrace): each stage is named when it
-// ends, and the run's stages are written as one line of JSON to the
-// module's standard error, never its standard output (Ansible reads the
-// result there). A run that is not traced keeps no times: every call on a
-// nil *Run does nothing.
+// ends, and the run's stages are written as one line to the module's
+// standard error, never its standard output (Ansible reads the result
+// there), when the run returns. A run the backstop ends (its timeout)
+// exits without it. A run that is not traced keeps no times: every call
+// on a nil *Run does nothing.
 package stages
 
 import (
@@ -47,8 +48,22 @@ func (r *Run) End(name string) {
 	r.last = now
 }
 
-// Write writes the run's stages and its total so far to w as one line:
-// {"zarf_planner_stages":[{"stage":...,"ms":...},...],"total_ms":...}.
+// Prefix and Suffix enclose the JSON of a run's stages on its line:
+//
+//	zarf-planner trace: {"zarf_planner_stages":[{"stage":...,"ms":...},...],"total_ms":...} (end of trace)
+//
+// The line neither starts with { nor ends with }: where Ansible runs a
+// module under a terminal, its standard error reaches Ansible with its
+// standard output, and Ansible takes the result from the first line that
+// starts with { to the last that ends with } (what follows is junk it
+// warns about).
+const (
+	Prefix = "zarf-planner trace: "
+	Suffix = " (end of trace)"
+)
+
+// Write writes the run's stages and its total so far to w as one line
+// (Prefix, the JSON, Suffix).
 func (r *Run) Write(w io.Writer) error {
 	if r == nil {
 		return nil
@@ -60,7 +75,7 @@ func (r *Run) Write(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
+	_, err = w.Write(append(append([]byte(Prefix), b...), Suffix+"\n"...))
 	return err
 }
 

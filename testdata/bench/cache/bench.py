@@ -18,7 +18,13 @@ copies). Then, in one run, it measures:
   of a question never asked (the module starts the daemon, which plans);
 
 and prints the ratios to the stat walk as a markdown table (each measurement
-alternates with the stat walk, so a drift in the machine touches both).
+alternates with the stat walk, so a drift in the machine touches both), each
+row issue 47 sets a goal for beside that goal. Then two breakdowns: the
+module's side of the kept plan and of a never-asked question (daemon up,
+and none running), stage by stage as the module names them under
+ZARF_PLANNER_TRACE=1 (module_stages); and the daemon's CPU on a never-asked
+plan, stage by stage, from a CPU profile of testdata/bench/cache/profile
+(breakdown: this checkout's code in process, whichever binaries were given).
 Every measurement says which caches are warm: the archive cache (Badger,
 its own directory under a temporary directory, never the user's), the
 daemon's plan memo (in memory) and the plans kept in the archive cache
@@ -27,6 +33,7 @@ itself). `python3 bench.py repeat N` runs the memo-hit
 measurement N times and prints each run's ratio.
 """
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -232,6 +239,8 @@ def main():
     print(f"{RUNS} runs each, no daemon: {max(RUNS // 2, 3)}; the archive cache warm throughout):\n")
     print("| path | stage | median |")
     print("|---|---|---|")
+    if not module_side:
+        print("| | the module under test names no stages (a build before ZARF_PLANNER_TRACE) | |")
     for label, total, rows in module_side:
         for name, took in rows:
             print(f"| {label} | {name} | {took:.1f} ms |")
@@ -273,8 +282,16 @@ def traced(cmd, env):
     took = time.perf_counter() - start
     if p.returncode != 0:
         raise SystemExit(f"{cmd} failed: {p.stderr.decode()}")
-    line = json.loads(p.stderr.decode().strip().splitlines()[-1])
-    return line, took
+    lines = [l for l in p.stderr.decode().splitlines() if l.startswith(TRACE_PREFIX) and l.endswith(TRACE_SUFFIX)]
+    if not lines:
+        return None, took  # a module of a build before ZARF_PLANNER_TRACE
+    return json.loads(lines[-1][len(TRACE_PREFIX):-len(TRACE_SUFFIX)]), took
+
+
+# How the module encloses its stages on its line (module/stages: Prefix,
+# Suffix).
+TRACE_PREFIX = "zarf-planner trace: "
+TRACE_SUFFIX = " (end of trace)"
 
 
 def module_stages(work, env, runs=RUNS):
@@ -301,18 +318,37 @@ def module_stages(work, env, runs=RUNS):
     paths.append(("question never asked, no daemon running", cold))
     out = []
     for label, results in paths:
+        if any(line is None for line, _ in results):
+            return []  # the module under test names no stages
         names = []
         for line, _ in results:
             for st in line["zarf_planner_stages"]:
                 if st["stage"] not in names:
                     names.append(st["stage"])
-        rows = [("before main (process start, runtime and package initialisation)",
+        rows = [("outside the module's main (the bench starting it, the process's start and exit, the runtime's and every package's initialisation)",
                  statistics.median(took * 1000 - line["total_ms"] for line, took in results))]
         for n in names:
-            rows.append((n, statistics.median(next((st["ms"] for st in line["zarf_planner_stages"] if st["stage"] == n), 0.0)
-                                              for line, _ in results)))
+            # A stage named twice in a run (a kept answer refused, then
+            # the daemon's written) counts once, summed; the median is of
+            # the runs that named it.
+            ran = [sum(st["ms"] for st in line["zarf_planner_stages"] if st["stage"] == n) for line, _ in results
+                   if any(st["stage"] == n for st in line["zarf_planner_stages"])]
+            rows.append((n if len(ran) == len(results) else f"{n} (in {len(ran)} of {len(results)} runs)", statistics.median(ran)))
         out.append((label, statistics.median(took * 1000 for _, took in results), rows))
     return out
+
+
+# pprof's units of time, in milliseconds.
+UNITS = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1000.0, "mins": 60000.0, "hrs": 3600000.0}
+
+
+def milliseconds(value):
+    """A sample's time as pprof -traces prints it ("10ms", "1.50s"), in
+    milliseconds; anything else is an error, not a zero."""
+    m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)([a-zµ]+)", value)
+    if not m or m.group(2) not in UNITS:
+        raise SystemExit(f"pprof -traces printed a sample's time as {value!r}, which this bench cannot read")
+    return float(m.group(1)) * UNITS[m.group(2)]
 
 
 def breakdown(work, runs=50):
@@ -328,6 +364,7 @@ def breakdown(work, runs=50):
     out = subprocess.run([exe, "-dir", ARCHIVES, "-n", str(runs), "-cpuprofile", prof], cwd=ROOT, check=True,
                          capture_output=True, text=True).stdout
     median = out.strip().rsplit("median ", 1)[1]
+    allocated = out.split("allocated per plan: ", 1)[1].split("\n", 1)[0]
     traces = subprocess.run(["go", "tool", "pprof", "-traces", exe, prof], cwd=ROOT, check=True,
                             capture_output=True, text=True).stdout
     ms = {label: 0.0 for label, _ in STAGES}
@@ -337,7 +374,7 @@ def breakdown(work, runs=50):
         if not lines:
             continue
         value, _, first = lines[0].strip().partition(" ")
-        took = float(value[:-2]) if value.endswith("ms") else float(value[:-1]) * 1000 if value.endswith("s") else 0.0
+        took = milliseconds(value)
         frames = [first.strip()] + [l.strip() for l in lines[1:]]
         for label, marks in STAGES:
             if any(m in f for f in frames for m in marks):
@@ -347,7 +384,7 @@ def breakdown(work, runs=50):
             other += took
     rows = [(label, ms[label] / runs) for label, _ in STAGES]
     rows.append(("outside the plan (the tool's own loop, the cache's background work)", other / runs))
-    return median, rows
+    return f"{median}, {allocated} allocated a plan", rows
 
 
 def repeat(n):

@@ -35,8 +35,11 @@ func main() {
 	dir := flag.String("dir", ".cache/bench/cache/archives", "the bench's archives (make bench-cache builds them)")
 	n := flag.Int("n", 100, "plans to time")
 	cpu := flag.String("cpuprofile", "", "write a CPU profile of the timed plans here")
-	mem := flag.String("memprofile", "", "write an allocation profile (every allocation sampled) of the timed plans here")
+	mem := flag.String("memprofile", "", "write an allocation profile here (every allocation sampled, the untimed first plan's too)")
 	flag.Parse()
+	if *mem != "" {
+		runtime.MemProfileRate = 1 // before anything allocates
+	}
 	abs, err := os.Getwd()
 	if err != nil {
 		log.Fatal(err)
@@ -65,9 +68,8 @@ func main() {
 	}
 	ask(-1)
 	if *mem != "" {
-		runtime.MemProfileRate = 1
-		runtime.GC()
 		defer func() {
+			runtime.GC() // the profile holds what the last collection saw
 			f, err := os.Create(*mem)
 			if err != nil {
 				log.Fatal(err)
@@ -78,6 +80,8 @@ func main() {
 			}
 		}()
 	}
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
 	if *cpu != "" {
 		f, err := os.Create(*cpu)
 		if err != nil {
@@ -92,6 +96,9 @@ func main() {
 	for i := range *n {
 		times = append(times, ask(i))
 	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
 	slices.Sort(times)
+	fmt.Printf("allocated per plan: %.1f MB\n", float64(after.TotalAlloc-before.TotalAlloc)/float64(*n)/1e6)
 	fmt.Printf("server Plan, a question never asked, %d runs: best %v, median %v\n", *n, times[0], times[len(times)/2])
 }
