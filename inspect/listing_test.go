@@ -39,11 +39,7 @@ func TestAReadFromAListingReadsWhatTheListingSaw(t *testing.T) {
 	dir := t.TempDir()
 	copyIn(dir, initArchive, initArchive)
 	copyIn(dir, flux, flux)
-	c, err := cache.Open(filepath.Join(t.TempDir(), "cache"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := openCache(t)
 	if _, err := inspect.ReadDir(ctx, dir, inspect.Options{Cache: c}); err != nil {
 		t.Fatal(err)
 	}
@@ -138,11 +134,7 @@ func TestAReadFromAListingSaysWhenItReadAfresh(t *testing.T) {
 	// A cache that knows the archive by content only (another path), and
 	// the copy rewritten after the walk: it is hashed as it is now, and
 	// not recorded under the walk's stat, which it no longer has.
-	c, err := cache.Open(filepath.Join(t.TempDir(), "cache"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := openCache(t)
 	if _, err := inspect.ReadDir(ctx, known, inspect.Options{Cache: c}); err != nil {
 		t.Fatal(err)
 	}
@@ -166,4 +158,15 @@ func TestAReadFromAListingSaysWhenItReadAfresh(t *testing.T) {
 	if d.Counts.ContentHits != 1 || d.Counts.Stored != 1 {
 		t.Fatalf("the copy read without the walk: counts %+v; want one content hit, recorded", d.Counts)
 	}
+}
+
+// openCache is an archive cache of the test's own, closed when it ends.
+func openCache(t *testing.T) *cache.Cache {
+	t.Helper()
+	c, err := cache.Open(filepath.Join(t.TempDir(), "cache"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

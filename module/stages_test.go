@@ -58,9 +58,9 @@ func traced(t *testing.T, args map[string]any, trace bool) (map[string]any, []st
 // TestTheTraceNamesEachStageOnStandardErrorAlone: with ZARF_PLANNER_TRACE=1
 // the module writes its stages (what make bench-cache prints of the
 // module's side) to standard error as one line, in the order they ran,
-// for a plan the daemon makes, one answered from the kept plan, and a
-// failure; its result on standard output is what it is untraced.
-// Untraced, standard error stays empty.
+// for a plan the daemon makes, one answered from the kept plan, a plan
+// that fails (both ways) and arguments refused; its result on standard
+// output is what it is untraced. Untraced, standard error stays empty.
 func TestTheTraceNamesEachStageOnStandardErrorAlone(t *testing.T) {
 	state := stateDir(t)
 	args := planArgs(exampleDir, state)
@@ -85,6 +85,19 @@ func TestTheTraceNamesEachStageOnStandardErrorAlone(t *testing.T) {
 	args["integrity"] = "fail"
 	if _, stages := traced(t, args, true); !slices.Equal(stages, []string{"arguments", "kept plan (found: false)", "connect (a daemon started: false)", "request", "result checked and written"}) {
 		t.Errorf("a question the daemon plans: stages %q", stages)
+	}
+	// A plan that fails (a cycle), planned by the daemon and then
+	// answered from the kept failure: the same stages, and the failure
+	// as untraced.
+	cycle := planArgs("../testdata/bundles/cycle", state)
+	for _, want := range [][]string{
+		{"arguments", "kept plan (found: false)", "connect (a daemon started: false)", "request", "result checked and written"},
+		{"arguments", "kept plan (found: true)", "result checked and written"},
+	} {
+		res, stages := traced(t, cycle, true)
+		if res["failed"] != true || !slices.Equal(stages, want) {
+			t.Errorf("a failing plan: failed=%v, stages %q; want a failure and %q", res["failed"], stages, want)
+		}
 	}
 	bad := planArgs(exampleDir, state)
 	bad["mode"] = "sideways"
