@@ -24,7 +24,10 @@ module's side of the kept plan and of a never-asked question (daemon up,
 and none running), stage by stage as the module names them under
 ZARF_PLANNER_TRACE=1 (module_stages); and the daemon's CPU on a never-asked
 plan, stage by stage, from a CPU profile of testdata/bench/cache/profile
-(breakdown: this checkout's code in process, whichever binaries were given).
+(breakdown: this checkout's code in process, whichever binaries were given),
+on a daemon that planned before and on a new daemon's first plan (the
+no-daemon row's request); then the daemon binary's package initialisation
+(daemon_init, on the no-daemon row's connect).
 Every measurement says which caches are warm: the archive cache (Badger,
 its own directory under a temporary directory, never the user's), the
 daemon's plan memo (in memory) and the plans kept in the archive cache
@@ -208,6 +211,8 @@ def main():
         stop_daemon(denv)
         module_side = module_stages(work, denv)
         plan_median, stages = breakdown(work)
+        fresh_median, fresh_stages = breakdown(work, fresh=True)
+        inits = daemon_init()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     n = len([f for f in os.listdir(ARCHIVES) if ".tar" in f])
@@ -253,6 +258,18 @@ def main():
     for label, took in stages:
         print(f"| {label} | {took:.1f} ms |")
     print(f"| total | {sum(t for _, t in stages):.1f} ms |")
+    print(f"\nThe no-daemon row's request is a new daemon's first plan. The same profile, each plan on a new server over")
+    print(f"the same warm archive cache (`-fresh`: what `zarf-planner serve` does for the first request after it starts;")
+    print(f"server Plan median {fresh_median}; closing each server is not timed but is profiled, as its own stage):\n")
+    print("| stage | CPU per plan |")
+    print("|---|---|")
+    for label, took in fresh_stages:
+        print(f"| {label} | {took:.1f} ms |")
+    print(f"| total | {sum(t for _, t in fresh_stages):.1f} ms |")
+    total, top = inits
+    print(f"\nThe daemon's package initialisation, before its main (`GODEBUG=inittrace=1 zarf-planner version`, median of")
+    print(f"{INIT_RUNS}; on the no-daemon row's connect stage): {total:.1f} ms; the largest: " +
+          ", ".join(f"{name} {ms:.1f} ms" for name, ms in top) + ".")
 
 
 # The stages of the daemon's never-asked plan, each a frame that marks it
@@ -351,23 +368,56 @@ def milliseconds(value):
     return float(m.group(1)) * UNITS[m.group(2)]
 
 
-def breakdown(work, runs=50):
+# The stages of a new daemon's first plan (breakdown's fresh mode): those
+# of STAGES, after opening the archive cache and closing the server before.
+FRESH_STAGES = [
+    ("closing the server before (not timed: a daemon's exit)", ("daemon/server.(*Server).Close",)),
+    ("opening the archive cache (a daemon's Preopen)", ("zarf-planner/cache.open",)),
+] + STAGES
+
+INIT_RUNS = 10
+
+
+def daemon_init(runs=INIT_RUNS):
+    """The daemon binary's package initialisation: GODEBUG=inittrace=1's
+    clock times summed per run, the median of runs, and the five largest
+    packages (their medians)."""
+    totals, per = [], {}
+    for _ in range(runs):
+        err = subprocess.run([PLANNER, "version"], env=dict(os.environ, GODEBUG="inittrace=1"), check=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True).stderr
+        total = 0.0
+        for line in err.splitlines():
+            m = re.match(r"init (\S+) @\S+ ms, ([0-9.]+) ms clock", line)
+            if m:
+                total += float(m.group(2))
+                per.setdefault(m.group(1), []).append(float(m.group(2)))
+        totals.append(total)
+    if not per:
+        raise SystemExit(f"{PLANNER} version printed no inittrace lines")
+    top = sorted(((n, statistics.median(v)) for n, v in per.items()), key=lambda x: -x[1])[:5]
+    return statistics.median(totals), top
+
+
+def breakdown(work, runs=50, fresh=False):
     """Where the daemon's never-asked plan spends its CPU, stage by stage:
     testdata/bench/cache/profile (one daemon.Server in process, its own
     archive cache warmed by a first plan, not timed; the page cache warm)
     times `runs` plans, each a question not asked before, with a CPU
     profile; each sample is given to one stage (STAGES). Returns the
-    server's median Plan time and rows (stage, ms of CPU per plan)."""
+    server's median Plan time and rows (stage, ms of CPU per plan). With
+    fresh, each plan is a new server's first (FRESH_STAGES)."""
     exe = os.path.join(work, "profile")
     prof = os.path.join(work, "plan.pprof")
+    stages = FRESH_STAGES if fresh else STAGES
     subprocess.run(["go", "build", "-o", exe, "./testdata/bench/cache/profile"], cwd=ROOT, check=True)
-    out = subprocess.run([exe, "-dir", ARCHIVES, "-n", str(runs), "-cpuprofile", prof], cwd=ROOT, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run([exe, "-dir", ARCHIVES, "-n", str(runs), "-cpuprofile", prof] + (["-fresh"] if fresh else []), cwd=ROOT,
+                         check=True, capture_output=True, text=True).stdout
     median = out.strip().rsplit("median ", 1)[1]
     allocated = out.split("allocated per plan: ", 1)[1].split("\n", 1)[0]
     traces = subprocess.run(["go", "tool", "pprof", "-traces", exe, prof], cwd=ROOT, check=True,
                             capture_output=True, text=True).stdout
-    ms = {label: 0.0 for label, _ in STAGES}
+    ms = {label: 0.0 for label, _ in stages}
     other = 0.0
     for block in traces.split("-----------+-------------------------------------------------------")[1:]:
         lines = [l for l in block.strip().splitlines() if l.strip()]
@@ -376,13 +426,13 @@ def breakdown(work, runs=50):
         value, _, first = lines[0].strip().partition(" ")
         took = milliseconds(value)
         frames = [first.strip()] + [l.strip() for l in lines[1:]]
-        for label, marks in STAGES:
+        for label, marks in stages:
             if any(m in f for f in frames for m in marks):
                 ms[label] += took
                 break
         else:
             other += took
-    rows = [(label, ms[label] / runs) for label, _ in STAGES]
+    rows = [(label, ms[label] / runs) for label, _ in stages]
     rows.append(("outside the plan (the tool's own loop, the cache's background work)", other / runs))
     return f"{median}, {allocated} allocated a plan", rows
 
