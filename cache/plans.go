@@ -22,7 +22,14 @@ func (c *Cache) StorePlan(key kept.Key, doc []byte, failed bool) error {
 	return c.plans.Save(key, doc, failed)
 }
 
-// DropPlans removes every kept document.
+// MarkQuestion marks a question (kept.QuestionKey) before a plan of it is
+// kept under its stamp, so the module looks for plans of questions marked
+// alone (kept.Store.Asked).
+func (c *Cache) MarkQuestion(question kept.Key) error {
+	return c.plans.Mark(question)
+}
+
+// DropPlans removes every kept document and every question's mark.
 func (c *Cache) DropPlans() error {
 	return c.plans.Drop()
 }

@@ -233,7 +233,13 @@ func (p *Plan) Kept() (doc []byte, failed, ok bool) {
 	if err != nil {
 		return nil, false, false
 	}
-	key, _, err := kept.PlanKey(kept.Question{Build: buildinfo.ID, Path: req.Path, Plan: o.Plan, Read: o.Read, Caller: req.Caller, Sums: sums})
+	q := kept.Question{Build: buildinfo.ID, Path: req.Path, Plan: o.Plan, Read: o.Read, Caller: req.Caller, Sums: sums}
+	// A question no plan was kept for is not looked up: the directory is
+	// not walked for nothing (a daemon plans it, walking it once).
+	if question, err := kept.QuestionKey(q); err != nil || !store.Asked(question) {
+		return nil, false, false
+	}
+	key, _, err := kept.PlanKey(q)
 	if err != nil {
 		return nil, false, false
 	}

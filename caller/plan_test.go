@@ -154,11 +154,24 @@ func TestKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := kept.PlanKey(kept.Question{Build: buildinfo.ID, Path: pkgs, Plan: o.Plan, Read: o.Read, Caller: options.ModuleCaller, Sums: sums})
+	q := kept.Question{Build: buildinfo.ID, Path: pkgs, Plan: o.Plan, Read: o.Read, Caller: options.ModuleCaller, Sums: sums}
+	key, _, err := kept.PlanKey(q)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := store.Save(key, []byte(`{"failed":true}`), true); err != nil {
+		t.Fatal(err)
+	}
+	// A document whose question was never marked is not looked up (the
+	// daemon marks a question before it keeps a plan of it).
+	if _, _, ok := p.Kept(); ok {
+		t.Fatal("answered a question never marked")
+	}
+	question, err := kept.QuestionKey(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Mark(question); err != nil {
 		t.Fatal(err)
 	}
 	store.Close()

@@ -4,7 +4,9 @@
 // about a directory unchanged since is answered without planning: by a
 // daemon that has just started, or by the module without a daemon at all.
 // It derives that key (PlanKey), which the daemon and the module both
-// compute, and it never interprets a document.
+// compute, and it never interprets a document. Whoever keeps a plan
+// first marks its question (QuestionKey: the key without the directory),
+// so a lookup of a question never marked costs no walk of the directory.
 //
 // The files are trusted as the cache directory is: it and the plans
 // directory must belong to this user and be closed to others (package
@@ -99,25 +101,10 @@ type Question struct {
 // question cannot be keyed this way (the directory or a named file
 // cannot be read); the plan itself then reports why.
 func PlanKey(q Question) (k Key, counted int, err error) {
-	plan, err := json.Marshal(q.Plan)
-	if err != nil {
-		return Key{}, 0, err
-	}
-	read, err := json.Marshal(q.Read)
-	if err != nil {
-		return Key{}, 0, err
-	}
 	h := sha256.New()
-	// This process's architecture: the daemon plans for its own when none
-	// is given, and a cache directory may be shared by hosts of two.
-	for _, s := range append([]string{"zarf-planner plan by stamp 4", q.Build, runtime.GOARCH, string(plan), string(read), string(q.Caller),
-		fmt.Sprintf("warnings %d", len(q.Warnings))}, q.Warnings...) {
-		Field(h, s)
+	if err := question(h, "zarf-planner plan by stamp 4", q); err != nil {
+		return Key{}, 0, err
 	}
-	if len(q.Sums) == 0 {
-		return Key{}, 0, errors.New("keying a plan: the sums of its content options are missing")
-	}
-	Sums(h, q.Sums)
 	if q.Listing == nil {
 		counted, err = stamp.Write(q.Path, h, q.Count)
 	} else {
@@ -128,6 +115,45 @@ func PlanKey(q Question) (k Key, counted int, err error) {
 	}
 	h.Sum(k[:0])
 	return k, counted, nil
+}
+
+// QuestionKey keys a question without its directory's stamp: what
+// PlanKey keys before it walks the directory, and the directory's path.
+// A plan kept under a PlanKey has its question marked first (Store.Mark),
+// so a question never marked has no kept plan, whatever the directory
+// holds, and looking for one need not walk the directory (Store.Asked).
+func QuestionKey(q Question) (k Key, err error) {
+	h := sha256.New()
+	if err := question(h, "zarf-planner question 1", q); err != nil {
+		return Key{}, err
+	}
+	Field(h, q.Path)
+	h.Sum(k[:0])
+	return k, nil
+}
+
+// question writes what PlanKey and QuestionKey key of q besides the
+// directory, after tag.
+func question(h hash.Hash, tag string, q Question) error {
+	plan, err := json.Marshal(q.Plan)
+	if err != nil {
+		return err
+	}
+	read, err := json.Marshal(q.Read)
+	if err != nil {
+		return err
+	}
+	// This process's architecture: the daemon plans for its own when none
+	// is given, and a cache directory may be shared by hosts of two.
+	for _, s := range append([]string{tag, q.Build, runtime.GOARCH, string(plan), string(read), string(q.Caller),
+		fmt.Sprintf("warnings %d", len(q.Warnings))}, q.Warnings...) {
+		Field(h, s)
+	}
+	if len(q.Sums) == 0 {
+		return errors.New("keying a plan: the sums of its content options are missing")
+	}
+	Sums(h, q.Sums)
+	return nil
 }
 
 // Field writes s with its length first, so no two different sequences of

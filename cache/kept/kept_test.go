@@ -266,3 +266,133 @@ func TestPlanKeyFollowsTheDeclarations(t *testing.T) {
 		t.Error("keyed a file over its declared bound")
 	}
 }
+
+// TestQuestionKeyIsThePlanKeyWithoutTheDirectory: everything PlanKey keys
+// besides the directory's files changes a question's key, and so does
+// the path; what the directory holds does not, and walking it is not
+// needed (a directory that does not exist keys too).
+func TestQuestionKeyIsThePlanKeyWithoutTheDirectory(t *testing.T) {
+	dir := t.TempDir()
+	archive := filepath.Join(dir, "zarf-package-a-amd64-1.0.0.tar.zst")
+	if err := os.WriteFile(archive, []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte("policy one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := Question{Build: "b1", Path: dir, Plan: options.Plan{Architecture: "amd64"}, Read: options.Read{MaxInflation: 100, Policy: pol}, Caller: options.ModuleCaller}
+	key := func(q Question) Key {
+		t.Helper()
+		k, err := QuestionKey(mustCarry(t, q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	want := key(base)
+	planKey, _, err := PlanKey(mustCarry(t, base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want == planKey {
+		t.Fatal("a question keys as its plan does")
+	}
+	time.Sleep(10 * time.Millisecond)
+	if err := os.WriteFile(archive, []byte("b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := key(base); got != want {
+		t.Error("rewriting an archive changed the question's key")
+	}
+	if again, _, err := PlanKey(mustCarry(t, base)); err != nil || again == planKey {
+		t.Fatalf("rewriting an archive left the plan's key as it was (%v)", err)
+	}
+	missing := base
+	missing.Path = filepath.Join(dir, "missing")
+	if _, err := QuestionKey(mustCarry(t, missing)); err != nil {
+		t.Errorf("a question about a directory that does not exist: %v; want it keyed without walking it", err)
+	}
+	seen := map[Key]string{want: "the question"}
+	for _, c := range []struct {
+		name   string
+		change func(q *Question)
+	}{
+		{"another path", func(q *Question) { q.Path = filepath.Join(dir, "other") }},
+		{"another build", func(q *Question) { q.Build = "b2" }},
+		{"another plan option", func(q *Question) { q.Plan.Priorities = map[string]int{"a": 1} }},
+		{"another read option", func(q *Question) { q.Read.Integrity = options.IntegrityFail }},
+		{"another caller", func(q *Question) { q.Caller = options.CLICaller }},
+		{"a warning", func(q *Question) { q.Warnings = []string{"cache moved aside"} }},
+		{"the policy rewritten", func(q *Question) {
+			if err := os.WriteFile(pol, []byte("policy two"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		q := base
+		c.change(&q)
+		k := key(q)
+		if other, ok := seen[k]; ok {
+			t.Errorf("%s keys the question as %s does", c.name, other)
+		}
+		seen[k] = c.name
+	}
+	if _, err := QuestionKey(Question{Build: "b1", Path: dir}); err == nil {
+		t.Error("keyed a question without the sums of its content options")
+	}
+}
+
+// TestMarksSayWhichQuestionsWereAsked: a question is Asked once marked,
+// and never before; marks are bounded as documents are, apart from them,
+// and Drop removes them with the documents.
+func TestMarksSayWhichQuestionsWereAsked(t *testing.T) {
+	s, dir := openStore(t)
+	if s.Asked(Key{1}) {
+		t.Fatal("a question never marked was asked")
+	}
+	if err := s.Mark(Key{1}); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Asked(Key{1}) || s.Asked(Key{2}) {
+		t.Fatalf("after marking question 1: asked %v, question 2 asked %v; want only 1", s.Asked(Key{1}), s.Asked(Key{2}))
+	}
+	// A mark and a document under the same key are two files: neither
+	// stands for the other, and marks do not count against MaxPlans.
+	if _, _, ok := s.Load(Key{1}); ok {
+		t.Fatal("a mark was loaded as a document")
+	}
+	if err := s.Save(Key{2}, []byte(`{}`), false); err != nil {
+		t.Fatal(err)
+	}
+	if s.Asked(Key{2}) {
+		t.Fatal("keeping a document marked its key as a question")
+	}
+	for i := range MaxQuestions {
+		if err := s.Mark(Key{3, byte(i), byte(i >> 8)}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			time.Sleep(5 * time.Millisecond) // question 1 is the oldest, then this one
+		}
+	}
+	if s.Asked(Key{1}) {
+		t.Fatalf("the oldest of %d marks was kept; want at most %d", MaxQuestions+1, MaxQuestions)
+	}
+	if !s.Asked(Key{3}) || !s.Asked(Key{3, byte(MaxQuestions - 1), byte((MaxQuestions - 1) >> 8)}) {
+		t.Fatal("a newer mark was dropped")
+	}
+	if _, _, ok := s.Load(Key{2}); !ok {
+		t.Fatal("marking questions dropped a document")
+	}
+	if err := s.Drop(); err != nil {
+		t.Fatal(err)
+	}
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 0 {
+		t.Fatalf("after Drop the plans directory holds %d files; want none", len(names))
+	}
+}

@@ -24,7 +24,14 @@ const (
 	TTL = 30 * 24 * time.Hour
 	// MaxDoc bounds a kept document (the daemon's memo keeps none larger).
 	MaxDoc = 64 << 20
-	suffix = ".plan"
+	// MaxQuestions is how many questions' marks are kept (Mark); marking
+	// one more drops the one marked longest ago. Many more than MaxPlans:
+	// a question's mark is renewed each time a plan of it is kept, so by
+	// the time MaxQuestions others were marked after it, that plan is
+	// gone (a mark dropped sooner only costs a walk).
+	MaxQuestions = 16 * MaxPlans
+	suffix       = ".plan"
+	askedSuffix  = ".asked"
 )
 
 // Store is the kept plans of one cache directory.
@@ -108,10 +115,41 @@ func (s *Store) Save(key Key, doc []byte, failed bool) error {
 	if err := dir.WriteFile(name, name+".tmp", header(doc, failed), doc); err != nil {
 		return fmt.Errorf("keeping the plan: %w", err)
 	}
-	return s.prune(dir, name)
+	return s.prune(dir, name, suffix, MaxPlans)
 }
 
-// Drop removes every kept document.
+// Mark records that a plan of question (QuestionKey) is about to be kept:
+// whoever keeps one under a PlanKey marks its question first, so a
+// question Asked does not find has no plan kept. It drops expired marks
+// and the oldest beyond MaxQuestions.
+func (s *Store) Mark(question Key) error {
+	dir, err := s.plans()
+	if err != nil {
+		return fmt.Errorf("marking the question: %w", err)
+	}
+	defer dir.Close()
+	name := question.String() + askedSuffix
+	if err := dir.WriteFile(name, name+".tmp"); err != nil {
+		return fmt.Errorf("marking the question: %w", err)
+	}
+	return s.prune(dir, name, askedSuffix, MaxQuestions)
+}
+
+// Asked reports whether question was marked: false means no plan of it is
+// kept, and a lookup need not stamp the directory. A mark is a file of
+// this user in the private plans directory; anything else there under its
+// name counts as one (a lookup that walks for nothing costs only time).
+func (s *Store) Asked(question Key) bool {
+	dir, err := s.plans()
+	if err != nil {
+		return false
+	}
+	defer dir.Close()
+	_, err = dir.Lstat(question.String() + askedSuffix)
+	return err == nil
+}
+
+// Drop removes every kept document and every question's mark.
 func (s *Store) Drop() error {
 	dir, err := s.plans()
 	if err != nil {
@@ -124,7 +162,7 @@ func (s *Store) Drop() error {
 	}
 	var errs []error
 	for _, n := range names {
-		if strings.HasSuffix(n, suffix) {
+		if strings.HasSuffix(n, suffix) || strings.HasSuffix(n, askedSuffix) {
 			errs = append(errs, dir.Remove(n))
 		}
 	}
@@ -135,9 +173,10 @@ func (s *Store) expired(mtime unix.Timespec) bool {
 	return s.now().Sub(time.Unix(0, mtime.Nano())) > TTL
 }
 
-// prune drops expired documents, then the oldest (by the time they were
-// kept, then name) beyond MaxPlans; just, the one kept now, stays.
-func (s *Store) prune(dir *privdir.Dir, just string) error {
+// prune drops the expired files of one kind (their names end in ext: kept
+// documents or questions' marks), then the oldest (by the time they were
+// written, then name) beyond most; just, the one written now, stays.
+func (s *Store) prune(dir *privdir.Dir, just, ext string, most int) error {
 	names, err := dir.Names()
 	if err != nil {
 		return err
@@ -149,7 +188,7 @@ func (s *Store) prune(dir *privdir.Dir, just string) error {
 	var files []file
 	var errs []error
 	for _, n := range names {
-		if !strings.HasSuffix(n, suffix) || n == just {
+		if !strings.HasSuffix(n, ext) || n == just {
 			continue
 		}
 		st, err := dir.Lstat(n)
@@ -165,7 +204,7 @@ func (s *Store) prune(dir *privdir.Dir, just string) error {
 	slices.SortFunc(files, func(a, b file) int {
 		return cmp.Or(a.kept.Compare(b.kept), strings.Compare(a.name, b.name))
 	})
-	for len(files) >= MaxPlans {
+	for len(files) >= most {
 		errs = append(errs, dir.Remove(files[0].name))
 		files = files[1:]
 	}

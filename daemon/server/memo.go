@@ -119,7 +119,7 @@ func (m *Memo) plan(ctx context.Context, req service.Request, byStamp bool) (*Pl
 	store, _ := req.Cache.(PlanStore)
 	// First by the directory's stamp: an answer without looking up a
 	// single archive.
-	key, archives, listing, stamped := m.stampOf(req)
+	key, question, archives, listing, stamped := m.stampOf(req)
 	if stamped && byStamp {
 		if d, ok := m.recall(key, store); ok {
 			return &Planned{Doc: d.doc, Failed: d.failed, Counts: inspect.Counts{Archives: archives, Hits: archives}}, nil
@@ -151,9 +151,9 @@ func (m *Memo) plan(ctx context.Context, req service.Request, byStamp bool) (*Pl
 		// directory stamps the same after the read (an archive hashed or
 		// read afresh is of the file as it is now).
 		if read.Directory.Listing == listing {
-			m.keep(key, memoDoc{doc: p.Doc, failed: p.Failed}, store)
-		} else if again, _, _, ok := m.stampOf(req); ok && again == key {
-			m.keep(key, memoDoc{doc: p.Doc, failed: p.Failed}, store)
+			m.keepAsked(question, key, memoDoc{doc: p.Doc, failed: p.Failed}, store)
+		} else if again, _, _, _, ok := m.stampOf(req); ok && again == key {
+			m.keepAsked(question, key, memoDoc{doc: p.Doc, failed: p.Failed}, store)
 		}
 	}
 	return p, nil
@@ -206,34 +206,49 @@ func (m *Memo) keep(key memoKey, d memoDoc, store PlanStore) {
 	}
 }
 
+// keepAsked keeps a document under the stamp key of question (Memo.keep),
+// marking the question in the store first: the module looks for kept
+// plans of marked questions alone (kept.Store.Asked). A question that
+// cannot be marked is not kept under its stamp.
+func (m *Memo) keepAsked(question, key memoKey, d memoDoc, store PlanStore) {
+	if store != nil && store.MarkQuestion(question) != nil {
+		m.put(key, d)
+		return
+	}
+	m.keep(key, d, store)
+}
+
 // stampOf keys a request by its options and its directory's stamp
 // (kept.PlanKey): what the directory holds as stat sees it, read in a
 // few milliseconds without the cache. The module computes the same key
 // to answer from a kept plan without a daemon. ok is false when the
 // request is not answered from a memo (no memo, no cache, cluster-aware)
 // or the directory or a file it names cannot be read.
-func (m *Memo) stampOf(req service.Request) (k memoKey, archives int, listing *stamp.Listing, ok bool) {
+func (m *Memo) stampOf(req service.Request) (k, question memoKey, archives int, listing *stamp.Listing, ok bool) {
 	// A registry source has no stamp: its tags move where no stat sees.
 	if m == nil || req.Cache == nil || req.Options.Mode == options.ModeCluster || req.Cluster.Snapshot != "" || registry.IsSource(req.Path) || len(req.Read.Sources) > 0 {
-		return memoKey{}, 0, nil, false // several sources: the stamp covers the path's alone
+		return memoKey{}, memoKey{}, 0, nil, false // several sources: the stamp covers the path's alone
 	}
 	// The caller's key (caller.Plan.Kept) sums the same files: the
 	// content options of Plan and Read, from what it carried.
 	sums, err := filesum.Sums(options.Files(options.Request{Plan: req.Options.Plan, Read: req.Read}), req.Carried)
 	if err != nil {
-		return memoKey{}, 0, nil, false // the read reports it
+		return memoKey{}, memoKey{}, 0, nil, false // the read reports it
 	}
 	if listing, err = stamp.List(req.Path); err != nil {
-		return memoKey{}, 0, nil, false // the read reports it
+		return memoKey{}, memoKey{}, 0, nil, false // the read reports it
 	}
-	k, archives, err = kept.PlanKey(kept.Question{
+	q := kept.Question{
 		Build: buildinfo.ID, Path: req.Path, Plan: req.Options.Plan, Read: req.Read, Caller: req.Options.Caller,
 		Warnings: req.Warnings, Count: inspect.IsCandidate, Sums: sums, Listing: listing,
-	})
-	if err != nil {
-		return memoKey{}, 0, nil, false // the read reports it
 	}
-	return k, archives, listing, true
+	if k, archives, err = kept.PlanKey(q); err != nil {
+		return memoKey{}, memoKey{}, 0, nil, false // the read reports it
+	}
+	if question, err = kept.QuestionKey(q); err != nil {
+		return memoKey{}, memoKey{}, 0, nil, false
+	}
+	return k, question, archives, listing, true
 }
 
 // catalogStamp keys a catalog request by what it asks and its directory's
@@ -281,6 +296,9 @@ func byteDetermined(d *inspect.Directory) bool {
 type PlanStore interface {
 	Plan(key kept.Key) (doc []byte, failed, ok bool)
 	StorePlan(key kept.Key, doc []byte, failed bool) error
+	// MarkQuestion marks a question (kept.QuestionKey) before a document
+	// is kept under its stamp key.
+	MarkQuestion(question kept.Key) error
 }
 
 // Stats reports how many requests the memo answered from memory and how

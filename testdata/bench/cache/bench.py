@@ -241,15 +241,16 @@ def main():
         print(f"| {label} | {caches} | {best * 1000:.1f} ms | {median * 1000:.1f} ms | {ratio:.1f}× | {met} |")
     print(f"\nDaemon after the run: {stats}")
     print("\nWhere the module's time goes (`ZARF_PLANNER_TRACE=1`: the module names each stage as it ends; medians of")
-    print(f"{RUNS} runs each, no daemon: {max(RUNS // 2, 3)}; the archive cache warm throughout):\n")
-    print("| path | stage | median |")
-    print("|---|---|---|")
+    print(f"{RUNS} runs each, no daemon: {max(RUNS // 2, 3)}, each after a stat walk, and the median of each stage's ratios to")
+    print("that walk, in the goals' units; the archive cache warm throughout):\n")
+    print("| path | stage | median | ratio to the stat walk before the run |")
+    print("|---|---|---|---|")
     if not module_side:
-        print("| | the module under test names no stages (a build before ZARF_PLANNER_TRACE) | |")
-    for label, total, rows in module_side:
-        for name, took in rows:
-            print(f"| {label} | {name} | {took:.1f} ms |")
-        print(f"| {label} | **the whole run, as the bench saw it** | **{total:.1f} ms** |")
+        print("| | the module under test names no stages (a build before ZARF_PLANNER_TRACE) | | |")
+    for label, (total, ratio), rows in module_side:
+        for name, took, r in rows:
+            print(f"| {label} | {name} | {took:.1f} ms | {r:.2f}× |")
+        print(f"| {label} | **the whole run, as the bench saw it** | **{total:.1f} ms** | **{ratio:.2f}×** |")
     print(f"\nWhere the daemon's CPU goes on a question never asked (in process, `testdata/bench/cache/profile`: its own")
     print(f"archive cache warm, no memo hit; 50 plans; server Plan median {plan_median}; the module's side of the")
     print(f"daemon-up row is that row's median less this). Each CPU sample counts for one stage:\n")
@@ -292,8 +293,11 @@ STAGES = [
 
 
 def traced(cmd, env):
-    """Runs the module cmd once with ZARF_PLANNER_TRACE=1: its stages (the
-    line it writes to standard error) and the run's wall time."""
+    """Runs a stat walk, then the module cmd once with ZARF_PLANNER_TRACE=1:
+    its stages (the line it writes to standard error), the run's wall
+    time and the walk's (each stage's ratio is to the walk just before it,
+    as the table's rows are)."""
+    walk = once(WALK)
     start = time.perf_counter()
     p = subprocess.run(cmd, env=dict(env, ZARF_PLANNER_TRACE="1"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     took = time.perf_counter() - start
@@ -301,8 +305,8 @@ def traced(cmd, env):
         raise SystemExit(f"{cmd} failed: {p.stderr.decode()}")
     lines = [l for l in p.stderr.decode().splitlines() if l.startswith(TRACE_PREFIX) and l.endswith(TRACE_SUFFIX)]
     if not lines:
-        return None, took  # a module of a build before ZARF_PLANNER_TRACE
-    return json.loads(lines[-1][len(TRACE_PREFIX):-len(TRACE_SUFFIX)]), took
+        return None, took, walk  # a module of a build before ZARF_PLANNER_TRACE
+    return json.loads(lines[-1][len(TRACE_PREFIX):-len(TRACE_SUFFIX)]), took, walk
 
 
 # How the module encloses its stages on its line (module/stages: Prefix,
@@ -335,23 +339,28 @@ def module_stages(work, env, runs=RUNS):
     paths.append(("question never asked, no daemon running", cold))
     out = []
     for label, results in paths:
-        if any(line is None for line, _ in results):
+        if any(line is None for line, _, _ in results):
             return []  # the module under test names no stages
         names = []
-        for line, _ in results:
+        for line, _, _ in results:
             for st in line["zarf_planner_stages"]:
                 if st["stage"] not in names:
                     names.append(st["stage"])
+        # Each stage's median in ms, and the median of its ratios to the
+        # stat walk that ran just before each run.
+        outside = [(took * 1000 - line["total_ms"], walk) for line, took, walk in results]
         rows = [("outside the module's main (the bench starting it, the process's start and exit, the runtime's and every package's initialisation)",
-                 statistics.median(took * 1000 - line["total_ms"] for line, took in results))]
+                 statistics.median(ms for ms, _ in outside), statistics.median(ms / (walk * 1000) for ms, walk in outside))]
         for n in names:
             # A stage named twice in a run (a kept answer refused, then
             # the daemon's written) counts once, summed; the median is of
             # the runs that named it.
-            ran = [sum(st["ms"] for st in line["zarf_planner_stages"] if st["stage"] == n) for line, _ in results
+            ran = [(sum(st["ms"] for st in line["zarf_planner_stages"] if st["stage"] == n), walk) for line, _, walk in results
                    if any(st["stage"] == n for st in line["zarf_planner_stages"])]
-            rows.append((n if len(ran) == len(results) else f"{n} (in {len(ran)} of {len(results)} runs)", statistics.median(ran)))
-        out.append((label, statistics.median(took * 1000 for _, took in results), rows))
+            rows.append((n if len(ran) == len(results) else f"{n} (in {len(ran)} of {len(results)} runs)",
+                         statistics.median(ms for ms, _ in ran), statistics.median(ms / (walk * 1000) for ms, walk in ran)))
+        whole = (statistics.median(took * 1000 for _, took, _ in results), statistics.median(took / walk for _, took, walk in results))
+        out.append((label, whole, rows))
     return out
 
 
