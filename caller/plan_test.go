@@ -178,11 +178,33 @@ func TestKept(t *testing.T) {
 	if doc, failed, ok := p.Kept(); !ok || !failed || string(doc) != `{"failed":true}` {
 		t.Fatalf("kept: %q, failed %v, ok %v; want the kept document", doc, failed, ok)
 	}
-	// The CLI's question is another (messages name options otherwise).
-	if cli, err := NewPlan(pkgs, o, options.CLICaller, none, false); err != nil {
+	// The CLI's question is another (messages name options otherwise):
+	// marked or not, the module's kept plan does not answer it.
+	cliQuestion := q
+	cliQuestion.Caller = options.CLICaller
+	cliMark, err := kept.QuestionKey(cliQuestion)
+	if err != nil {
 		t.Fatal(err)
-	} else if _, _, ok := cli.Kept(); ok {
-		t.Error("the module's kept plan answered the CLI")
+	}
+	if cliMark == question {
+		t.Fatal("the CLI's question keys as the module's")
+	}
+	cli, err := NewPlan(pkgs, o, options.CLICaller, none, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := cli.Kept(); ok {
+		t.Error("the module's kept plan answered the CLI's question, unmarked")
+	}
+	if store, err = kept.Open(cacheDir, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Mark(cliMark); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	if _, _, ok := cli.Kept(); ok {
+		t.Error("the module's kept plan answered the CLI's question, marked")
 	}
 	for name, change := range map[string]func(*options.Request){
 		"a page":      func(o *options.Request) { o.ReportHTML = filepath.Join(pkgs, "p.html") },

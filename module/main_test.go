@@ -701,6 +701,30 @@ func TestWarmThenPlanReadsNothing(t *testing.T) {
 	}
 }
 
+// TestAWarmedDirectoryIsPlannedByTheModuleAlone: zarf_bundle_cache keeps
+// the plan of the question without options (its question marked), so the
+// first such plan after the daemon stopped is the module's alone.
+func TestAWarmedDirectoryIsPlannedByTheModuleAlone(t *testing.T) {
+	cacheDir := filepath.Join(t.TempDir(), "cache") // removed after the daemon stops (cleanups run in reverse)
+	state := stateDir(t)
+	if res, code := runModule(t, cacheArgs(exampleDir, state, cacheDir)); code != 0 {
+		t.Fatalf("warm: %v", res["msg"])
+	}
+	if _, err := lifecycle.Stop(context.Background(), state, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	args := planArgs(exampleDir, state)
+	args["cache_dir"] = cacheDir
+	delete(args, "architecture") // the question without options
+	res, code := runModule(t, args)
+	if code != 0 || res["daemon"].(map[string]any)["kept"] != true || len(res["zarf_packages_to_deploy"].([]any)) != 6 {
+		t.Fatalf("the first plan after the warm-up (code %d) was answered by %v: %v; want the kept plan of 6 packages", code, res["daemon"], res["msg"])
+	}
+	if _, _, err := lifecycle.Status(context.Background(), state); err == nil {
+		t.Error("a daemon runs after the kept plan answered; want none started")
+	}
+}
+
 func TestConcurrentWarmAndPlanShareOneDaemon(t *testing.T) {
 	cacheDir := filepath.Join(t.TempDir(), "cache") // removed after the daemon stops (cleanups run in reverse)
 	state := stateDir(t)

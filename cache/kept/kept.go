@@ -4,9 +4,10 @@
 // about a directory unchanged since is answered without planning: by a
 // daemon that has just started, or by the module without a daemon at all.
 // It derives that key (PlanKey), which the daemon and the module both
-// compute, and it never interprets a document. Whoever keeps a plan
-// first marks its question (QuestionKey: the key without the directory),
-// so a lookup of a question never marked costs no walk of the directory.
+// compute, and it never interprets a document. Whoever keeps a plan under
+// a PlanKey first marks its question (QuestionKey: the key without the
+// directory), so a lookup of a question never marked costs no walk of
+// the directory.
 //
 // The files are trusted as the cache directory is: it and the plans
 // directory must belong to this user and be closed to others (package
@@ -123,11 +124,17 @@ func PlanKey(q Question) (k Key, counted int, err error) {
 // so a question never marked has no kept plan, whatever the directory
 // holds, and looking for one need not walk the directory (Store.Asked).
 func QuestionKey(q Question) (k Key, err error) {
+	// The path as the stamp keys it (stamp.List): absolute and clean, so
+	// /srv/pkgs/ and /srv//pkgs are one question, as they are one stamp.
+	abs, err := filepath.Abs(q.Path)
+	if err != nil {
+		return Key{}, err
+	}
 	h := sha256.New()
 	if err := question(h, "zarf-planner question 1", q); err != nil {
 		return Key{}, err
 	}
-	Field(h, q.Path)
+	Field(h, abs)
 	h.Sum(k[:0])
 	return k, nil
 }

@@ -298,12 +298,19 @@ func TestQuestionKeyIsThePlanKeyWithoutTheDirectory(t *testing.T) {
 	if want == planKey {
 		t.Fatal("a question keys as its plan does")
 	}
-	time.Sleep(10 * time.Millisecond)
-	if err := os.WriteFile(archive, []byte("b"), 0o644); err != nil {
+	// Another size: the stamp changes whatever the clock's granularity.
+	if err := os.WriteFile(archive, []byte("bb"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if got := key(base); got != want {
 		t.Error("rewriting an archive changed the question's key")
+	}
+	for _, same := range []string{dir + "/", dir + "//", dir + "/."} {
+		q := base
+		q.Path = same
+		if key(q) != want {
+			t.Errorf("the path %s keys the question otherwise than %s, which the stamp keys alike", same, dir)
+		}
 	}
 	if again, _, err := PlanKey(mustCarry(t, base)); err != nil || again == planKey {
 		t.Fatalf("rewriting an archive left the plan's key as it was (%v)", err)
@@ -344,22 +351,25 @@ func TestQuestionKeyIsThePlanKeyWithoutTheDirectory(t *testing.T) {
 }
 
 // TestMarksSayWhichQuestionsWereAsked: a question is Asked once marked,
-// and never before; marks are bounded as documents are, apart from them,
-// and Drop removes them with the documents.
+// and never before; keeping a document bounds the marks apart from the
+// documents (a quarter at once, the oldest by the time it was marked or
+// renewed first, whatever its name), and Drop removes them with the
+// documents.
 func TestMarksSayWhichQuestionsWereAsked(t *testing.T) {
 	s, dir := openStore(t)
-	if s.Asked(Key{1}) {
+	oldest := Key{0xff} // its name sorts after every other mark's
+	if s.Asked(oldest) {
 		t.Fatal("a question never marked was asked")
 	}
-	if err := s.Mark(Key{1}); err != nil {
+	if err := s.Mark(oldest); err != nil {
 		t.Fatal(err)
 	}
-	if !s.Asked(Key{1}) || s.Asked(Key{2}) {
-		t.Fatalf("after marking question 1: asked %v, question 2 asked %v; want only 1", s.Asked(Key{1}), s.Asked(Key{2}))
+	if !s.Asked(oldest) || s.Asked(Key{2}) {
+		t.Fatalf("after marking one question: asked %v, another asked %v; want only the one", s.Asked(oldest), s.Asked(Key{2}))
 	}
 	// A mark and a document under the same key are two files: neither
-	// stands for the other, and marks do not count against MaxPlans.
-	if _, _, ok := s.Load(Key{1}); ok {
+	// stands for the other.
+	if _, _, ok := s.Load(oldest); ok {
 		t.Fatal("a mark was loaded as a document")
 	}
 	if err := s.Save(Key{2}, []byte(`{}`), false); err != nil {
@@ -368,23 +378,78 @@ func TestMarksSayWhichQuestionsWereAsked(t *testing.T) {
 	if s.Asked(Key{2}) {
 		t.Fatal("keeping a document marked its key as a question")
 	}
+	marks := func() int {
+		t.Helper()
+		m, err := filepath.Glob(filepath.Join(dir, "*"+askedSuffix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(m)
+	}
+	time.Sleep(50 * time.Millisecond) // well past the file clock's granularity: the first mark is the oldest
 	for i := range MaxQuestions {
 		if err := s.Mark(Key{3, byte(i), byte(i >> 8)}); err != nil {
 			t.Fatal(err)
 		}
-		if i == 0 {
-			time.Sleep(5 * time.Millisecond) // question 1 is the oldest, then this one
+	}
+	if n := marks(); n != MaxQuestions+1 {
+		t.Fatalf("marking dropped marks: %d; want all %d until a document is kept", n, MaxQuestions+1)
+	}
+	// Marked again, a mark is renewed: the next oldest go first.
+	time.Sleep(50 * time.Millisecond)
+	if err := s.Mark(oldest); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(Key{2}, []byte(`{}`), false); err != nil {
+		t.Fatal(err)
+	}
+	newest := Key{3, byte(MaxQuestions - 1), byte((MaxQuestions - 1) >> 8)}
+	if !s.Asked(oldest) || s.Asked(Key{3}) || !s.Asked(newest) {
+		t.Fatalf("after renewing the first mark and keeping a document: the renewed asked %v, the next oldest %v, the newest %v; want the renewed and the newest kept",
+			s.Asked(oldest), s.Asked(Key{3}), s.Asked(newest))
+	}
+	if n := marks(); n != MaxQuestions-MaxQuestions/4-1 {
+		t.Fatalf("%d marks after keeping a document beside %d; want %d", n, MaxQuestions+1, MaxQuestions-MaxQuestions/4-1)
+	}
+	// Marks do not count against MaxPlans, nor documents against
+	// MaxQuestions.
+	for i := range MaxPlans {
+		if err := s.Save(Key{4, byte(i)}, []byte(`{}`), false); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if s.Asked(Key{1}) {
-		t.Fatalf("the oldest of %d marks was kept; want at most %d", MaxQuestions+1, MaxQuestions)
+	for i := range MaxPlans {
+		if _, _, ok := s.Load(Key{4, byte(i)}); !ok {
+			t.Fatalf("document %d of %d was dropped beside the marks", i, MaxPlans)
+		}
 	}
-	if !s.Asked(Key{3}) || !s.Asked(Key{3, byte(MaxQuestions - 1), byte((MaxQuestions - 1) >> 8)}) {
-		t.Fatal("a newer mark was dropped")
+	if n := marks(); n != MaxQuestions-MaxQuestions/4-1 {
+		t.Fatalf("keeping documents dropped marks: %d left", n)
 	}
-	if _, _, ok := s.Load(Key{2}); !ok {
-		t.Fatal("marking questions dropped a document")
+	// Marks go by their number alone: marks older than the TTL stay, and
+	// a document over MaxDoc, not kept, still bounds them.
+	s.now = func() time.Time { return time.Now().Add(TTL + time.Hour) }
+	if err := s.Save(Key{5}, make([]byte, MaxDoc+1), false); err != nil {
+		t.Fatal(err)
 	}
+	if n := marks(); n != MaxQuestions-MaxQuestions/4-1 || !s.Asked(newest) {
+		t.Fatalf("keeping a document after the TTL left %d marks; want them all", n)
+	}
+	for i := range MaxQuestions/4 + 1 { // MaxQuestions in all
+		if err := s.Mark(Key{6, byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Save(Key{5}, make([]byte, MaxDoc+1), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := s.Load(Key{5}); ok {
+		t.Fatal("a document over MaxDoc was kept")
+	}
+	if n := marks(); n != MaxQuestions-MaxQuestions/4-1 {
+		t.Fatalf("a document over MaxDoc left %d marks; want them bounded to %d", n, MaxQuestions-MaxQuestions/4-1)
+	}
+	s.now = time.Now
 	if err := s.Drop(); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -24,11 +25,12 @@ const (
 	TTL = 30 * 24 * time.Hour
 	// MaxDoc bounds a kept document (the daemon's memo keeps none larger).
 	MaxDoc = 64 << 20
-	// MaxQuestions is how many questions' marks are kept (Mark); marking
-	// one more drops the one marked longest ago. Many more than MaxPlans:
-	// a question's mark is renewed each time a plan of it is kept, so by
-	// the time MaxQuestions others were marked after it, that plan is
-	// gone (a mark dropped sooner only costs a walk).
+	// MaxQuestions is how many questions' marks are kept (Mark): keeping
+	// a plan when there are as many drops the quarter marked longest ago.
+	// Many more than MaxPlans: a question's mark is renewed each time a
+	// plan of it is kept, so a mark is dropped only after at least 3/4
+	// MaxQuestions others were marked after it, by when that plan is gone
+	// (a mark dropped sooner only costs a walk).
 	MaxQuestions = 16 * MaxPlans
 	suffix       = ".plan"
 	askedSuffix  = ".asked"
@@ -100,28 +102,38 @@ func (s *Store) Load(key Key) (doc []byte, failed, ok bool) {
 }
 
 // Save keeps doc under key, replacing the file whole, and drops expired
-// documents and the oldest beyond MaxPlans. A document over MaxDoc is not
-// kept.
+// documents and the oldest beyond MaxPlans, and the oldest quarter of the
+// questions' marks once there are MaxQuestions (Mark). A document over
+// MaxDoc is not kept.
 func (s *Store) Save(key Key, doc []byte, failed bool) error {
-	if len(doc) > MaxDoc {
-		return nil
-	}
 	dir, err := s.plans()
 	if err != nil {
 		return fmt.Errorf("keeping the plan: %w", err)
 	}
 	defer dir.Close()
 	name := key.String() + suffix
-	if err := dir.WriteFile(name, name+".tmp", header(doc, failed), doc); err != nil {
-		return fmt.Errorf("keeping the plan: %w", err)
+	if len(doc) <= MaxDoc {
+		if err := dir.WriteFile(name, name+".tmp", header(doc, failed), doc); err != nil {
+			return fmt.Errorf("keeping the plan: %w", err)
+		}
 	}
-	return s.prune(dir, name, suffix, MaxPlans)
+	names, err := dir.Names()
+	if err != nil {
+		return err
+	}
+	// Once there are too many marks, a quarter go at once: their times
+	// are read once for every MaxQuestions/4 questions marked.
+	return errors.Join(s.prune(dir, names, name, suffix, MaxPlans, MaxPlans, true),
+		s.prune(dir, names, "", askedSuffix, MaxQuestions, MaxQuestions-MaxQuestions/4, false))
 }
 
 // Mark records that a plan of question (QuestionKey) is about to be kept:
 // whoever keeps one under a PlanKey marks its question first, so a
-// question Asked does not find has no plan kept. It drops expired marks
-// and the oldest beyond MaxQuestions.
+// question Asked does not find has no plan kept. A mark already there is
+// renewed (its time set to now), so it outlives the plans of its
+// question. Keeping a plan (Save) bounds the marks, by their number
+// alone, never by age (an old mark costs at most a walk of the
+// directory): a mark costs one system call, or two to make it.
 func (s *Store) Mark(question Key) error {
 	dir, err := s.plans()
 	if err != nil {
@@ -129,14 +141,27 @@ func (s *Store) Mark(question Key) error {
 	}
 	defer dir.Close()
 	name := question.String() + askedSuffix
-	if err := dir.WriteFile(name, name+".tmp"); err != nil {
+	now := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
+	switch err := unix.UtimesNanoAt(dir.Fd(), name, now, unix.AT_SYMLINK_NOFOLLOW); {
+	case err == nil:
+		return nil // renewed
+	case !errors.Is(err, unix.ENOENT):
+		return fmt.Errorf("marking the question %s: %w", filepath.Join(dir.Path(), name), err)
+	}
+	f, err := dir.OpenFile(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600)
+	if err != nil && !errors.Is(err, unix.EEXIST) { // one marked meanwhile is as good
 		return fmt.Errorf("marking the question: %w", err)
 	}
-	return s.prune(dir, name, askedSuffix, MaxQuestions)
+	if f != nil {
+		f.Close()
+	}
+	return nil
 }
 
-// Asked reports whether question was marked: false means no plan of it is
-// kept, and a lookup need not stamp the directory. A mark is a file of
+// Asked reports whether question was marked: false means no plan of it
+// was kept under a PlanKey by a build that marks (a plan of this build
+// kept before its question was marked is not looked up; it expires), and
+// a lookup need not stamp the directory. A mark is a file of
 // this user in the private plans directory; anything else there under its
 // name counts as one (a lookup that walks for nothing costs only time).
 func (s *Store) Asked(question Key) bool {
@@ -173,13 +198,23 @@ func (s *Store) expired(mtime unix.Timespec) bool {
 	return s.now().Sub(time.Unix(0, mtime.Nano())) > TTL
 }
 
-// prune drops the expired files of one kind (their names end in ext: kept
-// documents or questions' marks), then the oldest (by the time they were
-// written, then name) beyond most; just, the one written now, stays.
-func (s *Store) prune(dir *privdir.Dir, just, ext string, most int) error {
-	names, err := dir.Names()
-	if err != nil {
-		return err
+// prune drops the files of one kind among names (those ending in ext:
+// kept documents or questions' marks): with expire those expired first;
+// then, when there are most besides just (the one written now, which
+// stays; "" for none), the oldest (by the time they were written, then
+// name) until down-1 remain besides it. Without expire, files are looked
+// at only when there are too many.
+func (s *Store) prune(dir *privdir.Dir, names []string, just, ext string, most, down int, expire bool) error {
+	if !expire {
+		n := 0
+		for _, name := range names {
+			if strings.HasSuffix(name, ext) && name != just {
+				n++
+			}
+		}
+		if n < most {
+			return nil
+		}
 	}
 	type file struct {
 		name string
@@ -195,7 +230,7 @@ func (s *Store) prune(dir *privdir.Dir, just, ext string, most int) error {
 		if err != nil {
 			continue // gone meanwhile
 		}
-		if s.expired(st.Mtim) {
+		if expire && s.expired(st.Mtim) {
 			errs = append(errs, dir.Remove(n))
 			continue
 		}
@@ -204,7 +239,10 @@ func (s *Store) prune(dir *privdir.Dir, just, ext string, most int) error {
 	slices.SortFunc(files, func(a, b file) int {
 		return cmp.Or(a.kept.Compare(b.kept), strings.Compare(a.name, b.name))
 	})
-	for len(files) >= most {
+	if len(files) < most {
+		return errors.Join(errs...)
+	}
+	for len(files) >= down {
 		errs = append(errs, dir.Remove(files[0].name))
 		files = files[1:]
 	}
