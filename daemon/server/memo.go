@@ -206,14 +206,17 @@ func (m *Memo) keep(key memoKey, d memoDoc, store PlanStore) {
 	}
 }
 
-// keepAsked keeps a document under the stamp key of question (Memo.keep),
-// marking the question in the store first: the module looks for kept
-// plans of marked questions alone (kept.Store.Asked). A question that
-// cannot be marked is not kept under its stamp.
-func (m *Memo) keepAsked(question, key memoKey, d memoDoc, store PlanStore) {
-	if store != nil && store.MarkQuestion(question) != nil {
-		m.put(key, d)
-		return
+// keepAsked keeps a document under question's stamp key (Memo.keep),
+// marking the question (kept.QuestionKey) in the store first: the module
+// looks for kept plans of marked questions alone (kept.Store.Asked). A
+// question that cannot be marked is not kept under its stamp. The mark's
+// key is made here, when a plan is kept, not on every lookup.
+func (m *Memo) keepAsked(question kept.Question, key memoKey, d memoDoc, store PlanStore) {
+	if store != nil {
+		if qk, err := kept.QuestionKey(question); err != nil || store.MarkQuestion(qk) != nil {
+			m.put(key, d)
+			return
+		}
 	}
 	m.keep(key, d, store)
 }
@@ -221,32 +224,30 @@ func (m *Memo) keepAsked(question, key memoKey, d memoDoc, store PlanStore) {
 // stampOf keys a request by its options and its directory's stamp
 // (kept.PlanKey): what the directory holds as stat sees it, read in a
 // few milliseconds without the cache. The module computes the same key
-// to answer from a kept plan without a daemon. ok is false when the
-// request is not answered from a memo (no memo, no cache, cluster-aware)
-// or the directory or a file it names cannot be read.
-func (m *Memo) stampOf(req service.Request) (k, question memoKey, archives int, listing *stamp.Listing, ok bool) {
+// to answer from a kept plan without a daemon; question is what that key
+// names, whose mark keepAsked makes when a plan is kept. ok is false when
+// the request is not answered from a memo (no memo, no cache,
+// cluster-aware) or the directory or a file it names cannot be read.
+func (m *Memo) stampOf(req service.Request) (k memoKey, question kept.Question, archives int, listing *stamp.Listing, ok bool) {
 	// A registry source has no stamp: its tags move where no stat sees.
 	if m == nil || req.Cache == nil || req.Options.Mode == options.ModeCluster || req.Cluster.Snapshot != "" || registry.IsSource(req.Path) || len(req.Read.Sources) > 0 {
-		return memoKey{}, memoKey{}, 0, nil, false // several sources: the stamp covers the path's alone
+		return memoKey{}, kept.Question{}, 0, nil, false // several sources: the stamp covers the path's alone
 	}
 	// The caller's key (caller.Plan.Kept) sums the same files: the
 	// content options of Plan and Read, from what it carried.
 	sums, err := filesum.Sums(options.Files(options.Request{Plan: req.Options.Plan, Read: req.Read}), req.Carried)
 	if err != nil {
-		return memoKey{}, memoKey{}, 0, nil, false // the read reports it
+		return memoKey{}, kept.Question{}, 0, nil, false // the read reports it
 	}
 	if listing, err = stamp.List(req.Path); err != nil {
-		return memoKey{}, memoKey{}, 0, nil, false // the read reports it
+		return memoKey{}, kept.Question{}, 0, nil, false // the read reports it
 	}
-	q := kept.Question{
+	question = kept.Question{
 		Build: buildinfo.ID, Path: req.Path, Plan: req.Options.Plan, Read: req.Read, Caller: req.Options.Caller,
 		Warnings: req.Warnings, Count: inspect.IsCandidate, Sums: sums, Listing: listing,
 	}
-	if k, archives, err = kept.PlanKey(q); err != nil {
-		return memoKey{}, memoKey{}, 0, nil, false // the read reports it
-	}
-	if question, err = kept.QuestionKey(q); err != nil {
-		return memoKey{}, memoKey{}, 0, nil, false
+	if k, archives, err = kept.PlanKey(question); err != nil {
+		return memoKey{}, kept.Question{}, 0, nil, false // the read reports it
 	}
 	return k, question, archives, listing, true
 }
